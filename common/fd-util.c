@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "fd-util.h"
+#include "macros.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int write_full(int fd, const void *buf, size_t len)
+{
+        const char *p = buf;
+        int is_socket = -1;
+        while (len > 0) {
+                ssize_t n;
+                if (is_socket != 0) {
+                        n = send(fd, p, len, MSG_NOSIGNAL);
+                        if (n < 0 && errno == ENOTSOCK) {
+                                is_socket = 0;
+                                continue;
+                        }
+                        is_socket = 1;
+                } else {
+                        n = write(fd, p, len);
+                }
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        return -EIO;
+                p += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
+int read_exact(int fd, void *buf, size_t len)
+{
+        char *p = buf;
+        size_t got = 0;
+        while (got < len) {
+                ssize_t n = read(fd, p + got, len - got);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        return got == 0 ? -EPIPE : -EPROTO;
+                got += (size_t)n;
+        }
+        return 0;
+}
+
+int read_all(int fd, size_t max, char **ret_buf, size_t *ret_len)
+{
+        size_t cap = 4096, len = 0;
+        _cleanup_free_ char *buf = malloc(cap + 1);
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                if (len == cap) {
+                        if (cap >= max)
+                                return -EFBIG;
+                        cap = MIN(cap * 2, max);
+                        char *nb = realloc(buf, cap + 1);
+                        if (!nb)
+                                return -ENOMEM;
+                        buf = nb;
+                }
+                ssize_t n = read(fd, buf + len, cap - len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                len += (size_t)n;
+        }
+        buf[len] = 0;
+        if (ret_len)
+                *ret_len = len;
+        *ret_buf = TAKE_PTR(buf);
+        return 0;
+}
+
+int write_file(const char *path, const char *value)
+{
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        return write_full(fd, value, strlen(value));
+}
+
+int fd_set_nonblock(int fd, int on)
+{
+        int fl = fcntl(fd, F_GETFL);
+        if (fl < 0)
+                return -errno;
+        int nfl = on ? (fl | O_NONBLOCK) : (fl & ~O_NONBLOCK);
+        if (nfl != fl && fcntl(fd, F_SETFL, nfl) < 0)
+                return -errno;
+        return 0;
+}
+
+int fd_set_cloexec(int fd, int on)
+{
+        int fl = fcntl(fd, F_GETFD);
+        if (fl < 0)
+                return -errno;
+        int nfl = on ? (fl | FD_CLOEXEC) : (fl & ~FD_CLOEXEC);
+        if (nfl != fl && fcntl(fd, F_SETFD, nfl) < 0)
+                return -errno;
+        return 0;
+}

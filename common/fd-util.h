@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Blocking fd helpers. All return >= 0 on success, -errno on failure. */
+#pragma once
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Write all of buf, retrying on EINTR/short writes. Sockets use MSG_NOSIGNAL (-EPIPE, no signal). */
+int write_full(int fd, const void *buf, size_t len);
+/* Read exactly len bytes. Returns 0, -EPIPE on EOF before any byte, -EPROTO on EOF mid-way. */
+int read_exact(int fd, void *buf, size_t len);
+/* Read a whole (small) fd into a NUL-terminated malloc'd buffer, failing past max bytes. */
+int read_all(int fd, size_t max, char **ret_buf, size_t *ret_len);
+/* Write a string to a file (e.g. a cgroup or /proc knob). */
+int write_file(const char *path, const char *value);
+/* Set or clear O_NONBLOCK / FD_CLOEXEC. */
+int fd_set_nonblock(int fd, int on);
+int fd_set_cloexec(int fd, int on);

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Minimal unit-test helpers: CHECK() records a failure and continues; main returns the count. */
+#pragma once
+
+#include <stdio.h>
+#include <string.h>
+
+static int unit_failures;
+static int unit_checks;
+
+#define CHECK(cond)                                                                                \
+        do {                                                                                       \
+                unit_checks++;                                                                     \
+                if (!(cond)) {                                                                     \
+                        unit_failures++;                                                           \
+                        fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
+                }                                                                                  \
+        } while (0)
+
+#define CHECK_EQ_INT(a, b)                                                                         \
+        do {                                                                                       \
+                long long _a = (long long)(a), _b = (long long)(b);                                \
+                unit_checks++;                                                                     \
+                if (_a != _b) {                                                                    \
+                        unit_failures++;                                                           \
+                        fprintf(stderr, "%s:%d: %s == %lld, expected %lld\n", __FILE__, __LINE__,  \
+                                #a, _a, _b);                                                       \
+                }                                                                                  \
+        } while (0)
+
+#define CHECK_STREQ(a, b)                                                                          \
+        do {                                                                                       \
+                const char *_a = (a), *_b = (b);                                                   \
+                unit_checks++;                                                                     \
+                if (!_a || !_b || strcmp(_a, _b) != 0) {                                           \
+                        unit_failures++;                                                           \
+                        fprintf(stderr, "%s:%d: %s == \"%s\", expected \"%s\"\n", __FILE__,        \
+                                __LINE__, #a, _a ? _a : "(null)", _b ? _b : "(null)");             \
+                }                                                                                  \
+        } while (0)
+
+static inline int unit_finish(const char *name)
+{
+        fprintf(stderr, "%s: %d checks, %d failed\n", name, unit_checks, unit_failures);
+        return unit_failures ? 1 : 0;
+}
