@@ -157,7 +157,7 @@ static int rb_u16(struct rbuf *r, uint16_t *v)
         return 0;
 }
 
-static int rb_str(struct rbuf *r, char **ret)
+static int rb_str(struct rbuf *r, const char **ret)
 {
         uint16_t n;
         int e = rb_u16(r, &n);
@@ -180,8 +180,8 @@ static int rb_str(struct rbuf *r, char **ret)
 static void headers_free(struct sbx_header *h, size_t n)
 {
         for (size_t i = 0; i < n; i++) {
-                free(h[i].name);
-                free(h[i].value);
+                free((char *)h[i].name);
+                free((char *)h[i].value);
         }
         free(h);
 }
@@ -212,9 +212,9 @@ void sbx_req_head_free(struct sbx_req_head *h)
 {
         if (!h)
                 return;
-        free(h->method);
-        free(h->path);
-        free(h->query);
+        free((char *)h->method);
+        free((char *)h->path);
+        free((char *)h->query);
         headers_free(h->headers, h->n_headers);
         memset(h, 0, sizeof(*h));
 }

@@ -23,16 +23,18 @@ enum sbx_frame_type {
 #define SBX_PORT_ENVD     49983
 #define SBX_PORT_CODE     49999
 
+/* Fields are const so encoders can point at borrowed strings; decoded heads own them (freed
+ * by the *_free functions). */
 struct sbx_header {
-        char *name;
-        char *value;
+        const char *name;
+        const char *value;
 };
 
 struct sbx_req_head {
         uint16_t port;
-        char *method;
-        char *path;
-        char *query;
+        const char *method;
+        const char *path;
+        const char *query;
         size_t n_headers;
         struct sbx_header *headers;
 };
