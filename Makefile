@@ -1,0 +1,43 @@
+# Thin wrapper over meson for the two commands of the README:
+#   make run    install what is missing, build, build template base, start sbxd on 127.0.0.1:3000
+#   make test   install what is missing, build, run every suite; ends with "N passed, N failed"
+BUILD    ?= build
+STATE    ?= /var/lib/sbx
+LISTEN   ?= 127.0.0.1:3000
+# Warnings are errors in CI (CI=true) and whenever WERROR=true.
+WERROR   ?= $(if $(filter true,$(CI)),true,false)
+
+.PHONY: all deps build run test unit clean format format-check templates
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) -Dwerror=$(WERROR)
+
+build: deps $(BUILD)/build.ninja
+	@meson configure $(BUILD) -Dwerror=$(WERROR) >/dev/null
+	ninja -C $(BUILD)
+
+templates: build
+	@bash templates/build-all.sh $(STATE)/templates
+
+run: build templates
+	$(BUILD)/server/sbxd --listen $(LISTEN) --state-dir $(STATE)
+
+test: build
+	@bash scripts/run-tests.sh $(BUILD)
+
+unit: build
+	meson test -C $(BUILD) --suite unit --print-errorlogs
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+format-check:
+	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan

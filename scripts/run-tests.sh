@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Run every suite and end with one line "N passed, N failed".
+#   unit      meson unit tests (one binary per module)
+#   asan      the unit tests again, built with ASan+UBSan
+#   format    clang-format check of every C file
+#   node      integration, compat (real npm SDKs) and security suites against a real sbxd
+#   cleanup   nothing left behind: no sandbox cgroups, processes, mounts or dirs
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+build=${1:-build}
+pass=0
+fail=0
+failed_suites=()
+
+count() { # suite name, passed, failed
+        pass=$((pass + $2))
+        fail=$((fail + $3))
+        echo "== $1: $2 passed, $3 failed"
+        [ "$3" -eq 0 ] || failed_suites+=("$1")
+}
+
+meson_counts() { # build dir → "passed failed" from testlog.json
+        python3 - "$1/meson-logs/testlog.json" <<'PY'
+import json, sys
+ok = bad = 0
+try:
+    for line in open(sys.argv[1]):
+        r = json.loads(line).get("result")
+        if r in ("OK", "EXPECTEDFAIL"): ok += 1
+        elif r != "SKIP": bad += 1
+except FileNotFoundError:
+    bad = 1
+print(ok, bad)
+PY
+}
+
+# ---- unit ----
+echo "== unit"
+meson test -C "$build" --suite unit --print-errorlogs >/tmp/sbx-unit.log 2>&1
+read -r p f < <(meson_counts "$build")
+tail -n 12 /tmp/sbx-unit.log | grep -E '^(Ok|Fail|Timeout)' || true
+count unit "$p" "$f"
+
+# ---- asan ----
+echo "== asan (ASan+UBSan unit tests)"
+asan="$build-asan"
+if [ ! -f "$asan/build.ninja" ]; then
+        meson setup "$asan" -Dsanitize_unit=true -Db_sanitize=address,undefined -Db_lundef=false \
+                -Dbuildtype=debug >/tmp/sbx-asan-setup.log 2>&1 || cat /tmp/sbx-asan-setup.log
+fi
+if ninja -C "$asan" >/tmp/sbx-asan-build.log 2>&1; then
+        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+                meson test -C "$asan" --suite unit --print-errorlogs >/tmp/sbx-asan.log 2>&1
+        read -r p f < <(meson_counts "$asan")
+        count asan "$p" "$f"
+else
+        tail -n 30 /tmp/sbx-asan-build.log
+        count asan 0 1
+fi
+
+# ---- format ----
+echo "== format"
+if clang-format --dry-run --Werror $(git ls-files '*.c' '*.h') >/tmp/sbx-format.log 2>&1; then
+        count format 1 0
+else
+        head -n 20 /tmp/sbx-format.log
+        count format 0 1
+fi
+
+# ---- node suites against a real sbxd ----
+echo "== node suites (integration, compat, security)"
+(cd tests && npm ci --no-audit --no-fund --silent >/tmp/sbx-npm.log 2>&1) || {
+        cat /tmp/sbx-npm.log
+        count npm 0 1
+}
+bash scripts/test-node.sh "$build" 2>&1 | tee /tmp/sbx-node.log
+np=$(grep -E '^# pass ' /tmp/sbx-node.log | tail -n 1 | awk '{print $3}')
+nf=$(grep -E '^# fail ' /tmp/sbx-node.log | tail -n 1 | awk '{print $3}')
+if [ -z "$np" ]; then
+        count node 0 1
+else
+        count node "$np" "${nf:-0}"
+fi
+
+# ---- cleanup ----
+echo "== cleanup"
+if bash scripts/check-clean.sh; then count cleanup 1 0; else count cleanup 0 1; fi
+
+[ ${#failed_suites[@]} -eq 0 ] || echo "failed suites: ${failed_suites[*]}"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Start a real sbxd on a free port with a fresh state dir, run the node suites against it with
+# the E2B variables exported, then remove whatever the tests left (and say so: that is a failure).
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "$top/${1:-build}" && pwd)
+cd "$top"
+
+state=$(mktemp -d /tmp/sbx-test-state.XXXXXX)
+export SBXD="$build/server/sbxd" SBX_JAILER="$build/jailer/sbx-jailer" \
+       SBX_AGENT="$build/guest-agent/sbx-agent" SBX_TEMPLATE_BUILD="$top/templates/build-all.sh"
+export SBX_TEST_STATE="$state"
+
+bash templates/build-all.sh "$state/templates" || { echo "template build failed"; exit 1; }
+
+"$SBXD" --listen 127.0.0.1:0 --state-dir "$state" --port-file "$state/port" \
+        >"$state/sbxd.out" 2>"$state/sbxd.log" &
+sbxd_pid=$!
+for _ in $(seq 100); do [ -s "$state/port" ] && break; sleep 0.05; done
+if [ ! -s "$state/port" ]; then
+        echo "sbxd did not start:"; cat "$state/sbxd.log"; exit 1
+fi
+port=$(cat "$state/port")
+export E2B_API_URL="http://127.0.0.1:$port" E2B_SANDBOX_URL="http://127.0.0.1:$port"
+export E2B_API_KEY=$(head -n 1 "$state/keys")
+export SBX_TEST_BUILD="$build"
+
+files=$(ls tests/integration/*.test.mjs tests/compat/*.test.mjs tests/security/*.test.mjs 2>/dev/null)
+node --test --test-reporter=tap --test-concurrency=1 $files
+rc=$?
+
+# Anything still listed was leaked by a test: report, then kill it so the machine is clean.
+left=$(curl -s -H "X-API-KEY: $E2B_API_KEY" "$E2B_API_URL/v2/sandboxes" | python3 -c \
+        'import json,sys; print(" ".join(s["sandboxID"] for s in json.load(sys.stdin)))' 2>/dev/null)
+for id in $left; do
+        echo "leftover sandbox $id (a test did not kill it)"
+        curl -s -o /dev/null -X DELETE -H "X-API-KEY: $E2B_API_KEY" "$E2B_API_URL/sandboxes/$id"
+done
+kill -TERM "$sbxd_pid" 2>/dev/null
+wait "$sbxd_pid" 2>/dev/null
+if grep -q '"level":"error"' "$state/sbxd.log"; then
+        echo "sbxd logged errors:"; grep '"level":"error"' "$state/sbxd.log" | tail -n 20
+fi
+echo "$state" >/tmp/sbx-last-test-state
+exit $rc
