@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The process table and the process.Process/Start stream.
+ *
+ * Every started process has an entry (pid, tag, config, stdin, exit status, deadline) in one
+ * table shared by all threads under a mutex. The reaper (agent-init.c) is the only code that
+ * waits for children: it hands exit statuses to agent_process_on_exit(), which records them
+ * and wakes the process's pump through an eventfd. The pump is the connection thread that ran
+ * Start: it streams output while its client is connected and keeps draining (and dropping)
+ * output after the client left, until the process has exited; then it removes the entry.
+ * Deadlines (Connect-Timeout-Ms) are enforced by the init loop, so a process is killed on
+ * time whether or not anybody is streaming it.
+ */
+#pragma once
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "agent-server.h"
+
+/* Handle POST /process.Process/Start (Connect server stream, JSON codec). */
+int agent_process_handle_start(struct agent_request *r);
+
+/* Reaper hook: child pid ended (si_code/si_status from waitid). Unknown pids are ignored. */
+void agent_process_on_exit(pid_t pid, int code, int status);
+
+/* Kill the process group of every expired deadline. Returns milliseconds until the next
+ * deadline, or -1 when there is none. */
+int agent_process_enforce_deadlines(void);
+
+/* An eventfd the table writes to when a deadline is added, so the init loop recomputes its
+ * poll timeout. Set once before any connection is served. */
+void agent_process_set_wake_fd(int fd);
+
+/* Send sig to the process group of every running process (shutdown). */
+void agent_process_signal_all(int sig);
+
+/* Number of entries in the table (tests, diagnostics). */
+unsigned agent_process_count(void);

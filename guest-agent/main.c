@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* sbx-agent: PID 1 of a sandbox. Start-up contract in guest-agent/README.md. */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+
+#include "agent-init.h"
+#include "log.h"
+
+int main(int argc, char **argv)
+{
+        const char *e = getenv("SBX_AGENT_LISTEN_FD");
+        int fd = 3, accepting = 0, r;
+        socklen_t len = sizeof(accepting);
+
+        log_setup("sbx-agent", 0);
+        if (e) {
+                char *end;
+                long v = strtol(e, &end, 10);
+                if (*end || v < 0 || v > 65535) {
+                        log_error("invalid SBX_AGENT_LISTEN_FD=%s", e);
+                        return EXIT_FAILURE;
+                }
+                fd = (int)v;
+        }
+        if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) < 0 || !accepting) {
+                log_error("fd %d is not a listening socket", fd);
+                return EXIT_FAILURE;
+        }
+        r = agent_init_setup();
+        if (r < 0)
+                return EXIT_FAILURE;
+        r = agent_init_run(fd);
+        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

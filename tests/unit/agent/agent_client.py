@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Development client for sbx-agent: speaks the agent-channel frames (api/frames.md).
+
+Library use:  from agent_client import Agent;  a = Agent.start(binary)  ...  a.request(...)
+Not a test by itself; the manual checks in the README of guest-agent use it.
+"""
+import os
+import socket
+import struct
+import subprocess
+import tempfile
+
+REQ_HEAD, RESP_HEAD, DATA, END = 1, 2, 3, 4
+
+
+def _s(b):
+    b = b.encode() if isinstance(b, str) else b
+    return struct.pack(">H", len(b)) + b
+
+
+def frame(t, payload=b""):
+    return struct.pack(">IB", len(payload), t) + payload
+
+
+def req_head(port, method, path, query="", headers=()):
+    out = struct.pack(">H", port) + _s(method) + _s(path) + _s(query)
+    out += struct.pack(">H", len(headers))
+    for k, v in headers:
+        out += _s(k) + _s(v)
+    return out
+
+
+def recv_exact(sock, n):
+    buf = b""
+    while len(buf) < n:
+        c = sock.recv(n - len(buf))
+        if not c:
+            raise EOFError("eof after %d of %d bytes" % (len(buf), n))
+        buf += c
+    return buf
+
+
+def read_frame(sock):
+    hdr = recv_exact(sock, 5)
+    n, t = struct.unpack(">IB", hdr)
+    return t, recv_exact(sock, n) if n else b""
+
+
+def parse_resp_head(p):
+    status, n = struct.unpack(">HH", p[:4])
+    off, hs = 4, []
+    for _ in range(n):
+        ln = struct.unpack(">H", p[off:off + 2])[0]
+        k = p[off + 2:off + 2 + ln].decode()
+        off += 2 + ln
+        ln = struct.unpack(">H", p[off:off + 2])[0]
+        v = p[off + 2:off + 2 + ln].decode()
+        off += 2 + ln
+        hs.append((k, v))
+    return status, hs
+
+
+def envelopes(data):
+    """Split a Connect stream body into (flags, json bytes)."""
+    out, off = [], 0
+    while off + 5 <= len(data):
+        f, n = struct.unpack(">BI", data[off:off + 5])
+        out.append((f, data[off + 5:off + 5 + n]))
+        off += 5 + n
+    return out
+
+
+def envelope(msg, flags=0):
+    return struct.pack(">BI", flags, len(msg)) + msg
+
+
+class Agent:
+    def __init__(self, proc, path, tmp):
+        self.proc, self.path, self.tmp = proc, path, tmp
+
+    @classmethod
+    def start(cls, binary, wrapper=(), env=None):
+        tmp = tempfile.mkdtemp(prefix="sbx-agent-")
+        path = os.path.join(tmp, "agent.sock")
+        ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        ls.bind(path)
+        ls.listen(512)
+        fd = ls.fileno()
+
+        def pre():
+            os.dup2(fd, 3)
+        e = dict(os.environ if env is None else env)
+        e["SBX_AGENT_LISTEN_FD"] = "3"
+        proc = subprocess.Popen(list(wrapper) + [binary], preexec_fn=pre, pass_fds=(fd,),
+                                env=e)
+        ls.close()
+        return cls(proc, path, tmp)
+
+    def connect(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(self.path)
+        return s
+
+    def send_request(self, port, method, path, query="", headers=(), body=b"", chunk=65536):
+        s = self.connect()
+        s.sendall(frame(REQ_HEAD, req_head(port, method, path, query, headers)))
+        if isinstance(body, (bytes, bytearray)):
+            body = [body[i:i + chunk] for i in range(0, len(body), chunk)] if body else []
+        for c in body:
+            if c:
+                s.sendall(frame(DATA, bytes(c)))
+        s.sendall(frame(END))
+        return s
+
+    def request(self, port, method, path, query="", headers=(), body=b"", chunk=65536):
+        s = self.send_request(port, method, path, query, headers, body, chunk)
+        t, p = read_frame(s)
+        assert t == RESP_HEAD, t
+        status, hs = parse_resp_head(p)
+        data = []
+        while True:
+            t, p = read_frame(s)
+            if t == END:
+                break
+            assert t == DATA
+            data.append(p)
+        s.close()
+        return status, dict(hs), b"".join(data)
+
+    def stop(self):
+        self.proc.terminate()
+        return self.proc.wait(10)
