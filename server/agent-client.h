@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Client side of the agent channel (api/frames.md): connecting and sbxd's internal calls. */
+#pragma once
+
+#include <stdint.h>
+
+#define AGENT_SOCKET_NAME "agent.sock"
+
+/* Connect to <sandbox_dir>/agent.sock (paths past sun_path's 108 bytes go through
+ * /proc/self/fd). Returns a blocking, close-on-exec fd or -errno (-ECONNREFUSED/-ENOENT when
+ * nobody listens). */
+int agent_connect(const char *sandbox_dir, int *ret_fd);
+
+/* Apply send/receive timeouts to an agent fd (0 = none). */
+int agent_set_timeouts(int fd, int ms);
+
+/* One internal call on port 0: method path with a JSON body (may be NULL); retries the
+ * connect until deadline_ms (total) passes. Returns the agent's status (>= 100) or -errno. */
+int agent_call_internal(const char *sandbox_dir, const char *method, const char *path,
+                        const char *body, int deadline_ms);

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Running sbx-jailer (jailer/README.md): spec JSON on fd 3, status pipe on fd 4, own session,
+ * stdin/stdout on /dev/null, stderr shared with sbxd. Exactly one status line comes back.
+ */
+#pragma once
+
+#include <cjson/cJSON.h>
+#include <sys/types.h>
+
+#define JAIL_STATUS_TIMEOUT_MS 10000
+#define JAIL_STATUS_MAX        4096
+
+struct jail_result {
+        int ok;        /* 1: the agent runs */
+        pid_t pid;     /* host pid of the agent when ok */
+        char step[64]; /* failing step when !ok ("spawn", "status" for sbxd-side failures) */
+        int err;       /* errno the jailer reported (positive), 0 when unknown */
+        char message[512];
+};
+
+/* Run the jailer with spec, wait for its status line (bounded) and reap it. Returns 0 when a
+ * status was obtained (ret->ok tells which), or -errno when the jailer could not be run or
+ * said nothing usable in time (it is then killed, with its process group, and reaped); ret
+ * then still carries a description in step/message. */
+int jail_spawn(const char *jailer, const cJSON *spec, struct jail_result *ret);
+
+/* Parse one status line. Pure; used by tests. */
+int jail_parse_status(const char *line, struct jail_result *ret);

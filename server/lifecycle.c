@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "lifecycle.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent-client.h"
+#include "jail-spawn.h"
+#include "log.h"
+#include "macros.h"
+#include "missing-syscalls.h"
+#include <sys/pidfd.h>
+#include "random-util.h"
+#include "teardown.h"
+#include "template.h"
+
+cJSON *lifecycle_jail_spec(const struct server *srv, const struct sandbox *s,
+                           const struct template_info *t)
+{
+        char path[4096];
+        cJSON *j = cJSON_CreateObject();
+        if (!j)
+                return NULL;
+        cJSON_AddStringToObject(j, "id", s->id);
+        snprintf(path, sizeof(path), "%s/rootfs", s->dir);
+        cJSON_AddStringToObject(j, "rootfs", path);
+        snprintf(path, sizeof(path), "%s/%s", s->dir, AGENT_SOCKET_NAME);
+        cJSON_AddStringToObject(j, "socket", path);
+        cJSON_AddItemToObject(j, "layers", cJSON_Duplicate(t->layers, 1));
+        cJSON_AddItemToObject(j, "binds", cJSON_Duplicate(t->binds, 1));
+        cJSON_AddStringToObject(j, "agent", srv->config->agent);
+        cJSON_AddNumberToObject(j, "uid_base", UID_SLOT_BASE + (double)s->slot * UID_SLOT_SIZE);
+        cJSON_AddNumberToObject(j, "uid_count", UID_SLOT_SIZE);
+        snprintf(path, sizeof(path), "%s/%s", CGROUP_PARENT, s->id);
+        cJSON_AddStringToObject(j, "cgroup", path);
+        cJSON_AddNumberToObject(j, "memory_bytes", (double)s->memory_mb * 1024 * 1024);
+        cJSON_AddNumberToObject(j, "pids_max", SANDBOX_PIDS_MAX);
+        cJSON_AddNumberToObject(j, "cpu_quota_us", (double)s->cpu_count * CPU_PERIOD_US);
+        cJSON_AddNumberToObject(j, "cpu_period_us", CPU_PERIOD_US);
+        cJSON_AddNumberToObject(j, "disk_bytes", (double)s->disk_mb * 1024 * 1024);
+        cJSON *env = t->env ? cJSON_Duplicate(t->env, 1) : cJSON_CreateObject();
+        if (env && !cJSON_GetObjectItemCaseSensitive(env, "PATH"))
+                cJSON_AddStringToObject(
+                    env, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+        cJSON_AddItemToObject(j, "env", env);
+        return j;
+}
+
+static int make_sandbox_dir(const struct server *srv, struct sandbox *s)
+{
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/sandboxes", srv->config->state_dir);
+        if (mkdir(path, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        _cleanup_free_ char *dir = NULL;
+        if (asprintf(&dir, "%s/%s", path, s->id) < 0)
+                return -ENOMEM;
+        if (mkdir(dir, 0700) < 0)
+                return -errno;
+        /* Only a dir we created is ever removed on failure. */
+        s->dir = TAKE_PTR(dir);
+        snprintf(path, sizeof(path), "%s/rootfs", s->dir);
+        if (mkdir(path, 0700) < 0)
+                return -errno;
+        return 0;
+}
+
+static int init_agent(const struct sandbox *s, const struct template_info *t)
+{
+        cJSON *j = cJSON_CreateObject();
+        if (!j)
+                return -ENOMEM;
+        cJSON_AddItemToObject(j, "envVars",
+                              s->env_vars ? cJSON_Duplicate(s->env_vars, 1) : cJSON_CreateObject());
+        cJSON_AddStringToObject(j, "defaultUser", t->default_user);
+        cJSON_AddStringToObject(j, "defaultWorkdir", t->default_workdir);
+        cJSON_AddStringToObject(j, "accessToken", s->token);
+        _cleanup_free_ char *body = cJSON_PrintUnformatted(j);
+        cJSON_Delete(j);
+        if (!body)
+                return -ENOMEM;
+        int st = agent_call_internal(s->dir, "POST", "/init", body, AGENT_INIT_TIMEOUT_MS);
+        if (st < 0)
+                return st;
+        return st >= 200 && st < 300 ? 0 : -EPROTO;
+}
+
+/* Steps after the slot and dir exist; on failure the caller tears down. */
+static int start(struct server *srv, struct sandbox *s, const struct template_info *t, char *errmsg,
+                 size_t errlen)
+{
+        int r;
+        cJSON *spec = lifecycle_jail_spec(srv, s, t);
+        if (!spec)
+                return -ENOMEM;
+        struct jail_result jr;
+        r = jail_spawn(srv->config->jailer, spec, &jr);
+        cJSON_Delete(spec);
+        if (r < 0 || !jr.ok) {
+                snprintf(errmsg, errlen, "sandbox start failed at %s: %s", jr.step, jr.message);
+                log_error("sandbox %s: jailer failed at %s (errno %d): %s", s->id, jr.step, jr.err,
+                          jr.message);
+                return -EIO;
+        }
+        s->pid = jr.pid;
+        s->pidfd = pidfd_open(s->pid, 0);
+        if (s->pidfd < 0)
+                log_warning_errno(errno, "sandbox %s: pidfd_open(%d): %m", s->id, (int)s->pid);
+
+        r = init_agent(s, t);
+        if (r < 0) {
+                snprintf(errmsg, errlen, "sandbox start failed at agent-init: %s", strerror(-r));
+                log_error_errno(r, "sandbox %s: agent /init failed: %m", s->id);
+                return -EIO;
+        }
+        r = sandbox_save(s);
+        if (r < 0) {
+                snprintf(errmsg, errlen, "sandbox start failed at save-record: %s", strerror(-r));
+                return log_error_errno(r, "sandbox %s: writing sandbox.json: %m", s->id);
+        }
+        return 0;
+}
+
+static int fill_identity(struct sandbox *s, const struct create_params *p,
+                         const struct template_info *t)
+{
+        int r = random_sandbox_id(s->id);
+        if (r >= 0)
+                r = random_hex(s->token, TOKEN_HEX_BYTES);
+        if (r < 0)
+                return r;
+        snprintf(s->template_id, sizeof(s->template_id), "%s", p->template_id);
+        s->cpu_count = t->cpu_count;
+        s->memory_mb = t->memory_mb;
+        s->disk_mb = t->disk_mb;
+        if ((p->metadata && !(s->metadata = cJSON_Duplicate(p->metadata, 1))) ||
+            (p->env_vars && !(s->env_vars = cJSON_Duplicate(p->env_vars, 1))))
+                return -ENOMEM;
+        s->started_at = (int64_t)time(NULL);
+        sandbox_set_end_at(s, s->started_at + p->timeout_s);
+        return 0;
+}
+
+int lifecycle_create(struct server *srv, const struct create_params *p, struct sandbox **ret,
+                     char *errmsg, size_t errlen)
+{
+        struct template_info t = {};
+        errmsg[0] = 0;
+        int r = template_load(srv->config->state_dir, p->template_id, &t);
+        if (r < 0) {
+                if (r == -ENOENT)
+                        snprintf(errmsg, errlen, "template '%s' not found", p->template_id);
+                else
+                        snprintf(errmsg, errlen, "template '%s' is unusable: %s", p->template_id,
+                                 strerror(-r));
+                return r == -ENOENT ? r : -EIO;
+        }
+        _cleanup_sandbox_ struct sandbox *s = sandbox_new();
+        if (!s) {
+                template_done(&t);
+                return -ENOMEM;
+        }
+        r = registry_slot_acquire(srv->registry, &s->slot);
+        if (r < 0) {
+                template_done(&t);
+                snprintf(errmsg, errlen, "too many sandboxes (%d)", REGISTRY_MAX_SLOTS);
+                return r;
+        }
+        r = fill_identity(s, p, &t);
+        if (r >= 0) {
+                r = make_sandbox_dir(srv, s);
+                if (r < 0)
+                        snprintf(errmsg, errlen, "sandbox start failed at state-dir: %s",
+                                 strerror(-r));
+        }
+        if (r >= 0)
+                r = start(srv, s, &t, errmsg, errlen);
+        if (r >= 0)
+                r = registry_add(srv->registry, s);
+        template_done(&t);
+        if (r < 0) {
+                if (!errmsg[0])
+                        snprintf(errmsg, errlen, "sandbox start failed: %s", strerror(-r));
+                lifecycle_destroy(srv, TAKE_PTR(s), "failed start");
+                return r == -EIO ? r : -EIO;
+        }
+        log_info("sandbox %s: started (template %s, pid %d, uid slot %d, endAt +%llds)", s->id,
+                 s->template_id, (int)s->pid, s->slot, (long long)p->timeout_s);
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+void lifecycle_destroy(struct server *srv, struct sandbox *s, const char *why)
+{
+        if (!s)
+                return;
+        int r = teardown_sandbox(s->id, s->pid, s->pidfd, s->dir);
+        if (r < 0)
+                log_error_errno(r, "sandbox %s: teardown (%s) incomplete: %m", s->id, why);
+        else
+                log_info("sandbox %s: removed (%s)", s->id, why);
+        /* A slot whose processes may still run is never reused. */
+        if (r != -ETIMEDOUT)
+                registry_slot_release(srv->registry, s->slot);
+        sandbox_unref(s);
+}
+
+int lifecycle_kill(struct server *srv, const char *id)
+{
+        struct sandbox *s = registry_take(srv->registry, id);
+        if (!s)
+                return -ENOENT;
+        lifecycle_destroy(srv, s, "killed");
+        return 0;
+}
+
+static void *timer_main(void *arg)
+{
+        struct server *srv = arg;
+        struct sandbox *s;
+        while ((s = registry_wait_expired(srv->registry)))
+                lifecycle_destroy(srv, s, "timeout");
+        return NULL;
+}
+
+int lifecycle_timer_start(struct server *srv)
+{
+        int r = pthread_create(&srv->timer, NULL, timer_main, srv);
+        if (r != 0)
+                return -r;
+        srv->timer_started = true;
+        return 0;
+}
+
+void lifecycle_timer_stop(struct server *srv)
+{
+        registry_shutdown(srv->registry);
+        if (srv->timer_started)
+                pthread_join(srv->timer, NULL);
+        srv->timer_started = false;
+}

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* sbxd: the sandbox daemon. See server/README.md. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "server-config.h"
+#include "fd-util.h"
+#include "http.h"
+#include "lifecycle.h"
+#include "log.h"
+#include "macros.h"
+#include "proxy.h"
+#include "server.h"
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+        char buf[4096];
+        if ((size_t)snprintf(buf, sizeof(buf), "%s", path) >= sizeof(buf))
+                return -ENAMETOOLONG;
+        for (char *p = buf + 1; *p; p++)
+                if (*p == '/') {
+                        *p = 0;
+                        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+                                return -errno;
+                        *p = '/';
+                }
+        if (mkdir(buf, mode) < 0) {
+                if (errno != EEXIST)
+                        return -errno;
+                return 0;
+        }
+        return 1;
+}
+
+static int setup_state_dir(const char *state)
+{
+        char path[4096];
+        int r = mkdir_p(state, 0700);
+        if (r < 0)
+                return log_error_errno(r, "creating state dir %s: %m", state);
+        if (r > 0)
+                log_info("created state dir %s", state);
+        static const char *const subdirs[] = {"sandboxes", "templates"};
+        for (size_t i = 0; i < ELEMENTSOF(subdirs); i++) {
+                snprintf(path, sizeof(path), "%s/%s", state, subdirs[i]);
+                if (mkdir(path, 0700) < 0 && errno != EEXIST)
+                        return log_error_errno(errno, "creating %s: %m", path);
+        }
+        /* Sandboxes of an earlier run are not re-adopted yet: say so. */
+        snprintf(path, sizeof(path), "%s/sandboxes", state);
+        DIR *d = opendir(path);
+        if (d) {
+                struct dirent *de;
+                while ((de = readdir(d)))
+                        if (de->d_name[0] != '.')
+                                log_warning("sandbox %s from an earlier run is not managed "
+                                            "(re-adoption not implemented)",
+                                            de->d_name);
+                closedir(d);
+        }
+        return 0;
+}
+
+static int write_port_file(const char *path, unsigned port)
+{
+        char tmp[4096], buf[16];
+        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+        snprintf(buf, sizeof(buf), "%u\n", port);
+        _cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return -errno;
+        int r = write_full(fd, buf, strlen(buf));
+        if (r < 0)
+                return r;
+        return rename(tmp, path) < 0 ? -errno : 0;
+}
+
+int main(int argc, char **argv)
+{
+        struct sbxd_config cfg = {};
+        struct server srv = {.config = &cfg};
+        struct MHD_Daemon *d = NULL;
+        uint16_t port;
+        sigset_t mask;
+        int r, sig;
+
+        log_setup("sbxd", 1);
+        r = config_parse(argc, argv, &cfg);
+        if (r != 0)
+                return r > 0 ? 0 : 2;
+
+        signal(SIGPIPE, SIG_IGN);
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &mask, NULL); /* every thread inherits it */
+
+        if (setup_state_dir(cfg.state_dir) < 0)
+                goto fail;
+        r = keys_load_or_create(cfg.state_dir, &srv.keys);
+        if (r < 0) {
+                log_error_errno(r, "loading API keys from %s/keys: %m", cfg.state_dir);
+                goto fail;
+        }
+        if (access(cfg.jailer, X_OK) < 0)
+                log_warning("jailer %s is not executable yet: creating sandboxes will fail",
+                            cfg.jailer);
+        if (access(cfg.agent, X_OK) < 0)
+                log_warning("agent %s is not executable yet: creating sandboxes will fail",
+                            cfg.agent);
+
+        r = registry_new(&srv.registry);
+        if (r >= 0)
+                r = lifecycle_timer_start(&srv);
+        if (r < 0) {
+                log_error_errno(r, "starting: %m");
+                goto fail;
+        }
+        r = http_start(&srv, &d, &port);
+        if (r < 0) {
+                log_error_errno(r, "cannot listen on %s: %m", cfg.listen);
+                goto fail;
+        }
+        if (cfg.port_file) {
+                r = write_port_file(cfg.port_file, port);
+                if (r < 0) {
+                        log_error_errno(r, "writing port file %s: %m", cfg.port_file);
+                        goto fail;
+                }
+        }
+        const char *host = strcmp(cfg.host, "0.0.0.0") == 0 ? "127.0.0.1"
+                           : strcmp(cfg.host, "::") == 0    ? "[::1]"
+                                                            : cfg.host;
+        const char *lb = strchr(host, ':') && host[0] != '[' ? "[" : "";
+        const char *rb = *lb ? "]" : "";
+        printf("export E2B_API_URL=http://%s%s%s:%u\n", lb, host, rb, port);
+        printf("export E2B_SANDBOX_URL=http://%s%s%s:%u\n", lb, host, rb, port);
+        printf("export E2B_API_KEY=%s\n", srv.keys.key[0]);
+        fflush(stdout);
+        log_info("listening on %s%s%s:%u (state %s, jailer %s, agent %s)", lb, host, rb, port,
+                 cfg.state_dir, cfg.jailer, cfg.agent);
+
+        while (sigwait(&mask, &sig) != 0)
+                ;
+        log_info("signal %d: stopping (sandboxes keep running)", sig);
+        proxy_shutdown();
+        MHD_stop_daemon(d);
+        lifecycle_timer_stop(&srv);
+        registry_free(srv.registry);
+        config_done(&cfg);
+        return 0;
+
+fail:
+        if (d)
+                MHD_stop_daemon(d);
+        if (srv.registry) {
+                lifecycle_timer_stop(&srv);
+                registry_free(srv.registry);
+        }
+        config_done(&cfg);
+        return 1;
+}

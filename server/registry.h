@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The table of running sandboxes and the uid slot allocator, behind one mutex. The lock is
+ * never held across I/O: a sandbox is added only once it runs and removed before teardown.
+ * Lookups return a reference (sandbox_unref when done).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sandbox.h"
+
+#define REGISTRY_MAX_SLOTS 1024
+#define UID_SLOT_BASE      (1u << 20)
+#define UID_SLOT_SIZE      65536u
+
+struct registry;
+
+int registry_new(struct registry **ret);
+/* Drops every remaining reference. */
+void registry_free(struct registry *r);
+
+/* Reserve the lowest free uid slot (-EUSERS when all are used) / give it back. */
+int registry_slot_acquire(struct registry *r, int *ret_slot);
+void registry_slot_release(struct registry *r, int slot);
+
+/* Insert s (the registry takes its own reference); -EEXIST for a duplicate id. Wakes the
+ * timeout waiter. */
+int registry_add(struct registry *r, struct sandbox *s);
+/* Referenced sandbox or NULL. */
+struct sandbox *registry_get(struct registry *r, const char *id);
+/* Remove and return the registry's reference, or NULL when absent (someone else took it). */
+struct sandbox *registry_take(struct registry *r, const char *id);
+/* Set end_at (extend_only: never shorten) and wake the timeout waiter. */
+void registry_set_end_at(struct registry *r, struct sandbox *s, int64_t end_at, bool extend_only);
+/* References to every sandbox sorted by (started_at, id); caller unrefs each and frees. */
+int registry_list(struct registry *r, struct sandbox ***ret, size_t *ret_n);
+size_t registry_count(struct registry *r);
+
+/* Block until some sandbox's end_at has passed, remove it and return the registry's
+ * reference; NULL once registry_shutdown() was called. */
+struct sandbox *registry_wait_expired(struct registry *r);
+void registry_shutdown(struct registry *r);

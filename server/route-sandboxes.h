@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The E2B control plane (shared/reference/e2b-wire.md §2): X-API-KEY auth and
+ *   POST /sandboxes, POST /v2/sandboxes                 201 Sandbox
+ *   GET /sandboxes, GET /v2/sandboxes                   200 [ListedSandbox] (+X-Next-Token)
+ *   GET /sandboxes/{id}                                 200 SandboxDetail
+ *   DELETE /sandboxes/{id}                              204
+ *   POST /sandboxes/{id}/timeout                        204
+ *   POST /sandboxes/{id}/connect, /v2/.../connect       200 Sandbox
+ * Errors are {"code","message"} with the matching status (errors.h); unknown routes 404.
+ */
+#pragma once
+
+#include "http.h"
+
+/* Called once the whole body (req->body, bounded) is in. Queues exactly one response. */
+enum MHD_Result route_sandboxes_handle(struct request *req);
+
+/* Parse the list query: limit (1..100, default 100), nextToken (offset), metadata filter
+ * ("k=v&k2=v2", itself URL-encoded once), state (comma list). Pure enough to unit-test. */
+struct list_query {
+        unsigned limit;
+        size_t offset;
+        cJSON *metadata; /* owned object or NULL */
+        bool want_running;
+};
+int list_query_parse(const char *limit, const char *next_token, const char *metadata,
+                     const char *state, struct list_query *ret, const char **ret_msg);
+void list_query_done(struct list_query *q);

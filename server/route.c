@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "route.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame.h"
+#include "macros.h"
+
+static bool parse_port(const char *s, size_t len, uint16_t *ret)
+{
+        unsigned v = 0;
+        if (len == 0 || len > 5)
+                return false;
+        for (size_t i = 0; i < len; i++) {
+                if (s[i] < '0' || s[i] > '9')
+                        return false;
+                v = v * 10 + (unsigned)(s[i] - '0');
+        }
+        if (v > 65535)
+                return false;
+        *ret = (uint16_t)v;
+        return true;
+}
+
+static bool is_sandbox_port(uint16_t p)
+{
+        return p == SBX_PORT_ENVD || p == SBX_PORT_CODE;
+}
+
+static void copy_id(char dst[ROUTE_ID_MAX], const char *s, size_t len)
+{
+        if (len >= ROUTE_ID_MAX)
+                len = ROUTE_ID_MAX - 1;
+        memcpy(dst, s, len);
+        dst[len] = 0;
+}
+
+void route_classify(const char *port_hdr, const char *id_hdr, const char *host,
+                    struct route_target *ret)
+{
+        *ret = (struct route_target){.kind = ROUTE_CONTROL};
+
+        if (port_hdr) {
+                uint16_t p;
+                if (!parse_port(port_hdr, strlen(port_hdr), &p) || !is_sandbox_port(p)) {
+                        ret->kind = ROUTE_BAD_PORT;
+                        return;
+                }
+                ret->kind = ROUTE_PROXY;
+                ret->port = p;
+                if (id_hdr)
+                        copy_id(ret->id, id_hdr, strlen(id_hdr));
+                return;
+        }
+        if (id_hdr || !host)
+                return;
+
+        /* "<port>-<id>.<domain>[:port]" */
+        const char *dash = strchr(host, '-');
+        const char *dot = dash ? strchr(dash, '.') : NULL;
+        uint16_t p;
+        if (!dash || !dot || dot == dash + 1 || !parse_port(host, (size_t)(dash - host), &p) ||
+            !is_sandbox_port(p))
+                return;
+        for (const char *c = dash + 1; c < dot; c++)
+                if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9')))
+                        return;
+        ret->kind = ROUTE_PROXY;
+        ret->port = p;
+        copy_id(ret->id, dash + 1, (size_t)(dot - dash - 1));
+}
+
+/* "/sandboxes/{id}[/rest]" → id and rest (NULL when none). */
+static bool split_sandbox_path(const char *p, char id[ROUTE_ID_MAX], const char **ret_rest)
+{
+        static const char pre[] = "/sandboxes/";
+        if (strncmp(p, pre, sizeof(pre) - 1) != 0)
+                return false;
+        p += sizeof(pre) - 1;
+        size_t l = strcspn(p, "/");
+        if (l == 0 || l >= ROUTE_ID_MAX)
+                return false;
+        copy_id(id, p, l);
+        *ret_rest = p[l] ? p + l : NULL;
+        return true;
+}
+
+enum route_op route_match(const char *method, const char *path, char ret_id[ROUTE_ID_MAX])
+{
+        bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
+        bool del = strcmp(method, "DELETE") == 0;
+        bool v2 = false;
+        const char *rest;
+
+        ret_id[0] = 0;
+        if (strncmp(path, "/v2/", 4) == 0) {
+                v2 = true;
+                path += 3;
+        }
+        if (strcmp(path, "/sandboxes") == 0 || strcmp(path, "/sandboxes/") == 0) {
+                if (post)
+                        return v2 ? OP_CREATE_V2 : OP_CREATE_V1;
+                if (get)
+                        return v2 ? OP_LIST_V2 : OP_LIST_V1;
+                return OP_NONE;
+        }
+        if (!split_sandbox_path(path, ret_id, &rest))
+                return OP_NONE;
+        if (!rest || strcmp(rest, "/") == 0) {
+                if (v2)
+                        return OP_NONE;
+                return get ? OP_GET : del ? OP_KILL : OP_NONE;
+        }
+        if (post && strcmp(rest, "/connect") == 0)
+                return v2 ? OP_CONNECT_V2 : OP_CONNECT_V1;
+        if (post && !v2 && strcmp(rest, "/timeout") == 0)
+                return OP_TIMEOUT;
+        return OP_NONE;
+}
+
+bool route_proxy_forbidden(uint16_t port, const char *path)
+{
+        /* /init carries the envd access token and env vars: only sbxd sends it, on port 0. */
+        return strcmp(path, "/init") == 0 || strncmp(path, "/init/", 6) == 0;
+}
+
+bool route_proxy_needs_token(uint16_t port, const char *method, const char *path)
+{
+        if (port != SBX_PORT_ENVD)
+                /* The code interpreter checks X-Access-Token itself (it forwards it to envd). */
+                return false;
+        if (strcmp(path, "/health") == 0 && strcmp(method, "GET") == 0)
+                return false;
+        /* envd exempts GET/POST /files from the header check when a valid `signature` query
+         * parameter is given. Signatures are not verified yet, so /files needs the header. */
+        return true;
+}

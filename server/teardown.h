@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Removing every trace of a sandbox (jailer/README.md, "Teardown"):
+ *   1. kill: SIGKILL the agent (PID 1 of the sandbox's pid namespace, so the kernel kills every
+ *      process in it) through its pidfd, and write 1 to cgroup.kill in the v2 cgroup;
+ *      processes still listed in a v1 cgroup.procs are killed too;
+ *   2. wait (bounded, 5 s) until the cgroup is empty ("populated 0" / empty cgroup.procs);
+ *   3. rmdir sbx/<id> (children first) in the v2 hierarchy and in every v1 hierarchy;
+ *   4. remove <state>/sandboxes/<id> without following symlinks or crossing mounts.
+ * Every step runs even when an earlier one failed; the first error is returned.
+ */
+#pragma once
+
+#include <sys/types.h>
+
+#define CGROUP_ROOT    "/sys/fs/cgroup"
+#define CGROUP_UNIFIED CGROUP_ROOT "/unified"
+#define CGROUP_PARENT  "sbx"
+
+/* pidfd may be negative (then pid, if > 0, is signalled by number). dir may be NULL. */
+int teardown_sandbox(const char *id, pid_t pid, int pidfd, const char *dir);
+
+/* rm -rf path: never follows symlinks, never leaves the file system path is on. */
+int rm_rf(const char *path);

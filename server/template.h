@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Built templates: <state>/templates/<name>/template.json (templates/README.md). */
+#pragma once
+
+#include <cjson/cJSON.h>
+
+#define TEMPLATE_DEFAULT_CPU       2
+#define TEMPLATE_DEFAULT_MEMORY_MB 1024
+#define TEMPLATE_DEFAULT_DISK_MB   1024
+#define TEMPLATE_MAX_LAYERS        64
+#define TEMPLATE_MAX_BINDS         32
+
+struct template_info {
+        char *dir;     /* absolute template dir */
+        cJSON *layers; /* array of absolute layer paths, bottom first */
+        cJSON *binds;  /* array of {source,target,readonly} */
+        cJSON *env;    /* object of strings (agent environment), may be NULL */
+        unsigned cpu_count, memory_mb, disk_mb;
+        char *default_user, *default_workdir;
+};
+
+/* Load template `name` (already validated by template_name_valid). -ENOENT when the template
+ * does not exist, -EINVAL when its template.json is malformed (layers escaping the template
+ * dir, non-absolute binds...). */
+int template_load(const char *state_dir, const char *name, struct template_info *ret);
+void template_done(struct template_info *t);

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Validation of control-plane request bodies. Every function returns 0 or a negative errno
+ * (-EINVAL for a client mistake) and, on failure, points *ret_msg at a static/ thread-local
+ * message suitable for the API error body.
+ */
+#pragma once
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define JSON_MAX_DEPTH    32
+#define TIMEOUT_DEFAULT_S 300
+#define TIMEOUT_MAX_S     (24 * 3600) /* E2B's default team limit: 24 h */
+#define TEMPLATE_NAME_MAX 64
+#define MAP_MAX_ENTRIES   128
+#define MAP_MAX_KEY       256
+#define MAP_MAX_VALUE     (16 * 1024)
+#define MAP_MAX_TOTAL     (256 * 1024)
+
+/* Nesting depth of a JSON text (arrays and objects, strings skipped). Pure, no allocation. */
+size_t json_depth(const char *buf, size_t len);
+
+/* Parse a request body: empty → *ret = NULL; otherwise an object no deeper than
+ * JSON_MAX_DEPTH. -ELOOP too deep, -EBADMSG not JSON / not an object. */
+int json_parse_body(const char *buf, size_t len, cJSON **ret, const char **ret_msg);
+
+/* [A-Za-z0-9][A-Za-z0-9._-]*, at most TEMPLATE_NAME_MAX, no "..". */
+bool template_name_valid(const char *name);
+
+/* [a-z0-9]{1,63}: sandbox ids (the jailer also uses it as hostname). */
+bool sandbox_id_valid(const char *id);
+
+/* "timeout" member of body: absent → def (or -EINVAL when def < 0, i.e. required); must be an
+ * integer 1..TIMEOUT_MAX_S. */
+int validate_timeout(const cJSON *body, int64_t def, int64_t *ret, const char **ret_msg);
+
+/* An optional map of strings (absent/null → NULL) with the MAP_MAX_* bounds. On success
+ * *ret is a detached copy (caller owns) or NULL. */
+int validate_string_map(const cJSON *body, const char *field, cJSON **ret, const char **ret_msg);
+
+struct create_params {
+        char template_id[TEMPLATE_NAME_MAX + 1];
+        int64_t timeout_s;
+        cJSON *metadata; /* owned, may be NULL */
+        cJSON *env_vars; /* owned, may be NULL */
+};
+
+/* v1 (POST /sandboxes) and v2 (POST /v2/sandboxes) create bodies. v1 defaults the timeout to
+ * 300 s too: the spec's 15 s is never used by an SDK, which always send one. */
+int validate_create(const cJSON *body, struct create_params *ret, const char **ret_msg);
+void create_params_done(struct create_params *p);
