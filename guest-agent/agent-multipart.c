@@ -12,9 +12,10 @@
 
 enum mp_state {
         MP_PREAMBLE,
-        MP_AFTER_DELIM, /* just matched "\r\n--boundary" */
-        MP_AFTER_DASH,  /* saw the first '-' of the closing "--" */
-        MP_AFTER_CR,    /* saw '\r' of the CRLF ending the delimiter line */
+        MP_CONFIRM,      /* matched "\r\n--boundary": a delimiter only if the next byte fits */
+        MP_CONFIRM_DASH, /* ... followed by one '-' */
+        MP_AFTER_DELIM,  /* a confirmed delimiter, before its line ending */
+        MP_AFTER_CR,     /* saw '\r' of the CRLF ending the delimiter line */
         MP_HEADERS,
         MP_BODY,
         MP_EPILOGUE,
@@ -24,6 +25,7 @@ struct multipart_parser {
         const struct multipart_callbacks *cb;
         void *userdata;
         enum mp_state state;
+        enum mp_state scan_state; /* PREAMBLE or BODY while confirming a delimiter */
         int error;
         size_t match; /* bytes of delim matched so far */
         size_t dlen;
@@ -104,6 +106,17 @@ static int header_line(struct multipart_parser *p)
         return 0;
 }
 
+static int begin_headers(struct multipart_parser *p)
+{
+        p->state = MP_HEADERS;
+        p->line_len = 0;
+        p->n_headers = 0;
+        free(p->name);
+        free(p->filename);
+        p->name = p->filename = NULL;
+        return 1;
+}
+
 /* Match delimiter bytes in PREAMBLE/BODY. Returns bytes consumed (> 0) or -errno. */
 static long scan_delim(struct multipart_parser *p, const uint8_t *buf, size_t len)
 {
@@ -124,14 +137,10 @@ static long scan_delim(struct multipart_parser *p, const uint8_t *buf, size_t le
                 if ((char)buf[i] == p->delim[p->match]) {
                         i++;
                         if (++p->match == p->dlen) {
-                                bool in_body = p->state == MP_BODY;
-                                p->match = 0;
-                                p->state = MP_AFTER_DELIM;
-                                if (in_body) {
-                                        r = p->cb->part_end(p->userdata);
-                                        if (r < 0)
-                                                return r;
-                                }
+                                /* Decided by the next byte: as Go's mime/multipart, text that
+                                 * merely contains the delimiter stays content. */
+                                p->scan_state = p->state;
+                                p->state = MP_CONFIRM;
                                 return (long)i;
                         }
                 } else {
@@ -147,38 +156,70 @@ static long scan_delim(struct multipart_parser *p, const uint8_t *buf, size_t le
         return (long)i;
 }
 
+/* A delimiter was confirmed: the part it closes (if any) ends. */
+static int confirmed(struct multipart_parser *p, enum mp_state next)
+{
+        bool in_body = p->scan_state == MP_BODY;
+        p->match = 0;
+        p->state = next;
+        return in_body ? p->cb->part_end(p->userdata) : 0;
+}
+
+/* Not a delimiter after all: its bytes (plus extra) are content; rescan from the current byte. */
+static int rejected(struct multipart_parser *p, const char *extra)
+{
+        int r;
+        p->state = p->scan_state;
+        p->match = 0;
+        r = emit(p, p->delim, p->dlen);
+        if (r >= 0 && extra)
+                r = emit(p, extra, strlen(extra));
+        return r;
+}
+
+/* One byte outside PREAMBLE/BODY. Returns 1 when consumed, 0 to look at it again in the new
+ * state, or -errno. */
 static int step(struct multipart_parser *p, uint8_t c)
 {
+        int r;
+
         switch (p->state) {
+        case MP_CONFIRM:
+                if (c == '-') {
+                        p->state = MP_CONFIRM_DASH;
+                        return 1;
+                }
+                if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+                        r = confirmed(p, MP_AFTER_DELIM);
+                        return r < 0 ? r : 0;
+                }
+                r = rejected(p, NULL);
+                return r < 0 ? r : 0;
+        case MP_CONFIRM_DASH:
+                if (c == '-') {
+                        r = confirmed(p, MP_EPILOGUE);
+                        return r < 0 ? r : 1;
+                }
+                r = rejected(p, "-");
+                return r < 0 ? r : 0;
         case MP_AFTER_DELIM:
-                if (c == '-')
-                        p->state = MP_AFTER_DASH;
-                else if (c == '\r')
+                if (c == '\r')
                         p->state = MP_AFTER_CR;
+                else if (c == '\n')
+                        return begin_headers(p);
                 else if (c != ' ' && c != '\t') /* transport padding */
                         return -EBADMSG;
-                return 0;
-        case MP_AFTER_DASH:
-                if (c != '-')
-                        return -EBADMSG;
-                p->state = MP_EPILOGUE;
-                return 0;
+                return 1;
         case MP_AFTER_CR:
                 if (c != '\n')
                         return -EBADMSG;
-                p->state = MP_HEADERS;
-                p->line_len = 0;
-                p->n_headers = 0;
-                free(p->name);
-                free(p->filename);
-                p->name = p->filename = NULL;
-                return 0;
+                return begin_headers(p);
         case MP_HEADERS:
                 if (c != '\n') {
                         if (p->line_len >= MULTIPART_MAX_HEADER_LINE || c == '\0')
                                 return -EBADMSG;
                         p->line[p->line_len++] = (char)c;
-                        return 0;
+                        return 1;
                 }
                 if (p->line_len > 0 && p->line[p->line_len - 1] == '\r')
                         p->line_len--;
@@ -186,10 +227,12 @@ static int step(struct multipart_parser *p, uint8_t c)
                 if (p->line_len == 0) {
                         p->state = MP_BODY;
                         p->match = 0;
-                        return p->cb->part_begin(p->userdata, p->name, p->filename);
+                        r = p->cb->part_begin(p->userdata, p->name, p->filename);
+                        return r < 0 ? r : 1;
                 }
                 p->line_len = 0;
-                return header_line(p);
+                r = header_line(p);
+                return r < 0 ? r : 1;
         default:
                 return -EBADMSG;
         }
@@ -211,8 +254,11 @@ int multipart_parser_feed(struct multipart_parser *p, const uint8_t *buf, size_t
                                 r = (int)n;
                         else
                                 i += (size_t)n;
-                } else
-                        r = step(p, buf[i++]);
+                } else {
+                        r = step(p, buf[i]);
+                        if (r > 0)
+                                i++;
+                }
                 if (r < 0)
                         return (p->error = r);
         }
