@@ -47,6 +47,9 @@ static int setup_state_dir(const char *state)
                 return log_error_errno(r, "creating state dir %s: %m", state);
         if (r > 0)
                 log_info("created state dir %s", state);
+        /* It holds the API keys and every sandbox's token: owner only, always. */
+        if (chmod(state, 0700) < 0)
+                return log_error_errno(errno, "chmod 0700 %s: %m", state);
         static const char *const subdirs[] = {"sandboxes", "templates"};
         for (size_t i = 0; i < ELEMENTSOF(subdirs); i++) {
                 snprintf(path, sizeof(path), "%s/%s", state, subdirs[i]);

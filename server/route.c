@@ -121,8 +121,19 @@ enum route_op route_match(const char *method, const char *path, char ret_id[ROUT
 
 bool route_proxy_forbidden(uint16_t port, const char *path)
 {
-        /* /init carries the envd access token and env vars: only sbxd sends it, on port 0. */
-        return strcmp(path, "/init") == 0 || strncmp(path, "/init/", 6) == 0;
+        /* envd's orchestrator-only routes. /init carries the envd access token and env vars:
+         * only sbxd sends it, on port 0. The others (E2B snapshotting) are refused too, so no
+         * agent ever has to tell an orchestrator call from an outside one. */
+        static const char *const internal[] = {"/init",    "/freeze", "/unfreeze", "/collapse",
+                                               "/fsfreeze", "/fsthaw", "/upgrade"};
+        while (path[0] == '/' && path[1] == '/')
+                path++; /* "//init" is "/init" to most routers */
+        for (size_t i = 0; i < ELEMENTSOF(internal); i++) {
+                size_t l = strlen(internal[i]);
+                if (strncmp(path, internal[i], l) == 0 && (path[l] == 0 || path[l] == '/'))
+                        return true;
+        }
+        return false;
 }
 
 bool route_proxy_needs_token(uint16_t port, const char *method, const char *path)

@@ -1,0 +1,94 @@
+// Starts a private sbxd for one test file: port 0, fresh state dir, port read back from
+// --port-file. Self-contained: no npm packages, nothing shared with other suites.
+import { spawn, execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, existsSync, mkdirSync, writeFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, dirname, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const TOP = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+export const FIXTURES = join(TOP, 'tests/integration/fixtures')
+
+const firstExisting = (...c) => c.find((p) => p && existsSync(p))
+
+// The sbxd binary: $SBXD, else build/ then build-server/.
+export const SBXD = firstExisting(process.env.SBXD, join(TOP, 'build/server/sbxd'),
+  join(TOP, 'build-server/server/sbxd'))
+
+// Real helpers, when built: used by sandbox.test.mjs only.
+export const REAL = {
+  jailer: firstExisting(process.env.SBX_JAILER, join(TOP, 'build/jailer/sbx-jailer')),
+  agent: firstExisting(process.env.SBX_AGENT, join(TOP, 'build/guest-agent/sbx-agent')),
+  templateBuild: firstExisting(process.env.SBX_TEMPLATE_BUILD, join(TOP, 'templates/build-all.sh')),
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+// A template dir that passes template.json validation (for the fake jailer: never mounted).
+export function fakeTemplate(state, name = 'base') {
+  const d = join(state, 'templates', name)
+  mkdirSync(join(d, 'layer'), { recursive: true })
+  writeFileSync(join(d, 'template.json'), JSON.stringify({
+    name, layers: ['layer'], binds: [{ source: '/usr', target: '/usr', readonly: true }],
+    cpuCount: 1, memoryMB: 256, diskSizeMB: 128,
+  }))
+}
+
+// Build the real templates with the colleague's script (build-all.sh takes <state>/templates,
+// a per-template build.sh takes <state>/templates/<name>).
+export function realTemplates(state) {
+  const s = REAL.templateBuild
+  const arg = s.endsWith('build-all.sh') ? join(state, 'templates') : join(state, 'templates/base')
+  execFileSync('bash', [s, arg], { stdio: ['ignore', 'ignore', 'inherit'] })
+}
+
+export async function startSbxd({ jailer, agent, prepare } = {}) {
+  if (!SBXD) throw new Error('sbxd binary not found: build it or set SBXD')
+  const dir = mkdtempSync(join(tmpdir(), 'sbxd-it-'))
+  const state = join(dir, 'state')
+  mkdirSync(state, { recursive: true })
+  if (prepare) prepare(state)
+  const portFile = join(dir, 'port')
+  const args = ['--listen', '127.0.0.1:0', '--state-dir', state, '--port-file', portFile]
+  if (jailer) args.push('--jailer', jailer)
+  if (agent) args.push('--agent', agent)
+  const proc = spawn(SBXD, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  proc.stdout.on('data', (d) => { stdout += d })
+  proc.stderr.on('data', (d) => { stderr += d })
+  for (let i = 0; i < 200 && !existsSync(portFile); i++) await sleep(25)
+  if (!existsSync(portFile)) {
+    proc.kill('SIGKILL')
+    throw new Error(`sbxd did not start:\n${stderr}`)
+  }
+  const port = Number(readFileSync(portFile, 'utf8').trim())
+  const url = `http://127.0.0.1:${port}`
+  for (let i = 0; i < 100 && stdout.split('\n').length < 4; i++) await sleep(10)
+  const key = readFileSync(join(state, 'keys'), 'utf8').split('\n')[0]
+
+  async function api(method, path, { body, key: k = key, headers = {}, raw = false } = {}) {
+    const h = { ...headers }
+    if (k !== null) h['X-API-KEY'] = k
+    if (body !== undefined && !raw) h['Content-Type'] = 'application/json'
+    const res = await fetch(url + path, {
+      method, headers: h, duplex: 'half',
+      body: body === undefined ? undefined : (typeof body === 'string' || raw) ? body : JSON.stringify(body),
+    })
+    const text = await res.text()
+    let json
+    try { json = JSON.parse(text) } catch { json = undefined }
+    return { status: res.status, headers: res.headers, text, json }
+  }
+
+  async function stop() {
+    // Kill what is left so nothing outlives the test, then stop sbxd.
+    const l = await api('GET', '/v2/sandboxes').catch(() => ({ json: [] }))
+    for (const s of l.json || []) await api('DELETE', `/sandboxes/${s.sandboxID}`).catch(() => {})
+    proc.kill('SIGTERM')
+    await new Promise((r) => proc.exitCode !== null ? r() : proc.once('exit', r))
+    rmSync(dir, { recursive: true, force: true })
+  }
+
+  return { url, port, key, state, dir, proc, api, stop, stdout: () => stdout, stderr: () => stderr }
+}
