@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The sandbox's filesystem. The parent (host root, in a private mount namespace of its own)
+ * builds everything that needs host credentials: the size-limited tmpfs upper, the overlay of
+ * idmapped read-only layers, the binds, the agent, /dev. The child (in the new user and mount
+ * namespaces) adds what must belong to its namespaces: /proc, devpts, the /proc masks, and
+ * finally pivots into the root. Every path inside the root is resolved with openat2
+ * (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS) from a dirfd of the root, so a symlink in a layer
+ * can never point a mount outside it (CVE-2021-30465 class).
+ */
+#pragma once
+
+#include "jail-spec.h"
+
+/* Where the agent binary appears inside the sandbox (read-only bind of spec->agent). */
+#define JAIL_AGENT_PATH "/.sbx/sbx-agent"
+
+/* Parent: unshare(CLONE_NEWNS) and make every mount private, so nothing below ever propagates
+ * to the host mount namespace. */
+int jail_mount_private_ns(void);
+
+/* Parent: builds the root at spec->rootfs (overlay over a tmpfs upper of spec->disk_bytes),
+ * binds, agent, /dev. userns_fd (the sandbox's user namespace, maps already written) is used to
+ * idmap the read-only layers and binds so files owned by host root appear owned by sandbox
+ * root; -1 disables idmapping. *ret_idmapped says whether idmapping took effect. */
+int jail_mount_root(const struct jail_spec *spec, int userns_fd, int *ret_idmapped);
+
+/* Child: fresh /proc with the sensitive entries masked or read-only, and a new devpts
+ * instance at /dev/pts. Must run before jail_mount_pivot (needs the host /proc visible). */
+int jail_mount_proc(const char *rootfs);
+int jail_mount_devpts(const char *rootfs);
+
+/* Child: pivot_root into rootfs, detach the old root, chdir("/"). */
+int jail_mount_pivot(const char *rootfs);
