@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Jail spec, jailer status lines, registry (slots, expiry), keys file, rm_rf safety. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jail-spawn.h"
+#include "keys.h"
+#include "lifecycle.h"
+#include "registry.h"
+#include "teardown.h"
+#include "template.h"
+#include "unit.h"
+
+static char tmp[] = "/tmp/test-server-lifecycle.XXXXXX";
+
+static void write_text(const char *path, const char *text)
+{
+        FILE *f = fopen(path, "w");
+        fputs(text, f);
+        fclose(f);
+}
+
+static void test_status(void)
+{
+        struct jail_result r;
+        CHECK_EQ_INT(jail_parse_status("{\"ok\":true,\"pid\":12345}", &r), 0);
+        CHECK_EQ_INT(r.ok, 1);
+        CHECK_EQ_INT(r.pid, 12345);
+        CHECK_EQ_INT(jail_parse_status("{\"ok\":false,\"step\":\"mount-overlay\",\"errno\":2,"
+                                       "\"message\":\"mount overlay: No such file\"}",
+                                       &r),
+                     0);
+        CHECK_EQ_INT(r.ok, 0);
+        CHECK_STREQ(r.step, "mount-overlay");
+        CHECK_EQ_INT(r.err, 2);
+        CHECK_STREQ(r.message, "mount overlay: No such file");
+        CHECK_EQ_INT(jail_parse_status("{\"ok\":true}", &r), -EBADMSG);
+        CHECK_EQ_INT(jail_parse_status("{\"ok\":true,\"pid\":1}", &r), -EBADMSG);
+        CHECK_EQ_INT(jail_parse_status("{\"ok\":true,\"pid\":-3}", &r), -EBADMSG);
+        CHECK_EQ_INT(jail_parse_status("garbage", &r), -EBADMSG);
+        CHECK_EQ_INT(jail_parse_status("[]", &r), -EBADMSG);
+}
+
+static void test_template_and_spec(void)
+{
+        char path[512];
+        snprintf(path, sizeof(path), "%s/templates", tmp);
+        mkdir(path, 0700);
+        snprintf(path, sizeof(path), "%s/templates/base", tmp);
+        mkdir(path, 0700);
+        snprintf(path, sizeof(path), "%s/templates/base/template.json", tmp);
+        write_text(path,
+                   "{\"name\":\"base\",\"layers\":[\"layer\"],\"binds\":[{\"source\":\"/usr\","
+                   "\"target\":\"/usr\",\"readonly\":true}],\"cpuCount\":2,\"memoryMB\":512,"
+                   "\"envd\":{\"defaultUser\":\"user\",\"defaultWorkdir\":\"/home/user\"}}");
+        struct template_info t;
+        CHECK_EQ_INT(template_load(tmp, "nosuch", &t), -ENOENT);
+        CHECK_EQ_INT(template_load(tmp, "base", &t), 0);
+        CHECK_EQ_INT(t.cpu_count, 2);
+        CHECK_EQ_INT(t.memory_mb, 512);
+        CHECK_EQ_INT(t.disk_mb, TEMPLATE_DEFAULT_DISK_MB);
+        CHECK_STREQ(t.default_user, "user");
+
+        struct sbxd_config cfg = {.agent = (char *)"/opt/sbx-agent"};
+        struct server srv = {.config = &cfg};
+        struct sandbox *s = sandbox_new();
+        strcpy(s->id, "abc");
+        s->dir = strdup("/state/sandboxes/abc");
+        s->slot = 3;
+        s->cpu_count = 2;
+        s->memory_mb = 512;
+        s->disk_mb = 1024;
+        cJSON *spec = lifecycle_jail_spec(&srv, s, &t);
+        char *text = cJSON_PrintUnformatted(spec);
+        char want_layer[600];
+        snprintf(want_layer, sizeof(want_layer), "%s/templates/base/layer", tmp);
+        CHECK_STREQ(cJSON_GetArrayItem(cJSON_GetObjectItem(spec, "layers"), 0)->valuestring,
+                    want_layer);
+        CHECK_STREQ(cJSON_GetObjectItem(spec, "rootfs")->valuestring,
+                    "/state/sandboxes/abc/rootfs");
+        CHECK_STREQ(cJSON_GetObjectItem(spec, "socket")->valuestring,
+                    "/state/sandboxes/abc/agent.sock");
+        CHECK_STREQ(cJSON_GetObjectItem(spec, "cgroup")->valuestring, "sbx/abc");
+        CHECK_STREQ(cJSON_GetObjectItem(spec, "agent")->valuestring, "/opt/sbx-agent");
+        CHECK_EQ_INT(cJSON_GetObjectItem(spec, "uid_base")->valuedouble, (1 << 20) + 3 * 65536);
+        CHECK_EQ_INT(cJSON_GetObjectItem(spec, "uid_count")->valuedouble, 65536);
+        CHECK_EQ_INT(cJSON_GetObjectItem(spec, "memory_bytes")->valuedouble, 512.0 * 1024 * 1024);
+        CHECK_EQ_INT(cJSON_GetObjectItem(spec, "pids_max")->valuedouble, 1024);
+        CHECK_EQ_INT(cJSON_GetObjectItem(spec, "cpu_quota_us")->valuedouble, 200000);
+        CHECK_EQ_INT(cJSON_GetObjectItem(spec, "cpu_period_us")->valuedouble, 100000);
+        CHECK_EQ_INT(cJSON_GetObjectItem(spec, "disk_bytes")->valuedouble, 1024.0 * 1024 * 1024);
+        CHECK(cJSON_IsTrue(cJSON_GetObjectItem(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(spec, "binds"), 0), "readonly")));
+        CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(spec, "env"), "PATH") != NULL);
+        free(text);
+        cJSON_Delete(spec);
+        sandbox_unref(s);
+        template_done(&t);
+
+        /* layers may not leave the template dir */
+        write_text(path, "{\"layers\":[\"../../etc\"]}");
+        CHECK_EQ_INT(template_load(tmp, "base", &t), -EINVAL);
+        write_text(path, "{\"layers\":[\"/abs\"]}");
+        CHECK_EQ_INT(template_load(tmp, "base", &t), -EINVAL);
+        write_text(path, "{\"layers\":[\"l\"],\"binds\":[{\"source\":\"rel\",\"target\":\"/x\"}]}");
+        CHECK_EQ_INT(template_load(tmp, "base", &t), -EINVAL);
+}
+
+static void test_registry(void)
+{
+        struct registry *r;
+        CHECK_EQ_INT(registry_new(&r), 0);
+        int a, b, c;
+        CHECK_EQ_INT(registry_slot_acquire(r, &a), 0);
+        CHECK_EQ_INT(registry_slot_acquire(r, &b), 0);
+        CHECK_EQ_INT(a, 0);
+        CHECK_EQ_INT(b, 1);
+        registry_slot_release(r, a);
+        CHECK_EQ_INT(registry_slot_acquire(r, &c), 0);
+        CHECK_EQ_INT(c, 0); /* reused */
+
+        struct sandbox *s1 = sandbox_new(), *s2 = sandbox_new();
+        strcpy(s1->id, "one");
+        strcpy(s2->id, "two");
+        s1->started_at = 10;
+        s2->started_at = 5;
+        sandbox_set_end_at(s1, (int64_t)time(NULL) + 3600);
+        sandbox_set_end_at(s2, (int64_t)time(NULL) - 1);
+        CHECK_EQ_INT(registry_add(r, s1), 0);
+        CHECK_EQ_INT(registry_add(r, s2), 0);
+        CHECK_EQ_INT(registry_add(r, s1), -EEXIST);
+        struct sandbox **v;
+        size_t n;
+        CHECK_EQ_INT(registry_list(r, &v, &n), 0);
+        CHECK_EQ_INT(n, 2);
+        CHECK_STREQ(v[0]->id, "two"); /* by startedAt */
+        for (size_t i = 0; i < n; i++)
+                sandbox_unref(v[i]);
+        free(v);
+
+        struct sandbox *e = registry_wait_expired(r);
+        CHECK(e == s2);
+        sandbox_unref(e);
+        CHECK_EQ_INT(registry_count(r), 1);
+        CHECK(registry_get(r, "two") == NULL);
+        struct sandbox *g = registry_get(r, "one");
+        CHECK(g == s1);
+        registry_set_end_at(r, g, 100, true); /* extend-only: ignored */
+        CHECK(sandbox_get_end_at(g) > 100);
+        sandbox_unref(g);
+        CHECK(registry_take(r, "one") == s1);
+        CHECK(registry_take(r, "one") == NULL);
+        sandbox_unref(s1); /* registry's ref */
+        sandbox_unref(s1);
+        sandbox_unref(s2);
+        registry_shutdown(r);
+        CHECK(registry_wait_expired(r) == NULL);
+        registry_free(r);
+}
+
+static void test_keys_file(void)
+{
+        struct keys k1, k2;
+        CHECK_EQ_INT(keys_load_or_create(tmp, &k1), 0);
+        CHECK_EQ_INT(k1.n, 1);
+        CHECK(key_format_valid(k1.key[0]));
+        char path[512];
+        snprintf(path, sizeof(path), "%s/keys", tmp);
+        struct stat st;
+        CHECK_EQ_INT(stat(path, &st), 0);
+        CHECK_EQ_INT(st.st_mode & 0777, 0600);
+        CHECK_EQ_INT(keys_load_or_create(tmp, &k2), 0);
+        CHECK_STREQ(k2.key[0], k1.key[0]); /* stable across starts */
+        char text[200];
+        snprintf(text, sizeof(text),
+                 "%s\n# comment\nbogus\ne2b_0123456789abcdef0123456789abcdef01234567\n", k1.key[0]);
+        write_text(path, text);
+        CHECK_EQ_INT(keys_load_or_create(tmp, &k2), 0);
+        CHECK_EQ_INT(k2.n, 2);
+        write_text(path, "junk\n");
+        CHECK_EQ_INT(keys_load_or_create(tmp, &k2), -ENOKEY);
+}
+
+static void test_rm_rf(void)
+{
+        char victim[512], root[512], p[600];
+        snprintf(victim, sizeof(victim), "%s/victim", tmp);
+        snprintf(root, sizeof(root), "%s/sb", tmp);
+        mkdir(victim, 0700);
+        snprintf(p, sizeof(p), "%s/keep", victim);
+        write_text(p, "x");
+        mkdir(root, 0700);
+        snprintf(p, sizeof(p), "%s/rootfs", root);
+        mkdir(p, 0700);
+        snprintf(p, sizeof(p), "%s/rootfs/a", root);
+        mkdir(p, 0700);
+        snprintf(p, sizeof(p), "%s/rootfs/a/f", root);
+        write_text(p, "y");
+        snprintf(p, sizeof(p), "%s/link", root);
+        CHECK_EQ_INT(symlink(victim, p), 0);
+        snprintf(p, sizeof(p), "%s/rootfs/a/link2", root);
+        CHECK_EQ_INT(symlink(victim, p), 0);
+        CHECK_EQ_INT(rm_rf(root), 0);
+        CHECK(access(root, F_OK) < 0);
+        snprintf(p, sizeof(p), "%s/keep", victim);
+        CHECK_EQ_INT(access(p, F_OK), 0); /* symlinks were removed, never followed */
+        CHECK_EQ_INT(rm_rf(root), 0);     /* idempotent */
+        CHECK_EQ_INT(rm_rf(victim), 0);
+        /* teardown of something that never had cgroups or processes just removes the dir */
+        mkdir(root, 0700);
+        CHECK_EQ_INT(teardown_sandbox("nosuchsandboxid", 0, -1, root), 0);
+        CHECK(access(root, F_OK) < 0);
+}
+
+int main(void)
+{
+        if (!mkdtemp(tmp))
+                return 2;
+        test_status();
+        test_template_and_spec();
+        test_registry();
+        test_keys_file();
+        test_rm_rf();
+        rm_rf(tmp);
+        return unit_finish("test-server-lifecycle");
+}

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Routing table, proxy classification and token rules, query extraction/re-encoding, config. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#include "proxy.h"
+#include "query.h"
+#include "route.h"
+#include "server-config.h"
+#include "unit.h"
+
+static void test_match(void)
+{
+        char id[ROUTE_ID_MAX];
+        CHECK_EQ_INT(route_match("POST", "/sandboxes", id), OP_CREATE_V1);
+        CHECK_EQ_INT(route_match("POST", "/v2/sandboxes", id), OP_CREATE_V2);
+        CHECK_EQ_INT(route_match("GET", "/sandboxes", id), OP_LIST_V1);
+        CHECK_EQ_INT(route_match("GET", "/v2/sandboxes", id), OP_LIST_V2);
+        CHECK_EQ_INT(route_match("GET", "/sandboxes/abc", id), OP_GET);
+        CHECK_STREQ(id, "abc");
+        CHECK_EQ_INT(route_match("DELETE", "/sandboxes/abc", id), OP_KILL);
+        CHECK_EQ_INT(route_match("POST", "/sandboxes/abc/timeout", id), OP_TIMEOUT);
+        CHECK_EQ_INT(route_match("POST", "/sandboxes/abc/connect", id), OP_CONNECT_V1);
+        CHECK_EQ_INT(route_match("POST", "/v2/sandboxes/xyz/connect", id), OP_CONNECT_V2);
+        CHECK_STREQ(id, "xyz");
+        CHECK_EQ_INT(route_match("GET", "/v2/sandboxes/abc", id), OP_NONE);
+        CHECK_EQ_INT(route_match("POST", "/v2/sandboxes/abc/timeout", id), OP_NONE);
+        CHECK_EQ_INT(route_match("PUT", "/sandboxes", id), OP_NONE);
+        CHECK_EQ_INT(route_match("GET", "/sandboxes/abc/timeout", id), OP_NONE);
+        CHECK_EQ_INT(route_match("GET", "/", id), OP_NONE);
+        CHECK_EQ_INT(route_match("GET", "/sandboxes//", id), OP_NONE);
+        CHECK_EQ_INT(route_match("GET", "/sandboxesx", id), OP_NONE);
+        CHECK_EQ_INT(route_match("GET", "/health", id), OP_NONE);
+}
+
+static void test_classify(void)
+{
+        struct route_target t;
+        route_classify(NULL, NULL, "127.0.0.1:3000", &t);
+        CHECK_EQ_INT(t.kind, ROUTE_CONTROL);
+        route_classify("49983", "abc", "127.0.0.1:3000", &t);
+        CHECK_EQ_INT(t.kind, ROUTE_PROXY);
+        CHECK_EQ_INT(t.port, 49983);
+        CHECK_STREQ(t.id, "abc");
+        route_classify("49999", NULL, NULL, &t);
+        CHECK_EQ_INT(t.kind, ROUTE_PROXY);
+        CHECK_STREQ(t.id, "");
+        static const char *const bad[] = {"0", "22", "65536", "-1", "abc", "49983x", "", "3000"};
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                route_classify(bad[i], "abc", NULL, &t);
+                CHECK_EQ_INT(t.kind, ROUTE_BAD_PORT);
+        }
+        route_classify(NULL, NULL, "49983-abc123.e2b.local", &t);
+        CHECK_EQ_INT(t.kind, ROUTE_PROXY);
+        CHECK_EQ_INT(t.port, 49983);
+        CHECK_STREQ(t.id, "abc123");
+        route_classify(NULL, NULL, "49999-abc.example.test:443", &t);
+        CHECK_EQ_INT(t.kind, ROUTE_PROXY);
+        CHECK_EQ_INT(t.port, 49999);
+        route_classify(NULL, NULL, "8080-abc.example.test", &t);
+        CHECK_EQ_INT(t.kind, ROUTE_CONTROL);
+        route_classify(NULL, NULL, "49983-ABC.example.test", &t);
+        CHECK_EQ_INT(t.kind, ROUTE_CONTROL);
+        route_classify(NULL, NULL, "49983-.example", &t);
+        CHECK_EQ_INT(t.kind, ROUTE_CONTROL);
+        route_classify(NULL, NULL, "api.example.test", &t);
+        CHECK_EQ_INT(t.kind, ROUTE_CONTROL);
+        /* an id header without a port header is not routed by Host */
+        route_classify(NULL, "abc", "49983-abc.e2b.local", &t);
+        CHECK_EQ_INT(t.kind, ROUTE_CONTROL);
+}
+
+static void test_proxy_rules(void)
+{
+        CHECK(route_proxy_forbidden(49983, "/init"));
+        CHECK(route_proxy_forbidden(49983, "//init"));
+        CHECK(route_proxy_forbidden(49983, "/init/"));
+        CHECK(route_proxy_forbidden(49999, "/init"));
+        CHECK(route_proxy_forbidden(49983, "/freeze"));
+        CHECK(route_proxy_forbidden(49983, "/upgrade"));
+        CHECK(!route_proxy_forbidden(49983, "/initx"));
+        CHECK(!route_proxy_forbidden(49983, "/files"));
+        CHECK(!route_proxy_forbidden(49983, "/process.Process/Start"));
+
+        CHECK(!route_proxy_needs_token(49983, "GET", "/health"));
+        CHECK(route_proxy_needs_token(49983, "POST", "/health"));
+        CHECK(route_proxy_needs_token(49983, "GET", "/files"));
+        CHECK(route_proxy_needs_token(49983, "POST", "/process.Process/Start"));
+        CHECK(!route_proxy_needs_token(49999, "POST", "/execute"));
+
+        CHECK(proxy_hop_by_hop("connection"));
+        CHECK(proxy_hop_by_hop("Transfer-Encoding"));
+        CHECK(proxy_hop_by_hop("E2b-Sandbox-Id"));
+        CHECK(!proxy_hop_by_hop("Content-Type"));
+        CHECK(!proxy_hop_by_hop("X-Access-Token"));
+        CHECK(!proxy_hop_by_hop("Authorization"));
+}
+
+static void test_query(void)
+{
+        char *q = NULL;
+        CHECK_EQ_INT(query_from_target("/files?path=%2Fhome%2Fuser%2Fa.txt&username=user", &q), 0);
+        CHECK_STREQ(q, "path=%2Fhome%2Fuser%2Fa.txt&username=user");
+        free(q);
+        CHECK_EQ_INT(query_from_target("/health", &q), 0);
+        CHECK_STREQ(q, "");
+        free(q);
+        CHECK_EQ_INT(query_from_target("/x?a=1#frag", &q), 0);
+        CHECK_STREQ(q, "a=1");
+        free(q);
+        CHECK_EQ_INT(query_from_target("/x?", &q), 0);
+        CHECK_STREQ(q, "");
+        free(q);
+
+        q = NULL;
+        CHECK_EQ_INT(query_append(&q, "path", "/home/user/a.txt"), 0);
+        CHECK_EQ_INT(query_append(&q, "username", "user"), 0);
+        CHECK_STREQ(q, "path=%2Fhome%2Fuser%2Fa.txt&username=user");
+        CHECK_EQ_INT(query_append(&q, "sig", "v1_a+b/c=="), 0);
+        CHECK_STREQ(q, "path=%2Fhome%2Fuser%2Fa.txt&username=user&sig=v1_a%2Bb%2Fc%3D%3D");
+        CHECK_EQ_INT(query_append(&q, "flag", NULL), 0);
+        CHECK_STREQ(q, "path=%2Fhome%2Fuser%2Fa.txt&username=user&sig=v1_a%2Bb%2Fc%3D%3D&flag");
+        free(q);
+        q = NULL;
+        CHECK_EQ_INT(query_append(&q, "k", "ü ~-._"), 0);
+        CHECK_STREQ(q, "k=%C3%BC%20~-._");
+        free(q);
+
+        char *d = NULL;
+        CHECK_EQ_INT(query_decode("%2Fhome%2fuser+x", 16, &d), 0);
+        CHECK_STREQ(d, "/home/user x");
+        free(d);
+        CHECK_EQ_INT(query_decode("%00", 3, &d), -EINVAL);
+        CHECK_EQ_INT(query_decode("%2", 2, &d), -EINVAL);
+        CHECK_EQ_INT(query_decode("%zz", 3, &d), -EINVAL);
+
+        /* round trip: decode(encode(x)) == x */
+        q = NULL;
+        CHECK_EQ_INT(query_append(&q, "a&b=c", "d=e&f%"), 0);
+        size_t pos = 0;
+        char *k, *v;
+        CHECK_EQ_INT(query_next_pair(q, &pos, &k, &v), 1);
+        CHECK_STREQ(k, "a&b=c");
+        CHECK_STREQ(v, "d=e&f%");
+        free(k);
+        free(v);
+        CHECK_EQ_INT(query_next_pair(q, &pos, &k, &v), 0);
+        free(q);
+}
+
+static void test_listen(void)
+{
+        struct sockaddr_storage ss;
+        socklen_t len;
+        char *host = NULL;
+        CHECK_EQ_INT(config_parse_listen("127.0.0.1:3000", &ss, &len, &host), 0);
+        CHECK_STREQ(host, "127.0.0.1");
+        CHECK_EQ_INT(ntohs(((struct sockaddr_in *)&ss)->sin_port), 3000);
+        free(host);
+        CHECK_EQ_INT(config_parse_listen("[::1]:0", &ss, &len, &host), 0);
+        CHECK_EQ_INT(ss.ss_family, AF_INET6);
+        CHECK_STREQ(host, "::1");
+        free(host);
+        CHECK_EQ_INT(config_parse_listen("127.0.0.1", &ss, &len, NULL), -EINVAL);
+        CHECK_EQ_INT(config_parse_listen("127.0.0.1:65536", &ss, &len, NULL), -EINVAL);
+        CHECK_EQ_INT(config_parse_listen("localhost:3000", &ss, &len, NULL), -EINVAL);
+        CHECK_EQ_INT(config_parse_listen("1.2.3.4:x", &ss, &len, NULL), -EINVAL);
+}
+
+int main(void)
+{
+        test_match();
+        test_classify();
+        test_proxy_rules();
+        test_query();
+        test_listen();
+        return unit_finish("test-server-route");
+}

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Request validation: timeouts, template names, ids, metadata/envVars bounds, JSON depth, keys. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "keys.h"
+#include "route-sandboxes.h"
+#include "validate.h"
+#include "unit.h"
+
+static int timeout_of(const char *json, int64_t def, int64_t *ret)
+{
+        cJSON *j = cJSON_Parse(json);
+        const char *msg = NULL;
+        int r = validate_timeout(j, def, ret, &msg);
+        if (r < 0)
+                CHECK(msg != NULL);
+        cJSON_Delete(j);
+        return r;
+}
+
+static void test_timeouts(void)
+{
+        int64_t t = 0;
+        CHECK_EQ_INT(timeout_of("{\"timeout\":60}", 300, &t), 0);
+        CHECK_EQ_INT(t, 60);
+        CHECK_EQ_INT(timeout_of("{}", 300, &t), 0);
+        CHECK_EQ_INT(t, 300);
+        CHECK_EQ_INT(timeout_of("{\"timeout\":null}", 300, &t), 0);
+        CHECK_EQ_INT(timeout_of("{}", -1, &t), -EINVAL); /* required */
+        CHECK_EQ_INT(timeout_of("{\"timeout\":0}", 300, &t), -EINVAL);
+        CHECK_EQ_INT(timeout_of("{\"timeout\":-5}", 300, &t), -EINVAL);
+        CHECK_EQ_INT(timeout_of("{\"timeout\":1.5}", 300, &t), -EINVAL);
+        CHECK_EQ_INT(timeout_of("{\"timeout\":\"60\"}", 300, &t), -EINVAL);
+        CHECK_EQ_INT(timeout_of("{\"timeout\":86400}", 300, &t), 0);
+        CHECK_EQ_INT(timeout_of("{\"timeout\":86401}", 300, &t), -EINVAL);
+        CHECK_EQ_INT(timeout_of("{\"timeout\":9223372036854775807}", 300, &t), -EINVAL);
+        CHECK_EQ_INT(timeout_of("{\"timeout\":1e300}", 300, &t), -EINVAL);
+        CHECK_EQ_INT(timeout_of("{\"timeout\":1}", 300, &t), 0);
+        CHECK_EQ_INT(t, 1);
+}
+
+static void test_names(void)
+{
+        CHECK(template_name_valid("base"));
+        CHECK(template_name_valid("code-interpreter-v1"));
+        CHECK(template_name_valid("my_tpl.v2"));
+        CHECK(!template_name_valid(""));
+        CHECK(!template_name_valid(NULL));
+        CHECK(!template_name_valid("../etc"));
+        CHECK(!template_name_valid("a/../b"));
+        CHECK(!template_name_valid("a..b"));
+        CHECK(!template_name_valid("a/b"));
+        CHECK(!template_name_valid(".hidden"));
+        CHECK(!template_name_valid("-x"));
+        CHECK(!template_name_valid("sp ace"));
+        char longname[80];
+        memset(longname, 'a', sizeof(longname) - 1);
+        longname[64] = 0;
+        CHECK(template_name_valid(longname));
+        longname[64] = 'a';
+        longname[65] = 0;
+        CHECK(!template_name_valid(longname));
+
+        CHECK(sandbox_id_valid("abc123"));
+        CHECK(!sandbox_id_valid("ABC"));
+        CHECK(!sandbox_id_valid(""));
+        CHECK(!sandbox_id_valid("a-b"));
+        CHECK(!sandbox_id_valid("../x"));
+}
+
+static int create_of(const char *json, struct create_params *p)
+{
+        cJSON *j = cJSON_Parse(json);
+        const char *msg = NULL;
+        int r = validate_create(j, p, &msg);
+        cJSON_Delete(j);
+        return r;
+}
+
+static void test_create(void)
+{
+        struct create_params p;
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\"}", &p), 0);
+        CHECK_STREQ(p.template_id, "base");
+        CHECK_EQ_INT(p.timeout_s, 300);
+        CHECK(p.metadata == NULL && p.env_vars == NULL);
+        create_params_done(&p);
+
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"timeout\":15,\"metadata\":{\"a\":\"b\"},"
+                               "\"envVars\":{\"X\":\"1\"},\"secure\":true}",
+                               &p),
+                     0);
+        CHECK_EQ_INT(p.timeout_s, 15);
+        CHECK(cJSON_IsObject(p.metadata) && cJSON_IsObject(p.env_vars));
+        create_params_done(&p);
+
+        CHECK_EQ_INT(create_of("{}", &p), -EINVAL);
+        CHECK_EQ_INT(create_of("{\"templateID\":\"../../etc\"}", &p), -EINVAL);
+        CHECK_EQ_INT(create_of("{\"templateID\":5}", &p), -EINVAL);
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"timeout\":0}", &p), -EINVAL);
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"metadata\":{\"a\":1}}", &p), -EINVAL);
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"metadata\":[]}", &p), -EINVAL);
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"envVars\":{\"\":\"x\"}}", &p), -EINVAL);
+
+        /* bounds: 128 entries ok, 129 not; 16 KiB values ok, more not */
+        char *buf = malloc(64 * 1024);
+        size_t o = (size_t)sprintf(buf, "{\"templateID\":\"base\",\"metadata\":{");
+        for (int i = 0; i < MAP_MAX_ENTRIES; i++)
+                o += (size_t)sprintf(buf + o, "%s\"k%d\":\"v\"", i ? "," : "", i);
+        strcpy(buf + o, "}}");
+        CHECK_EQ_INT(create_of(buf, &p), 0);
+        create_params_done(&p);
+        strcpy(buf + o, ",\"extra\":\"v\"}}");
+        CHECK_EQ_INT(create_of(buf, &p), -EINVAL);
+
+        o = (size_t)sprintf(buf, "{\"templateID\":\"base\",\"envVars\":{\"K\":\"");
+        memset(buf + o, 'x', MAP_MAX_VALUE);
+        strcpy(buf + o + MAP_MAX_VALUE, "\"}}");
+        CHECK_EQ_INT(create_of(buf, &p), 0);
+        create_params_done(&p);
+        memset(buf + o, 'x', MAP_MAX_VALUE + 1);
+        strcpy(buf + o + MAP_MAX_VALUE + 1, "\"}}");
+        CHECK_EQ_INT(create_of(buf, &p), -EINVAL);
+        free(buf);
+}
+
+static void test_json_depth(void)
+{
+        CHECK_EQ_INT(json_depth("{}", 2), 1);
+        CHECK_EQ_INT(json_depth("{\"a\":[[1]]}", 11), 3);
+        CHECK_EQ_INT(json_depth("{\"a\":\"[[[[\\\"[[\"}", 17), 1); /* brackets in strings */
+        cJSON *j = NULL;
+        const char *msg = NULL;
+        char deep[200];
+        memset(deep, '[', 100);
+        memset(deep + 100, ']', 100);
+        CHECK_EQ_INT(json_parse_body(deep, 200, &j, &msg), -ELOOP);
+        CHECK_EQ_INT(json_parse_body("", 0, &j, &msg), 0);
+        CHECK(j == NULL);
+        CHECK_EQ_INT(json_parse_body("[]", 2, &j, &msg), -EBADMSG);
+        CHECK_EQ_INT(json_parse_body("{\"a\":", 5, &j, &msg), -EBADMSG);
+        CHECK_EQ_INT(json_parse_body("{\"a\":1}", 7, &j, &msg), 0);
+        cJSON_Delete(j);
+}
+
+static void test_keys(void)
+{
+        char k[API_KEY_LEN + 1];
+        CHECK_EQ_INT(keys_generate(k), 0);
+        CHECK(key_format_valid(k));
+        CHECK_EQ_INT(strlen(k), 44);
+        CHECK(strncmp(k, "e2b_", 4) == 0);
+        CHECK(!key_format_valid("e2b_"));
+        CHECK(!key_format_valid("e2b_0123456789ABCDEF0123456789abcdef01234567"));
+        CHECK(!key_format_valid("e2c_0123456789abcdef0123456789abcdef01234567"));
+        CHECK(key_format_valid("e2b_0123456789abcdef0123456789abcdef01234567"));
+
+        CHECK(const_time_streq("abc", "abc"));
+        CHECK(!const_time_streq("abc", "abd"));
+        CHECK(!const_time_streq("abc", "abcd"));
+        CHECK(!const_time_streq("abcd", "abc"));
+        CHECK(!const_time_streq("", "abc"));
+        CHECK(!const_time_streq(NULL, "abc"));
+        CHECK(!const_time_streq("abc", NULL));
+
+        struct keys ks = {.n = 2};
+        strcpy(ks.key[0], "e2b_0123456789abcdef0123456789abcdef01234567");
+        strcpy(ks.key[1], k);
+        CHECK(keys_check(&ks, k));
+        CHECK(keys_check(&ks, "e2b_0123456789abcdef0123456789abcdef01234567"));
+        CHECK(!keys_check(&ks, "e2b_0123456789abcdef0123456789abcdef01234566"));
+        CHECK(!keys_check(&ks, ""));
+        CHECK(!keys_check(&ks, NULL));
+
+        /* Timing: a mismatch in the first byte costs what a mismatch in the last does. */
+        char secret[4097], early[4097], late[4097];
+        memset(secret, 'a', 4096);
+        secret[4096] = 0;
+        memcpy(early, secret, sizeof(secret));
+        memcpy(late, secret, sizeof(secret));
+        early[0] = 'b';
+        late[4095] = 'b';
+        struct timespec t0, t1, t2;
+        volatile int sink = 0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int i = 0; i < 2000; i++)
+                sink += const_time_streq(early, secret);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        for (int i = 0; i < 2000; i++)
+                sink += const_time_streq(late, secret);
+        clock_gettime(CLOCK_MONOTONIC, &t2);
+        double a = (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
+        double b = (double)(t2.tv_sec - t1.tv_sec) * 1e9 + (double)(t2.tv_nsec - t1.tv_nsec);
+        CHECK(sink == 0);
+        /* an early-exit compare would make a ~1000x faster than b */
+        CHECK(a > b / 4);
+}
+
+static void test_list_query(void)
+{
+        struct list_query q;
+        const char *msg;
+        CHECK_EQ_INT(list_query_parse(NULL, NULL, NULL, NULL, &q, &msg), 0);
+        CHECK_EQ_INT(q.limit, 100);
+        CHECK_EQ_INT(q.offset, 0);
+        CHECK(q.want_running);
+        CHECK_EQ_INT(list_query_parse("5", "10", "a=b&c=d%20e", "running,paused", &q, &msg), 0);
+        CHECK_EQ_INT(q.limit, 5);
+        CHECK_EQ_INT(q.offset, 10);
+        CHECK_STREQ(cJSON_GetObjectItemCaseSensitive(q.metadata, "a")->valuestring, "b");
+        CHECK_STREQ(cJSON_GetObjectItemCaseSensitive(q.metadata, "c")->valuestring, "d e");
+        list_query_done(&q);
+        CHECK_EQ_INT(list_query_parse(NULL, NULL, NULL, "paused", &q, &msg), 0);
+        CHECK(!q.want_running);
+        CHECK_EQ_INT(list_query_parse("0", NULL, NULL, NULL, &q, &msg), -EINVAL);
+        CHECK_EQ_INT(list_query_parse("101", NULL, NULL, NULL, &q, &msg), -EINVAL);
+        CHECK_EQ_INT(list_query_parse("x", NULL, NULL, NULL, &q, &msg), -EINVAL);
+        CHECK_EQ_INT(list_query_parse(NULL, "abc", NULL, NULL, &q, &msg), -EINVAL);
+        CHECK_EQ_INT(list_query_parse(NULL, NULL, NULL, "dead", &q, &msg), -EINVAL);
+        CHECK_EQ_INT(list_query_parse(NULL, NULL, "a=%zz", NULL, &q, &msg), -EINVAL);
+}
+
+int main(void)
+{
+        test_timeouts();
+        test_names();
+        test_create();
+        test_json_depth();
+        test_keys();
+        test_list_query();
+        return unit_finish("test-server-validate");
+}
