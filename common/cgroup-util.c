@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "cgroup-util.h"
+
+#include "fd-util.h"
+#include "macros.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Refuses names that could climb out of a hierarchy root. */
+static int name_ok(const char *name)
+{
+        if (!name || !*name || name[0] == '/')
+                return 0;
+        for (const char *p = name; *p;) {
+                size_t len = strcspn(p, "/");
+                if (len == 0 || (len == 1 && p[0] == '.') ||
+                    (len == 2 && p[0] == '.' && p[1] == '.'))
+                        return 0;
+                p += len;
+                if (*p)
+                        p++;
+        }
+        return 1;
+}
+
+/* Calls fn(mountpoint, fstype_is_v2, userdata) for each cgroup/cgroup2 mount in
+ * /proc/self/mountinfo; stops at the first fn returning != 0 and returns that. */
+static int for_each_hierarchy(int (*fn)(const char *, int, void *), void *userdata)
+{
+        _cleanup_close_ int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        _cleanup_free_ char *buf = NULL;
+        int r = read_all(fd, 4 * 1024 * 1024, &buf, NULL);
+        if (r < 0)
+                return r;
+        for (char *line = buf, *next; line && *line; line = next) {
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = 0;
+                /* id parent maj:min root mountpoint opts... - fstype source superopts */
+                char mnt[4096], fstype[32];
+                const char *sep = strstr(line, " - ");
+                if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
+                    sscanf(sep + 3, "%31s", fstype) != 1)
+                        continue;
+                int v2 = strcmp(fstype, "cgroup2") == 0;
+                if (!v2 && strcmp(fstype, "cgroup") != 0)
+                        continue;
+                if (strchr(mnt, '\\')) /* octal-escaped: not a path we made */
+                        continue;
+                if ((r = fn(mnt, v2, userdata)) != 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int find_v2(const char *mnt, int v2, void *userdata)
+{
+        if (!v2)
+                return 0;
+        char **ret = userdata;
+        return (*ret = strdup(mnt)) ? 1 : -ENOMEM;
+}
+
+int cgroup_v2_path(const char *name, char **ret_path)
+{
+        if (!name_ok(name))
+                return -EINVAL;
+        _cleanup_free_ char *mnt = NULL;
+        int r = for_each_hierarchy(find_v2, &mnt);
+        if (r < 0)
+                return r;
+        if (!mnt)
+                return -ENOENT;
+        if (asprintf(ret_path, "%s/%s", mnt, name) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static int knob_path(const char *name, const char *knob, char *buf, size_t size)
+{
+        _cleanup_free_ char *dir = NULL;
+        int r = cgroup_v2_path(name, &dir);
+        if (r < 0)
+                return r;
+        if ((size_t)snprintf(buf, size, "%s/%s", dir, knob) >= size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+static int kill_listed(const char *procs)
+{
+        _cleanup_close_ int fd = open(procs, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        _cleanup_free_ char *buf = NULL;
+        int r = read_all(fd, 16 * 1024 * 1024, &buf, NULL);
+        if (r < 0)
+                return r;
+        for (char *p = buf, *end; *p; p = end) {
+                long pid = strtol(p, &end, 10);
+                if (end == p)
+                        break;
+                if (pid > 0)
+                        (void)kill((pid_t)pid, SIGKILL);
+        }
+        return 0;
+}
+
+int cgroup_kill(const char *name)
+{
+        char path[4096];
+        int r = knob_path(name, "cgroup.kill", path, sizeof(path));
+        if (r < 0)
+                return r;
+        r = write_file(path, "1");
+        if (r != -ENOENT)
+                return r;
+        /* No cgroup.kill: either the group is gone or the kernel predates 5.14. */
+        if (knob_path(name, "", path, sizeof(path)) >= 0 && access(path, F_OK) < 0)
+                return 0;
+        char freeze[4096], procs[4096];
+        (void)knob_path(name, "cgroup.freeze", freeze, sizeof(freeze));
+        (void)knob_path(name, "cgroup.procs", procs, sizeof(procs));
+        (void)write_file(freeze, "1");
+        r = kill_listed(procs);
+        (void)write_file(freeze, "0");
+        return r;
+}
+
+static long long now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int cgroup_wait_empty(const char *name, int timeout_ms)
+{
+        char path[4096];
+        int r = knob_path(name, "cgroup.events", path, sizeof(path));
+        if (r < 0)
+                return r;
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        long long deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+        for (;;) {
+                char buf[256];
+                ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+                if (n < 0)
+                        return errno == ENODEV ? 0 : -errno; /* group removed meanwhile */
+                buf[n] = 0;
+                if (strstr(buf, "populated 0"))
+                        return 0;
+                int wait = -1;
+                if (deadline >= 0) {
+                        long long left = deadline - now_ms();
+                        if (left <= 0)
+                                return -ETIMEDOUT;
+                        wait = (int)MIN(left, 100);
+                } else {
+                        wait = 100;
+                }
+                /* cgroup.events raises POLLPRI on change; the 100 ms cap covers a missed edge. */
+                struct pollfd p = {.fd = fd, .events = POLLPRI};
+                if (poll(&p, 1, wait) < 0 && errno != EINTR)
+                        return -errno;
+        }
+}
+
+/* rmdir dir after its descendant cgroups (only directories can be removed in cgroupfs). */
+static int remove_tree(const char *dir)
+{
+        DIR *d = opendir(dir);
+        if (!d)
+                return errno == ENOENT ? 0 : -errno;
+        int r = 0;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+                if (e->d_type != DT_DIR || strcmp(e->d_name, ".") == 0 ||
+                    strcmp(e->d_name, "..") == 0)
+                        continue;
+                char sub[4096];
+                if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name) >= sizeof(sub)) {
+                        r = -ENAMETOOLONG;
+                        continue;
+                }
+                int k = remove_tree(sub);
+                if (k < 0 && r == 0)
+                        r = k;
+        }
+        closedir(d);
+        if (rmdir(dir) < 0 && errno != ENOENT && r == 0)
+                r = -errno;
+        return r;
+}
+
+struct remove_ctx {
+        const char *name;
+        int error; /* first failure; the other hierarchies are still tried */
+};
+
+static int remove_in(const char *mnt, int v2, void *userdata)
+{
+        struct remove_ctx *c = userdata;
+        char dir[4096];
+        (void)v2;
+        int r = (size_t)snprintf(dir, sizeof(dir), "%s/%s", mnt, c->name) >= sizeof(dir)
+                        ? -ENAMETOOLONG
+                        : remove_tree(dir);
+        if (r < 0 && c->error == 0)
+                c->error = r;
+        return 0;
+}
+
+int cgroup_remove(const char *name)
+{
+        if (!name_ok(name))
+                return -EINVAL;
+        struct remove_ctx c = {.name = name};
+        int r = for_each_hierarchy(remove_in, &c);
+        return r < 0 ? r : c.error;
+}
+
+int cgroup_destroy(const char *name, int timeout_ms)
+{
+        int r = cgroup_kill(name);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        r = cgroup_wait_empty(name, timeout_ms);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        return cgroup_remove(name);
+}
