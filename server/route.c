@@ -124,7 +124,7 @@ bool route_proxy_forbidden(uint16_t port, const char *path)
         /* envd's orchestrator-only routes. /init carries the envd access token and env vars:
          * only sbxd sends it, on port 0. The others (E2B snapshotting) are refused too, so no
          * agent ever has to tell an orchestrator call from an outside one. */
-        static const char *const internal[] = {"/init",    "/freeze", "/unfreeze", "/collapse",
+        static const char *const internal[] = {"/init",     "/freeze", "/unfreeze", "/collapse",
                                                "/fsfreeze", "/fsthaw", "/upgrade"};
         while (path[0] == '/' && path[1] == '/')
                 path++; /* "//init" is "/init" to most routers */

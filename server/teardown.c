@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-util.h"
 #include "fd-util.h"
 #include "macros.h"
 #include "missing-syscalls.h"
@@ -25,140 +26,6 @@ static void sleep_ms(int ms)
 {
         struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
-}
-
-/* Whether the cgroup dir still has processes. v2: cgroup.events; v1: cgroup.procs. */
-static bool cgroup_populated(const char *cg, bool v2)
-{
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/%s", cg, v2 ? "cgroup.events" : "cgroup.procs");
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return false;
-        _cleanup_free_ char *buf = NULL;
-        size_t len;
-        if (read_all(fd, 1 << 20, &buf, &len) < 0)
-                return false;
-        if (v2)
-                return strstr(buf, "populated 1") != NULL;
-        return len > 0;
-}
-
-/* SIGKILL every pid listed in a v1 cgroup.procs (recursively for child cgroups). */
-static void cgroup_v1_kill(const char *cg)
-{
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) {
-                _cleanup_free_ char *buf = NULL;
-                size_t len;
-                if (read_all(fd, 1 << 20, &buf, &len) >= 0)
-                        for (char *p = buf, *e; *p; p = e) {
-                                long pid = strtol(p, &e, 10);
-                                if (e == p)
-                                        break;
-                                if (pid > 1)
-                                        kill((pid_t)pid, SIGKILL);
-                        }
-        }
-        DIR *d = opendir(cg);
-        if (!d)
-                return;
-        struct dirent *de;
-        while ((de = readdir(d)))
-                if (de->d_type == DT_DIR && de->d_name[0] != '.') {
-                        snprintf(path, sizeof(path), "%s/%s", cg, de->d_name);
-                        cgroup_v1_kill(path);
-                }
-        closedir(d);
-}
-
-/* rmdir a cgroup and its child cgroups, deepest first; retried while processes exit. */
-static int cgroup_rmdir(const char *cg)
-{
-        DIR *d = opendir(cg);
-        if (!d)
-                return errno == ENOENT ? 0 : -errno;
-        struct dirent *de;
-        char path[4096];
-        int ret = 0;
-        while ((de = readdir(d)))
-                if (de->d_type == DT_DIR && de->d_name[0] != '.') {
-                        snprintf(path, sizeof(path), "%s/%s", cg, de->d_name);
-                        int r = cgroup_rmdir(path);
-                        if (r < 0 && ret == 0)
-                                ret = r;
-                }
-        closedir(d);
-        for (int i = 0; i < 100; i++) {
-                if (rmdir(cg) == 0 || errno == ENOENT)
-                        return ret;
-                if (errno != EBUSY)
-                        break;
-                sleep_ms(20);
-        }
-        return ret ? ret : -errno;
-}
-
-/* Every hierarchy under /sys/fs/cgroup that has sbx/<id>: the v2 mount and each v1 one. */
-static int for_each_cgroup(const char *id, int (*fn)(const char *cg, bool v2, void *u), void *u)
-{
-        DIR *d = opendir(CGROUP_ROOT);
-        int ret = 0;
-        if (!d)
-                return -errno;
-        struct dirent *de;
-        while ((de = readdir(d))) {
-                char cg[512];
-                struct stat st;
-                if (de->d_name[0] == '.')
-                        continue;
-                snprintf(cg, sizeof(cg), "%s/%s/%s/%s", CGROUP_ROOT, de->d_name, CGROUP_PARENT, id);
-                if (lstat(cg, &st) < 0 || !S_ISDIR(st.st_mode))
-                        continue;
-                int r = fn(cg, strcmp(de->d_name, "unified") == 0, u);
-                if (r < 0 && ret == 0)
-                        ret = r;
-        }
-        closedir(d);
-        /* cgroup2 mounted directly on /sys/fs/cgroup (pure v2 hosts) */
-        char cg[512];
-        struct stat st;
-        snprintf(cg, sizeof(cg), "%s/%s/%s", CGROUP_ROOT, CGROUP_PARENT, id);
-        if (lstat(cg, &st) == 0 && S_ISDIR(st.st_mode)) {
-                int r = fn(cg, true, u);
-                if (r < 0 && ret == 0)
-                        ret = r;
-        }
-        return ret;
-}
-
-static int kill_one(const char *cg, bool v2, void *u)
-{
-        char path[4096];
-        if (v2) {
-                snprintf(path, sizeof(path), "%s/cgroup.kill", cg);
-                if (write_file(path, "1") >= 0)
-                        return 0;
-        }
-        cgroup_v1_kill(cg);
-        return 0;
-}
-
-static int populated_one(const char *cg, bool v2, void *u)
-{
-        if (cgroup_populated(cg, v2)) {
-                if (!v2)
-                        cgroup_v1_kill(cg);
-                *(bool *)u = true;
-        }
-        return 0;
-}
-
-static int rmdir_one(const char *cg, bool v2, void *u)
-{
-        return cgroup_rmdir(cg);
 }
 
 static int rm_rf_children(int dfd, dev_t dev)
@@ -222,35 +89,27 @@ int rm_rf(const char *path)
 
 int teardown_sandbox(const char *id, pid_t pid, int pidfd, const char *dir)
 {
+        char cg[128];
         int ret = 0, r;
 
-        /* 1. kill */
+        /* 1. the agent is PID 1 of the sandbox: killing it kills the pid namespace */
         if (pidfd >= 0)
                 pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
         else if (pid > 1)
                 kill(pid, SIGKILL);
-        for_each_cgroup(id, kill_one, NULL);
-
-        /* 2. wait until the agent is gone and the cgroups are empty */
         if (pidfd >= 0) {
                 struct pollfd p = {.fd = pidfd, .events = POLLIN};
                 if (poll(&p, 1, TEARDOWN_WAIT_MS) == 0)
                         ret = -ETIMEDOUT;
         }
-        for (int waited = 0;; waited += 10) {
-                bool busy = false;
-                for_each_cgroup(id, populated_one, &busy);
-                if (!busy)
-                        break;
-                if (waited >= TEARDOWN_WAIT_MS) {
-                        ret = -ETIMEDOUT;
-                        break;
-                }
-                sleep_ms(10);
-        }
 
-        /* 3. cgroups */
-        r = for_each_cgroup(id, rmdir_one, NULL);
+        /* 2. + 3. cgroup.kill, wait for "populated 0", rmdir in every hierarchy */
+        snprintf(cg, sizeof(cg), "%s/%s", CGROUP_PARENT, id);
+        r = cgroup_destroy(cg, TEARDOWN_WAIT_MS);
+        for (int i = 0; r == -EBUSY && i < 50; i++) {
+                sleep_ms(20); /* v1 groups can lag behind the v2 one for a moment */
+                r = cgroup_remove(cg);
+        }
         if (r < 0 && ret == 0)
                 ret = r;
 

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Removing every trace of a sandbox (jailer/README.md, "Teardown"):
- *   1. kill: SIGKILL the agent (PID 1 of the sandbox's pid namespace, so the kernel kills every
- *      process in it) through its pidfd, and write 1 to cgroup.kill in the v2 cgroup;
- *      processes still listed in a v1 cgroup.procs are killed too;
- *   2. wait (bounded, 5 s) until the cgroup is empty ("populated 0" / empty cgroup.procs);
+ *   1. SIGKILL the agent (PID 1 of the sandbox's pid namespace, so the kernel kills every
+ *      process in it) through its pidfd and wait (bounded) for it to die;
+ *   2. cgroup.kill of sbx/<id> and wait (bounded, 5 s) for "populated 0" (common/cgroup-util.h);
  *   3. rmdir sbx/<id> (children first) in the v2 hierarchy and in every v1 hierarchy;
  *   4. remove <state>/sandboxes/<id> without following symlinks or crossing mounts.
  * Every step runs even when an earlier one failed; the first error is returned.
