@@ -164,7 +164,9 @@ int sandbox_save(const struct sandbox *s)
 {
         char tmp[4096], path[4096];
         if ((size_t)snprintf(path, sizeof(path), "%s/sandbox.json", s->dir) >= sizeof(path) ||
-            (size_t)snprintf(tmp, sizeof(tmp), "%s/.sandbox.json.tmp", s->dir) >= sizeof(tmp))
+            /* per-thread temp name: concurrent timeout/connect calls may save at once */
+            (size_t)snprintf(tmp, sizeof(tmp), "%s/.sandbox.json.%d.tmp", s->dir, (int)gettid()) >=
+                sizeof(tmp))
                 return -ENAMETOOLONG;
         cJSON *j = sandbox_to_json(s, SHAPE_RECORD);
         _cleanup_free_ char *text = j ? cJSON_Print(j) : NULL;
