@@ -216,8 +216,8 @@ static int remove_in(const char *mnt, int v2, void *userdata)
         char dir[4096];
         (void)v2;
         int r = (size_t)snprintf(dir, sizeof(dir), "%s/%s", mnt, c->name) >= sizeof(dir)
-                        ? -ENAMETOOLONG
-                        : remove_tree(dir);
+                    ? -ENAMETOOLONG
+                    : remove_tree(dir);
         if (r < 0 && c->error == 0)
                 c->error = r;
         return 0;

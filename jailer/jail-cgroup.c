@@ -2,6 +2,7 @@
 #include "jail-cgroup.h"
 
 #include "fd-util.h"
+#include "jail-error.h"
 #include "macros.h"
 
 #include <errno.h>
@@ -22,8 +23,8 @@ struct hierarchy {
 };
 
 static const struct hierarchy hybrid[] = {
-        {"memory", "memory", 1},   {"pids", "pids", 1},       {"cpu", "cpu", 1},
-        {"cpuacct", "cpuacct", 0}, {"freezer", "freezer", 0}, {"unified", "", 0},
+    {"memory", "memory", 1},   {"pids", "pids", 1},       {"cpu", "cpu", 1},
+    {"cpuacct", "cpuacct", 0}, {"freezer", "freezer", 0}, {"unified", "", 0},
 };
 
 static int is_pure_v2(void)
@@ -53,8 +54,7 @@ static int current_cgroup(const char *ctrl, char **ret)
                 *path++ = 0;
                 ctrls++;
                 int match = *ctrl ? 0 : *ctrls == 0;
-                for (char *c = ctrls, *sav = NULL; *ctrl && (c = strtok_r(c, ",", &sav));
-                     c = NULL)
+                for (char *c = ctrls, *sav = NULL; *ctrl && (c = strtok_r(c, ",", &sav)); c = NULL)
                         match |= strcmp(c, ctrl) == 0;
                 if (match)
                         return (*ret = strdup(path)) ? 0 : -ENOMEM;
@@ -140,8 +140,8 @@ static int v2_enable_controllers(const char *rel)
         size_t len = 0; /* length of the prefix of rel: 0 is the root */
         for (;;) {
                 char knob[4096];
-                snprintf(knob, sizeof(knob), CGROUP_ROOT "/%.*s%scgroup.subtree_control",
-                         (int)len, rel, len ? "/" : "");
+                snprintf(knob, sizeof(knob), CGROUP_ROOT "/%.*s%scgroup.subtree_control", (int)len,
+                         rel, len ? "/" : "");
                 int r = write_file(knob, "+memory +pids +cpu");
                 if (r < 0)
                         return r;
@@ -152,8 +152,7 @@ static int v2_enable_controllers(const char *rel)
         }
 }
 
-static int add_dir(struct jail_cgroup *cg, const char *base, const char *ctrl,
-                   const char *rel)
+static int add_dir(struct jail_cgroup *cg, const char *base, const char *ctrl, const char *rel)
 {
         if (cg->n >= JAIL_CGROUP_MAX_DIRS)
                 return -E2BIG;
@@ -164,7 +163,7 @@ static int add_dir(struct jail_cgroup *cg, const char *base, const char *ctrl,
                 return -ENOMEM;
         int r = mkdir_leaf(base, rel);
         if (r < 0)
-                return r;
+                return jail_errorf(r, "mkdir cgroup %s/%s: %m", base, rel);
         cg->dirs[cg->n] = TAKE_PTR(dir);
         cg->origin[cg->n] = TAKE_PTR(origin);
         cg->created[cg->n] = 1;
@@ -194,8 +193,8 @@ static int create_hybrid(struct jail_cgroup *cg, const struct jail_spec *s)
                 int r = add_dir(cg, real, hybrid[i].ctrl, s->cgroup);
                 if (r < 0)
                         return r;
-                if (*hybrid[i].ctrl && (r = set_v1_limits(hybrid[i].ctrl, cg->dirs[cg->n - 1],
-                                                          s)) < 0)
+                if (*hybrid[i].ctrl &&
+                    (r = set_v1_limits(hybrid[i].ctrl, cg->dirs[cg->n - 1], s)) < 0)
                         return r;
         }
         return 0;

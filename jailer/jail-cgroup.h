@@ -14,9 +14,9 @@
 
 struct jail_cgroup {
         size_t n;
-        char *dirs[JAIL_CGROUP_MAX_DIRS];    /* absolute sandbox cgroup dirs, one per hierarchy */
-        char *origin[JAIL_CGROUP_MAX_DIRS];  /* where this process was before attaching */
-        int created[JAIL_CGROUP_MAX_DIRS];   /* dirs[i] was made by us and may be removed */
+        char *dirs[JAIL_CGROUP_MAX_DIRS];   /* absolute sandbox cgroup dirs, one per hierarchy */
+        char *origin[JAIL_CGROUP_MAX_DIRS]; /* where this process was before attaching */
+        int created[JAIL_CGROUP_MAX_DIRS];  /* dirs[i] was made by us and may be removed */
 };
 
 /* Creates the sandbox cgroup in every hierarchy (parents as needed, the leaf must not exist:

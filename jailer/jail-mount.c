@@ -27,8 +27,8 @@ static int open_in_root(int root_fd, const char *path, int flags)
         if (!(flags & O_PATH))
                 flags |= O_NOCTTY;
         struct open_how how = {
-                .flags = (uint64_t)(flags | O_CLOEXEC),
-                .resolve = RESOLVE_SANDBOX,
+            .flags = (uint64_t)(flags | O_CLOEXEC),
+            .resolve = RESOLVE_SANDBOX,
         };
         while (*path == '/')
                 path++;
@@ -94,7 +94,7 @@ static int mkfile_in_root(int root_fd, const char *path, mode_t mode, uid_t uid)
         if (dfd < 0)
                 return -errno;
         _cleanup_close_ int wfd =
-                openat(dfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, mode);
+            openat(dfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, mode);
         if (wfd < 0)
                 return -errno;
         if (uid != (uid_t)-1 && fchown(wfd, uid, uid) < 0)
@@ -110,9 +110,8 @@ static int bind_at(int src_dirfd, const char *src, int target_fd, uint64_t attrs
                    int recursive)
 {
         unsigned rec = recursive ? AT_RECURSIVE : 0;
-        _cleanup_close_ int tree = open_tree(src_dirfd, src,
-                                             OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | rec |
-                                                     (*src ? 0 : AT_EMPTY_PATH));
+        _cleanup_close_ int tree = open_tree(
+            src_dirfd, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | rec | (*src ? 0 : AT_EMPTY_PATH));
         if (tree < 0)
                 return -errno;
         struct mount_attr attr = {.attr_set = attrs, .propagation = MS_PRIVATE};
@@ -243,9 +242,8 @@ static int mount_binds(const struct jail_spec *s, int root_fd, int userns_fd)
                 if (stat(b->source, &st) < 0)
                         return jail_errorf(-errno, "bind source %s: %m", b->source);
                 _cleanup_close_ int tfd =
-                        S_ISDIR(st.st_mode)
-                                ? mkdir_in_root(root_fd, b->target, 0755, s->uid_base)
-                                : mkfile_in_root(root_fd, b->target, 0644, s->uid_base);
+                    S_ISDIR(st.st_mode) ? mkdir_in_root(root_fd, b->target, 0755, s->uid_base)
+                                        : mkfile_in_root(root_fd, b->target, 0644, s->uid_base);
                 if (tfd < 0)
                         return jail_errorf(tfd, "bind target %s: %m", b->target);
                 /* Only read-only binds are idmapped: through a writable idmapped bind, sandbox
@@ -286,18 +284,19 @@ static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urand
 static const struct {
         const char *name, *target;
 } dev_links[] = {
-        {"fd", "/proc/self/fd"},         {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"},
-        {"stderr", "/proc/self/fd/2"},   {"ptmx", "pts/ptmx"},
+    {"fd", "/proc/self/fd"},       {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"},
+    {"stderr", "/proc/self/fd/2"}, {"ptmx", "pts/ptmx"},
 };
 
 static int populate_dev(const struct jail_spec *s, int dev)
 {
         for (size_t i = 0; i < ELEMENTSOF(dev_nodes); i++) {
                 _cleanup_close_ int wfd =
-                        openat(dev, dev_nodes[i], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+                    openat(dev, dev_nodes[i], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
                 if (wfd < 0)
                         return -errno;
-                _cleanup_close_ int tfd = openat(dev, dev_nodes[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                _cleanup_close_ int tfd =
+                    openat(dev, dev_nodes[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
                 if (tfd < 0)
                         return -errno;
                 char src[32];
@@ -324,8 +323,7 @@ static int populate_dev(const struct jail_spec *s, int dev)
         snprintf(uidopt, sizeof(uidopt), "uid=%s", uid);
         snprintf(gidopt, sizeof(gidopt), "gid=%s", uid);
         const char *const opts[] = {size, "mode=1777", uidopt, gidopt, NULL};
-        int r = fs_at("tmpfs", opts, shm,
-                      MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        int r = fs_at("tmpfs", opts, shm, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
         return r < 0 ? jail_errorf(r, "mount /dev/shm: %m") : 0;
 }
 
@@ -378,9 +376,17 @@ int jail_mount_root(const struct jail_spec *s, int userns_fd, int *ret_idmapped)
 /* Docker's masked and read-only /proc paths. Files are covered by /dev/null, dirs by an empty
  * read-only tmpfs; entries this kernel lacks are skipped. */
 static const char *const proc_masked[] = {
-        "kcore",     "keys",        "latency_stats", "timer_list", "timer_stats",
-        "sched_debug", "acpi",      "asound",        "scsi",       "kallsyms",
-        "sysrq-trigger" /* not just read-only: writing it is the only use */,
+    "kcore",
+    "keys",
+    "latency_stats",
+    "timer_list",
+    "timer_stats",
+    "sched_debug",
+    "acpi",
+    "asound",
+    "scsi",
+    "kallsyms",
+    "sysrq-trigger" /* not just read-only: writing it is the only use */,
 };
 static const char *const proc_readonly[] = {"sys", "irq", "bus", "fs"};
 
@@ -421,14 +427,14 @@ int jail_mount_proc(const char *rootfs)
                         return jail_errorf(r, "mask /proc/%s: %m", proc_masked[i]);
         for (size_t i = 0; i < ELEMENTSOF(proc_readonly); i++) {
                 _cleanup_close_ int efd =
-                        openat(proc, proc_readonly[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                    openat(proc, proc_readonly[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
                 if (efd < 0 && errno == ENOENT)
                         continue;
                 if (efd < 0)
                         return -errno;
                 r = bind_at(efd, "", efd,
                             MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                    MOUNT_ATTR_NOEXEC,
+                                MOUNT_ATTR_NOEXEC,
                             -1, 1);
                 if (r < 0)
                         return jail_errorf(r, "read-only /proc/%s: %m", proc_readonly[i]);
@@ -458,7 +464,7 @@ int jail_mount_pivot(const char *rootfs)
          * top (runc does the same for rootless containers). The copy keeps the locked
          * nosuid/nodev/ro flags of every mount in the tree. */
         _cleanup_close_ int tree =
-                open_tree(AT_FDCWD, rootfs, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+            open_tree(AT_FDCWD, rootfs, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
         if (tree < 0)
                 return jail_errorf(-errno, "clone root tree: %m");
         if (move_mount(tree, "", AT_FDCWD, rootfs, MOVE_MOUNT_F_EMPTY_PATH) < 0)

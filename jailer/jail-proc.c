@@ -18,10 +18,10 @@
  * files of any user, signals, setpcap to shed caps for user processes); no CAP_SYS_ADMIN, so
  * no mounts or namespace tricks even if seccomp were bypassed (CVE-2022-0492 needs it). */
 static const cap_value_t agent_caps[] = {
-        CAP_CHOWN,        CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER,
-        CAP_FSETID,       CAP_KILL,         CAP_SETGID,          CAP_SETUID,
-        CAP_SETPCAP,      CAP_SETFCAP,      CAP_NET_BIND_SERVICE, CAP_SYS_CHROOT,
-        CAP_AUDIT_WRITE,
+    CAP_CHOWN,       CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH,  CAP_FOWNER,
+    CAP_FSETID,      CAP_KILL,         CAP_SETGID,           CAP_SETUID,
+    CAP_SETPCAP,     CAP_SETFCAP,      CAP_NET_BIND_SERVICE, CAP_SYS_CHROOT,
+    CAP_AUDIT_WRITE,
 };
 
 int jail_proc_rlimits(void)
@@ -67,9 +67,8 @@ int jail_proc_drop_caps(void)
         if (!caps)
                 return -ENOMEM;
         if (cap_set_flag(caps, CAP_PERMITTED, (int)ELEMENTSOF(agent_caps), agent_caps, CAP_SET) <
-                    0 ||
-            cap_set_flag(caps, CAP_EFFECTIVE, (int)ELEMENTSOF(agent_caps), agent_caps, CAP_SET) <
-                    0)
+                0 ||
+            cap_set_flag(caps, CAP_EFFECTIVE, (int)ELEMENTSOF(agent_caps), agent_caps, CAP_SET) < 0)
                 return -EINVAL;
         if (cap_set_proc(caps) < 0)
                 return -errno;
@@ -92,8 +91,8 @@ int jail_proc_fds(int listen_fd, int *sync_fd)
         if (null < 0)
                 return -errno;
         null_lo = safe_close(null_lo);
-        if (dup3(null, 0, 0) < 0 || dup3(null, 1, 0) < 0 ||
-            dup3(l, JAIL_AGENT_LISTEN_FD, 0) < 0 || dup3(s, JAIL_AGENT_LISTEN_FD + 1, O_CLOEXEC) < 0)
+        if (dup3(null, 0, 0) < 0 || dup3(null, 1, 0) < 0 || dup3(l, JAIL_AGENT_LISTEN_FD, 0) < 0 ||
+            dup3(s, JAIL_AGENT_LISTEN_FD + 1, O_CLOEXEC) < 0)
                 return -errno;
         /* CVE-2024-21626 ("Leaky Vessels"): no host fd survives into the sandbox. */
         if (close_range(JAIL_AGENT_LISTEN_FD + 2, ~0U, 0) < 0)
@@ -126,7 +125,8 @@ int jail_proc_env(const struct jail_spec *s, char ***ret_env)
                 n++;
         }
         if (!env_has(env, n, "PATH") &&
-            !(env[n++] = strdup("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")))
+            !(env[n++] =
+                  strdup("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")))
                 goto oom;
         if (asprintf(&env[n], "SBX_SANDBOX_ID=%s", s->id) < 0) {
                 env[n] = NULL;

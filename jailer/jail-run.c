@@ -61,7 +61,7 @@ static const char *const step_names[STEP_COUNT] = {STEPS(STEP_NAME)};
 
 #define CHILD_TIMEOUT_MS 30000
 #define CLONE_FLAGS                                                                                \
-        (CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |              \
+        (CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |               \
          CLONE_NEWCGROUP)
 
 /* child → parent over the sync socket (SOCK_SEQPACKET: one report per message). */
@@ -217,12 +217,27 @@ static int step_cgroups(struct jail *j)
         return 0;
 }
 
-/* The agent's listening socket, host side only: 0600, root-owned, backlog 128. */
+/* The agent's listening socket, host side only: 0600, root-owned, backlog 128. A path longer
+ * than sun_path is bound through /proc/self/fd/<dirfd>/<name> (the name is short). */
 static int step_socket(struct jail *j)
 {
         const char *path = j->spec->socket;
+        const char *name = strrchr(path, '/') + 1;
+        _cleanup_free_ char *dir = strndup(path, (size_t)(name - path));
+        _cleanup_close_ int dfd = -EBADF;
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        memcpy(sa.sun_path, path, strlen(path) + 1);
+        if (!dir)
+                return fail(j, STEP_SOCKET, -ENOMEM, "socket path");
+        if (strlen(path) < sizeof(sa.sun_path)) {
+                memcpy(sa.sun_path, path, strlen(path) + 1);
+        } else {
+                dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (dfd < 0)
+                        return fail(j, STEP_SOCKET, -errno, "open socket dir");
+                if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dfd,
+                                     name) >= sizeof(sa.sun_path))
+                        return fail(j, STEP_SOCKET, -ENAMETOOLONG, "socket name");
+        }
         j->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (j->listen_fd < 0)
                 return fail(j, STEP_SOCKET, -errno, "socket");

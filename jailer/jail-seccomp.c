@@ -23,44 +23,94 @@
  * stime, ...) are skipped. Sources: Docker's default profile (shared/reference/escape-battery.md,
  * appendix) and battery group B. */
 static const char *const deny_eperm[] = {
-        /* B1 keyrings: not namespaced. */
-        "keyctl", "add_key", "request_key",
-        /* B2: CVE-rich kernel attack surface. */
-        "bpf", "perf_event_open", "userfaultfd",
-        /* B3 mounts; CVE-2022-0185 (fsconfig heap overflow reachable from a userns). */
-        "mount", "umount", "umount2", "pivot_root", "chroot", "fsopen", "fsconfig", "fsmount",
-        "fspick", "move_mount", "open_tree", "mount_setattr",
-        /* B4 cross-process access. */
-        "ptrace", "process_vm_readv", "process_vm_writev", "process_madvise", "kcmp",
-        "pidfd_getfd",
-        /* B5 namespaces (clone is argument-filtered below, clone3 gets ENOSYS). */
-        "unshare", "setns",
-        /* B6 modules and kexec. */
-        "init_module", "finit_module", "delete_module", "create_module", "get_kernel_syms",
-        "query_module", "kexec_load", "kexec_file_load",
-        /* B7 "shocker" file-handle escape. */
-        "open_by_handle_at", "name_to_handle_at",
-        /* B8 privileged. */
-        "iopl", "ioperm", "swapon", "swapoff", "reboot", "acct", "quotactl", "quotactl_fd",
-        "syslog", "nfsservctl", "lookup_dcookie", "uselib", "ustat", "sysfs", "_sysctl", "vm86",
-        "vm86old",
-        /* B9 clocks: not namespaced. */
-        "settimeofday", "stime", "clock_settime", "clock_adjtime", "adjtimex",
-        /* B10 (personality is in the hand-written filter). */
-        "vhangup",
-        /* B11 io_uring bypasses per-syscall seccomp (moby/moby PR #46762). */
-        "io_uring_setup", "io_uring_enter", "io_uring_register",
-        /* NUMA policy (CAP_SYS_NICE in Docker). */
-        "mbind", "set_mempolicy", "get_mempolicy", "move_pages", "migrate_pages",
-        "set_mempolicy_home_node",
-        /* C18. */
-        "fanotify_init",
+    /* B1 keyrings: not namespaced. */
+    "keyctl",
+    "add_key",
+    "request_key",
+    /* B2: CVE-rich kernel attack surface. */
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    /* B3 mounts; CVE-2022-0185 (fsconfig heap overflow reachable from a userns). */
+    "mount",
+    "umount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "move_mount",
+    "open_tree",
+    "mount_setattr",
+    /* B4 cross-process access. */
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "process_madvise",
+    "kcmp",
+    "pidfd_getfd",
+    /* B5 namespaces (clone is argument-filtered below, clone3 gets ENOSYS). */
+    "unshare",
+    "setns",
+    /* B6 modules and kexec. */
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "create_module",
+    "get_kernel_syms",
+    "query_module",
+    "kexec_load",
+    "kexec_file_load",
+    /* B7 "shocker" file-handle escape. */
+    "open_by_handle_at",
+    "name_to_handle_at",
+    /* B8 privileged. */
+    "iopl",
+    "ioperm",
+    "swapon",
+    "swapoff",
+    "reboot",
+    "acct",
+    "quotactl",
+    "quotactl_fd",
+    "syslog",
+    "nfsservctl",
+    "lookup_dcookie",
+    "uselib",
+    "ustat",
+    "sysfs",
+    "_sysctl",
+    "vm86",
+    "vm86old",
+    /* B9 clocks: not namespaced. */
+    "settimeofday",
+    "stime",
+    "clock_settime",
+    "clock_adjtime",
+    "adjtimex",
+    /* B10 (personality is in the hand-written filter). */
+    "vhangup",
+    /* B11 io_uring bypasses per-syscall seccomp (moby/moby PR #46762). */
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    /* NUMA policy (CAP_SYS_NICE in Docker). */
+    "mbind",
+    "set_mempolicy",
+    "get_mempolicy",
+    "move_pages",
+    "migrate_pages",
+    "set_mempolicy_home_node",
+    /* C18. */
+    "fanotify_init",
 };
 
 /* Syscalls newer than libseccomp 2.5.4's table, by number (unified numbering since 5.1,
  * identical on every arch). */
 static const int deny_eperm_nr[] = {
-        467, /* open_tree_attr (Linux 6.15): open_tree plus mount_setattr */
+    467, /* open_tree_attr (Linux 6.15): open_tree plus mount_setattr */
 };
 
 #define CLONE_NEW_MASK                                                                             \
@@ -122,7 +172,7 @@ static int add_arg_rules(scmp_filter_ctx ctx)
 static int build_main(scmp_filter_ctx *ret)
 {
         __attribute__((cleanup(seccomp_releasep))) scmp_filter_ctx ctx =
-                seccomp_init(SCMP_ACT_ALLOW);
+            seccomp_init(SCMP_ACT_ALLOW);
         if (!ctx)
                 return -ENOMEM;
         /* B13: only the native ABI is in the filter; i386 (int 0x80) and any other arch get
@@ -203,7 +253,7 @@ enum {
         X_RET_ALLOW,
         X_COUNT,
 };
-#define J(from, to) ((unsigned char)((to) - (from)-1))
+#define J(from, to)            ((unsigned char)((to) - (from)-1))
 #define JEQ(at, k, to_t, to_f) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (k), J(at, to_t), J(at, to_f))
 
 /* What libseccomp 2.5 cannot say with a default-allow filter ("argument not in a set"):
@@ -217,28 +267,28 @@ static int build_extra(struct sock_fprog *ret)
 {
         const uint32_t native = seccomp_arch_native();
         const struct sock_filter prog[X_COUNT] = {
-                [X_LD_ARCH] = BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-                [X_CHECK_ARCH] = JEQ(X_CHECK_ARCH, native, X_LD_NR, X_RET_ALLOW),
-                [X_LD_NR] = BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-                [X_CHECK_X32] = BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000,
-                                         J(X_CHECK_X32, X_RET_ENOSYS),
-                                         J(X_CHECK_X32, X_IS_PERSONALITY)),
-                [X_IS_PERSONALITY] = JEQ(X_IS_PERSONALITY, __NR_personality, X_PERS_LD, X_IS_SOCKET),
-                [X_IS_SOCKET] = JEQ(X_IS_SOCKET, __NR_socket, X_SOCK_LD, X_RET_ALLOW),
-                [X_PERS_LD] = BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG0_LO),
-                [X_PERS_0] = JEQ(X_PERS_0, 0, X_RET_ALLOW, X_PERS_8),
-                [X_PERS_8] = JEQ(X_PERS_8, 0x8, X_RET_ALLOW, X_PERS_20000),
-                [X_PERS_20000] = JEQ(X_PERS_20000, 0x20000, X_RET_ALLOW, X_PERS_20008),
-                [X_PERS_20008] = JEQ(X_PERS_20008, 0x20008, X_RET_ALLOW, X_PERS_QUERY),
-                [X_PERS_QUERY] = JEQ(X_PERS_QUERY, 0xffffffff, X_RET_ALLOW, X_RET_EPERM),
-                [X_SOCK_LD] = BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG0_LO),
-                [X_SOCK_UNIX] = JEQ(X_SOCK_UNIX, AF_UNIX, X_RET_ALLOW, X_SOCK_INET),
-                [X_SOCK_INET] = JEQ(X_SOCK_INET, AF_INET, X_RET_ALLOW, X_SOCK_INET6),
-                [X_SOCK_INET6] = JEQ(X_SOCK_INET6, AF_INET6, X_RET_ALLOW, X_SOCK_NETLINK),
-                [X_SOCK_NETLINK] = JEQ(X_SOCK_NETLINK, AF_NETLINK, X_RET_ALLOW, X_RET_EPERM),
-                [X_RET_EPERM] = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-                [X_RET_ENOSYS] = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-                [X_RET_ALLOW] = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+            [X_LD_ARCH] = BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+            [X_CHECK_ARCH] = JEQ(X_CHECK_ARCH, native, X_LD_NR, X_RET_ALLOW),
+            [X_LD_NR] = BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+            [X_CHECK_X32] =
+                BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, J(X_CHECK_X32, X_RET_ENOSYS),
+                         J(X_CHECK_X32, X_IS_PERSONALITY)),
+            [X_IS_PERSONALITY] = JEQ(X_IS_PERSONALITY, __NR_personality, X_PERS_LD, X_IS_SOCKET),
+            [X_IS_SOCKET] = JEQ(X_IS_SOCKET, __NR_socket, X_SOCK_LD, X_RET_ALLOW),
+            [X_PERS_LD] = BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG0_LO),
+            [X_PERS_0] = JEQ(X_PERS_0, 0, X_RET_ALLOW, X_PERS_8),
+            [X_PERS_8] = JEQ(X_PERS_8, 0x8, X_RET_ALLOW, X_PERS_20000),
+            [X_PERS_20000] = JEQ(X_PERS_20000, 0x20000, X_RET_ALLOW, X_PERS_20008),
+            [X_PERS_20008] = JEQ(X_PERS_20008, 0x20008, X_RET_ALLOW, X_PERS_QUERY),
+            [X_PERS_QUERY] = JEQ(X_PERS_QUERY, 0xffffffff, X_RET_ALLOW, X_RET_EPERM),
+            [X_SOCK_LD] = BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG0_LO),
+            [X_SOCK_UNIX] = JEQ(X_SOCK_UNIX, AF_UNIX, X_RET_ALLOW, X_SOCK_INET),
+            [X_SOCK_INET] = JEQ(X_SOCK_INET, AF_INET, X_RET_ALLOW, X_SOCK_INET6),
+            [X_SOCK_INET6] = JEQ(X_SOCK_INET6, AF_INET6, X_RET_ALLOW, X_SOCK_NETLINK),
+            [X_SOCK_NETLINK] = JEQ(X_SOCK_NETLINK, AF_NETLINK, X_RET_ALLOW, X_RET_EPERM),
+            [X_RET_EPERM] = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+            [X_RET_ENOSYS] = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+            [X_RET_ALLOW] = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         };
         struct sock_filter *copy = malloc(sizeof(prog));
         if (!copy)

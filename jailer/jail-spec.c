@@ -8,7 +8,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/un.h>
 
 /* Paths the jailer itself manages inside the root: binds may not land on or under them. */
 static const char *const reserved_targets[] = {"/proc", "/dev", "/sys", "/.sbx"};
@@ -294,8 +293,8 @@ static int parse_limits(const cJSON *o, struct jail_spec *s, const char **msg)
                 *msg = "uid_base + uid_count overflows the uid space";
                 return -EINVAL;
         }
-        if ((r = get_int(o, "memory_bytes", 16.0 * 1024 * 1024, 1024.0 * 1024 * 1024 * 1024,
-                         &v, msg)) < 0)
+        if ((r = get_int(o, "memory_bytes", 16.0 * 1024 * 1024, 1024.0 * 1024 * 1024 * 1024, &v,
+                         msg)) < 0)
                 return r;
         s->memory_bytes = (uint64_t)v;
         if ((r = get_int(o, "pids_max", 8, 4194304, &v, msg)) < 0)
@@ -312,8 +311,7 @@ static int parse_limits(const cJSON *o, struct jail_spec *s, const char **msg)
                 return -EINVAL;
         }
         s->cpu_quota_us = v;
-        if ((r = get_int(o, "disk_bytes", 1024.0 * 1024, 1024.0 * 1024 * 1024 * 1024, &v,
-                         msg)) < 0)
+        if ((r = get_int(o, "disk_bytes", 1024.0 * 1024, 1024.0 * 1024 * 1024 * 1024, &v, msg)) < 0)
                 return r;
         s->disk_bytes = (uint64_t)v;
         return 0;
@@ -332,8 +330,9 @@ static int parse_object(const cJSON *o, struct jail_spec *s, const char **msg)
             (r = get_path(o, "socket", &s->socket, msg)) < 0 ||
             (r = get_path(o, "agent", &s->agent, msg)) < 0)
                 return r;
-        if (strlen(s->socket) >= sizeof(((struct sockaddr_un *)NULL)->sun_path)) {
-                *msg = "socket path longer than sun_path";
+        /* Long paths are bound via /proc/self/fd/<dirfd>/<name>: only the name must be short. */
+        if (strlen(strrchr(s->socket, '/') + 1) > JAIL_SOCKET_NAME_MAX) {
+                *msg = "socket: file name longer than 64 bytes";
                 return -EINVAL;
         }
         if ((r = get_string(o, "cgroup", &s->cgroup, msg)) < 0)
@@ -348,8 +347,7 @@ static int parse_object(const cJSON *o, struct jail_spec *s, const char **msg)
         return 0;
 }
 
-int jail_spec_parse(const char *json, size_t len, struct jail_spec **ret_spec,
-                    const char **ret_msg)
+int jail_spec_parse(const char *json, size_t len, struct jail_spec **ret_spec, const char **ret_msg)
 {
         const char *msg = "invalid spec";
         if (len > JAIL_SPEC_MAX) {
@@ -357,7 +355,7 @@ int jail_spec_parse(const char *json, size_t len, struct jail_spec **ret_spec,
                 return -EINVAL;
         }
         __attribute__((cleanup(cjson_deletep))) cJSON *root =
-                cJSON_ParseWithLengthOpts(json, len, NULL, 0);
+            cJSON_ParseWithLengthOpts(json, len, NULL, 0);
         if (!cJSON_IsObject(root)) {
                 *ret_msg = "spec is not a JSON object";
                 return -EINVAL;

@@ -17,18 +17,21 @@
 #define JAIL_SPEC_MAX      (1024 * 1024) /* bytes of JSON accepted on the spec fd */
 #define JAIL_PATH_MAX      1024          /* host paths in the spec */
 #define JAIL_ENV_VALUE_MAX (32 * 1024)
-#define JAIL_UID_COUNT_MIN 65536 /* sandbox ids 0 (root), 1000 (user), 65534 (nobody) */
+#define JAIL_UID_COUNT_MIN 65536
+#define JAIL_SOCKET_NAME_MAX                                                                       \
+        64 /* last component of the socket path */ /* sandbox ids 0 (root), 1000 (user), 65534     \
+                                                      (nobody) */
 
 struct jail_bind {
-        char *source;  /* absolute host path */
-        char *target;  /* absolute path inside the sandbox, never "/" */
+        char *source; /* absolute host path */
+        char *target; /* absolute path inside the sandbox, never "/" */
         int readonly;
 };
 
 struct jail_spec {
         char *id; /* [a-z0-9]{1,63} */
         char *rootfs;
-        char *socket; /* fits in sockaddr_un.sun_path */
+        char *socket;  /* any length; its last component <= JAIL_SOCKET_NAME_MAX */
         char **layers; /* bottom first */
         size_t n_layers;
         struct jail_bind *binds;

@@ -23,9 +23,9 @@ static int parse_fd(const char *s)
 int main(int argc, char **argv)
 {
         static const struct option opts[] = {
-                {"spec-fd", required_argument, NULL, 's'},
-                {"status-fd", required_argument, NULL, 'S'},
-                {},
+            {"spec-fd", required_argument, NULL, 's'},
+            {"status-fd", required_argument, NULL, 'S'},
+            {},
         };
         int spec_fd = -EBADF, status_fd = -EBADF, c;
         log_setup("sbx-jailer", 0);

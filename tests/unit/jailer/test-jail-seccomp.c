@@ -28,7 +28,7 @@ static int probe(void)
 #define EXPECT(cond)                                                                               \
         do {                                                                                       \
                 if (!(cond)) {                                                                     \
-                        fprintf(stderr, "line %d: expected %s (errno %d)\n", __LINE__, #cond,       \
+                        fprintf(stderr, "line %d: expected %s (errno %d)\n", __LINE__, #cond,      \
                                 errno);                                                            \
                         bad++;                                                                     \
                 }                                                                                  \

@@ -76,7 +76,10 @@ static void test_good(void)
 static void test_optional(void)
 {
         /* binds and env may be absent; cpu quota -1 is unlimited; readonly defaults to true. */
-        CHECK_EQ_INT(parse_edit("\"binds\":[{\"source\":\"/usr\",\"target\":\"/usr\",\"readonly\":true}],", ""), 0);
+        CHECK_EQ_INT(
+            parse_edit("\"binds\":[{\"source\":\"/usr\",\"target\":\"/usr\",\"readonly\":true}],",
+                       ""),
+            0);
         CHECK_EQ_INT(parse_edit(",\"env\":{\"LANG\":\"C.UTF-8\",\"FOO_1\":\"bar=baz\"}", ""), 0);
         CHECK_EQ_INT(parse_edit("\"cpu_quota_us\":200000", "\"cpu_quota_us\":-1"), 0);
         struct jail_spec *s = NULL;
@@ -91,10 +94,10 @@ static void test_optional(void)
 
 static void test_missing(void)
 {
-        const char *fields[] = {"\"rootfs\"", "\"socket\"", "\"layers\"", "\"agent\"",
-                                "\"uid_base\"", "\"uid_count\"", "\"cgroup\"", "\"memory_bytes\"",
-                                "\"pids_max\"", "\"cpu_quota_us\"", "\"cpu_period_us\"",
-                                "\"disk_bytes\""};
+        const char *fields[] = {"\"rootfs\"",       "\"socket\"",        "\"layers\"",
+                                "\"agent\"",        "\"uid_base\"",      "\"uid_count\"",
+                                "\"cgroup\"",       "\"memory_bytes\"",  "\"pids_max\"",
+                                "\"cpu_quota_us\"", "\"cpu_period_us\"", "\"disk_bytes\""};
         for (size_t i = 0; i < ELEMENTSOF(fields); i++)
                 CHECK_EQ_INT(parse_edit(fields[i], "\"unknown_field\""), -EINVAL);
         CHECK_EQ_INT(parse_edit("\"id\":\"abc123\",", ""), -EINVAL);
@@ -111,25 +114,32 @@ static void test_bad_values(void)
         CHECK_EQ_INT(parse_edit("\"abc123\"", "\"ABC\""), -EINVAL);
         CHECK_EQ_INT(parse_edit("\"abc123\"", "\"\""), -EINVAL);
         CHECK_EQ_INT(parse_edit("\"abc123\"", "\"a-b\""), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"abc123\"",
-                                "\"0123456789012345678901234567890123456789012345678901234567890123\""),
-                     -EINVAL);
+        CHECK_EQ_INT(
+            parse_edit("\"abc123\"",
+                       "\"0123456789012345678901234567890123456789012345678901234567890123\""),
+            -EINVAL);
         CHECK_EQ_INT(parse_edit("\"abc123\"", "42"), -EINVAL);
         /* paths */
         CHECK_EQ_INT(parse_edit("\"/var/lib/sbx/sandboxes/abc123/rootfs\"", "\"rootfs\""), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"/var/lib/sbx/sandboxes/abc123/rootfs\"",
-                                "\"/var/lib/sbx/../../etc\""),
+        CHECK_EQ_INT(
+            parse_edit("\"/var/lib/sbx/sandboxes/abc123/rootfs\"", "\"/var/lib/sbx/../../etc\""),
+            -EINVAL);
+        CHECK_EQ_INT(parse_edit("\"/var/lib/sbx/sandboxes/abc123/rootfs\"", "\"/var//x\""),
                      -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"/var/lib/sbx/sandboxes/abc123/rootfs\"", "\"/var//x\""), -EINVAL);
         CHECK_EQ_INT(parse_edit("\"/var/lib/sbx/sandboxes/abc123/rootfs\"", "\"/x/\""), -EINVAL);
         CHECK_EQ_INT(parse_edit("\"/var/lib/sbx/sandboxes/abc123/rootfs\"", "\"/\""), -EINVAL);
         CHECK_EQ_INT(parse_edit("\"/usr/libexec/sbx/sbx-agent\"", "\"./sbx-agent\""), -EINVAL);
         CHECK_EQ_INT(parse_edit("\"/var/lib/sbx/layers/x\"", "\"layers/x\""), -EINVAL);
         CHECK_EQ_INT(parse_edit("\"layers\":[", "\"layers\":[1,"), -EINVAL);
         CHECK_EQ_INT(parse_edit("\"/var/lib/sbx/sandboxes/abc123/agent.sock\"",
-                                "\"/very/long/socket/path/that/does/not/fit/in/sun_path/at/all/"
-                                "because/it/is/longer/than/one/hundred/and/eight/bytes.sock\""),
+                                "\"/a/very-long-socket-file-name-that-is-longer-than-sixty-four-"
+                                "bytes-in-total.sock\""),
                      -EINVAL);
+        /* a long directory is fine: bound through /proc/self/fd */
+        CHECK_EQ_INT(parse_edit("\"/var/lib/sbx/sandboxes/abc123/agent.sock\"",
+                                "\"/very/long/socket/path/that/does/not/fit/in/sun_path/at/all/"
+                                "because/it/is/longer/than/one/hundred/and/eight/bytes/a.sock\""),
+                     0);
         /* binds */
         CHECK_EQ_INT(parse_edit("\"target\":\"/usr\"", "\"target\":\"usr\""), -EINVAL);
         CHECK_EQ_INT(parse_edit("\"target\":\"/usr\"", "\"target\":\"/\""), -EINVAL);
