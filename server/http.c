@@ -128,6 +128,9 @@ static enum MHD_Result on_first_call(struct request *req)
         case ROUTE_CONTROL:
                 break;
         }
+        enum MHD_Result ret = route_sandboxes_begin(req);
+        if (ret != MHD_YES || req->status != 0)
+                return ret; /* refused: response queued */
         const char *cl = http_header(req, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > HTTP_MAX_CONTROL_BODY)
                 return http_reply_error(req, -EMSGSIZE, NULL, "request body larger than %d bytes",
@@ -138,6 +141,8 @@ static enum MHD_Result on_first_call(struct request *req)
 static enum MHD_Result buffer_body(struct request *req, const char *data, size_t len)
 {
         if (req->too_large || req->body_len + len > HTTP_MAX_CONTROL_BODY) {
+                /* libmicrohttpd 0.9.75 refuses a response queued mid-body: drop the rest and
+                 * answer 413 at the end. */
                 req->too_large = true;
                 req->discarded += len;
                 /* Past this, stop reading a client that will get 413 anyway. */
@@ -172,6 +177,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                 if (!req->method || !req->path)
                         return MHD_NO;
                 return on_first_call(req);
+        }
+        if (req->status != 0) {
+                /* A response is already queued (a refusal on the first call): drop the body. */
+                *upload_data_size = 0;
+                return MHD_YES;
         }
         if (*upload_data_size > 0) {
                 size_t n = *upload_data_size;
@@ -209,14 +219,21 @@ int http_start(struct server *srv, struct MHD_Daemon **ret, uint16_t *ret_port)
         if (c->addr.ss_family == AF_INET6)
                 flags |= MHD_USE_IPv6;
 
-        struct MHD_Daemon *d =
-            MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, &c->addr,
-                             MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv, MHD_OPTION_NOTIFY_COMPLETED,
-                             on_completed, srv, MHD_OPTION_CONNECTION_LIMIT,
-                             (unsigned)HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
-                             (unsigned)HTTP_IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                             (size_t)HTTP_CONN_MEMORY, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1U,
-                             MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv, MHD_OPTION_END);
+        /* The logger first, so MHD's own start-up messages go through it too. */
+        struct MHD_OptionItem opts[] = {
+            {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, srv},
+            {MHD_OPTION_SOCK_ADDR, 0, (void *)&c->addr},
+            {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)on_uri, srv},
+            {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, srv},
+            {MHD_OPTION_CONNECTION_LIMIT, HTTP_MAX_CONNECTIONS, NULL},
+            {MHD_OPTION_PER_IP_CONNECTION_LIMIT, HTTP_MAX_CONNECTIONS_PER_IP, NULL},
+            {MHD_OPTION_CONNECTION_TIMEOUT, HTTP_IDLE_TIMEOUT_S, NULL},
+            {MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONN_MEMORY, NULL},
+            {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL},
+            {MHD_OPTION_END, 0, NULL},
+        };
+        struct MHD_Daemon *d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,
+                                                MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
         if (!d)
                 return -EADDRNOTAVAIL;
         const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);

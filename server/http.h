@@ -19,10 +19,11 @@
 #include "route.h"
 #include "server.h"
 
-#define HTTP_MAX_CONNECTIONS  256
-#define HTTP_IDLE_TIMEOUT_S   120
-#define HTTP_CONN_MEMORY      (128 * 1024)
-#define HTTP_MAX_CONTROL_BODY (1024 * 1024)
+#define HTTP_MAX_CONNECTIONS        256
+#define HTTP_MAX_CONNECTIONS_PER_IP 128
+#define HTTP_IDLE_TIMEOUT_S         120
+#define HTTP_CONN_MEMORY            (128 * 1024)
+#define HTTP_MAX_CONTROL_BODY       (1024 * 1024)
 /* An oversized chunked body is read and dropped up to this much, then the connection is cut. */
 #define HTTP_MAX_DISCARD (16 * 1024 * 1024)
 
@@ -36,6 +37,8 @@ struct request {
         char *method, *path; /* copies of what MHD gave the access handler */
         bool started;
         struct route_target route;
+        enum route_op op;      /* control plane: matched route */
+        char id[ROUTE_ID_MAX]; /* control plane: {id} of /sandboxes/{id}... */
         /* control plane */
         char *body;
         size_t body_len, body_cap, discarded;

@@ -216,8 +216,13 @@ static enum MHD_Result handle_list(struct request *req, bool v2)
         return http_reply_json_hdr(req, 200, text, "X-Next-Token", tok);
 }
 
-static enum MHD_Result check_key(struct request *req)
+enum MHD_Result route_sandboxes_begin(struct request *req)
 {
+        req->op = route_match(req->method, req->path, req->id);
+        if (req->op == OP_NONE)
+                return http_reply_error(req, -ENOENT, NULL, "%s %s: no such route", req->method,
+                                        req->path);
+        /* Authenticate before reading a byte of the body. */
         const char *key = http_header(req, "X-API-KEY");
         if (!key || !*key)
                 return http_reply_error(req, -EACCES, NULL, "Missing X-API-KEY header");
@@ -228,15 +233,8 @@ static enum MHD_Result check_key(struct request *req)
 
 enum MHD_Result route_sandboxes_handle(struct request *req)
 {
-        char id[ROUTE_ID_MAX];
-        enum route_op op = route_match(req->method, req->path, id);
-        if (op == OP_NONE)
-                return http_reply_error(req, -ENOENT, NULL, "%s %s: no such route", req->method,
-                                        req->path);
-        /* Authenticate before looking at anything the client sent. */
-        const char *key = http_header(req, "X-API-KEY");
-        if (!key || !*key || !keys_check(&req->srv->keys, key))
-                return check_key(req);
+        const char *id = req->id;
+        enum route_op op = req->op;
 
         _cleanup_json_ cJSON *body = NULL;
         const char *msg = NULL;

@@ -13,6 +13,10 @@
 
 #include "http.h"
 
+/* First call of a control-plane request, before any body: matches the route (404) and checks
+ * X-API-KEY (401), queueing the error response; MHD_YES to go on reading the body. */
+enum MHD_Result route_sandboxes_begin(struct request *req);
+
 /* Called once the whole body (req->body, bounded) is in. Queues exactly one response. */
 enum MHD_Result route_sandboxes_handle(struct request *req);
 
