@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "errors.h"
@@ -26,9 +27,33 @@ const char *http_header(struct request *req, const char *name)
         return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
 }
 
+/* Whether a refusal decided before the body should wait for the body: a client still sending
+ * when the server closes gets a reset instead of the answer. Not with Expect: 100-continue
+ * (the client then sends nothing) nor past HTTP_MAX_DISCARD. */
+static bool defer_refusal(struct request *req)
+{
+        const char *cl = http_header(req, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        const char *te = http_header(req, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+        const char *ex = http_header(req, MHD_HTTP_HEADER_EXPECT);
+        if (!req->in_first_call || (ex && strcasecmp(ex, "100-continue") == 0))
+                return false;
+        if (te)
+                return true;
+        unsigned long long l = cl ? strtoull(cl, NULL, 10) : 0;
+        return l > 0 && l <= HTTP_MAX_DISCARD;
+}
+
 enum MHD_Result http_reply_json_hdr(struct request *req, unsigned status, const char *body,
                                     const char *name, const char *value)
 {
+        if (defer_refusal(req)) {
+                free(req->deferred_body);
+                req->deferred_body = strdup(body);
+                if (!req->deferred_body)
+                        return MHD_NO;
+                req->status = status;
+                return MHD_YES;
+        }
         struct MHD_Response *resp =
             MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
         if (!resp)
@@ -106,6 +131,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                  toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
         proxy_free(req->proxy);
         free(req->body);
+        free(req->deferred_body);
         free(req->target);
         free(req->method);
         free(req->path);
@@ -176,12 +202,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                 req->path = strdup(url);
                 if (!req->method || !req->path)
                         return MHD_NO;
-                return on_first_call(req);
+                req->in_first_call = true;
+                enum MHD_Result ret = on_first_call(req);
+                req->in_first_call = false;
+                return ret;
         }
         if (req->status != 0) {
-                /* A response is already queued (a refusal on the first call): drop the body. */
-                *upload_data_size = 0;
-                return MHD_YES;
+                /* Refused on the first call: drop the body (bounded), then answer. */
+                if (*upload_data_size > 0) {
+                        req->discarded += *upload_data_size;
+                        *upload_data_size = 0;
+                        return req->discarded > HTTP_MAX_DISCARD ? MHD_NO : MHD_YES;
+                }
+                if (!req->deferred_body)
+                        return MHD_YES;
+                _cleanup_free_ char *body = TAKE_PTR(req->deferred_body);
+                return http_reply_json(req, req->status, body);
         }
         if (*upload_data_size > 0) {
                 size_t n = *upload_data_size;

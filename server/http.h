@@ -35,7 +35,8 @@ struct request {
         char rid[17];
         char *target;        /* raw request target, e.g. "/files?path=%2Fa" */
         char *method, *path; /* copies of what MHD gave the access handler */
-        bool started;
+        bool started, in_first_call;
+        char *deferred_body; /* a first-call refusal sent once the body is read (status set) */
         struct route_target route;
         enum route_op op;      /* control plane: matched route */
         char id[ROUTE_ID_MAX]; /* control plane: {id} of /sandboxes/{id}... */

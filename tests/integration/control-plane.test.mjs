@@ -58,6 +58,18 @@ test('401 JSON without a key, with a wrong key, with a malformed key', async () 
   isJsonError(await d.api('DELETE', '/sandboxes/abc', { key: 'wrong' }), 401)
 })
 
+test('refusals decided before the body still reach a client that is sending one', async () => {
+  const body = Buffer.alloc(4 << 20, 'x')
+  isJsonError(await d.api('POST', '/sandboxes', { key: null, body, raw: true }), 401)
+  isJsonError(await d.api('POST', '/nope', { body, raw: true }), 404)
+  const r = await fetch(d.url + '/files?path=a', {
+    method: 'POST', body, headers: { 'E2b-Sandbox-Id': 'nosuch', 'E2b-Sandbox-Port': '49983' },
+  })
+  assert.equal(r.status, 502)
+  const chunked = await raw(d.port, { path: '/sandboxes', chunks: [body, body] })
+  assert.equal(chunked.status, 401)
+})
+
 test('list is an empty array with the right key, no X-Next-Token', async () => {
   for (const p of ['/v2/sandboxes', '/sandboxes', '/v2/sandboxes?limit=5&state=running,paused']) {
     const r = await d.api('GET', p)
