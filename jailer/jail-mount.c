@@ -191,7 +191,7 @@ static int mount_lower(int stage_fd, const char *layer, size_t i, int *userns_fd
                 *userns_fd = -1;
                 r = bind_at(AT_FDCWD, layer, tfd, attrs, -1, 0);
         }
-        return r;
+        return r < 0 ? jail_errorf(r, "layer %s: %m", layer) : 0;
 }
 
 /* The staging tmpfs at rootfs (the sandbox's disk: disk_bytes, with an inode cap of one per
@@ -352,7 +352,7 @@ int jail_mount_root(const struct jail_spec *s, int userns_fd, int *ret_idmapped)
         int ufd = userns_fd;
         int r = mount_overlay(s, &ufd);
         if (r < 0)
-                return jail_errorf(r, "overlay on %s: %m", s->rootfs);
+                return jail_error_message() ? r : jail_errorf(r, "overlay on %s: %m", s->rootfs);
         _cleanup_close_ int root_fd = open(s->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root_fd < 0)
                 return -errno;
@@ -406,11 +406,14 @@ static int mask_proc_entry(int proc, const char *name)
         return bind_at(AT_FDCWD, "/dev/null", tfd, ro, -1, 0);
 }
 
-int jail_mount_proc(const char *rootfs)
+int jail_mount_open_root(const char *rootfs)
 {
-        _cleanup_close_ int root_fd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (root_fd < 0)
-                return -errno;
+        int fd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        return fd < 0 ? jail_errorf(-errno, "open %s: %m", rootfs) : fd;
+}
+
+int jail_mount_proc(int root_fd)
+{
         _cleanup_close_ int tfd = open_in_root(root_fd, "/proc", O_PATH | O_DIRECTORY);
         if (tfd < 0)
                 return jail_errorf(tfd, "open /proc in root: %m");
@@ -442,11 +445,8 @@ int jail_mount_proc(const char *rootfs)
         return 0;
 }
 
-int jail_mount_devpts(const char *rootfs)
+int jail_mount_devpts(int root_fd)
 {
-        _cleanup_close_ int root_fd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (root_fd < 0)
-                return -errno;
         _cleanup_close_ int tfd = open_in_root(root_fd, "/dev/pts", O_PATH | O_DIRECTORY);
         if (tfd < 0)
                 return tfd;
@@ -457,24 +457,22 @@ int jail_mount_devpts(const char *rootfs)
         return r < 0 ? jail_errorf(r, "mount devpts: %m") : 0;
 }
 
-int jail_mount_pivot(const char *rootfs)
+int jail_mount_pivot(int root_fd)
 {
         /* The root built by the parent is MNT_LOCKED in this (less privileged) namespace and
          * pivot_root refuses a locked new_root: stack a recursive copy of it, which is ours, on
          * top (runc does the same for rootless containers). The copy keeps the locked
          * nosuid/nodev/ro flags of every mount in the tree. */
-        _cleanup_close_ int tree =
-            open_tree(AT_FDCWD, rootfs, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+        _cleanup_close_ int tree = open_tree(
+            root_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
         if (tree < 0)
                 return jail_errorf(-errno, "clone root tree: %m");
-        if (move_mount(tree, "", AT_FDCWD, rootfs, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        if (move_mount(tree, "", root_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) <
+            0)
                 return jail_errorf(-errno, "attach root tree: %m");
-        _cleanup_close_ int root_fd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (root_fd < 0)
-                return -errno;
-        /* pivot_root(".", ".") stacks the old root on the new one; detaching it leaves only
-         * the sandbox (runc's trick: no put_old dir inside the root). */
-        if (fchdir(root_fd) < 0)
+        /* tree now names the root of the attached copy. pivot_root(".", ".") stacks the old
+         * root on the new one; detaching it leaves only the sandbox (no put_old dir inside). */
+        if (fchdir(tree) < 0)
                 return -errno;
         if (syscall(SYS_pivot_root, ".", ".") < 0)
                 return jail_errorf(-errno, "pivot_root: %m");

@@ -25,10 +25,15 @@ int jail_mount_private_ns(void);
  * root; -1 disables idmapping. *ret_idmapped says whether idmapping took effect. */
 int jail_mount_root(const struct jail_spec *spec, int userns_fd, int *ret_idmapped);
 
+/* Child, right after unshare(CLONE_NEWNS) and before dropping host uid 0: an O_PATH fd of
+ * rootfs in the new namespace. The path is resolved while the child still owns root-owned
+ * dirs: sbxd's state dir is 0700, so sandbox root could not search it. */
+int jail_mount_open_root(const char *rootfs);
+
 /* Child: fresh /proc with the sensitive entries masked or read-only, and a new devpts
  * instance at /dev/pts. Must run before jail_mount_pivot (needs the host /proc visible). */
-int jail_mount_proc(const char *rootfs);
-int jail_mount_devpts(const char *rootfs);
+int jail_mount_proc(int root_fd);
+int jail_mount_devpts(int root_fd);
 
-/* Child: pivot_root into rootfs, detach the old root, chdir("/"). */
-int jail_mount_pivot(const char *rootfs);
+/* Child: pivot_root into the root, detach the old root, chdir("/"). */
+int jail_mount_pivot(int root_fd);

@@ -41,8 +41,8 @@
         X(ID_MAP, "id-map")                                                                        \
         X(MOUNT_ROOT, "mount-root")                                                                \
         X(START, "start")                                                                          \
-        X(BECOME_ROOT, "become-root")                                                              \
         X(UNSHARE_MOUNTS, "unshare-mounts")                                                        \
+        X(BECOME_ROOT, "become-root")                                                              \
         X(HOSTNAME, "hostname")                                                                    \
         X(LOOPBACK, "loopback")                                                                    \
         X(MOUNT_PROC, "mount-proc")                                                                \
@@ -126,6 +126,20 @@ static int step_wait_start(struct jail *j)
         return n == 1 ? 0 : n < 0 ? -errno : -EPIPE;
 }
 
+/* Our own copy of the mounts (owned by our user namespace, every inherited mount locked), and
+ * the root opened in it while we are still host uid 0: the path may cross 0700 root-owned dirs
+ * (sbxd's state dir) that sandbox root cannot search. */
+static int step_unshare_mounts(struct jail *j, int *ret_root_fd)
+{
+        if (unshare(CLONE_NEWNS) < 0)
+                return -errno;
+        int fd = jail_mount_open_root(j->spec->rootfs);
+        if (fd < 0)
+                return fd;
+        *ret_root_fd = fd;
+        return 0;
+}
+
 /* The parent has written the maps: become sandbox root (host uid_base), drop the host's
  * supplementary groups, and die with the parent until exec (credential changes clear the
  * parent-death signal, so set it after them). */
@@ -161,17 +175,19 @@ _noreturn_ static void child_main(struct jail *j)
 {
         const struct jail_spec *s = j->spec;
         _cleanup_free_ char **env = NULL;
+        int root_fd = -EBADF;
 
         reset_signals();
         CHILD_STEP(j, STEP_START, step_wait_start(j), "wait for parent");
-        CHILD_STEP(j, STEP_BECOME_ROOT, step_become_root(j), "become sandbox root");
-        CHILD_STEP(j, STEP_UNSHARE_MOUNTS, unshare(CLONE_NEWNS) < 0 ? -errno : 0,
+        CHILD_STEP(j, STEP_UNSHARE_MOUNTS, step_unshare_mounts(j, &root_fd),
                    "unshare mount namespace");
+        CHILD_STEP(j, STEP_BECOME_ROOT, step_become_root(j), "become sandbox root");
         CHILD_STEP(j, STEP_HOSTNAME, step_hostname(j), "sethostname");
         CHILD_STEP(j, STEP_LOOPBACK, jail_net_loopback_up(), "bring lo up");
-        CHILD_STEP(j, STEP_MOUNT_PROC, jail_mount_proc(s->rootfs), "mount /proc");
-        CHILD_STEP(j, STEP_MOUNT_DEVPTS, jail_mount_devpts(s->rootfs), "mount /dev/pts");
-        CHILD_STEP(j, STEP_PIVOT_ROOT, jail_mount_pivot(s->rootfs), "pivot_root");
+        CHILD_STEP(j, STEP_MOUNT_PROC, jail_mount_proc(root_fd), "mount /proc");
+        CHILD_STEP(j, STEP_MOUNT_DEVPTS, jail_mount_devpts(root_fd), "mount /dev/pts");
+        CHILD_STEP(j, STEP_PIVOT_ROOT, jail_mount_pivot(root_fd), "pivot_root");
+        root_fd = safe_close(root_fd);
         CHILD_STEP(j, STEP_EXEC, jail_proc_env(s, &env), "build environment");
         CHILD_STEP(j, STEP_DROP_CAPS, jail_proc_drop_caps(), "drop capabilities");
         CHILD_STEP(j, STEP_CLOSE_FDS, jail_proc_fds(j->listen_fd, &j->sync_fd), "close fds");

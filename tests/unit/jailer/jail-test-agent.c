@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Stand-in for sbx-agent in test-jailer-run: accepts one connection on SBX_AGENT_LISTEN_FD and
+ * writes "key value" lines describing what it sees from inside the sandbox, then exits.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void status_field(FILE *out, const char *name)
+{
+        FILE *f = fopen("/proc/self/status", "re");
+        char line[256];
+        size_t l = strlen(name);
+        while (f && fgets(line, sizeof(line), f))
+                if (strncmp(line, name, l) == 0 && line[l] == ':') {
+                        char *v = line + l + 1;
+                        v += strspn(v, " \t");
+                        fprintf(out, "%s %s", name, v);
+                }
+        if (f)
+                fclose(f);
+}
+
+static int try_create(const char *path)
+{
+        int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return errno;
+        close(fd);
+        return 0;
+}
+
+int main(void)
+{
+        const char *lfd = getenv("SBX_AGENT_LISTEN_FD");
+        int c = accept4(lfd ? atoi(lfd) : 3, NULL, NULL, SOCK_CLOEXEC);
+        if (c < 0)
+                return 1;
+        FILE *out = fdopen(c, "w");
+        if (!out)
+                return 1;
+        char host[256] = "";
+        gethostname(host, sizeof(host));
+        fprintf(out, "pid %d\nuid %d\nhostname %s\n", (int)getpid(), (int)getuid(), host);
+        fprintf(out, "id %s\n", getenv("SBX_SANDBOX_ID") ? getenv("SBX_SANDBOX_ID") : "");
+        fprintf(out, "foo %s\n", getenv("FOO") ? getenv("FOO") : "");
+        status_field(out, "NoNewPrivs");
+        status_field(out, "Seccomp");
+        status_field(out, "CapBnd");
+        int nfds = 0;
+        for (int fd = 0; fd < 1024; fd++)
+                nfds += fcntl(fd, F_GETFD) >= 0;
+        fprintf(out, "open_fds %d\n", nfds); /* 0 1 2 3 + the accepted connection */
+        fprintf(out, "write_usr %d\n", try_create("/usr/sbx-test"));
+        fprintf(out, "write_root %d\n", try_create("/sbx-test"));
+        fprintf(out, "write_exe %d\n", try_create("/.sbx/sbx-agent"));
+        struct stat st;
+        fprintf(out, "etc_owner %d\n", stat("/etc/passwd", &st) == 0 ? (int)st.st_uid : -1);
+        fprintf(out, "dev_null %d\n", open("/dev/null", O_RDWR | O_CLOEXEC) >= 0);
+        fprintf(out, "proc_1 %d\n", access("/proc/1/status", R_OK) == 0);
+        fprintf(out, "end\n");
+        fclose(out);
+        return 0;
+}
