@@ -140,7 +140,8 @@ static int spec_memfd(const cJSON *spec, int *ret)
         return 0;
 }
 
-static int do_spawn(const char *jailer, int spec_fd, int status_w, pid_t *ret_pid)
+static int do_spawn(const char *jailer, const char *log_path, int spec_fd, int status_w,
+                    pid_t *ret_pid)
 {
         posix_spawn_file_actions_t fa;
         posix_spawnattr_t at;
@@ -160,6 +161,9 @@ static int do_spawn(const char *jailer, int spec_fd, int status_w, pid_t *ret_pi
         sigfillset(&def);
         posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
         posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+        /* Not sbxd's stderr: it becomes the agent's, and must outlive sbxd (jailer/README.md). */
+        posix_spawn_file_actions_addopen(&fa, 2, log_path,
+                                         O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
         posix_spawn_file_actions_adddup2(&fa, spec_fd, 3);
         posix_spawn_file_actions_adddup2(&fa, status_w, 4);
         posix_spawn_file_actions_addclosefrom_np(&fa, 5);
@@ -173,7 +177,7 @@ static int do_spawn(const char *jailer, int spec_fd, int status_w, pid_t *ret_pi
         return -r;
 }
 
-int jail_spawn(const char *jailer, const cJSON *spec, struct jail_result *ret)
+int jail_spawn(const char *jailer, const char *log_path, const cJSON *spec, struct jail_result *ret)
 {
         _cleanup_close_ int spec_fd = -EBADF, status_r = -EBADF, status_w = -EBADF;
         int pfd[2], r;
@@ -200,7 +204,7 @@ int jail_spawn(const char *jailer, const cJSON *spec, struct jail_result *ret)
                 return r;
         }
 
-        r = do_spawn(jailer, spec_fd, status_w, &pid);
+        r = do_spawn(jailer, log_path, spec_fd, status_w, &pid);
         if (r < 0) {
                 snprintf(msg, sizeof(msg), "cannot execute %s: %s", jailer, strerror(-r));
                 result_set(ret, "spawn", r, msg);

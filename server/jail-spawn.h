@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Running sbx-jailer (jailer/README.md): spec JSON on fd 3, status pipe on fd 4, own session,
- * stdin/stdout on /dev/null, stderr shared with sbxd. Exactly one status line comes back.
+ * stdin/stdout on /dev/null, stderr appended to log_path (it becomes the agent's stderr and
+ * must stay valid after sbxd exits). Exactly one status line comes back.
  */
 #pragma once
 
@@ -23,7 +24,8 @@ struct jail_result {
  * status was obtained (ret->ok tells which), or -errno when the jailer could not be run or
  * said nothing usable in time (it is then killed, with its process group, and reaped); ret
  * then still carries a description in step/message. */
-int jail_spawn(const char *jailer, const cJSON *spec, struct jail_result *ret);
+int jail_spawn(const char *jailer, const char *log_path, const cJSON *spec,
+               struct jail_result *ret);
 
 /* Parse one status line. Pure; used by tests. */
 int jail_parse_status(const char *line, struct jail_result *ret);

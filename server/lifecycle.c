@@ -2,6 +2,7 @@
 #include "lifecycle.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,20 @@ static int make_sandbox_dir(const struct server *srv, struct sandbox *s)
         return 0;
 }
 
+/* The last bytes of a (small) log file, for an error line; "" when unreadable. */
+static const char *log_tail(const char *path, char *buf, size_t size)
+{
+        buf[0] = 0;
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return buf;
+        off_t end = lseek(fd, 0, SEEK_END);
+        off_t from = end > (off_t)size - 1 ? end - (off_t)size + 1 : 0;
+        ssize_t n = pread(fd, buf, size - 1, from);
+        buf[n > 0 ? n : 0] = 0;
+        return buf;
+}
+
 static int init_agent(const struct sandbox *s, const struct template_info *t)
 {
         cJSON *j = cJSON_CreateObject();
@@ -99,12 +114,15 @@ static int start(struct server *srv, struct sandbox *s, const struct template_in
         if (!spec)
                 return -ENOMEM;
         struct jail_result jr;
-        r = jail_spawn(srv->config->jailer, spec, &jr);
+        char log_path[4096];
+        snprintf(log_path, sizeof(log_path), "%s/%s", s->dir, SANDBOX_LOG_NAME);
+        r = jail_spawn(srv->config->jailer, log_path, spec, &jr);
         cJSON_Delete(spec);
         if (r < 0 || !jr.ok) {
+                char tail[1024];
                 snprintf(errmsg, errlen, "sandbox start failed at %s: %s", jr.step, jr.message);
-                log_error("sandbox %s: jailer failed at %s (errno %d): %s", s->id, jr.step, jr.err,
-                          jr.message);
+                log_error("sandbox %s: jailer failed at %s (errno %d): %s; its log: %s", s->id,
+                          jr.step, jr.err, jr.message, log_tail(log_path, tail, sizeof(tail)));
                 return -EIO;
         }
         s->pid = jr.pid;

@@ -16,6 +16,7 @@
 #include "validate.h"
 
 #define AGENT_INIT_TIMEOUT_MS 10000
+#define SANDBOX_LOG_NAME      "agent.log" /* jailer and agent stderr, in the sandbox dir */
 #define SANDBOX_PIDS_MAX      1024
 #define CPU_PERIOD_US         100000
 
