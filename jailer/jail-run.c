@@ -442,6 +442,8 @@ int jail_run(int spec_fd, int status_fd)
         /* A closed status pipe must not kill us with SIGPIPE before cleanup; the child resets
          * every disposition before exec. */
         signal(SIGPIPE, SIG_IGN);
+        /* Modes of the dirs and files we create must not depend on sbxd's umask (often 077). */
+        umask(022);
 
         r = run_parent(&j, spec_fd);
 

@@ -243,6 +243,12 @@ int main(int argc, char **argv)
         snprintf(cmd, sizeof(cmd), "'%s' '%s'", argv[3], tpl);
         CHECK_EQ_INT(system(cmd), 0);
 
+        /* cgroup-util refuses names that climb out, and a missing group is success. */
+        CHECK_EQ_INT(cgroup_destroy("sbxtest/../../x", 100), -EINVAL);
+        CHECK_EQ_INT(cgroup_destroy("/sbxtest/x", 100), -EINVAL);
+        CHECK_EQ_INT(cgroup_destroy("sbxtest/does-not-exist", 100), 0);
+
+        umask(077); /* like a careful sbxd: the jailer must not inherit it */
         test_good();
         test_child_failure();
         test_bad_spec();
