@@ -97,7 +97,8 @@ enum MHD_Result http_reply_error(struct request *req, int r, const char *sandbox
         _cleanup_free_ char *body = NULL;
         if (api_error_build(r, sandbox_id, msg, &status, &body) < 0)
                 return MHD_NO;
-        if (status >= 500)
+        /* 502s (unknown sandbox, agent gone) are the client's news, not sbxd's fault. */
+        if (status >= 500 && status != 502)
                 log_warning("req=%s %s %s → %u: %s", req->rid, req->method ? req->method : "-",
                             req->path ? req->path : "-", status, msg);
         return http_reply_json(req, status, body);
