@@ -174,7 +174,7 @@ static void reset_signals(void)
 _noreturn_ static void child_main(struct jail *j)
 {
         const struct jail_spec *s = j->spec;
-        _cleanup_free_ char **env = NULL;
+        char **env = NULL; /* this function only execs or _exits: nothing to free */
         int root_fd = -EBADF;
 
         reset_signals();
