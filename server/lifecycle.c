@@ -13,6 +13,7 @@
 #include "agent-client.h"
 #include "jail-spawn.h"
 #include "log.h"
+#include "monitor.h"
 #include "macros.h"
 #include "missing-syscalls.h"
 #include <sys/pidfd.h>
@@ -207,6 +208,9 @@ int lifecycle_create(struct server *srv, const struct create_params *p, struct s
                 lifecycle_destroy(srv, TAKE_PTR(s), "failed start");
                 return r == -EIO ? r : -EIO;
         }
+        r = monitor_watch(srv, s);
+        if (r < 0)
+                log_warning_errno(r, "sandbox %s: cannot watch the agent: %m", s->id);
         log_info("sandbox %s: started (template %s, pid %d, uid slot %d, endAt +%llds)", s->id,
                  s->template_id, (int)s->pid, s->slot, (long long)p->timeout_s);
         *ret = TAKE_PTR(s);

@@ -15,6 +15,7 @@
 #include "http.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "monitor.h"
 #include "macros.h"
 #include "proxy.h"
 #include "server.h"
@@ -88,7 +89,7 @@ static int write_port_file(const char *path, unsigned port)
 int main(int argc, char **argv)
 {
         struct sbxd_config cfg = {};
-        struct server srv = {.config = &cfg};
+        struct server srv = {.config = &cfg, .monitor_epoll = -EBADF, .monitor_wake = -EBADF};
         struct MHD_Daemon *d = NULL;
         uint16_t port;
         sigset_t mask;
@@ -122,6 +123,8 @@ int main(int argc, char **argv)
         r = registry_new(&srv.registry);
         if (r >= 0)
                 r = lifecycle_timer_start(&srv);
+        if (r >= 0)
+                r = monitor_start(&srv);
         if (r < 0) {
                 log_error_errno(r, "starting: %m");
                 goto fail;
@@ -155,6 +158,7 @@ int main(int argc, char **argv)
         log_info("signal %d: stopping (sandboxes keep running)", sig);
         proxy_shutdown();
         MHD_stop_daemon(d);
+        monitor_stop(&srv);
         lifecycle_timer_stop(&srv);
         registry_free(srv.registry);
         config_done(&cfg);
@@ -163,6 +167,7 @@ int main(int argc, char **argv)
 fail:
         if (d)
                 MHD_stop_daemon(d);
+        monitor_stop(&srv);
         if (srv.registry) {
                 lifecycle_timer_stop(&srv);
                 registry_free(srv.registry);

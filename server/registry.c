@@ -16,6 +16,7 @@ struct registry {
         struct sandbox **items;
         size_t n, cap;
         unsigned char slots[REGISTRY_MAX_SLOTS];
+        uint64_t next_serial;
         bool shutdown;
 };
 
@@ -93,6 +94,7 @@ int registry_add(struct registry *r, struct sandbox *s)
                 }
         }
         if (ret == 0) {
+                s->serial = ++r->next_serial;
                 r->items[r->n++] = sandbox_ref(s);
                 pthread_cond_broadcast(&r->changed);
         }
@@ -125,6 +127,19 @@ struct sandbox *registry_take(struct registry *r, const char *id)
         ssize_t i = find_locked(r, id);
         if (i >= 0)
                 s = remove_locked(r, (size_t)i);
+        pthread_mutex_unlock(&r->lock);
+        return s;
+}
+
+struct sandbox *registry_take_serial(struct registry *r, uint64_t serial)
+{
+        struct sandbox *s = NULL;
+        pthread_mutex_lock(&r->lock);
+        for (size_t i = 0; i < r->n; i++)
+                if (r->items[i]->serial == serial) {
+                        s = remove_locked(r, i);
+                        break;
+                }
         pthread_mutex_unlock(&r->lock);
         return s;
 }

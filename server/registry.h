@@ -26,13 +26,15 @@ void registry_free(struct registry *r);
 int registry_slot_acquire(struct registry *r, int *ret_slot);
 void registry_slot_release(struct registry *r, int slot);
 
-/* Insert s (the registry takes its own reference); -EEXIST for a duplicate id. Wakes the
- * timeout waiter. */
+/* Insert s (the registry takes its own reference) and give it a fresh serial; -EEXIST for a
+ * duplicate id. Wakes the timeout waiter. */
 int registry_add(struct registry *r, struct sandbox *s);
 /* Referenced sandbox or NULL. */
 struct sandbox *registry_get(struct registry *r, const char *id);
 /* Remove and return the registry's reference, or NULL when absent (someone else took it). */
 struct sandbox *registry_take(struct registry *r, const char *id);
+/* Same, by serial. */
+struct sandbox *registry_take_serial(struct registry *r, uint64_t serial);
 /* Set end_at (extend_only: never shorten) and wake the timeout waiter. */
 void registry_set_end_at(struct registry *r, struct sandbox *s, int64_t end_at, bool extend_only);
 /* References to every sandbox sorted by (started_at, id); caller unrefs each and frees. */

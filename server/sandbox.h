@@ -20,6 +20,7 @@ struct sandbox {
         pid_t pid;          /* host pid of the agent (PID 1 of the sandbox) */
         int pidfd;          /* pidfd of the agent, -EBADF when unknown */
         int slot;           /* uid slot, -1 when none */
+        uint64_t serial;    /* unique for sbxd's lifetime, never 0 (registry_add sets it) */
         int64_t started_at; /* unix seconds */
         int64_t end_at;     /* unix seconds; read/written with __atomic (timeouts change it) */
         unsigned cpu_count, memory_mb, disk_mb;

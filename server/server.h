@@ -15,4 +15,7 @@ struct server {
         struct registry *registry;
         pthread_t timer;
         bool timer_started;
+        pthread_t monitor; /* monitor.h */
+        bool monitor_started;
+        int monitor_epoll, monitor_wake;
 };

@@ -295,6 +295,20 @@ test('kill: 204, then 404; the dir and the agent are gone; slots are reused', as
   assert.equal((await d.api('DELETE', `/sandboxes/${b.json.sandboxID}`)).status, 204)
 })
 
+test('an agent that dies on its own takes its sandbox with it', async () => {
+  const r = await d.api('POST', '/sandboxes', { body: { templateID: 'base', timeout: 600 } })
+  const id = r.json.sandboxID
+  const dir = join(d.state, 'sandboxes', id)
+  const pid = JSON.parse(readFileSync(join(dir, 'sandbox.json'), 'utf8')).pid
+  process.kill(pid, 'SIGKILL')
+  let gone = false
+  for (let i = 0; i < 50 && !gone; i++) {
+    await sleep(100)
+    gone = (await d.api('GET', `/sandboxes/${id}`)).status === 404 && !existsSync(dir)
+  }
+  assert.ok(gone, 'sandbox still listed or its dir still there')
+})
+
 test('list pagination: limit and X-Next-Token', async () => {
   const ids = []
   for (let i = 0; i < 3; i++) ids.push((await d.api('POST', '/sandboxes', { body: { templateID: 'base', timeout: 60, metadata: { page: 'yes' } } })).json.sandboxID)

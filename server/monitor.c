@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "monitor.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "lifecycle.h"
+#include "log.h"
+#include "macros.h"
+
+/* epoll data: the sandbox serial (never reused), not the fd number (which is). 0 = wake-up. */
+static void *monitor_main(void *arg)
+{
+        struct server *srv = arg;
+        for (;;) {
+                struct epoll_event ev[16];
+                int n = epoll_wait(srv->monitor_epoll, ev, (int)ELEMENTSOF(ev), -1);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        log_error_errno(errno, "monitor: epoll_wait: %m");
+                        return NULL;
+                }
+                for (int i = 0; i < n; i++) {
+                        if (ev[i].data.u64 == 0)
+                                return NULL; /* monitor_stop */
+                        /* NULL when a kill or timeout took it first: nothing to do. */
+                        struct sandbox *s = registry_take_serial(srv->registry, ev[i].data.u64);
+                        if (s) {
+                                log_warning("sandbox %s: agent (pid %d) exited on its own", s->id,
+                                            (int)s->pid);
+                                lifecycle_destroy(srv, s, "agent exited");
+                        }
+                }
+        }
+}
+
+int monitor_start(struct server *srv)
+{
+        srv->monitor_epoll = epoll_create1(EPOLL_CLOEXEC);
+        if (srv->monitor_epoll < 0)
+                return -errno;
+        srv->monitor_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (srv->monitor_wake < 0)
+                return -errno;
+        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 0};
+        if (epoll_ctl(srv->monitor_epoll, EPOLL_CTL_ADD, srv->monitor_wake, &ev) < 0)
+                return -errno;
+        int r = pthread_create(&srv->monitor, NULL, monitor_main, srv);
+        if (r != 0)
+                return -r;
+        srv->monitor_started = true;
+        return 0;
+}
+
+int monitor_watch(struct server *srv, const struct sandbox *s)
+{
+        if (s->pidfd < 0 || srv->monitor_epoll < 0)
+                return 0;
+        /* One-shot: a dead agent's pidfd stays readable; one event is all we need. */
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.u64 = s->serial};
+        return epoll_ctl(srv->monitor_epoll, EPOLL_CTL_ADD, s->pidfd, &ev) < 0 ? -errno : 0;
+}
+
+void monitor_stop(struct server *srv)
+{
+        if (srv->monitor_started) {
+                uint64_t one = 1;
+                if (write(srv->monitor_wake, &one, sizeof(one)) < 0)
+                        log_warning_errno(errno, "monitor: wake: %m");
+                pthread_join(srv->monitor, NULL);
+                srv->monitor_started = false;
+        }
+        srv->monitor_wake = safe_close(srv->monitor_wake);
+        srv->monitor_epoll = safe_close(srv->monitor_epoll);
+}

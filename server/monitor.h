@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Noticing sandboxes whose agent died on its own (crash, OOM kill, kill from inside the host):
+ * one thread waits on every agent pidfd (epoll, one-shot) and tears such a sandbox down as if
+ * it had been killed, so it stops being listed and its cgroups and dir go away.
+ */
+#pragma once
+
+#include "server.h"
+
+int monitor_start(struct server *srv);
+/* Watch s (must be registered; uses s->pidfd and s->serial). No-op without a pidfd. */
+int monitor_watch(struct server *srv, const struct sandbox *s);
+void monitor_stop(struct server *srv);
