@@ -86,6 +86,21 @@ static int write_port_file(const char *path, unsigned port)
         return rename(tmp, path) < 0 ? -errno : 0;
 }
 
+/* The three lines users export (stdout), and the log line. */
+static void announce(const struct sbxd_config *cfg, const struct keys *keys, unsigned port)
+{
+        const char *host = strcmp(cfg->host, "0.0.0.0") == 0 ? "127.0.0.1"
+                           : strcmp(cfg->host, "::") == 0    ? "::1"
+                                                             : cfg->host;
+        const char *lb = strchr(host, ':') ? "[" : "", *rb = *lb ? "]" : "";
+        printf("export E2B_API_URL=http://%s%s%s:%u\n", lb, host, rb, port);
+        printf("export E2B_SANDBOX_URL=http://%s%s%s:%u\n", lb, host, rb, port);
+        printf("export E2B_API_KEY=%s\n", keys->key[0]);
+        fflush(stdout);
+        log_info("listening on %s%s%s:%u (state %s, jailer %s, agent %s)", lb, host, rb, port,
+                 cfg->state_dir, cfg->jailer, cfg->agent);
+}
+
 int main(int argc, char **argv)
 {
         struct sbxd_config cfg = {};
@@ -141,17 +156,7 @@ int main(int argc, char **argv)
                         goto fail;
                 }
         }
-        const char *host = strcmp(cfg.host, "0.0.0.0") == 0 ? "127.0.0.1"
-                           : strcmp(cfg.host, "::") == 0    ? "[::1]"
-                                                            : cfg.host;
-        const char *lb = strchr(host, ':') && host[0] != '[' ? "[" : "";
-        const char *rb = *lb ? "]" : "";
-        printf("export E2B_API_URL=http://%s%s%s:%u\n", lb, host, rb, port);
-        printf("export E2B_SANDBOX_URL=http://%s%s%s:%u\n", lb, host, rb, port);
-        printf("export E2B_API_KEY=%s\n", srv.keys.key[0]);
-        fflush(stdout);
-        log_info("listening on %s%s%s:%u (state %s, jailer %s, agent %s)", lb, host, rb, port,
-                 cfg.state_dir, cfg.jailer, cfg.agent);
+        announce(&cfg, &srv.keys, port);
 
         while (sigwait(&mask, &sig) != 0)
                 ;
