@@ -9,7 +9,7 @@
 #define CONNECT_FLAG_COMPRESSED      0x01u
 #define CONNECT_FLAG_END_STREAM      0x02u
 /* Largest single enveloped request message sbx accepts (a StartRequest, a SendInput...). */
-#define CONNECT_MAX_MESSAGE          (4u * 1024u * 1024u)
+#define CONNECT_MAX_MESSAGE (4u * 1024u * 1024u)
 
 void connect_envelope_header(uint8_t out[CONNECT_ENVELOPE_HEADER_SIZE], uint8_t flags,
                              uint32_t len);

@@ -306,8 +306,7 @@ int sbx_frame_write(int fd, uint8_t type, const void *payload, size_t len)
                         return e;
                 done = sizeof(hdr);
         }
-        return write_full(fd, (const uint8_t *)payload + (done - sizeof(hdr)),
-                          total - done);
+        return write_full(fd, (const uint8_t *)payload + (done - sizeof(hdr)), total - done);
 }
 
 int sbx_frame_read(int fd, uint8_t *ret_type, uint8_t *buf, uint32_t *ret_len)

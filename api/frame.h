@@ -5,11 +5,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SBX_FRAME_HEADER_SIZE  5u
-#define SBX_FRAME_MAX_PAYLOAD  (256u * 1024u)
-#define SBX_FRAME_MAX_HEAD     (64u * 1024u)
-#define SBX_HEAD_MAX_STRING    (16u * 1024u)
-#define SBX_HEAD_MAX_HEADERS   128u
+#define SBX_FRAME_HEADER_SIZE 5u
+#define SBX_FRAME_MAX_PAYLOAD (256u * 1024u)
+#define SBX_FRAME_MAX_HEAD    (64u * 1024u)
+#define SBX_HEAD_MAX_STRING   (16u * 1024u)
+#define SBX_HEAD_MAX_HEADERS  128u
 
 enum sbx_frame_type {
         SBX_FRAME_REQ_HEAD = 1,

@@ -5,7 +5,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* Write all of buf, retrying on EINTR/short writes. Sockets use MSG_NOSIGNAL (-EPIPE, no signal). */
+/* Write all of buf, retrying on EINTR/short writes. Sockets use MSG_NOSIGNAL (-EPIPE, no signal).
+ */
 int write_full(int fd, const void *buf, size_t len);
 /* Read exactly len bytes. Returns 0, -EPIPE on EOF before any byte, -EPROTO on EOF mid-way. */
 int read_exact(int fd, void *buf, size_t len);

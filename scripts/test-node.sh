@@ -25,7 +25,7 @@ export E2B_API_URL="http://127.0.0.1:$port" E2B_SANDBOX_URL="http://127.0.0.1:$p
 export E2B_API_KEY=$(head -n 1 "$state/keys")
 export SBX_TEST_BUILD="$build"
 
-files=$(ls tests/integration/*.test.mjs tests/compat/*.test.mjs tests/security/*.test.mjs 2>/dev/null)
+files=${SBX_TEST_FILES:-$(ls tests/integration/*.test.mjs tests/compat/*.test.mjs tests/security/*.test.mjs 2>/dev/null)}
 node --test --test-reporter=tap --test-concurrency=1 $files
 rc=$?
 

@@ -122,7 +122,7 @@ test('text write creates parent dirs; read of a missing file is NotFoundError', 
 test('files are written with the selected user rights', async () => {
   // user cannot write into root's home; root can.
   await assert.rejects(sbx.files.write('/root/x.txt', 'no'), (e) => e instanceof SandboxError)
-  await sbx.files.write('/root/x.txt', 'yes', { user: 'root' })
+  await sbx.files.write('/root/x.txt', 'yes\n', { user: 'root' })
   const r = await sbx.commands.run('cat /root/x.txt; stat -c %U /root/x.txt', { user: 'root' })
   assert.equal(r.stdout, 'yes\nroot\n')
 })

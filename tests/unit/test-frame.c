@@ -39,9 +39,12 @@ static void test_req_head_roundtrip(void)
 {
         struct sbx_header hs[] = {{"Content-Type", "application/connect+json"},
                                   {"Connect-Timeout-Ms", "500"}};
-        struct sbx_req_head in = {
-                .port = SBX_PORT_ENVD, .method = "POST", .path = "/process.Process/Start",
-                .query = "a=1&path=%2Fhome", .n_headers = 2, .headers = hs};
+        struct sbx_req_head in = {.port = SBX_PORT_ENVD,
+                                  .method = "POST",
+                                  .path = "/process.Process/Start",
+                                  .query = "a=1&path=%2Fhome",
+                                  .n_headers = 2,
+                                  .headers = hs};
         uint8_t *buf = NULL;
         size_t len = 0;
         CHECK_EQ_INT(sbx_req_head_encode(&in, &buf, &len), 0);
@@ -95,8 +98,8 @@ static void test_req_head_invalid(void)
         struct sbx_header *hs = calloc(n, sizeof(*hs));
         for (size_t i = 0; i < n; i++)
                 hs[i] = (struct sbx_header){"a", "b"};
-        struct sbx_req_head many = {.method = "GET", .path = "/", .query = "",
-                                    .n_headers = n, .headers = hs};
+        struct sbx_req_head many = {
+            .method = "GET", .path = "/", .query = "", .n_headers = n, .headers = hs};
         CHECK_EQ_INT(sbx_req_head_encode(&many, &buf, &len), -E2BIG);
         free(hs);
 
@@ -119,8 +122,7 @@ static void test_resp_head(void)
         struct sbx_resp_head out;
         CHECK_EQ_INT(sbx_resp_head_decode(buf, len, &out), 0);
         CHECK_EQ_INT(out.status, 201);
-        CHECK_STREQ(sbx_header_get(out.headers, out.n_headers, "content-type"),
-                    "application/json");
+        CHECK_STREQ(sbx_header_get(out.headers, out.n_headers, "content-type"), "application/json");
         sbx_resp_head_free(&out);
         free(buf);
 
@@ -159,7 +161,7 @@ static void test_io(void)
         if (pid == 0) {
                 close(sv[1]);
                 _exit(sbx_frame_write(sv[0], SBX_FRAME_DATA, payload, sizeof(payload)) == 0 ? 0
-                                                                                         : 1);
+                                                                                            : 1);
         }
         CHECK_EQ_INT(sbx_frame_read(sv[1], &type, buf, &len), 0);
         CHECK_EQ_INT(len, sizeof(payload));

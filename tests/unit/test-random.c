@@ -22,7 +22,8 @@ int main(void)
                 CHECK(islower((unsigned char)ids[i][0]));
                 int ok = 1;
                 for (int j = 0; j < 20; j++)
-                        ok &= islower((unsigned char)ids[i][j]) || isdigit((unsigned char)ids[i][j]);
+                        ok &=
+                            islower((unsigned char)ids[i][j]) || isdigit((unsigned char)ids[i][j]);
                 CHECK(ok);
                 for (int k = 0; k < i; k++)
                         CHECK(strcmp(ids[i], ids[k]) != 0);
