@@ -46,7 +46,7 @@ count unit "$p" "$f"
 echo "== asan (ASan+UBSan unit tests)"
 asan="$build-asan"
 if [ ! -f "$asan/build.ninja" ]; then
-        meson setup "$asan" -Dsanitize_unit=true -Db_sanitize=address,undefined -Db_lundef=false \
+        meson setup "$asan" -Db_sanitize=address,undefined -Db_lundef=false \
                 -Dbuildtype=debug >/tmp/sbx-asan-setup.log 2>&1 || cat /tmp/sbx-asan-setup.log
 fi
 if ninja -C "$asan" >/tmp/sbx-asan-build.log 2>&1; then
