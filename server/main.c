@@ -7,10 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "server-config.h"
+#include "adopt.h"
 #include "fd-util.h"
 #include "http.h"
 #include "lifecycle.h"
@@ -57,18 +59,17 @@ static int setup_state_dir(const char *state)
                 if (mkdir(path, 0700) < 0 && errno != EEXIST)
                         return log_error_errno(errno, "creating %s: %m", path);
         }
-        /* Sandboxes of an earlier run are not re-adopted yet: say so. */
-        snprintf(path, sizeof(path), "%s/sandboxes", state);
-        DIR *d = opendir(path);
-        if (d) {
-                struct dirent *de;
-                while ((de = readdir(d)))
-                        if (de->d_name[0] != '.')
-                                log_warning("sandbox %s from an earlier run is not managed "
-                                            "(re-adoption not implemented)",
-                                            de->d_name);
-                closedir(d);
+        /* One sbxd per state dir: a second one would tear down the first one's sandboxes. */
+        snprintf(path, sizeof(path), "%s/sbxd.lock", state);
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return log_error_errno(errno, "opening %s: %m", path);
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                r = log_error_errno(errno, "%s is in use by another sbxd: %m", state);
+                safe_close(fd);
+                return r;
         }
+        /* fd stays open (and locked) for sbxd's lifetime */
         return 0;
 }
 
@@ -140,6 +141,11 @@ int main(int argc, char **argv)
                 r = lifecycle_timer_start(&srv);
         if (r >= 0)
                 r = monitor_start(&srv);
+        if (r >= 0) {
+                r = adopt_sandboxes(&srv);
+                if (r > 0)
+                        log_info("adopted %d sandbox(es) from an earlier run", r);
+        }
         if (r < 0) {
                 log_error_errno(r, "starting: %m");
                 goto fail;

@@ -60,6 +60,20 @@ int registry_slot_acquire(struct registry *r, int *ret_slot)
         return 0;
 }
 
+int registry_slot_reserve(struct registry *r, int slot)
+{
+        int ret = 0;
+        if (slot < 0 || slot >= REGISTRY_MAX_SLOTS)
+                return -ERANGE;
+        pthread_mutex_lock(&r->lock);
+        if (r->slots[slot])
+                ret = -EBUSY;
+        else
+                r->slots[slot] = 1;
+        pthread_mutex_unlock(&r->lock);
+        return ret;
+}
+
 void registry_slot_release(struct registry *r, int slot)
 {
         if (slot < 0 || slot >= REGISTRY_MAX_SLOTS)

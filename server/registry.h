@@ -25,6 +25,8 @@ void registry_free(struct registry *r);
 /* Reserve the lowest free uid slot (-EUSERS when all are used) / give it back. */
 int registry_slot_acquire(struct registry *r, int *ret_slot);
 void registry_slot_release(struct registry *r, int slot);
+/* Reserve a given slot (re-adoption); -EBUSY when taken, -ERANGE when out of range. */
+int registry_slot_reserve(struct registry *r, int slot);
 
 /* Insert s (the registry takes its own reference) and give it a fresh serial; -EEXIST for a
  * duplicate id. Wakes the timeout waiter. */

@@ -309,6 +309,34 @@ test('an agent that dies on its own takes its sandbox with it', async () => {
   assert.ok(gone, 'sandbox still listed or its dir still there')
 })
 
+test('a restarted sbxd adopts running sandboxes and clears dead ones; one sbxd per state dir', async () => {
+  const tpl = (s) => fakeTemplate(s)
+  const jailer = join(FIXTURES, 'fake-jailer.py')
+  const a = await startSbxd({ jailer, agent: '/bin/true', prepare: tpl })
+  let b
+  try {
+    const live = (await a.api('POST', '/sandboxes', { body: { templateID: 'base', timeout: 600, metadata: { k: 'v' } } })).json
+    const dead = (await a.api('POST', '/sandboxes', { body: { templateID: 'base', timeout: 600 } })).json
+    const deadPid = JSON.parse(readFileSync(join(a.state, 'sandboxes', dead.sandboxID, 'sandbox.json'), 'utf8')).pid
+    await a.stop({ keep: true })
+    process.kill(deadPid, 'SIGKILL')
+    await sleep(100)
+    b = await startSbxd({ jailer, agent: '/bin/true', reuse: a })
+    const l = (await b.api('GET', '/v2/sandboxes')).json
+    assert.deepEqual(l.map((s) => s.sandboxID), [live.sandboxID])
+    assert.deepEqual(l[0].metadata, { k: 'v' })
+    const g = (await b.api('GET', `/sandboxes/${live.sandboxID}`)).json
+    assert.equal(g.envdAccessToken, live.envdAccessToken)
+    assert.ok(!existsSync(join(b.state, 'sandboxes', dead.sandboxID)), 'dead sandbox dir left')
+    const r = await fetch(b.url + '/echo', { headers: { 'E2b-Sandbox-Id': live.sandboxID, 'E2b-Sandbox-Port': '49983', 'X-Access-Token': live.envdAccessToken } })
+    assert.equal(r.status, 200)
+    // a second sbxd on the same state dir refuses to start
+    await assert.rejects(startSbxd({ jailer, agent: '/bin/true', reuse: b }), /in use by another sbxd/)
+  } finally {
+    await (b ?? a).stop()
+  }
+})
+
 test('list pagination: limit and X-Next-Token', async () => {
   const ids = []
   for (let i = 0; i < 3; i++) ids.push((await d.api('POST', '/sandboxes', { body: { templateID: 'base', timeout: 60, metadata: { page: 'yes' } } })).json.sandboxID)

@@ -141,6 +141,23 @@ test('timeout: a 2 s sandbox is killed and cleaned up by sbxd', { skip }, async 
   assert.deepEqual(cgroupDirs(s.sandboxID), [])
 })
 
+test('a restarted sbxd adopts a running sandbox: same token, processes still run', { skip }, async () => {
+  const s = await create({ timeout: 600 })
+  await start(s, 'sleep 1000 >/dev/null 2>&1 &').then((r) => r.arrayBuffer())
+  const old = d
+  await d.stop({ keep: true })
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: old })
+  const g = await d.api('GET', `/sandboxes/${s.sandboxID}`)
+  assert.equal(g.status, 200, g.text)
+  assert.equal(g.json.envdAccessToken, s.envdAccessToken)
+  const r = await start(s, 'pgrep -x sleep >/dev/null && echo alive')
+  const out = parseEnvelopes(Buffer.from(await r.arrayBuffer())).filter((f) => f.msg.event?.data?.stdout)
+    .map((f) => Buffer.from(f.msg.event.data.stdout, 'base64').toString()).join('')
+  assert.equal(out, 'alive\n')
+  assert.equal((await d.api('DELETE', `/sandboxes/${s.sandboxID}`)).status, 204)
+  assert.deepEqual(cgroupDirs(s.sandboxID), [])
+})
+
 test('concurrent creates get distinct uid ranges', { skip }, async () => {
   const all = await Promise.all([create(), create(), create()])
   try {

@@ -42,13 +42,15 @@ export function realTemplates(state) {
   execFileSync('bash', [s, arg], { stdio: ['ignore', 'ignore', 'inherit'] })
 }
 
-export async function startSbxd({ jailer, agent, prepare } = {}) {
+// reuse: { dir, state } of an earlier startSbxd (stopped with keep: true) to restart on it.
+export async function startSbxd({ jailer, agent, prepare, reuse } = {}) {
   if (!SBXD) throw new Error('sbxd binary not found: build it or set SBXD')
-  const dir = mkdtempSync(join(tmpdir(), 'sbxd-it-'))
+  const dir = reuse ? reuse.dir : mkdtempSync(join(tmpdir(), 'sbxd-it-'))
   const state = join(dir, 'state')
   mkdirSync(state, { recursive: true })
-  if (prepare) prepare(state)
+  if (prepare && !reuse) prepare(state)
   const portFile = join(dir, 'port')
+  rmSync(portFile, { force: true })
   const args = ['--listen', '127.0.0.1:0', '--state-dir', state, '--port-file', portFile]
   if (jailer) args.push('--jailer', jailer)
   if (agent) args.push('--agent', agent)
@@ -57,7 +59,7 @@ export async function startSbxd({ jailer, agent, prepare } = {}) {
   let stderr = ''
   proc.stdout.on('data', (d) => { stdout += d })
   proc.stderr.on('data', (d) => { stderr += d })
-  for (let i = 0; i < 200 && !existsSync(portFile); i++) await sleep(25)
+  for (let i = 0; i < 200 && !existsSync(portFile) && proc.exitCode === null; i++) await sleep(25)
   if (!existsSync(portFile)) {
     proc.kill('SIGKILL')
     throw new Error(`sbxd did not start:\n${stderr}`)
@@ -81,13 +83,16 @@ export async function startSbxd({ jailer, agent, prepare } = {}) {
     return { status: res.status, headers: res.headers, text, json }
   }
 
-  async function stop() {
-    // Kill what is left so nothing outlives the test, then stop sbxd.
-    const l = await api('GET', '/v2/sandboxes').catch(() => ({ json: [] }))
-    for (const s of l.json || []) await api('DELETE', `/sandboxes/${s.sandboxID}`).catch(() => {})
+  // keep: leave sandboxes and state behind (to restart on them with reuse).
+  async function stop({ keep = false } = {}) {
+    if (!keep) {
+      // Kill what is left so nothing outlives the test, then stop sbxd.
+      const l = await api('GET', '/v2/sandboxes').catch(() => ({ json: [] }))
+      for (const s of l.json || []) await api('DELETE', `/sandboxes/${s.sandboxID}`).catch(() => {})
+    }
     proc.kill('SIGTERM')
     await new Promise((r) => proc.exitCode !== null ? r() : proc.once('exit', r))
-    rmSync(dir, { recursive: true, force: true })
+    if (!keep) rmSync(dir, { recursive: true, force: true })
   }
 
   return { url, port, key, state, dir, proc, api, stop, stdout: () => stdout, stderr: () => stderr }

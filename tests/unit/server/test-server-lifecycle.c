@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "adopt.h"
 #include "jail-spawn.h"
 #include "keys.h"
 #include "lifecycle.h"
@@ -217,6 +218,47 @@ static void test_rm_rf(void)
         CHECK(access(root, F_OK) < 0);
 }
 
+static void test_adopt_record(void)
+{
+        struct sandbox *s = sandbox_new(), *back = NULL;
+        strcpy(s->id, "abcdefghij0123456789");
+        strcpy(s->template_id, "base");
+        strcpy(s->token, "00112233445566778899aabbccddeeff0011223344556677");
+        s->pid = 4242;
+        s->slot = 7;
+        s->started_at = 1700000000;
+        sandbox_set_end_at(s, 1700000300);
+        s->cpu_count = 2;
+        s->memory_mb = 1024;
+        s->disk_mb = 512;
+        s->metadata = cJSON_Parse("{\"k\":\"v\"}");
+        s->env_vars = cJSON_Parse("{\"A\":\"b\"}");
+        cJSON *rec = sandbox_to_json(s, SHAPE_RECORD);
+        char *text = cJSON_Print(rec);
+        CHECK_EQ_INT(adopt_parse_record(text, &back), 0);
+        CHECK_STREQ(back->id, s->id);
+        CHECK_STREQ(back->template_id, "base");
+        CHECK_STREQ(back->token, s->token);
+        CHECK_EQ_INT(back->pid, 4242);
+        CHECK_EQ_INT(back->slot, 7);
+        CHECK_EQ_INT(back->started_at, 1700000000);
+        CHECK_EQ_INT(sandbox_get_end_at(back), 1700000300);
+        CHECK_EQ_INT(back->memory_mb, 1024);
+        CHECK_STREQ(cJSON_GetObjectItem(back->metadata, "k")->valuestring, "v");
+        CHECK_STREQ(cJSON_GetObjectItem(back->env_vars, "A")->valuestring, "b");
+        free(text);
+        cJSON_Delete(rec);
+        sandbox_unref(back);
+        sandbox_unref(s);
+
+        CHECK_EQ_INT(adopt_parse_record("{}", &back), -EBADMSG);
+        CHECK_EQ_INT(adopt_parse_record("garbage", &back), -EBADMSG);
+        CHECK_EQ_INT(adopt_parse_record("{\"sandboxID\":\"../x\",\"templateID\":\"base\","
+                                        "\"envdAccessToken\":\"x\",\"pid\":5,\"uidSlot\":0}",
+                                        &back),
+                     -EBADMSG);
+}
+
 int main(void)
 {
         if (!mkdtemp(tmp))
@@ -226,6 +268,7 @@ int main(void)
         test_registry();
         test_keys_file();
         test_rm_rf();
+        test_adopt_record();
         rm_rf(tmp);
         return unit_finish("test-server-lifecycle");
 }
