@@ -104,18 +104,33 @@ static int read_status_line(int fd, int64_t deadline, char *buf, size_t cap)
         }
 }
 
-/* Reap pid within ms; kill its process group (it called setsid) when late. */
-static void reap(pid_t pid, int ms, int force)
+#ifndef P_PIDFD
+#define P_PIDFD 3 /* linux/wait.h; glibc 2.36's idtype_t lacks it */
+#endif
+
+/* Wait up to ms for the jailer to exit (force: don't wait), SIGKILL it and its process group
+ * when it is still there, and reap it. Through the pidfd: sbxd is a child subreaper whose
+ * monitor thread reaps every exited child, so the jailer may already be reaped, and its pid
+ * number then means nothing. */
+static void reap(pid_t pid, int pidfd, int ms, int force)
 {
-        if (force)
-                kill(-pid, SIGKILL), kill(pid, SIGKILL);
-        _cleanup_close_ int pfd = pidfd_open(pid, 0);
-        if (pfd >= 0 && !force) {
-                struct pollfd p = {.fd = pfd, .events = POLLIN};
-                if (poll(&p, 1, ms) <= 0)
+        if (pidfd < 0) { /* no pidfd support: plain pid, as before pidfds */
+                if (force)
                         kill(-pid, SIGKILL), kill(pid, SIGKILL);
+                while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+                return;
         }
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        struct pollfd p = {.fd = pidfd, .events = POLLIN};
+        if (force || poll(&p, 1, ms) <= 0) {
+                /* still running, so pid is still its own (and its group's, after setsid) */
+                if (poll(&p, 1, 0) == 0)
+                        kill(-pid, SIGKILL);
+                pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+                poll(&p, 1, 1000);
+        }
+        siginfo_t si;
+        while (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED) < 0 && errno == EINTR)
                 ;
 }
 
@@ -211,10 +226,11 @@ int jail_spawn(const char *jailer, const char *log_path, const cJSON *spec, stru
                 return r;
         }
         status_w = safe_close(status_w);
+        _cleanup_close_ int pidfd = pidfd_open(pid, 0);
 
         r = read_status_line(status_r, now_ms() + JAIL_STATUS_TIMEOUT_MS, line, sizeof(line));
         if (r < 0) {
-                reap(pid, 0, 1);
+                reap(pid, pidfd, 0, 1);
                 snprintf(msg, sizeof(msg), "%s",
                          r == -ETIMEDOUT ? "no status from the jailer within 10 s"
                                          : "the jailer exited without a status");
@@ -223,10 +239,10 @@ int jail_spawn(const char *jailer, const char *log_path, const cJSON *spec, stru
         }
         r = jail_parse_status(line, ret);
         if (r < 0) {
-                reap(pid, 0, 1);
+                reap(pid, pidfd, 0, 1);
                 result_set(ret, "status", r, "malformed status line from the jailer");
                 return r;
         }
-        reap(pid, 5000, 0);
+        reap(pid, pidfd, 5000, 0);
         return 0;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -105,7 +106,10 @@ static void announce(const struct sbxd_config *cfg, const struct keys *keys, uns
 int main(int argc, char **argv)
 {
         struct sbxd_config cfg = {};
-        struct server srv = {.config = &cfg, .monitor_epoll = -EBADF, .monitor_wake = -EBADF};
+        struct server srv = {.config = &cfg,
+                             .monitor_epoll = -EBADF,
+                             .monitor_wake = -EBADF,
+                             .monitor_sigchld = -EBADF};
         struct MHD_Daemon *d = NULL;
         uint16_t port;
         sigset_t mask;
@@ -120,7 +124,12 @@ int main(int argc, char **argv)
         sigemptyset(&mask);
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGTERM);
-        pthread_sigmask(SIG_BLOCK, &mask, NULL); /* every thread inherits it */
+        sigset_t blocked = mask;
+        sigaddset(&blocked, SIGCHLD);               /* read by the monitor's signalfd */
+        pthread_sigmask(SIG_BLOCK, &blocked, NULL); /* every thread inherits it */
+        /* Agents outlive their jailer: be their parent then, and reap them (monitor.h). */
+        if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+                log_warning_errno(errno, "PR_SET_CHILD_SUBREAPER: %m");
 
         if (setup_state_dir(cfg.state_dir) < 0)
                 goto fail;

@@ -4,14 +4,34 @@
 #include <errno.h>
 #include <stdint.h>
 #include <sys/epoll.h>
+#include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lifecycle.h"
 #include "log.h"
 #include "macros.h"
 
-/* epoll data: the sandbox serial (never reused), not the fd number (which is). 0 = wake-up. */
+#define EV_WAKE  UINT64_C(0)
+#define EV_CHILD UINT64_MAX
+
+/* sbxd is a child subreaper: agents whose jailer exited are re-parented to it. Reap whatever
+ * child exited (agents, jailers): only pidfds are used to wait for a specific one. */
+static void reap_children(int sfd)
+{
+        struct signalfd_siginfo si;
+        while (read(sfd, &si, sizeof(si)) == sizeof(si))
+                ;
+        for (;;) {
+                siginfo_t info = {};
+                if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG) < 0 || info.si_pid == 0)
+                        return;
+        }
+}
+
+/* epoll data: the sandbox serial (never reused), not the fd number (which is). */
 static void *monitor_main(void *arg)
 {
         struct server *srv = arg;
@@ -25,8 +45,12 @@ static void *monitor_main(void *arg)
                         return NULL;
                 }
                 for (int i = 0; i < n; i++) {
-                        if (ev[i].data.u64 == 0)
+                        if (ev[i].data.u64 == EV_WAKE)
                                 return NULL; /* monitor_stop */
+                        if (ev[i].data.u64 == EV_CHILD) {
+                                reap_children(srv->monitor_sigchld);
+                                continue;
+                        }
                         /* NULL when a kill or timeout took it first: nothing to do. */
                         struct sandbox *s = registry_take_serial(srv->registry, ev[i].data.u64);
                         if (s) {
@@ -46,8 +70,18 @@ int monitor_start(struct server *srv)
         srv->monitor_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (srv->monitor_wake < 0)
                 return -errno;
-        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 0};
+        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = EV_WAKE};
         if (epoll_ctl(srv->monitor_epoll, EPOLL_CTL_ADD, srv->monitor_wake, &ev) < 0)
+                return -errno;
+        /* SIGCHLD is blocked in every thread (main.c); it is read here. */
+        sigset_t chld;
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
+        srv->monitor_sigchld = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (srv->monitor_sigchld < 0)
+                return -errno;
+        ev = (struct epoll_event){.events = EPOLLIN, .data.u64 = EV_CHILD};
+        if (epoll_ctl(srv->monitor_epoll, EPOLL_CTL_ADD, srv->monitor_sigchld, &ev) < 0)
                 return -errno;
         int r = pthread_create(&srv->monitor, NULL, monitor_main, srv);
         if (r != 0)
@@ -75,5 +109,6 @@ void monitor_stop(struct server *srv)
                 srv->monitor_started = false;
         }
         srv->monitor_wake = safe_close(srv->monitor_wake);
+        srv->monitor_sigchld = safe_close(srv->monitor_sigchld);
         srv->monitor_epoll = safe_close(srv->monitor_epoll);
 }

@@ -3,6 +3,10 @@
  * Noticing sandboxes whose agent died on its own (crash, OOM kill, kill from inside the host):
  * one thread waits on every agent pidfd (epoll, one-shot) and tears such a sandbox down as if
  * it had been killed, so it stops being listed and its cgroups and dir go away.
+ *
+ * sbxd is a child subreaper (main.c): agents are re-parented to it when their jailer exits, and
+ * this thread reaps every exited child on SIGCHLD (signalfd), so a killed sandbox leaves no
+ * zombie behind. Code waiting for a particular child uses its pidfd, never its pid.
  */
 #pragma once
 

@@ -17,5 +17,5 @@ struct server {
         bool timer_started;
         pthread_t monitor; /* monitor.h */
         bool monitor_started;
-        int monitor_epoll, monitor_wake;
+        int monitor_epoll, monitor_wake, monitor_sigchld;
 };

@@ -77,13 +77,15 @@ test('create, health, run a command, kill: nothing left behind', { skip }, async
   assert.equal(out, 'hi\n1000\n')
   assert.equal(frames.at(-1).flags, 2)
 
+  const pid = JSON.parse(readFileSync(join(dir, 'sandbox.json'), 'utf8')).pid
   assert.equal((await d.api('DELETE', `/sandboxes/${s.sandboxID}`)).status, 204)
   assert.ok(!existsSync(dir), 'sandbox dir left behind')
   assert.deepEqual(cgroupDirs(s.sandboxID), [])
-  const pid = s.pid
+  // sbxd is the agents' subreaper: not even a zombie is left
+  for (let i = 0; i < 20 && existsSync(`/proc/${pid}`); i++) await sleep(10)
+  assert.ok(!existsSync(`/proc/${pid}`), `agent ${pid} still there`)
   assert.equal((await envd(s, '/health')).status, 502)
   console.log(`# create took ${createMs} ms`)
-  void pid
 })
 
 test('process output streams before the process ends', { skip }, async () => {
