@@ -178,6 +178,13 @@ enum MHD_Result proxy_upload(struct request *req, const char *data, size_t len)
         if (!p || p->upload_failed)
                 return MHD_YES; /* the agent answered early: drop the rest */
         while (len > 0) {
+                /* The agent may answer before reading everything (api/frames.md): once its
+                 * response is waiting, stop forwarding instead of blocking on a full socket. */
+                struct pollfd pf = {.fd = p->fd, .events = POLLIN | POLLOUT};
+                if (poll(&pf, 1, PROXY_SEND_TIMEOUT_MS) <= 0 || (pf.revents & POLLIN)) {
+                        p->upload_failed = true;
+                        return MHD_YES;
+                }
                 size_t k = MIN(len, (size_t)SBX_FRAME_MAX_PAYLOAD);
                 int r = sbx_frame_write(p->fd, SBX_FRAME_DATA, data, k);
                 if (r < 0) {
