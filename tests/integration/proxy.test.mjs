@@ -273,6 +273,8 @@ test('timeouts kill: a 1 s sandbox disappears with its dir and agent', async () 
     gone = (await d.api('GET', `/sandboxes/${id}`)).status === 404
   }
   assert.ok(gone, 'still listed after 6 s')
+  // unlisted first, then torn down
+  for (let i = 0; i < 50 && existsSync(dir); i++) await sleep(20)
   assert.ok(!existsSync(dir), 'dir left behind')
   await sleep(100)
   assert.ok(!existsSync(`/proc/${pid}`) || readFileSync(`/proc/${pid}/stat`, 'utf8').split(' ')[2] === 'Z', 'agent still running')
