@@ -22,7 +22,7 @@
 #define HTTP_MAX_CONNECTIONS        256
 #define HTTP_MAX_CONNECTIONS_PER_IP 128
 #define HTTP_IDLE_TIMEOUT_S         120
-#define HTTP_CONN_MEMORY            (128 * 1024)
+#define HTTP_CONN_MEMORY            (512 * 1024)
 #define HTTP_MAX_CONTROL_BODY       (1024 * 1024)
 /* An oversized chunked body is read and dropped up to this much, then the connection is cut. */
 #define HTTP_MAX_DISCARD (16 * 1024 * 1024)

@@ -16,7 +16,7 @@
 #include "http.h"
 
 #define PROXY_SEND_TIMEOUT_MS 60000
-#define PROXY_STREAM_BLOCK    (64 * 1024)
+#define PROXY_STREAM_BLOCK    (256 * 1024)
 
 enum MHD_Result proxy_begin(struct request *req);
 enum MHD_Result proxy_upload(struct request *req, const char *data, size_t len);
