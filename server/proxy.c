@@ -290,8 +290,7 @@ static int add_headers(struct MHD_Response *resp, const struct sbx_resp_head *h)
 static enum MHD_Result respond(struct request *req, struct proxy_stream *st,
                                const struct sbx_resp_head *h)
 {
-        bool no_body = h->status == 204 || h->status == 304 || h->status < 200 ||
-                       strcmp(req->method, "HEAD") == 0;
+        bool no_body = h->status == 204 || h->status == 304 || strcmp(req->method, "HEAD") == 0;
         struct MHD_Response *resp;
         uint64_t len;
         int r;
@@ -364,6 +363,13 @@ enum MHD_Result proxy_finish(struct request *req)
                                   req->rid, req->route.id);
                 return http_reply_error(req, -EPROTO, req->route.id,
                                         "The sandbox closed the connection");
+        }
+        if (h.status < 200) {
+                /* 1xx (101 Switching Protocols...) would need an upgrade path: never proxied */
+                sbx_resp_head_free(&h);
+                stream_free(st);
+                return http_reply_error(req, -EPROTO, req->route.id,
+                                        "invalid response status from the sandbox");
         }
         enum MHD_Result ret = respond(req, st, &h);
         sbx_resp_head_free(&h);

@@ -212,6 +212,20 @@ test('responses stream: the first line arrives while the agent is still writing'
   assert.ok(total >= 1200, `whole stream in ${total} ms`)
 })
 
+test('a misbehaving agent gets a 502 or a cut response, never a forged one', async () => {
+  for (const kind of ['status101', 'header-crlf', 'garbage', 'huge-frame']) {
+    const r = await envd(`/hostile/${kind}`, { headers: tok() })
+    assert.equal(r.status, 502, kind)
+    assert.equal((await r.json()).code, 502)
+  }
+  for (const kind of ['too-long', 'short', 'eof-mid-body']) {
+    const r = await envd(`/hostile/${kind}`, { headers: tok() })
+    assert.equal(r.status, 200, kind)
+    await assert.rejects(r.arrayBuffer(), kind) // the body ends with an error, not silently
+  }
+  assert.equal((await envd('/health')).status, 204)
+})
+
 test('sized responses keep their Content-Length', async () => {
   const r = await envd('/big?n=3000000', { headers: tok() })
   assert.equal(r.status, 200)
