@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent-process.h"
@@ -19,9 +20,10 @@
 #include "log.h"
 #include "macros.h"
 
-#define USER_HOME "/home/user"
-#define USER_UID  1000
-#define USER_GID  1000
+#define USER_HOME     "/home/user"
+#define USER_UID      1000
+#define USER_GID      1000
+#define STOP_GRACE_MS 2000
 
 int agent_init_setup(void)
 {
@@ -64,6 +66,34 @@ static void reap_children(void)
                 if (si.si_pid == 0)
                         return;
                 agent_process_on_exit(si.si_pid, si.si_code, si.si_status);
+        }
+}
+
+/* After forwarding a stop signal: reap until no child is left or grace_ms passed. When PID 1
+ * exits, the kernel kills whatever is left in the pid namespace. */
+static void wait_children(int sfd, int grace_ms)
+{
+        struct timespec start, now;
+
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        for (;;) {
+                struct pollfd pfd = {.fd = sfd, .events = POLLIN};
+                struct signalfd_siginfo ssi;
+                siginfo_t si = {0};
+                long elapsed;
+
+                /* waitid with WNOWAIT: does any child exist at all? */
+                reap_children();
+                if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD)
+                        return;
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                elapsed =
+                    (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+                if (elapsed >= grace_ms)
+                        return;
+                if (poll(&pfd, 1, (int)(grace_ms - elapsed)) > 0)
+                        while (read(sfd, &ssi, sizeof(ssi)) > 0)
+                                ;
         }
 }
 
@@ -141,7 +171,7 @@ int agent_init_run(int listen_fd)
                                 case SIGINT:
                                         log_info("signal %d: stopping", (int)ssi.ssi_signo);
                                         agent_process_signal_all((int)ssi.ssi_signo);
-                                        reap_children();
+                                        wait_children(sfd, STOP_GRACE_MS);
                                         return 0;
                                 default:
                                         break;
