@@ -221,6 +221,7 @@ void lifecycle_destroy(struct server *srv, struct sandbox *s, const char *why)
 {
         if (!s)
                 return;
+        sandbox_mark_gone(s); /* a concurrent timeout/connect must not write into the dir */
         int r = teardown_sandbox(s->id, s->pid, s->pidfd, s->dir);
         if (r < 0)
                 log_error_errno(r, "sandbox %s: teardown (%s) incomplete: %m", s->id, why);

@@ -58,8 +58,7 @@ static enum MHD_Result handle_create(struct request *req, const cJSON *body)
         return reply_sandbox(req, 201, s, SHAPE_SANDBOX);
 }
 
-static enum MHD_Result handle_connect(struct request *req, const char *id, const cJSON *body,
-                                      bool v2)
+static enum MHD_Result handle_connect(struct request *req, const char *id, const cJSON *body)
 {
         int64_t timeout;
         const char *msg = NULL;
@@ -71,9 +70,8 @@ static enum MHD_Result handle_connect(struct request *req, const char *id, const
         if (!s)
                 return not_found(req, id);
         registry_set_end_at(req->srv->registry, s, (int64_t)time(NULL) + timeout, true);
-        (void)v2;
         r = sandbox_save(s);
-        if (r < 0)
+        if (r < 0 && r != -ESRCH)
                 log_warning_errno(r, "sandbox %s: saving record: %m", s->id);
         return reply_sandbox(req, 200, s, SHAPE_SANDBOX);
 }
@@ -90,7 +88,7 @@ static enum MHD_Result handle_timeout(struct request *req, const char *id, const
                 return not_found(req, id);
         registry_set_end_at(req->srv->registry, s, (int64_t)time(NULL) + timeout, false);
         r = sandbox_save(s);
-        if (r < 0)
+        if (r < 0 && r != -ESRCH)
                 log_warning_errno(r, "sandbox %s: saving record: %m", s->id);
         return http_reply_204(req);
 }
@@ -263,7 +261,7 @@ enum MHD_Result route_sandboxes_handle(struct request *req)
                 return handle_timeout(req, id, body);
         case OP_CONNECT_V1:
         case OP_CONNECT_V2:
-                return handle_connect(req, id, body, op == OP_CONNECT_V2);
+                return handle_connect(req, id, body);
         case OP_NONE:
                 break;
         }

@@ -20,6 +20,7 @@ struct sandbox *sandbox_new(void)
         s->pidfd = -EBADF;
         s->slot = -1;
         s->refs = 1;
+        pthread_mutex_init(&s->record_lock, NULL);
         return s;
 }
 
@@ -35,6 +36,7 @@ void sandbox_unref(struct sandbox *s)
         if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0)
                 return;
         safe_close(s->pidfd);
+        pthread_mutex_destroy(&s->record_lock);
         cJSON_Delete(s->metadata);
         cJSON_Delete(s->env_vars);
         free(s->dir);
@@ -160,7 +162,14 @@ int sandbox_metadata_matches(const struct sandbox *s, const cJSON *filter)
         return 1;
 }
 
-int sandbox_save(const struct sandbox *s)
+void sandbox_mark_gone(struct sandbox *s)
+{
+        pthread_mutex_lock(&s->record_lock);
+        s->gone = true;
+        pthread_mutex_unlock(&s->record_lock);
+}
+
+static int save_locked(const struct sandbox *s)
 {
         char tmp[4096], path[4096];
         if ((size_t)snprintf(path, sizeof(path), "%s/sandbox.json", s->dir) >= sizeof(path) ||
@@ -184,5 +193,13 @@ int sandbox_save(const struct sandbox *s)
                 r = -errno;
         if (r < 0)
                 unlink(tmp);
+        return r;
+}
+
+int sandbox_save(struct sandbox *s)
+{
+        pthread_mutex_lock(&s->record_lock);
+        int r = s->gone ? -ESRCH : save_locked(s);
+        pthread_mutex_unlock(&s->record_lock);
         return r;
 }

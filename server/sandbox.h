@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cjson/cJSON.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -24,9 +26,11 @@ struct sandbox {
         int64_t started_at; /* unix seconds */
         int64_t end_at;     /* unix seconds; read/written with __atomic (timeouts change it) */
         unsigned cpu_count, memory_mb, disk_mb;
-        cJSON *metadata; /* owned object of strings, or NULL */
-        cJSON *env_vars; /* owned object of strings, or NULL */
-        unsigned refs;   /* __atomic */
+        cJSON *metadata;             /* owned object of strings, or NULL */
+        cJSON *env_vars;             /* owned object of strings, or NULL */
+        unsigned refs;               /* __atomic */
+        pthread_mutex_t record_lock; /* sandbox.json writes vs. teardown of the dir */
+        bool gone;                   /* under record_lock: the dir is being removed */
 };
 
 enum sandbox_shape {
@@ -59,5 +63,7 @@ cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape);
 /* Whether every key=value of filter (object of strings, may be NULL) is in s's metadata. */
 int sandbox_metadata_matches(const struct sandbox *s, const cJSON *filter);
 
-/* Write <dir>/sandbox.json atomically (mode 0600). */
-int sandbox_save(const struct sandbox *s);
+/* Write <dir>/sandbox.json atomically (mode 0600). -ESRCH once sandbox_mark_gone() ran. */
+int sandbox_save(struct sandbox *s);
+/* From now on sandbox_save() writes nothing (call before removing the dir). */
+void sandbox_mark_gone(struct sandbox *s);
