@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 #include "agent-config.h"
 #include "agent-connect-json.h"
@@ -16,10 +17,12 @@
 #include "agent-http.h"
 #include "agent-process.h"
 #include "connect.h"
+#include "fd-util.h"
 #include "log.h"
 #include "macros.h"
 
 #define THREAD_STACK_SIZE (512u * 1024u)
+#define HEAD_TIMEOUT_S    30
 
 static atomic_int active_connections;
 
@@ -338,6 +341,12 @@ static int route(struct agent_request *r)
         return handle_not_found(r);
 }
 
+static int set_recv_timeout(int fd, int seconds)
+{
+        struct timeval tv = {.tv_sec = seconds};
+        return setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ? -errno : 0;
+}
+
 void agent_server_serve(int fd)
 {
         struct agent_request r = {.fd = fd};
@@ -348,9 +357,12 @@ void agent_server_serve(int fd)
         r.frame_buf = malloc(SBX_FRAME_MAX_PAYLOAD);
         if (!r.frame_buf)
                 goto out;
+        /* sbxd sends the head right after connecting; a silent peer must not hold a slot. */
+        (void)set_recv_timeout(fd, HEAD_TIMEOUT_S);
         e = sbx_frame_read(fd, &type, r.frame_buf, &len);
         if (e < 0 || type != SBX_FRAME_REQ_HEAD)
                 goto out;
+        (void)set_recv_timeout(fd, 0);
         e = sbx_req_head_decode(r.frame_buf, len, &r.head);
         if (e < 0)
                 goto out;
@@ -390,6 +402,8 @@ static void answer_busy(int fd)
         static const char body[] =
             "{\"code\":503,\"message\":\"agent busy: too many connections\"}";
         struct agent_request r = {.fd = fd};
+        /* Called from the init loop: never block it on a peer that does not read. */
+        (void)fd_set_nonblock(fd, 1);
         (void)agent_respond(&r, 503, "application/json; charset=utf-8", body, sizeof(body) - 1);
         safe_close(fd);
 }
