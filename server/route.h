@@ -48,5 +48,6 @@ enum route_op route_match(const char *method, const char *path, char ret_id[ROUT
 
 /* envd/code-interpreter paths never reachable from outside (orchestrator-only, port 0). */
 bool route_proxy_forbidden(uint16_t port, const char *path);
-/* Whether a proxied request needs X-Access-Token == the sandbox's envd token. */
+/* Whether a proxied request needs X-Access-Token == the sandbox's envd token: every envd
+ * (49983) request but GET /health, and the code interpreter's (49999) /execute. */
 bool route_proxy_needs_token(uint16_t port, const char *method, const char *path);

@@ -132,10 +132,16 @@ test('envd token: 401 JSON without or with a wrong token, /health exempt', async
   }
   const h = await envd('/health')
   assert.equal(h.status, 204)
-  // The code interpreter port checks its token itself.
-  const c = await envd('/echo', {}, sbx.sandboxID, 49999)
+  // The code interpreter: /execute needs the token (the SDKs send it there), the rest is open.
+  const c = await envd('/contexts', {}, sbx.sandboxID, 49999)
   assert.equal(c.status, 200)
   assert.equal((await c.json()).port, 49999)
+  for (const h of [{}, { 'X-Access-Token': 'wrong' }]) {
+    const x = await envd('/execute', { method: 'POST', headers: h, body: '{"code":"1"}' }, sbx.sandboxID, 49999)
+    assert.equal(x.status, 401)
+  }
+  const x = await envd('/execute', { method: 'POST', headers: tok(), body: '{"code":"1"}' }, sbx.sandboxID, 49999)
+  assert.equal(x.status, 200)
 })
 
 test('orchestrator-only paths are 404 from outside', async () => {

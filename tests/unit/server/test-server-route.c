@@ -87,7 +87,11 @@ static void test_proxy_rules(void)
         CHECK(route_proxy_needs_token(49983, "POST", "/health"));
         CHECK(route_proxy_needs_token(49983, "GET", "/files"));
         CHECK(route_proxy_needs_token(49983, "POST", "/process.Process/Start"));
-        CHECK(!route_proxy_needs_token(49999, "POST", "/execute"));
+        CHECK(route_proxy_needs_token(49999, "POST", "/execute"));
+        CHECK(route_proxy_needs_token(49999, "POST", "//execute"));
+        CHECK(route_proxy_needs_token(49999, "POST", "/execute/"));
+        CHECK(!route_proxy_needs_token(49999, "POST", "/contexts"));
+        CHECK(!route_proxy_needs_token(49999, "GET", "/health"));
 
         CHECK(proxy_hop_by_hop("connection"));
         CHECK(proxy_hop_by_hop("Transfer-Encoding"));
