@@ -138,11 +138,10 @@ bool route_proxy_forbidden(uint16_t port, const char *path)
 
 bool route_proxy_needs_token(uint16_t port, const char *method, const char *path)
 {
-        if (port == SBX_PORT_CODE)
-        /* The SDKs send X-Access-Token to the code interpreter on /execute only (E2B's
-         * server hands it to envd, which checks it). The agent checks no token, so
-         * running code needs it here; contexts stay open as in E2B. */
-        {
+        if (port == SBX_PORT_CODE) {
+                /* The SDKs send X-Access-Token to the code interpreter on /execute only (E2B's
+                 * server hands it to envd, which checks it). The agent checks no token, so
+                 * running code needs it here; contexts stay open as in E2B. */
                 while (path[0] == '/' && path[1] == '/')
                         path++; /* "//execute" must not slip through */
                 return strncmp(path, "/execute", 8) == 0;
