@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
 # After the suites: nothing a sandbox used may remain on the host. Prints what it finds.
+#  - sandbox dirs under the test state dir
+#  - sandbox cgroups (sbx/<id>) in the v2 and every v1 hierarchy
+#  - processes still in a sandbox cgroup, and zombie agents nobody reaped
+#  - mounts under the state dir in the host mount namespace
 set -u
 state=${1:-$(cat /tmp/sbx-last-test-state 2>/dev/null)}
 bad=0
@@ -11,8 +15,12 @@ for h in /sys/fs/cgroup/*/sbx /sys/fs/cgroup/unified/sbx; do
         kids=$(find "$h" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)
         if [ -n "$kids" ]; then echo "leftover cgroups: $kids"; bad=1; fi
 done
-procs=$(pgrep -a -f 'sbx-agent|sbx-jailer' | grep -v pgrep || true)
-if [ -n "$procs" ]; then echo "leftover processes: $procs"; bad=1; fi
+procs=$(grep -l ':/sbx/' /proc/[0-9]*/cgroup 2>/dev/null | cut -d/ -f3 | sort -u)
+if [ -n "$procs" ]; then
+        echo "leftover sandbox processes:"; ps -o pid,stat,comm -p $(echo $procs | tr ' ' ,); bad=1
+fi
+zombies=$(ps -eo stat=,comm= | awk '$1 ~ /^Z/ && $2 ~ /sbx-(agent|jailer)/' | wc -l)
+if [ "$zombies" -gt 0 ]; then echo "unreaped sbx zombies: $zombies"; bad=1; fi
 if [ -n "$state" ] && grep -q "$state" /proc/self/mountinfo; then
         echo "leftover mounts:"; grep "$state" /proc/self/mountinfo; bad=1
 fi
