@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The agent's request handling end to end over a socketpair: routing, /init, Start streams
+ * (exact event payloads, exit codes, deadline) and /files round trips. A reaper thread stands
+ * in for PID 1. Start and /files need root (credential switches); as non-root those parts
+ * are skipped.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent-process.h"
+#include "agent-server.h"
+#include "connect.h"
+#include "frame.h"
+#include "macros.h"
+#include "unit.h"
+
+static atomic_int stop_reaper;
+
+static void *reaper(void *arg)
+{
+        while (!atomic_load(&stop_reaper)) {
+                siginfo_t si = {0};
+                if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG) == 0 && si.si_pid > 0) {
+                        agent_process_on_exit(si.si_pid, si.si_code, si.si_status);
+                        continue;
+                }
+                (void)agent_process_enforce_deadlines();
+                struct timespec ts = {0, 5 * 1000 * 1000};
+                nanosleep(&ts, NULL);
+        }
+        return NULL;
+}
+
+static void *serve(void *arg)
+{
+        agent_server_serve((int)(intptr_t)arg);
+        return NULL;
+}
+
+struct response {
+        int status;
+        struct sbx_resp_head head;
+        uint8_t *body;
+        size_t len;
+};
+
+static void response_done(struct response *r)
+{
+        sbx_resp_head_free(&r->head);
+        free(r->body);
+}
+
+static int call(uint16_t port, const char *method, const char *path, const char *query,
+                const struct sbx_header *hs, size_t n_hs, const void *body, size_t len,
+                size_t chunk, struct response *ret)
+{
+        struct sbx_req_head h = {.port = port,
+                                 .method = (char *)method,
+                                 .path = (char *)path,
+                                 .query = (char *)(query ? query : ""),
+                                 .n_headers = n_hs,
+                                 .headers = (struct sbx_header *)hs};
+        uint8_t *buf = NULL, *frame = malloc(SBX_FRAME_MAX_PAYLOAD);
+        size_t blen;
+        int sv[2];
+        pthread_t t;
+        uint8_t type;
+        uint32_t flen;
+
+        memset(ret, 0, sizeof(*ret));
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+                return -errno;
+        pthread_create(&t, NULL, serve, (void *)(intptr_t)sv[1]);
+        CHECK_EQ_INT(sbx_req_head_encode(&h, &buf, &blen), 0);
+        CHECK_EQ_INT(sbx_frame_write(sv[0], SBX_FRAME_REQ_HEAD, buf, blen), 0);
+        free(buf);
+        for (size_t off = 0; off < len;) {
+                size_t n = MIN(chunk, len - off);
+                CHECK_EQ_INT(sbx_frame_write(sv[0], SBX_FRAME_DATA, (const uint8_t *)body + off, n),
+                             0);
+                off += n;
+        }
+        CHECK_EQ_INT(sbx_frame_write(sv[0], SBX_FRAME_END, NULL, 0), 0);
+
+        CHECK_EQ_INT(sbx_frame_read(sv[0], &type, frame, &flen), 0);
+        CHECK_EQ_INT(type, SBX_FRAME_RESP_HEAD);
+        CHECK_EQ_INT(sbx_resp_head_decode(frame, flen, &ret->head), 0);
+        ret->status = ret->head.status;
+        for (;;) {
+                if (sbx_frame_read(sv[0], &type, frame, &flen) < 0 || type == SBX_FRAME_END)
+                        break;
+                ret->body = realloc(ret->body, ret->len + flen + 1);
+                memcpy(ret->body + ret->len, frame, flen);
+                ret->len += flen;
+                ret->body[ret->len] = 0;
+        }
+        pthread_join(t, NULL);
+        close(sv[0]);
+        free(frame);
+        return 0;
+}
+
+static const char *header(const struct response *r, const char *name)
+{
+        return sbx_header_get(r->head.headers, r->head.n_headers, name);
+}
+
+static void test_routes(void)
+{
+        struct response r;
+
+        call(0, "GET", "/health", NULL, NULL, 0, NULL, 0, 1, &r);
+        CHECK_EQ_INT(r.status, 204);
+        CHECK_EQ_INT(r.len, 0);
+        response_done(&r);
+
+        static const char init[] = "{\"envVars\":{\"SBX_T\":\"v1\"},\"defaultUser\":\"root\","
+                                   "\"defaultWorkdir\":\"/tmp\",\"accessToken\":\"tok\"}";
+        call(0, "POST", "/init", NULL, NULL, 0, init, sizeof(init) - 1, 7, &r);
+        CHECK_EQ_INT(r.status, 204);
+        response_done(&r);
+        call(0, "POST", "/init", NULL, NULL, 0, "{", 1, 1, &r);
+        CHECK_EQ_INT(r.status, 400);
+        response_done(&r);
+
+        call(SBX_PORT_ENVD, "GET", "/health", NULL, NULL, 0, NULL, 0, 1, &r);
+        CHECK_EQ_INT(r.status, 204);
+        response_done(&r);
+        call(SBX_PORT_ENVD, "POST", "/init", NULL, NULL, 0, init, sizeof(init) - 1, 99, &r);
+        CHECK_EQ_INT(r.status, 404);
+        CHECK_STREQ((char *)r.body, "{\"code\":404,\"message\":\"no route for POST /init\"}");
+        response_done(&r);
+        call(SBX_PORT_CODE, "GET", "/health", NULL, NULL, 0, NULL, 0, 1, &r);
+        CHECK_EQ_INT(r.status, 404);
+        response_done(&r);
+
+        struct sbx_header json = {"Content-Type", "application/json"};
+        call(SBX_PORT_ENVD, "POST", "/filesystem.Filesystem/Stat", NULL, &json, 1, "{}", 2, 1, &r);
+        CHECK_EQ_INT(r.status, 501);
+        CHECK(r.body && strstr((char *)r.body, "\"code\":\"unimplemented\""));
+        response_done(&r);
+
+        struct sbx_header stream = {"Content-Type", "application/connect+json"};
+        call(SBX_PORT_ENVD, "POST", "/process.Process/Connect", NULL, &stream, 1, NULL, 0, 1, &r);
+        CHECK_EQ_INT(r.status, 200);
+        CHECK(r.len > 5 && r.body[0] == CONNECT_FLAG_END_STREAM);
+        response_done(&r);
+}
+
+/* Run a Start request; return the envelopes' JSON joined by '\n' (flags as a prefix digit). */
+static char *start(const char *json, const char *timeout_ms, const char *user_b64)
+{
+        struct sbx_header hs[3] = {{"Content-Type", "application/connect+json"}};
+        size_t n = 1, out_len = 0;
+        size_t jl = strlen(json);
+        uint8_t *env = malloc(5 + jl);
+        char *out = calloc(1, 1);
+        char auth[128];
+        struct response r;
+
+        connect_envelope_header(env, 0, (uint32_t)jl);
+        memcpy(env + 5, json, jl);
+        if (timeout_ms)
+                hs[n++] = (struct sbx_header){"Connect-Timeout-Ms", (char *)timeout_ms};
+        if (user_b64) {
+                snprintf(auth, sizeof(auth), "Basic %s", user_b64);
+                hs[n++] = (struct sbx_header){"Authorization", auth};
+        }
+        call(SBX_PORT_ENVD, "POST", "/process.Process/Start", NULL, hs, n, env, 5 + jl, 3, &r);
+        free(env);
+        CHECK_EQ_INT(r.status, 200);
+        CHECK_STREQ(header(&r, "Content-Type"), "application/connect+json");
+        for (size_t off = 0; off + 5 <= r.len;) {
+                uint8_t flags;
+                const uint8_t *msg;
+                uint32_t ml;
+                long k =
+                    connect_envelope_parse(r.body + off, r.len - off, 1 << 20, &flags, &msg, &ml);
+                CHECK(k > 0);
+                if (k <= 0)
+                        break;
+                out = realloc(out, out_len + ml + 3);
+                out_len += (size_t)sprintf(out + out_len, "%u", flags);
+                memcpy(out + out_len, msg, ml);
+                out_len += ml;
+                out[out_len++] = '\n';
+                out[out_len] = 0;
+                off += (size_t)k;
+        }
+        response_done(&r);
+        return out;
+}
+
+/* Replace the pid digits in the start event with "N". */
+static void mask_pid(char *s)
+{
+        char *p = strstr(s, "\"pid\":");
+        if (!p)
+                return;
+        p += 6;
+        char *e = p;
+        while (*e >= '0' && *e <= '9')
+                e++;
+        *p = 'N';
+        memmove(p + 1, e, strlen(e) + 1);
+}
+
+static void test_start(void)
+{
+        char *s;
+
+        s = start("{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"printf hi; exit 3\"]},"
+                  "\"stdin\":false}",
+                  NULL, "cm9vdDo=");
+        mask_pid(s);
+        CHECK_STREQ(s, "0{\"event\":{\"start\":{\"pid\":N}}}\n"
+                       "0{\"event\":{\"data\":{\"stdout\":\"aGk=\"}}}\n"
+                       "0{\"event\":{\"end\":{\"exitCode\":3,\"exited\":true,\"status\":\"exit "
+                       "status 3\",\"error\":\"exit status 3\"}}}\n"
+                       "2{}\n");
+        free(s);
+
+        /* /init's env and workdir apply; the request's envs override. */
+        s = start("{\"process\":{\"cmd\":\"sh\",\"args\":[\"-c\",\"printf "
+                  "%s:%s:%s \\\"$SBX_T\\\" \\\"$PWD\\\" \\\"$X\\\"\"],\"envs\":{\"X\":\"y\"}}}",
+                  NULL, NULL);
+        mask_pid(s);
+        CHECK_STREQ(s, "0{\"event\":{\"start\":{\"pid\":N}}}\n"
+                       "0{\"event\":{\"data\":{\"stdout\":\"djE6L3RtcDp5\"}}}\n"
+                       "0{\"event\":{\"end\":{\"exited\":true,\"status\":\"exit status 0\"}}}\n"
+                       "2{}\n");
+        free(s);
+
+        s = start("{\"process\":{\"cmd\":\"sh\",\"args\":[\"-c\",\"kill -9 $$\"]}}", NULL, NULL);
+        CHECK(strstr(s, "{\"end\":{\"exitCode\":-1,\"status\":\"signal: killed\",\"error\":"
+                        "\"signal: killed\"}}") != NULL);
+        free(s);
+
+        s = start("{\"process\":{\"cmd\":\"sleep\",\"args\":[\"5\"]}}", "300", NULL);
+        CHECK(strstr(s, "2{\"error\":{\"code\":\"deadline_exceeded\"") != NULL);
+        free(s);
+
+        s = start("{\"process\":{\"cmd\":\"/nonexistent/x\"}}", NULL, NULL);
+        CHECK(strstr(s, "\"exitCode\":127") != NULL);
+        free(s);
+
+        s = start("{\"process\":{\"cmd\":\"true\",\"cwd\":\"/nonexistent\"}}", NULL, NULL);
+        CHECK_STREQ(s, "2{\"error\":{\"code\":\"invalid_argument\",\"message\":\"cwd "
+                       "'/nonexistent' does not exist\"}}\n");
+        free(s);
+
+        s = start("{\"process\":{\"cmd\":\"true\"}}", NULL, "bWFsbG9yeS14eXo6"); /* mallory-xyz: */
+        CHECK(strstr(s, "2{\"error\":{\"code\":\"unauthenticated\"") != NULL);
+        free(s);
+
+        s = start("{\"process\":{}}", NULL, NULL);
+        CHECK(strstr(s, "\"invalid_argument\"") != NULL);
+        free(s);
+
+        CHECK_EQ_INT(agent_process_count(), 0);
+}
+
+static void test_files(void)
+{
+        char dir[] = "/tmp/sbx-agent-test-XXXXXX", q[256], body[1024];
+        struct sbx_header mp = {"Content-Type", "multipart/form-data; boundary=BND"};
+        struct sbx_header raw = {"Content-Type", "application/octet-stream"};
+        struct response r;
+        int n;
+
+        CHECK(mkdtemp(dir) != NULL);
+        n = snprintf(body, sizeof(body),
+                     "--BND\r\nContent-Disposition: form-data; name=\"file\"; "
+                     "filename=\"%s/sub/a.txt\"\r\n\r\nhello\r\n--BND--\r\n",
+                     dir);
+        call(SBX_PORT_ENVD, "POST", "/files", NULL, &mp, 1, body, (size_t)n, 1, &r);
+        CHECK_EQ_INT(r.status, 200);
+        snprintf(q, sizeof(q), "[{\"path\":\"%s/sub/a.txt\",\"name\":\"a.txt\",\"type\":\"file\"}]",
+                 dir);
+        CHECK_STREQ((char *)r.body, q);
+        response_done(&r);
+
+        snprintf(q, sizeof(q), "path=%s/sub/a.txt", dir);
+        call(SBX_PORT_ENVD, "GET", "/files", q, NULL, 0, NULL, 0, 1, &r);
+        CHECK_EQ_INT(r.status, 200);
+        CHECK_EQ_INT(r.len, 5);
+        CHECK(r.body && memcmp(r.body, "hello", 5) == 0);
+        CHECK_STREQ(header(&r, "Content-Length"), "5");
+        CHECK_STREQ(header(&r, "Content-Type"), "text/plain; charset=utf-8");
+        CHECK_STREQ(header(&r, "Content-Disposition"), "inline; filename=\"a.txt\"");
+        response_done(&r);
+
+        snprintf(q, sizeof(q), "path=%s/raw.bin", dir);
+        call(SBX_PORT_ENVD, "POST", "/files", q, &raw, 1, "\x00\x01\x02", 3, 1, &r);
+        CHECK_EQ_INT(r.status, 200);
+        response_done(&r);
+        call(SBX_PORT_ENVD, "GET", "/files", q, NULL, 0, NULL, 0, 1, &r);
+        CHECK_EQ_INT(r.status, 200);
+        CHECK_EQ_INT(r.len, 3);
+        CHECK_STREQ(header(&r, "Content-Type"), "application/octet-stream");
+        response_done(&r);
+
+        snprintf(q, sizeof(q), "path=%s/sub", dir);
+        call(SBX_PORT_ENVD, "GET", "/files", q, NULL, 0, NULL, 0, 1, &r);
+        CHECK_EQ_INT(r.status, 400);
+        CHECK_STREQ(header(&r, "Content-Type"), "application/json; charset=utf-8");
+        response_done(&r);
+        snprintf(q, sizeof(q), "path=%s/none", dir);
+        call(SBX_PORT_ENVD, "GET", "/files", q, NULL, 0, NULL, 0, 1, &r);
+        CHECK_EQ_INT(r.status, 404);
+        response_done(&r);
+        call(SBX_PORT_ENVD, "GET", "/files", "path=/dev/null", NULL, 0, NULL, 0, 1, &r);
+        CHECK_EQ_INT(r.status, 400);
+        response_done(&r);
+        call(SBX_PORT_ENVD, "GET", "/files", "path=/etc/hostname&username=mallory-xyz", NULL, 0,
+             NULL, 0, 1, &r);
+        CHECK_EQ_INT(r.status, 401);
+        response_done(&r);
+        call(SBX_PORT_ENVD, "POST", "/files", NULL, &raw, 1, "x", 1, 1, &r);
+        CHECK_EQ_INT(r.status, 400);
+        response_done(&r);
+
+        /* Truncated multipart: 400 and no file, not even a temporary one. */
+        n = snprintf(body, sizeof(body),
+                     "--BND\r\nContent-Disposition: form-data; name=\"file\"; "
+                     "filename=\"%s/t.txt\"\r\n\r\npartial",
+                     dir);
+        call(SBX_PORT_ENVD, "POST", "/files", NULL, &mp, 1, body, (size_t)n, 4, &r);
+        CHECK_EQ_INT(r.status, 400);
+        response_done(&r);
+        char cmd[512];
+        snprintf(cmd, sizeof(cmd), "test \"$(ls -A %s | tr '\\n' ' ')\" = \"raw.bin sub \"", dir);
+        CHECK_EQ_INT(system(cmd), 0);
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+        CHECK_EQ_INT(system(cmd), 0);
+}
+
+int main(void)
+{
+        pthread_t t;
+
+        test_routes();
+        if (geteuid() != 0) {
+                fprintf(stderr, "not root: skipping Start and /files\n");
+                return unit_finish("test-agent-server");
+        }
+        pthread_create(&t, NULL, reaper, NULL);
+        test_start();
+        test_files();
+        atomic_store(&stop_reaper, 1);
+        pthread_join(t, NULL);
+        return unit_finish("test-agent-server");
+}
