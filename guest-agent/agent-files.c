@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "agent-config.h"
+#include "agent-gunzip.h"
 #include "agent-http.h"
 #include "agent-multipart.h"
 #include "agent-path.h"
@@ -512,31 +513,52 @@ static int upload_respond(struct upload *up)
         return agent_respond(up->r, 200, "application/json", json, strlen(json));
 }
 
-static int upload_stream(struct upload *up, const char *boundary)
+struct body_sink {
+        struct upload *up;
+        struct multipart_parser *mp; /* NULL for a raw body */
+};
+
+static int body_sink(void *userdata, const uint8_t *buf, size_t len)
+{
+        struct body_sink *s = userdata;
+        return s->mp ? multipart_parser_feed(s->mp, buf, len) : upload_data(s->up, buf, len);
+}
+
+static int upload_stream(struct upload *up, const char *boundary, bool gzip)
 {
         _cleanup_(multipart_parser_freep) struct multipart_parser *mp = NULL;
+        _cleanup_(agent_gunzip_freep) struct agent_gunzip *gz = NULL;
+        struct body_sink sink = {.up = up};
         const uint8_t *chunk;
         size_t n;
         int e;
 
+        if (gzip && agent_gunzip_new(&gz) < 0)
+                return upload_fail(up, 500, "out of memory");
         if (boundary) {
                 e = multipart_parser_new(boundary, &mp_callbacks, up, &mp);
                 if (e < 0)
                         return upload_fail(up, 400, "invalid multipart boundary");
+                sink.mp = mp;
         } else {
                 e = upload_begin(up, NULL);
                 if (e < 0)
                         return e;
         }
         while ((e = agent_request_read_body(up->r, &chunk, &n)) > 0) {
-                e = mp ? multipart_parser_feed(mp, chunk, n) : upload_data(up, chunk, n);
+                e = gz ? agent_gunzip_feed(gz, chunk, n, body_sink, &sink)
+                       : body_sink(&sink, chunk, n);
                 if (e == -EBADMSG)
-                        return upload_fail(up, 400, "error reading form: malformed multipart body");
+                        return upload_fail(up, 400,
+                                           mp ? "error reading form: malformed multipart body"
+                                              : "error decompressing request body");
                 if (e < 0)
                         return e;
         }
         if (e < 0)
                 return e; /* connection broken: nothing to answer */
+        if (gz && agent_gunzip_finish(gz) < 0)
+                return upload_fail(up, 400, "error decompressing request body: unexpected EOF");
         if (mp) {
                 e = multipart_parser_finish(mp);
                 if (e < 0)
@@ -562,9 +584,10 @@ int agent_files_handle_post(struct agent_request *r)
         e = select_user(r, &u, qpath, qpath ? &path : NULL);
         if (e <= 0)
                 return e;
-        if (enc && *enc && strcasecmp(enc, "identity") != 0)
-                return agent_respond_rest_error(r, 415,
-                                                "Content-Encoding '%s' is not supported yet", enc);
+        if (enc && *enc && strcasecmp(enc, "identity") != 0 && strcasecmp(enc, "gzip") != 0)
+                return agent_respond_rest_error(
+                    r, 400, "error decompressing request body: unsupported Content-Encoding '%s'",
+                    enc);
         if (http_media_type(ct, &media) < 0)
                 return -ENOMEM;
         if (strcmp(media, "application/octet-stream") == 0) {
@@ -596,7 +619,7 @@ int agent_files_handle_post(struct agent_request *r)
         }
         creds = 1;
 
-        e = upload_stream(&up, boundary);
+        e = upload_stream(&up, boundary, enc && strcasecmp(enc, "gzip") == 0);
         if (up.status) {
                 upload_abort_file(&up);
                 e = agent_respond_rest_error(r, up.status, "%s",
