@@ -17,8 +17,9 @@ struct agent_user {
         gid_t *groups;
 };
 
-/* Look up name with getpwnam_r/getgrouplist. -ENOENT when the user does not exist (callers
- * answer 401), -ENOMEM or another -errno. On success the caller owns *ret (agent_user_done). */
+/* Look up name in the sandbox's /etc/passwd and /etc/group (parsed directly, never through
+ * NSS). -ENOENT when the user does not exist (callers answer 401), -ENOMEM or another -errno.
+ * On success the caller owns *ret (free with agent_user_done). */
 int agent_user_lookup(const char *name, struct agent_user *ret);
 void agent_user_done(struct agent_user *u);
 
