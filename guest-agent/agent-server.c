@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "agent-server.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -291,6 +292,34 @@ static int handle_health(struct agent_request *r)
         return agent_respond(r, 204, NULL, NULL, 0);
 }
 
+/* GET /envs: the /init environment as a JSON map (envd; the code interpreter reads it). */
+static int handle_envs(struct agent_request *r)
+{
+        _cleanup_strv_free_ char **envs = NULL;
+        _cleanup_free_ char *json = NULL;
+        cJSON *obj;
+        int e;
+
+        e = agent_request_discard_body(r, 64 * 1024);
+        if (e < 0)
+                return e;
+        if (agent_config_envs(&envs) < 0 || !(obj = cJSON_CreateObject()))
+                return agent_respond_rest_error(r, 500, "out of memory");
+        for (char **p = envs; *p; p++) {
+                char *eq = strchr(*p, '=');
+                *eq = '\0';
+                if (!cJSON_AddStringToObject(obj, *p, eq + 1)) {
+                        cJSON_Delete(obj);
+                        return agent_respond_rest_error(r, 500, "out of memory");
+                }
+        }
+        json = cJSON_PrintUnformatted(obj);
+        cJSON_Delete(obj);
+        if (!json)
+                return agent_respond_rest_error(r, 500, "out of memory");
+        return agent_respond(r, 200, "application/json", json, strlen(json));
+}
+
 static bool is_stream_request(const struct agent_request *r)
 {
         const char *ct = agent_request_header(r, "Content-Type");
@@ -330,6 +359,8 @@ static int route(struct agent_request *r)
                         return handle_health(r);
                 if (streq_ptr(m, "POST") && streq_ptr(p, "/process.Process/Start"))
                         return agent_process_handle_start(r);
+                if (streq_ptr(m, "GET") && streq_ptr(p, "/envs"))
+                        return handle_envs(r);
                 if (streq_ptr(m, "GET") && streq_ptr(p, "/files"))
                         return agent_files_handle_get(r);
                 if (streq_ptr(m, "POST") && streq_ptr(p, "/files"))

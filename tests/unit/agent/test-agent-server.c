@@ -128,6 +128,10 @@ static void test_routes(void)
         call(0, "POST", "/init", NULL, NULL, 0, init, sizeof(init) - 1, 7, &r);
         CHECK_EQ_INT(r.status, 204);
         response_done(&r);
+        call(SBX_PORT_ENVD, "GET", "/envs", NULL, NULL, 0, NULL, 0, 1, &r);
+        CHECK_EQ_INT(r.status, 200);
+        CHECK_STREQ((char *)r.body, "{\"SBX_T\":\"v1\"}");
+        response_done(&r);
         call(0, "POST", "/init", NULL, NULL, 0, "{", 1, 1, &r);
         CHECK_EQ_INT(r.status, 400);
         response_done(&r);
