@@ -24,6 +24,7 @@
 #include "macros.h"
 
 #define OUTPUT_CHUNK        (32u * 1024u) /* envd's stdChunkSize */
+#define PTY_CHUNK           (16u * 1024u) /* envd's ptyChunkSize */
 #define DEFAULT_KEEPALIVE_S 90
 #define EXIT_DRAIN_GRACE_MS 150 /* pipes held open by a backgrounded grandchild */
 #define MAX_ARGS            4096u
@@ -161,7 +162,16 @@ struct start_request {
         const cJSON *envs;
         bool stdin_pipe;
         bool pty;
+        unsigned short cols, rows;
 };
+
+/* A uint32 PTY.Size field, clamped to what a winsize holds; def when absent or 0. */
+static unsigned short pty_dimension(const cJSON *j, unsigned short def)
+{
+        if (!cJSON_IsNumber(j) || j->valuedouble < 1)
+                return def;
+        return j->valuedouble > 65535 ? 65535 : (unsigned short)j->valuedouble;
+}
 
 /* Validate the JSON and point into it. -EINVAL with a message in *ret_msg. */
 static int start_request_parse(const char *json, size_t len, struct start_request *ret,
@@ -225,7 +235,14 @@ static int start_request_parse(const char *json, size_t len, struct start_reques
                 q.stdin_pipe = cJSON_IsTrue(j); /* absent means true, as in envd */
         }
         j = cJSON_GetObjectItemCaseSensitive(root, "pty");
-        q.pty = j && !cJSON_IsNull(j);
+        if (j && !cJSON_IsNull(j)) {
+                const cJSON *size = cJSON_GetObjectItemCaseSensitive(j, "size");
+                if (!cJSON_IsObject(j) || (size && !cJSON_IsNull(size) && !cJSON_IsObject(size)))
+                        goto bad;
+                q.pty = true;
+                q.cols = pty_dimension(cJSON_GetObjectItemCaseSensitive(size, "cols"), 80);
+                q.rows = pty_dimension(cJSON_GetObjectItemCaseSensitive(size, "rows"), 24);
+        }
         *ret = q;
         return 0;
 bad:
@@ -369,7 +386,9 @@ static const char *spawn_error_code(int e)
 struct pump {
         struct agent_request *r;
         struct agent_proc *proc;
-        int out_fd[2]; /* stdout, stderr; -EBADF once at EOF */
+        int out_fd[2]; /* stdout, stderr (or the pty master, alone); -EBADF once at EOF */
+        enum agent_output_stream out_kind[2];
+        size_t chunk;
         bool attached;
         bool exited;
         int keepalive_ms;
@@ -405,9 +424,10 @@ static void pump_output(struct pump *p, int i)
         size_t len;
         ssize_t n;
 
-        n = read(p->out_fd[i], p->buf, sizeof(p->buf));
+        n = read(p->out_fd[i], p->buf, p->chunk);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
                 return;
+        /* A pty master reads EIO once every slave fd is closed: that is its EOF. */
         if (n <= 0) {
                 p->out_fd[i] = safe_close(p->out_fd[i]);
                 return;
@@ -416,8 +436,7 @@ static void pump_output(struct pump *p, int i)
                 return; /* nobody listens: drop (re-attach buffering is issue 3) */
         /* A blocking write: while the client is slow we do not read the pipes, so the
          * process blocks on a full pipe (backpressure) and nothing piles up here. */
-        if (cj_event_data(i == 0 ? AGENT_OUT_STDOUT : AGENT_OUT_STDERR, p->buf, (size_t)n, &json,
-                          &len) < 0 ||
+        if (cj_event_data(p->out_kind[i], p->buf, (size_t)n, &json, &len) < 0 ||
             agent_respond_envelope(p->r, 0, json, len) < 0) {
                 pump_detach(p);
                 return;
@@ -552,6 +571,9 @@ static int start_spawn(struct agent_request *r, struct start_request *q, const s
             .cwd = cwd,
             .user = u,
             .stdin_pipe = q->stdin_pipe,
+            .pty = q->pty,
+            .cols = q->cols,
+            .rows = q->rows,
         };
         /* Fork under the table lock: the reaper must find the pid when the child exits. */
         pthread_mutex_lock(&table_lock);
@@ -618,9 +640,6 @@ int agent_process_handle_start(struct agent_request *r)
         if (parse_timeout(agent_request_header(r, "Connect-Timeout-Ms"), &timeout_ms) < 0)
                 return agent_respond_stream_error(r, "invalid_argument",
                                                   "invalid Connect-Timeout-Ms header");
-        if (q.pty)
-                return agent_respond_stream_error(r, "unimplemented",
-                                                  "PTY processes are not supported yet");
 
         e = start_spawn(r, &q, &u, timeout_ms, &proc, &sp);
         if (e <= 0)
@@ -631,6 +650,8 @@ int agent_process_handle_start(struct agent_request *r)
             .r = r,
             .proc = proc,
             .out_fd = {sp.stdout_fd, sp.stderr_fd},
+            .out_kind = {q.pty ? AGENT_OUT_PTY : AGENT_OUT_STDOUT, AGENT_OUT_STDERR},
+            .chunk = q.pty ? PTY_CHUNK : OUTPUT_CHUNK,
             .attached = true,
             .keepalive_ms =
                 parse_keepalive(agent_request_header(r, "Keepalive-Ping-Interval")) * 1000,

@@ -5,11 +5,14 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "macros.h"
@@ -124,6 +127,9 @@ _noreturn_ static void child(const struct agent_spawn *s, int in_fd, int out_fd,
 
         if (setsid() < 0)
                 child_fail("setsid", NULL, errno);
+        /* A pty slave on stdin becomes the session's controlling terminal. */
+        if (s->pty && ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0)
+                child_fail("setting the controlling terminal", NULL, errno);
 
         /* Capabilities: empty bounding set (needs CAP_SETPCAP, so before the uid change), no
          * ambient set; after the uid change an empty permitted/effective/inheritable set, so
@@ -178,32 +184,53 @@ int agent_spawn(const struct agent_spawn *s, struct agent_spawned *ret)
         if (max_cap < CAP_LAST_CAP)
                 max_cap = CAP_LAST_CAP;
 
-        if (s->stdin_pipe) {
+        if (s->pty) {
+                struct winsize ws = {.ws_col = s->cols, .ws_row = s->rows};
+                /* TIOCGPTPEER opens the slave from the master, with no path lookup in /dev/pts
+                 * that sandbox code could race. */
+                out_r = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+                if (out_r < 0 || unlockpt(out_r) < 0)
+                        return negative_errno();
+                out_w = ioctl(out_r, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+                if (out_w < 0 || ioctl(out_r, TIOCSWINSZ, &ws) < 0)
+                        return negative_errno();
+                /* The terminal belongs to its user, as login(1) arranges. */
+                if (fchown(out_w, s->user->uid, s->user->gid) < 0 && errno != EPERM)
+                        return negative_errno();
+                in_w = fcntl(out_r, F_DUPFD_CLOEXEC, 3);
+                if (in_w < 0 || fcntl(out_r, F_SETFL, O_NONBLOCK) < 0)
+                        return negative_errno();
+        } else {
+                if (s->stdin_pipe) {
+                        if (pipe2(p, O_CLOEXEC) < 0)
+                                return negative_errno();
+                        in_r = p[0];
+                        in_w = p[1];
+                } else {
+                        in_r = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                        if (in_r < 0)
+                                return negative_errno();
+                }
                 if (pipe2(p, O_CLOEXEC) < 0)
                         return negative_errno();
-                in_r = p[0];
-                in_w = p[1];
-        } else {
-                in_r = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
-                if (in_r < 0)
+                out_r = p[0];
+                out_w = p[1];
+                if (pipe2(p, O_CLOEXEC) < 0)
+                        return negative_errno();
+                err_r = p[0];
+                err_w = p[1];
+                if (fcntl(out_r, F_SETFL, O_NONBLOCK) < 0 || fcntl(err_r, F_SETFL, O_NONBLOCK) < 0)
                         return negative_errno();
         }
-        if (pipe2(p, O_CLOEXEC) < 0)
-                return negative_errno();
-        out_r = p[0];
-        out_w = p[1];
-        if (pipe2(p, O_CLOEXEC) < 0)
-                return negative_errno();
-        err_r = p[0];
-        err_w = p[1];
-        if (fcntl(out_r, F_SETFL, O_NONBLOCK) < 0 || fcntl(err_r, F_SETFL, O_NONBLOCK) < 0)
-                return negative_errno();
 
         pid = fork();
         if (pid < 0)
                 return negative_errno();
-        if (pid == 0)
+        if (pid == 0) {
+                if (s->pty)
+                        child(s, out_w, out_w, out_w, empty, max_cap);
                 child(s, in_r, out_w, err_w, empty, max_cap);
+        }
 
         *ret = (struct agent_spawned){
             .pid = pid,

@@ -16,14 +16,16 @@ struct agent_spawn {
         const char *const *envp; /* the complete environment; its PATH drives the search */
         const char *cwd;         /* absolute; chdir happens as the user */
         const struct agent_user *user;
-        bool stdin_pipe; /* else stdin is /dev/null */
+        bool stdin_pipe; /* else stdin is /dev/null (ignored with pty) */
+        bool pty;        /* stdin/stdout/stderr on a new pseudo-terminal, its controlling tty */
+        unsigned short cols, rows;
 };
 
 struct agent_spawned {
         pid_t pid;
-        int stdin_fd;  /* write end, -EBADF without stdin_pipe */
-        int stdout_fd; /* read ends, O_NONBLOCK */
-        int stderr_fd;
+        int stdin_fd;  /* write end, -EBADF without stdin_pipe; with pty a dup of the master */
+        int stdout_fd; /* read ends, O_NONBLOCK; with pty the master */
+        int stderr_fd; /* -EBADF with pty */
 };
 
 /*

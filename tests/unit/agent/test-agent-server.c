@@ -266,6 +266,17 @@ static void test_start(void)
         CHECK(strstr(s, "2{\"error\":{\"code\":\"unauthenticated\"") != NULL);
         free(s);
 
+        /* PTY: one terminal for stdin/stdout/stderr, output as "pty" data events. */
+        s = start("{\"process\":{\"cmd\":\"sh\",\"args\":[\"-c\",\"test -t 0 && test -t 2 && "
+                  "printf x\"]},\"pty\":{\"size\":{\"cols\":100,\"rows\":30}}}",
+                  NULL, NULL);
+        mask_pid(s);
+        CHECK_STREQ(s, "0{\"event\":{\"start\":{\"pid\":N}}}\n"
+                       "0{\"event\":{\"data\":{\"pty\":\"eA==\"}}}\n"
+                       "0{\"event\":{\"end\":{\"exited\":true,\"status\":\"exit status 0\"}}}\n"
+                       "2{}\n");
+        free(s);
+
         s = start("{\"process\":{}}", NULL, NULL);
         CHECK(strstr(s, "\"invalid_argument\"") != NULL);
         free(s);
