@@ -103,13 +103,16 @@ class Agent:
 
     def send_request(self, port, method, path, query="", headers=(), body=b"", chunk=65536):
         s = self.connect()
-        s.sendall(frame(REQ_HEAD, req_head(port, method, path, query, headers)))
         if isinstance(body, (bytes, bytearray)):
             body = [body[i:i + chunk] for i in range(0, len(body), chunk)] if body else []
-        for c in body:
-            if c:
-                s.sendall(frame(DATA, bytes(c)))
-        s.sendall(frame(END))
+        try:
+            s.sendall(frame(REQ_HEAD, req_head(port, method, path, query, headers)))
+            for c in body:
+                if c:
+                    s.sendall(frame(DATA, bytes(c)))
+            s.sendall(frame(END))
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the agent answered early (e.g. 503, 401) and closed: read its answer
         return s
 
     def request(self, port, method, path, query="", headers=(), body=b"", chunk=65536):
