@@ -24,6 +24,7 @@
 #include "macros.h"
 
 #define OUTPUT_CHUNK        (32u * 1024u) /* envd's stdChunkSize */
+#define DEFAULT_PATH        "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define PTY_CHUNK           (16u * 1024u) /* envd's ptyChunkSize */
 #define DEFAULT_KEEPALIVE_S 90
 #define EXIT_DRAIN_GRACE_MS 150 /* pipes held open by a backgrounded grandchild */
@@ -199,7 +200,11 @@ static int start_request_parse(const char *json, size_t len, struct start_reques
         if (q.args && !cJSON_IsNull(q.args)) {
                 if (!cJSON_IsArray(q.args) || (unsigned)cJSON_GetArraySize(q.args) > MAX_ARGS)
                         goto bad;
-                cJSON_ArrayForEach(e, q.args) if (!cJSON_IsString(e)) goto bad;
+                cJSON_ArrayForEach(e, q.args)
+                {
+                        if (!cJSON_IsString(e))
+                                goto bad;
+                }
         } else
                 q.args = NULL;
         q.envs = cJSON_GetObjectItemCaseSensitive(q.process, "envs");
@@ -289,6 +294,9 @@ static int build_env(const struct agent_user *u, const cJSON *envs, char ***ret)
         const cJSON *e;
         int r;
 
+        if (!path || !*path)
+                path = DEFAULT_PATH;
+
         r = agent_config_envs(&global);
         if (r < 0)
                 return r;
@@ -298,12 +306,7 @@ static int build_env(const struct agent_user *u, const cJSON *envs, char ***ret)
         _cleanup_strv_free_ char **l = calloc(cap + 1, sizeof(char *));
         if (!l)
                 return -ENOMEM;
-        if ((r = env_setf(l, &n, "PATH",
-                          path && *path
-                              ? path
-                              : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")) <
-                0 ||
-            (r = env_setf(l, &n, "HOME", u->home)) < 0 ||
+        if ((r = env_setf(l, &n, "PATH", path)) < 0 || (r = env_setf(l, &n, "HOME", u->home)) < 0 ||
             (r = env_setf(l, &n, "USER", u->name)) < 0 ||
             (r = env_setf(l, &n, "LOGNAME", u->name)) < 0 ||
             (r = env_setf(l, &n, "SHELL", "/bin/bash")) < 0)
@@ -312,8 +315,11 @@ static int build_env(const struct agent_user *u, const cJSON *envs, char ***ret)
                 if ((r = env_set(l, &n, *g)) < 0)
                         return r;
         if (envs)
-                cJSON_ArrayForEach(e, envs) if ((r = env_setf(l, &n, e->string, e->valuestring)) <
-                                                0) return r;
+                cJSON_ArrayForEach(e, envs)
+                {
+                        if ((r = env_setf(l, &n, e->string, e->valuestring)) < 0)
+                                return r;
+                }
         *ret = TAKE_PTR(l);
         return 0;
 }
@@ -327,8 +333,11 @@ static int build_argv(const struct start_request *q, char ***ret)
         if (!l || !(l[i++] = strdup(q->cmd)))
                 return -ENOMEM;
         if (q->args)
-                cJSON_ArrayForEach(e,
-                                   q->args) if (!(l[i++] = strdup(e->valuestring))) return -ENOMEM;
+                cJSON_ArrayForEach(e, q->args)
+                {
+                        if (!(l[i++] = strdup(e->valuestring)))
+                                return -ENOMEM;
+                }
         *ret = TAKE_PTR(l);
         return 0;
 }
