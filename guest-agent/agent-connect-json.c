@@ -205,3 +205,31 @@ int cj_envelope(uint8_t flags, const char *msg, size_t msg_len, uint8_t **ret, s
         *ret_len = CONNECT_ENVELOPE_HEADER_SIZE + msg_len;
         return 0;
 }
+
+int cj_bytes_decode(const char *s, uint8_t **ret, size_t *ret_len)
+{
+        struct base64_decode_ctx ctx;
+        size_t n = strlen(s), outlen;
+        bool url = strpbrk(s, "-_") != NULL;
+
+        /* nettle wants complete quanta: re-pad unpadded input. */
+        _cleanup_free_ char *padded = malloc(n + 4);
+        _cleanup_free_ uint8_t *out = malloc(BASE64_DECODE_LENGTH(n + 3) + 1);
+        if (!padded || !out)
+                return -ENOMEM;
+        memcpy(padded, s, n);
+        if (n % 4 == 1)
+                return -EINVAL;
+        while (n % 4)
+                padded[n++] = '=';
+        if (url)
+                base64url_decode_init(&ctx);
+        else
+                base64_decode_init(&ctx);
+        outlen = BASE64_DECODE_LENGTH(n);
+        if (!base64_decode_update(&ctx, &outlen, out, n, padded) || !base64_decode_final(&ctx))
+                return -EINVAL;
+        *ret = TAKE_PTR(out);
+        *ret_len = outlen;
+        return 0;
+}

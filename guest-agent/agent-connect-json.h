@@ -45,5 +45,9 @@ int cj_error_body(const char *code, const char *message, char **ret, size_t *ret
 /* REST error body `{"code":404,"message":".."}` as envd's jsonError writes it. */
 int cj_rest_error_body(int status, const char *message, char **ret, size_t *ret_len);
 
+/* Decode a proto3 JSON `bytes` value: standard or URL-safe base64, padded or not. Allocates
+ * *ret (caller frees; non-NULL even for empty input). -EINVAL for invalid base64. */
+int cj_bytes_decode(const char *s, uint8_t **ret, size_t *ret_len);
+
 /* Wrap a message in a Connect envelope: flags, BE32 length, bytes. */
 int cj_envelope(uint8_t flags, const char *msg, size_t msg_len, uint8_t **ret, size_t *ret_len);

@@ -36,8 +36,9 @@ struct agent_proc {
         struct agent_proc *next;
         pid_t pid;
         char *tag;
-        cJSON *config;       /* the request's ProcessConfig, kept for List (issue 3) */
-        int stdin_fd;        /* -EBADF when stdin is /dev/null or closed */
+        cJSON *config; /* the request's ProcessConfig, for List */
+        int stdin_fd;  /* pipe write end or pty master; -EBADF when /dev/null or closed */
+        bool pty;
         int exit_efd;        /* written by agent_process_on_exit */
         int64_t deadline_ms; /* CLOCK_MONOTONIC ms, 0 = none */
         bool deadline_killed;
@@ -149,6 +150,107 @@ unsigned agent_process_count(void)
                 n++;
         pthread_mutex_unlock(&table_lock);
         return n;
+}
+
+/* A running (not yet exited) process by pid or tag; call with table_lock held. */
+static struct agent_proc *table_find(const struct agent_selector *sel)
+{
+        for (struct agent_proc *p = table; p; p = p->next) {
+                if (p->exited)
+                        continue;
+                if (sel->tag ? (p->tag && strcmp(p->tag, sel->tag) == 0)
+                             : (uint32_t)p->pid == sel->pid)
+                        return p;
+        }
+        return NULL;
+}
+
+int agent_process_signal(const struct agent_selector *sel, int sig)
+{
+        struct agent_proc *p;
+        int r = 0;
+
+        pthread_mutex_lock(&table_lock);
+        p = table_find(sel);
+        /* Not exited means not reaped: the pid cannot have been reused. */
+        if (p)
+                kill_group(p->pid, sig);
+        else
+                r = -ESRCH;
+        pthread_mutex_unlock(&table_lock);
+        return r;
+}
+
+int agent_process_input_fd(const struct agent_selector *sel, bool *ret_pty, int *ret_fd)
+{
+        struct agent_proc *p;
+        int r = 0;
+
+        pthread_mutex_lock(&table_lock);
+        p = table_find(sel);
+        if (!p)
+                r = -ESRCH;
+        else if (p->stdin_fd < 0)
+                r = -EBADF;
+        else {
+                *ret_pty = p->pty;
+                r = fcntl(p->stdin_fd, F_DUPFD_CLOEXEC, 3);
+                if (r < 0)
+                        r = negative_errno();
+                else
+                        *ret_fd = r;
+        }
+        pthread_mutex_unlock(&table_lock);
+        return r < 0 ? r : 0;
+}
+
+int agent_process_close_stdin(const struct agent_selector *sel)
+{
+        struct agent_proc *p;
+        int r = 0;
+
+        pthread_mutex_lock(&table_lock);
+        p = table_find(sel);
+        if (!p)
+                r = -ESRCH;
+        else if (p->pty)
+                r = -ENOTTY;
+        else
+                p->stdin_fd = safe_close(p->stdin_fd);
+        pthread_mutex_unlock(&table_lock);
+        return r;
+}
+
+int agent_process_list_json(char **ret)
+{
+        cJSON *root = cJSON_CreateObject(), *arr;
+        int r = 0;
+
+        if (!root || !(arr = cJSON_AddArrayToObject(root, "processes"))) {
+                if (root)
+                        cJSON_Delete(root);
+                return -ENOMEM;
+        }
+        pthread_mutex_lock(&table_lock);
+        for (struct agent_proc *p = table; p && r == 0; p = p->next) {
+                cJSON *o, *cfg;
+                if (p->exited)
+                        continue;
+                if (!(o = cJSON_CreateObject()) || !cJSON_AddItemToArray(arr, o) ||
+                    !(cfg = cJSON_Duplicate(p->config, 1)) ||
+                    !cJSON_AddItemToObject(o, "config", cfg) ||
+                    !cJSON_AddNumberToObject(o, "pid", p->pid) ||
+                    (p->tag && !cJSON_AddStringToObject(o, "tag", p->tag)))
+                        r = -ENOMEM;
+        }
+        pthread_mutex_unlock(&table_lock);
+        /* proto3 JSON omits an empty repeated field, as envd does. */
+        if (r == 0 && cJSON_GetArraySize(arr) == 0)
+                cJSON_DeleteItemFromObject(root, "processes");
+        if (r == 0 && !(*ret = cJSON_PrintUnformatted(root)))
+                r = -ENOMEM;
+        cJSON_Delete(root);
+        return r;
 }
 
 /* ---- StartRequest ---- */
@@ -590,6 +692,7 @@ static int start_spawn(struct agent_request *r, struct start_request *q, const s
         if (e >= 0) {
                 proc->pid = ret_sp->pid;
                 proc->stdin_fd = ret_sp->stdin_fd;
+                proc->pty = q->pty;
                 proc->deadline_ms = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
                 proc->next = table;
                 table = proc;

@@ -13,10 +13,17 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "agent-server.h"
+
+/* ProcessSelector: by tag when tag is non-NULL, else by pid. */
+struct agent_selector {
+        uint32_t pid;
+        const char *tag;
+};
 
 /* Handle POST /process.Process/Start (Connect server stream, JSON codec). */
 int agent_process_handle_start(struct agent_request *r);
@@ -34,6 +41,22 @@ void agent_process_set_wake_fd(int fd);
 
 /* Send sig to the process group of every running process (shutdown). */
 void agent_process_signal_all(int sig);
+
+/* Table queries for the unary RPCs (agent-process-rpc.c). All return -ESRCH when no running
+ * process matches (an exited one no longer does).
+ * signal: send sig to the process's group.
+ * input_fd: a CLOEXEC dup of its stdin pipe or pty master (caller closes; -EBADF when stdin
+ *   is /dev/null or closed); *ret_pty tells which.
+ * close_stdin: close the stdin pipe (idempotent); -ENOTTY for a pty process.
+ * list_json: `{"processes":[{"config":..,"pid":..,"tag":..}]}` (caller frees). */
+int agent_process_signal(const struct agent_selector *sel, int sig);
+int agent_process_input_fd(const struct agent_selector *sel, bool *ret_pty, int *ret_fd);
+int agent_process_close_stdin(const struct agent_selector *sel);
+int agent_process_list_json(char **ret);
+
+/* Unary process.Process RPCs: List, SendSignal, SendInput, CloseStdin. Returns -ENOENT for
+ * other methods (nothing answered then). */
+int agent_process_handle_rpc(struct agent_request *r, const char *method);
 
 /* Number of entries in the table (tests, diagnostics). */
 unsigned agent_process_count(void);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ProcessEvent JSON exactly as envd (protojson) writes it. */
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -95,8 +96,36 @@ static void test_envelope(void)
         free(b);
 }
 
+static void test_bytes_decode(void)
+{
+        uint8_t *b = NULL;
+        size_t n = 0;
+
+        CHECK_EQ_INT(cj_bytes_decode("YWJj", &b, &n), 0);
+        CHECK(n == 3 && memcmp(b, "abc", 3) == 0);
+        free(b);
+        CHECK_EQ_INT(cj_bytes_decode("YWI=", &b, &n), 0);
+        CHECK(n == 2 && memcmp(b, "ab", 2) == 0);
+        free(b);
+        CHECK_EQ_INT(cj_bytes_decode("YWI", &b, &n), 0); /* unpadded */
+        CHECK(n == 2 && memcmp(b, "ab", 2) == 0);
+        free(b);
+        CHECK_EQ_INT(cj_bytes_decode("-_8", &b, &n), 0); /* URL-safe */
+        CHECK(n == 2 && b[0] == 0xfb && b[1] == 0xff);
+        free(b);
+        CHECK_EQ_INT(cj_bytes_decode("+/8=", &b, &n), 0);
+        CHECK(n == 2 && b[0] == 0xfb && b[1] == 0xff);
+        free(b);
+        CHECK_EQ_INT(cj_bytes_decode("", &b, &n), 0);
+        CHECK_EQ_INT(n, 0);
+        free(b);
+        CHECK_EQ_INT(cj_bytes_decode("Y", &b, &n), -EINVAL);
+        CHECK_EQ_INT(cj_bytes_decode("Y!!=", &b, &n), -EINVAL);
+}
+
 int main(void)
 {
+        test_bytes_decode();
         test_events();
         test_exit_status();
         test_envelope();

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -284,6 +285,101 @@ static void test_start(void)
         CHECK_EQ_INT(agent_process_count(), 0);
 }
 
+struct bg_start {
+        const char *json;
+        char *out;
+};
+
+static void *bg_start(void *arg)
+{
+        struct bg_start *b = arg;
+        b->out = start(b->json, NULL, NULL);
+        return NULL;
+}
+
+static int rpc(const char *method, const char *json, struct response *r)
+{
+        struct sbx_header h = {"Content-Type", "application/json"};
+        char path[128];
+        snprintf(path, sizeof(path), "/process.Process/%s", method);
+        return call(SBX_PORT_ENVD, "POST", path, NULL, &h, 1, json, strlen(json), 5, r);
+}
+
+static void test_rpcs(void)
+{
+        struct bg_start b = {.json =
+                                 "{\"process\":{\"cmd\":\"cat\"},\"tag\":\"t1\",\"stdin\":true}"};
+        struct response r;
+        pthread_t t;
+        bool listed = false;
+
+        rpc("List", "{}", &r);
+        CHECK_EQ_INT(r.status, 200);
+        CHECK_STREQ((char *)r.body, "{}");
+        response_done(&r);
+
+        pthread_create(&t, NULL, bg_start, &b);
+        for (int i = 0; i < 200 && !listed; i++) {
+                rpc("List", "{}", &r);
+                listed = r.body && strstr((char *)r.body, "\"config\":{\"cmd\":\"cat\"}") &&
+                         strstr((char *)r.body, "\"tag\":\"t1\"");
+                response_done(&r);
+                if (!listed)
+                        usleep(10000);
+        }
+        CHECK(listed);
+        rpc("SendInput", "{\"process\":{\"tag\":\"t1\"},\"input\":{\"stdin\":\"YWJj\"}}", &r);
+        CHECK_EQ_INT(r.status, 200);
+        CHECK_STREQ((char *)r.body, "{}");
+        response_done(&r);
+        rpc("SendInput", "{\"process\":{\"tag\":\"t1\"},\"input\":{\"pty\":\"YWJj\"}}", &r);
+        CHECK_EQ_INT(r.status, 500);
+        response_done(&r);
+        rpc("CloseStdin", "{\"process\":{\"tag\":\"t1\"}}", &r);
+        CHECK_EQ_INT(r.status, 200);
+        response_done(&r);
+        pthread_join(t, NULL);
+        mask_pid(b.out);
+        CHECK_STREQ(b.out, "0{\"event\":{\"start\":{\"pid\":N}}}\n"
+                           "0{\"event\":{\"data\":{\"stdout\":\"YWJj\"}}}\n"
+                           "0{\"event\":{\"end\":{\"exited\":true,\"status\":\"exit status 0\"}}}\n"
+                           "2{}\n");
+        free(b.out);
+
+        /* SendSignal: SIGTERM reaches the process group. */
+        b = (struct bg_start){.json = "{\"process\":{\"cmd\":\"sleep\",\"args\":[\"30\"]},"
+                                      "\"tag\":\"s1\"}"};
+        pthread_create(&t, NULL, bg_start, &b);
+        for (int i = 0; i < 200; i++) {
+                rpc("SendSignal", "{\"process\":{\"tag\":\"s1\"},\"signal\":\"SIGNAL_SIGTERM\"}",
+                    &r);
+                int st = r.status;
+                response_done(&r);
+                if (st == 200)
+                        break;
+                usleep(10000);
+        }
+        pthread_join(t, NULL);
+        CHECK(strstr(b.out, "\"status\":\"signal: terminated\"") != NULL);
+        free(b.out);
+
+        rpc("SendSignal", "{\"process\":{\"pid\":4000000000},\"signal\":\"SIGNAL_SIGKILL\"}", &r);
+        CHECK_EQ_INT(r.status, 404);
+        CHECK_STREQ(
+            (char *)r.body,
+            "{\"code\":\"not_found\",\"message\":\"process with pid 4000000000 not found\"}");
+        response_done(&r);
+        rpc("SendSignal", "{\"process\":{\"pid\":1},\"signal\":\"SIGNAL_SIGHUP\"}", &r);
+        CHECK_EQ_INT(r.status, 501);
+        response_done(&r);
+        rpc("CloseStdin", "{\"process\":{}}", &r);
+        CHECK_EQ_INT(r.status, 400);
+        response_done(&r);
+        rpc("SendInput", "not json", &r);
+        CHECK_EQ_INT(r.status, 400);
+        response_done(&r);
+}
+
 static void test_files(void)
 {
         char dir[] = "/tmp/sbx-agent-test-XXXXXX", q[256], body[1024];
@@ -370,6 +466,7 @@ int main(void)
         }
         pthread_create(&t, NULL, reaper, NULL);
         test_start();
+        test_rpcs();
         test_files();
         atomic_store(&stop_reaper, 1);
         pthread_join(t, NULL);

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Unary process.Process RPCs over the process table: List, SendSignal, SendInput, CloseStdin
+ * (Connect unary, JSON codec; shared/reference/e2b-wire.md §3.3, §3.5). Errors as envd words
+ * them: an unknown pid or tag is not_found.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent-connect-json.h"
+#include "agent-process.h"
+#include "connect.h"
+#include "fd-util.h"
+#include "macros.h"
+
+static void cjson_deletep(cJSON **j)
+{
+        if (*j)
+                cJSON_Delete(*j);
+}
+#define _cleanup_cjson_ _cleanup_(cjson_deletep)
+
+static int respond_ok(struct agent_request *r, const char *json)
+{
+        return agent_respond(r, 200, "application/json", json, strlen(json));
+}
+
+/* {"process":{"pid":N}} or {"process":{"tag":"x"}}: 0, or the error answer's result. */
+static int parse_selector(struct agent_request *r, const cJSON *root, struct agent_selector *sel,
+                          int *ret_answered)
+{
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "process");
+        const cJSON *pid = cJSON_GetObjectItemCaseSensitive(p, "pid");
+        const cJSON *tag = cJSON_GetObjectItemCaseSensitive(p, "tag");
+
+        *sel = (struct agent_selector){0};
+        if (cJSON_IsString(tag)) {
+                sel->tag = tag->valuestring;
+                return 0;
+        }
+        /* uint32 may come as a number or, from some encoders, a string. */
+        if (cJSON_IsNumber(pid) && pid->valuedouble >= 1 && pid->valuedouble <= UINT32_MAX) {
+                sel->pid = (uint32_t)pid->valuedouble;
+                return 0;
+        }
+        if (cJSON_IsString(pid)) {
+                char *end;
+                unsigned long v = strtoul(pid->valuestring, &end, 10);
+                if (!*end && end != pid->valuestring && v >= 1 && v <= UINT32_MAX) {
+                        sel->pid = (uint32_t)v;
+                        return 0;
+                }
+        }
+        *ret_answered = agent_respond_connect_error(r, "invalid_argument",
+                                                    "process selector (pid or tag) is required");
+        return -EINVAL;
+}
+
+static int not_found(struct agent_request *r, const struct agent_selector *sel)
+{
+        if (sel->tag)
+                return agent_respond_connect_error(r, "not_found", "process with tag %s not found",
+                                                   sel->tag);
+        return agent_respond_connect_error(r, "not_found", "process with pid %u not found",
+                                           sel->pid);
+}
+
+static int parse_signal(const cJSON *j)
+{
+        if (cJSON_IsString(j)) {
+                if (strcmp(j->valuestring, "SIGNAL_SIGKILL") == 0)
+                        return SIGKILL;
+                if (strcmp(j->valuestring, "SIGNAL_SIGTERM") == 0)
+                        return SIGTERM;
+        } else if (cJSON_IsNumber(j) && (j->valueint == SIGKILL || j->valueint == SIGTERM))
+                return j->valueint;
+        return -EINVAL;
+}
+
+static int send_signal(struct agent_request *r, const cJSON *root)
+{
+        struct agent_selector sel;
+        int answered = 0, sig;
+
+        if (parse_selector(r, root, &sel, &answered) < 0)
+                return answered;
+        sig = parse_signal(cJSON_GetObjectItemCaseSensitive(root, "signal"));
+        if (sig < 0)
+                return agent_respond_connect_error(r, "unimplemented", "invalid signal");
+        if (agent_process_signal(&sel, sig) < 0)
+                return not_found(r, &sel);
+        return respond_ok(r, "{}");
+}
+
+static int send_input(struct agent_request *r, const cJSON *root)
+{
+        const cJSON *input = cJSON_GetObjectItemCaseSensitive(root, "input");
+        const cJSON *in_stdin = cJSON_GetObjectItemCaseSensitive(input, "stdin");
+        const cJSON *in_pty = cJSON_GetObjectItemCaseSensitive(input, "pty");
+        _cleanup_free_ uint8_t *data = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        struct agent_selector sel;
+        bool is_pty = false, want_pty;
+        size_t len;
+        int answered = 0, e;
+
+        if (parse_selector(r, root, &sel, &answered) < 0)
+                return answered;
+        if (!cJSON_IsString(in_stdin) && !cJSON_IsString(in_pty))
+                return agent_respond_connect_error(r, "unimplemented", "invalid input type");
+        want_pty = cJSON_IsString(in_pty);
+        if (cj_bytes_decode(want_pty ? in_pty->valuestring : in_stdin->valuestring, &data, &len) <
+            0)
+                return agent_respond_connect_error(r, "invalid_argument", "invalid base64 input");
+        e = agent_process_input_fd(&sel, &is_pty, &fd);
+        if (e == -ESRCH)
+                return not_found(r, &sel);
+        if (e == -EBADF)
+                return agent_respond_connect_error(r, "internal",
+                                                   "error writing to stdin: stdin not enabled or "
+                                                   "closed");
+        if (e < 0)
+                return agent_respond_connect_error(r, "internal", "error writing input: %s",
+                                                   strerror(-e));
+        if (is_pty != want_pty)
+                return agent_respond_connect_error(
+                    r, "internal",
+                    is_pty ? "error writing to stdin: tty assigned to process, input should "
+                             "be written to the pty"
+                           : "error writing to tty: tty not assigned to process");
+        /* A blocking write, as envd: a process that does not read its input stalls this call
+         * (only this connection) once the pipe is full. */
+        e = write_full(fd, data, len);
+        if (e < 0)
+                return agent_respond_connect_error(r, "internal", "error writing to %s: %s",
+                                                   is_pty ? "tty" : "stdin", strerror(-e));
+        return respond_ok(r, "{}");
+}
+
+static int close_stdin(struct agent_request *r, const cJSON *root)
+{
+        struct agent_selector sel;
+        int answered = 0, e;
+
+        if (parse_selector(r, root, &sel, &answered) < 0)
+                return answered;
+        e = agent_process_close_stdin(&sel);
+        if (e == -ESRCH)
+                return not_found(r, &sel);
+        if (e == -ENOTTY)
+                return agent_respond_connect_error(r, "unknown",
+                                                   "error closing stdin: cannot close stdin for "
+                                                   "PTY process, send Ctrl+D (0x04) instead");
+        return respond_ok(r, "{}");
+}
+
+static int list(struct agent_request *r)
+{
+        _cleanup_free_ char *json = NULL;
+        if (agent_process_list_json(&json) < 0)
+                return agent_respond_connect_error(r, "internal", "out of memory");
+        return respond_ok(r, json);
+}
+
+int agent_process_handle_rpc(struct agent_request *r, const char *method)
+{
+        _cleanup_free_ uint8_t *body = NULL;
+        _cleanup_cjson_ cJSON *root = NULL;
+        size_t len;
+        int e;
+
+        if (strcmp(method, "List") != 0 && strcmp(method, "SendSignal") != 0 &&
+            strcmp(method, "SendInput") != 0 && strcmp(method, "CloseStdin") != 0)
+                return -ENOENT;
+        e = agent_request_read_body_all(r, CONNECT_MAX_MESSAGE, &body, &len);
+        if (e == -EMSGSIZE)
+                return agent_respond_connect_error(r, "resource_exhausted", "request too large");
+        if (e < 0)
+                return e;
+        root = cJSON_ParseWithLength((const char *)body, len);
+        if (!cJSON_IsObject(root))
+                return agent_respond_connect_error(r, "invalid_argument", "invalid JSON request");
+        if (strcmp(method, "List") == 0)
+                return list(r);
+        if (strcmp(method, "SendSignal") == 0)
+                return send_signal(r, root);
+        if (strcmp(method, "SendInput") == 0)
+                return send_input(r, root);
+        return close_stdin(r, root);
+}
