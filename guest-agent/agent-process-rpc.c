@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Unary process.Process RPCs over the process table: List, SendSignal, SendInput, CloseStdin
+ * Unary process.Process RPCs over the process table: List, SendSignal, SendInput, CloseStdin,
+ * Update
  * (Connect unary, JSON codec; shared/reference/e2b-wire.md §3.3, §3.5). Errors as envd words
  * them: an unknown pid or tag is not_found.
  */
@@ -8,6 +9,8 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "agent-connect-json.h"
@@ -157,6 +160,41 @@ static int close_stdin(struct agent_request *r, const cJSON *root)
         return respond_ok(r, "{}");
 }
 
+static unsigned short winsize_field(const cJSON *size, const char *name)
+{
+        const cJSON *j = cJSON_GetObjectItemCaseSensitive(size, name);
+        /* uint32 on the wire, truncated to the kernel's 16 bits as envd does. */
+        if (!cJSON_IsNumber(j) || j->valuedouble < 0 || j->valuedouble > UINT32_MAX)
+                return 0;
+        return (unsigned short)(uint32_t)j->valuedouble;
+}
+
+static int update(struct agent_request *r, const cJSON *root)
+{
+        const cJSON *pty = cJSON_GetObjectItemCaseSensitive(root, "pty");
+        const cJSON *size = cJSON_GetObjectItemCaseSensitive(pty, "size");
+        _cleanup_close_ int fd = -EBADF;
+        struct agent_selector sel;
+        bool is_pty = false;
+        int answered = 0, e;
+
+        if (parse_selector(r, root, &sel, &answered) < 0)
+                return answered;
+        e = agent_process_input_fd(&sel, &is_pty, &fd);
+        if (e == -ESRCH)
+                return not_found(r, &sel);
+        if (!cJSON_IsObject(pty))
+                return respond_ok(r, "{}");
+        if (e < 0 || !is_pty)
+                return agent_respond_connect_error(
+                    r, "internal", "error resizing tty: tty not assigned to process");
+        struct winsize ws = {.ws_row = winsize_field(size, "rows"),
+                             .ws_col = winsize_field(size, "cols")};
+        if (ioctl(fd, TIOCSWINSZ, &ws) < 0)
+                return agent_respond_connect_error(r, "internal", "error resizing tty: %m");
+        return respond_ok(r, "{}");
+}
+
 static int list(struct agent_request *r)
 {
         _cleanup_free_ char *json = NULL;
@@ -173,7 +211,8 @@ int agent_process_handle_rpc(struct agent_request *r, const char *method)
         int e;
 
         if (strcmp(method, "List") != 0 && strcmp(method, "SendSignal") != 0 &&
-            strcmp(method, "SendInput") != 0 && strcmp(method, "CloseStdin") != 0)
+            strcmp(method, "SendInput") != 0 && strcmp(method, "CloseStdin") != 0 &&
+            strcmp(method, "Update") != 0)
                 return -ENOENT;
         e = agent_request_read_body_all(r, CONNECT_MAX_MESSAGE, &body, &len);
         if (e == -EMSGSIZE)
@@ -189,5 +228,7 @@ int agent_process_handle_rpc(struct agent_request *r, const char *method)
                 return send_signal(r, root);
         if (strcmp(method, "SendInput") == 0)
                 return send_input(r, root);
+        if (strcmp(method, "Update") == 0)
+                return update(r, root);
         return close_stdin(r, root);
 }

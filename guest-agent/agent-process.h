@@ -54,7 +54,7 @@ int agent_process_input_fd(const struct agent_selector *sel, bool *ret_pty, int 
 int agent_process_close_stdin(const struct agent_selector *sel);
 int agent_process_list_json(char **ret);
 
-/* Unary process.Process RPCs: List, SendSignal, SendInput, CloseStdin. Returns -ENOENT for
+/* Unary process.Process RPCs: List, SendSignal, SendInput, CloseStdin, Update. -ENOENT for
  * other methods (nothing answered then). */
 int agent_process_handle_rpc(struct agent_request *r, const char *method);
 

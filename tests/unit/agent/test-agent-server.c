@@ -335,6 +335,10 @@ static void test_rpcs(void)
         rpc("SendInput", "{\"process\":{\"tag\":\"t1\"},\"input\":{\"pty\":\"YWJj\"}}", &r);
         CHECK_EQ_INT(r.status, 500);
         response_done(&r);
+        rpc("Update", "{\"process\":{\"tag\":\"t1\"},\"pty\":{\"size\":{\"cols\":9,\"rows\":9}}}",
+            &r);
+        CHECK_EQ_INT(r.status, 500); /* not a pty process */
+        response_done(&r);
         rpc("CloseStdin", "{\"process\":{\"tag\":\"t1\"}}", &r);
         CHECK_EQ_INT(r.status, 200);
         response_done(&r);
