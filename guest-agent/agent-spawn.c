@@ -18,7 +18,8 @@
 #include "macros.h"
 #include "missing-syscalls.h"
 
-#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define USER_OOM_SCORE_ADJ "100"
+#define DEFAULT_PATH       "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 static void cap_freep(cap_t *c)
 {
@@ -130,6 +131,15 @@ _noreturn_ static void child(const struct agent_spawn *s, int in_fd, int out_fd,
         /* A pty slave on stdin becomes the session's controlling terminal. */
         if (s->pty && ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0)
                 child_fail("setting the controlling terminal", NULL, errno);
+
+        /* Under memory pressure the kernel should pick user code before PID 1, as envd sets
+         * 100 for its children. Raising the score needs no privilege; best effort, and
+         * before the uid change: afterwards /proc/self is not ours (the agent is not dumpable). */
+        int oom = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+        if (oom >= 0) {
+                (void)!write(oom, USER_OOM_SCORE_ADJ, sizeof(USER_OOM_SCORE_ADJ) - 1);
+                close(oom);
+        }
 
         /* Capabilities: empty bounding set (needs CAP_SETPCAP, so before the uid change), no
          * ambient set; after the uid change an empty permitted/effective/inheritable set, so
