@@ -219,6 +219,15 @@ int agent_process_handle_rpc(struct agent_request *r, const char *method)
                 return agent_respond_connect_error(r, "resource_exhausted", "request too large");
         if (e < 0)
                 return e;
+        /* Like envd's authn middleware: a Basic user that does not exist is refused. */
+        if (agent_request_header(r, "Authorization")) {
+                _cleanup_(agent_user_done) struct agent_user u = {0};
+                _cleanup_free_ char *name = NULL;
+                e = agent_request_user(r, NULL, &u, &name);
+                if (e == -ENOENT || e == -EINVAL)
+                        return agent_respond_connect_error(
+                            r, "unauthenticated", "invalid username: '%s'", name ? name : "");
+        }
         root = cJSON_ParseWithLength((const char *)body, len);
         if (!cJSON_IsObject(root))
                 return agent_respond_connect_error(r, "invalid_argument", "invalid JSON request");

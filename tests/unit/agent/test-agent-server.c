@@ -379,6 +379,14 @@ static void test_rpcs(void)
         rpc("CloseStdin", "{\"process\":{}}", &r);
         CHECK_EQ_INT(r.status, 400);
         response_done(&r);
+        {
+                struct sbx_header hs[2] = {{"Content-Type", "application/json"},
+                                           {"Authorization", "Basic bWFsbG9yeS14eXo6"}};
+                call(SBX_PORT_ENVD, "POST", "/process.Process/List", NULL, hs, 2, "{}", 2, 1, &r);
+                CHECK_EQ_INT(r.status, 401);
+                CHECK(r.body && strstr((char *)r.body, "\"code\":\"unauthenticated\""));
+                response_done(&r);
+        }
         rpc("SendInput", "not json", &r);
         CHECK_EQ_INT(r.status, 400);
         response_done(&r);
