@@ -188,8 +188,60 @@ static void test_binary(void)
         free(body);
 }
 
+/* Random bodies from an adversarial alphabet, random part counts and random chunking: the
+ * parsed parts must equal the generated ones. */
+static void test_random(void)
+{
+        static const char alphabet[] = "\r\n-bB \tx";
+        const char *boundary = "b-B";
+        char *body = malloc(64 * 1024), expect[4096];
+        size_t sizes[8];
+        struct rec r;
+
+        srand(1234);
+        for (int iter = 0; iter < 2000; iter++) {
+                size_t len = 0, elen = 0;
+                int parts = rand() % 4;
+
+                len += (size_t)sprintf(body, "%s", rand() % 2 ? "pre\r\n" : "");
+                for (int i = 0; i < parts; i++) {
+                        char content[200];
+                        size_t cl = (size_t)(rand() % 60);
+                        for (size_t k = 0; k < cl; k++)
+                                content[k] = alphabet[rand() % (sizeof(alphabet) - 1)];
+                        /* Content never holds the delimiter itself (a sender picks a
+                         * boundary that does not occur): draw again when it does. */
+                        content[cl] = 0;
+                        if (strstr(content, "\r\n--b-B")) {
+                                i--;
+                                continue;
+                        }
+                        len += (size_t)sprintf(body + len,
+                                               "--%s\r\nContent-Disposition: form-data; "
+                                               "name=\"f%d\"\r\n\r\n",
+                                               boundary, i);
+                        memcpy(body + len, content, cl);
+                        len += cl;
+                        len += (size_t)sprintf(body + len, "\r\n");
+                        elen += (size_t)sprintf(expect + elen, "B(f%d,-)", i);
+                        memcpy(expect + elen, content, cl);
+                        elen += cl;
+                        expect[elen++] = 'E';
+                }
+                len += (size_t)sprintf(body + len, "--%s--\r\n", boundary);
+                expect[elen] = 0;
+                for (size_t k = 0; k < ELEMENTSOF(sizes); k++)
+                        sizes[k] = 1 + (size_t)(rand() % 9);
+                CHECK_EQ_INT(run(boundary, body, len, sizes, ELEMENTSOF(sizes), &r), 0);
+                CHECK_EQ_INT(r.len, elen);
+                CHECK(r.len == elen && memcmp(r.log, expect, elen) == 0);
+        }
+        free(body);
+}
+
 int main(void)
 {
+        test_random();
         test_all_splits();
         test_malformed();
         test_callback_error_sticks();
