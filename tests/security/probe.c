@@ -48,16 +48,9 @@ static void json_val(const char *v)
 
 static void json_str(const char *key, const char *v, int last)
 {
-        printf("\"%s\":\"", key);
-        for (; *v; v++) {
-                if (*v == '"' || *v == '\\')
-                        printf("\\%c", *v);
-                else if ((unsigned char)*v < 0x20)
-                        printf("\\u%04x", *v);
-                else
-                        putchar(*v);
-        }
-        printf("\"%s", last ? "" : ",");
+        printf("\"%s\":", key);
+        json_val(v);
+        printf("%s", last ? "" : ",");
 }
 
 static void status_field(const char *name, char *out, size_t n)
