@@ -15,6 +15,7 @@
 #include "agent-config.h"
 #include "agent-connect-json.h"
 #include "agent-files.h"
+#include "agent-fs.h"
 #include "agent-http.h"
 #include "agent-process.h"
 #include "connect.h"
@@ -362,6 +363,11 @@ static int route(struct agent_request *r)
                 if (streq_ptr(m, "POST") && strncmp(p, "/process.Process/", 17) == 0 &&
                     !is_stream_request(r)) {
                         int e = agent_process_handle_rpc(r, p + 17);
+                        if (e != -ENOENT)
+                                return e;
+                }
+                if (streq_ptr(m, "POST") && strncmp(p, "/filesystem.Filesystem/", 23) == 0) {
+                        int e = agent_fs_handle(r, p + 23);
                         if (e != -ENOENT)
                                 return e;
                 }
