@@ -17,6 +17,7 @@
 #include "agent-files.h"
 #include "agent-fs.h"
 #include "agent-http.h"
+#include "agent-native.h"
 #include "agent-process.h"
 #include "connect.h"
 #include "fd-util.h"
@@ -354,6 +355,8 @@ static int route(struct agent_request *r)
                         return handle_init(r);
                 if (streq_ptr(m, "GET") && streq_ptr(p, "/health"))
                         return handle_health(r);
+                if (strncmp(p, "/v1/", 4) == 0)
+                        return agent_native_route(r); /* sbxd's native API (agent-native.h) */
                 break;
         case SBX_PORT_ENVD:
                 if (streq_ptr(m, "GET") && streq_ptr(p, "/health"))

@@ -14,6 +14,7 @@
 #include "macros.h"
 #include "proxy.h"
 #include "route-sandboxes.h"
+#include "route-v1.h"
 
 static int64_t now_ms(void)
 {
@@ -131,6 +132,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                  (long long)(now_ms() - req->t0_ms),
                  toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
         proxy_free(req->proxy);
+        route_v1_free(req->v1);
         free(req->body);
         free(req->deferred_body);
         free(req->target);
@@ -155,6 +157,8 @@ static enum MHD_Result on_first_call(struct request *req)
         case ROUTE_CONTROL:
                 break;
         }
+        if (route_v1_wants(req->path))
+                return route_v1_begin(req); /* native API and MCP (route-v1.h) */
         enum MHD_Result ret = route_sandboxes_begin(req);
         if (ret != MHD_YES || req->status != 0)
                 return ret; /* refused: response queued */
@@ -225,10 +229,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                 *upload_data_size = 0;
                 if (req->route.kind == ROUTE_PROXY)
                         return proxy_upload(req, upload_data, n);
+                if (req->v1)
+                        return route_v1_upload(req, upload_data, n);
                 return buffer_body(req, upload_data, n);
         }
         if (req->route.kind == ROUTE_PROXY)
                 return proxy_finish(req);
+        if (req->v1)
+                return route_v1_finish(req);
         if (req->too_large)
                 return http_reply_error(req, -EMSGSIZE, NULL, "request body larger than %d bytes",
                                         HTTP_MAX_CONTROL_BODY);
@@ -252,7 +260,8 @@ int http_start(struct server *srv, struct MHD_Daemon **ret, uint16_t *ret_port)
 {
         const struct sbxd_config *c = srv->config;
         unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                         MHD_USE_ERROR_LOG | MHD_USE_POLL;
+                         MHD_USE_ERROR_LOG | MHD_USE_POLL |
+                         MHD_ALLOW_UPGRADE; /* WebSocket terminal (ws-terminal.h) */
         if (c->addr.ss_family == AF_INET6)
                 flags |= MHD_USE_IPv6;
 

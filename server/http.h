@@ -28,6 +28,7 @@
 #define HTTP_MAX_DISCARD (16 * 1024 * 1024)
 
 struct proxy_conn;
+struct v1_conn;
 
 struct request {
         struct server *srv;
@@ -46,6 +47,7 @@ struct request {
         bool too_large;
         /* proxy */
         struct proxy_conn *proxy;
+        struct v1_conn *v1; /* route-v1.h: /v1/... and /mcp */
         unsigned status;
         int64_t t0_ms;
 };

@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "route-v1-relay.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "agent-client.h"
+#include "frame.h"
+#include "log.h"
+#include "macros.h"
+#include "query.h"
+#include "route-v1.h"
+
+#define RELAY_SEND_TIMEOUT_MS 60000
+#define RELAY_BLOCK           (256 * 1024)
+
+struct v1_relay {
+        int fd;
+        int client_fd;
+        bool upload_failed;
+        char id[32];
+};
+
+struct relay_stream {
+        int fd, client_fd;
+        uint8_t *buf;
+        uint32_t len, off;
+        uint64_t expected, sent;
+};
+
+void v1_relay_free(struct v1_relay *rl)
+{
+        if (!rl)
+                return;
+        safe_close(rl->fd);
+        free(rl);
+}
+
+/* Readable agent fd: 0; -ECONNABORTED when the client hung up. */
+static int wait_agent(int fd, int client_fd)
+{
+        for (;;) {
+                struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
+                                      {.fd = client_fd, .events = POLLRDHUP}};
+                int n = poll(p, client_fd >= 0 ? 2 : 1, 1000);
+                if (n < 0 && errno != EINTR)
+                        return -errno;
+                if (n <= 0)
+                        continue;
+                if (p[0].revents)
+                        return 0;
+                if (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR))
+                        return -ECONNABORTED;
+        }
+}
+
+static int send_head(int fd, const char *method, const char *path, const char *query,
+                     const char *content_type)
+{
+        struct sbx_header h = {"Content-Type", content_type};
+        struct sbx_req_head head = {.port = SBX_PORT_INTERNAL,
+                                    .method = method,
+                                    .path = path,
+                                    .query = query ? query : "",
+                                    .n_headers = content_type ? 1 : 0,
+                                    .headers = &h};
+        _cleanup_free_ uint8_t *buf = NULL;
+        size_t len;
+        int r = sbx_req_head_encode(&head, &buf, &len);
+        if (r < 0)
+                return r;
+        return sbx_frame_write(fd, SBX_FRAME_REQ_HEAD, buf, len);
+}
+
+enum MHD_Result v1_relay_begin(struct request *req, const struct sandbox *s, const char *agent_path,
+                               const char *content_type, struct v1_relay **ret)
+{
+        _cleanup_free_ char *query = NULL;
+        struct v1_relay *rl = calloc(1, sizeof(*rl));
+        if (!rl || query_from_target(req->target, &query) < 0) {
+                free(rl);
+                return MHD_NO;
+        }
+        rl->fd = -EBADF;
+        snprintf(rl->id, sizeof(rl->id), "%s", s->id);
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        rl->client_fd = ci ? ci->connect_fd : -1;
+        *ret = rl;
+        int r = agent_connect(s->dir, &rl->fd);
+        if (r >= 0)
+                r = agent_set_timeouts(rl->fd, RELAY_SEND_TIMEOUT_MS);
+        if (r >= 0)
+                r = send_head(rl->fd, req->method, agent_path, query, content_type);
+        if (r < 0) {
+                log_warning_errno(r, "req=%s sandbox %s: agent: %m", req->rid, s->id);
+                return v1_reply_error(req, 502, "sandbox_unavailable",
+                                      "the sandbox %s is not reachable", s->id);
+        }
+        return MHD_YES;
+}
+
+enum MHD_Result v1_relay_upload(struct request *req, struct v1_relay *rl, const char *data,
+                                size_t len)
+{
+        while (len > 0 && !rl->upload_failed) {
+                /* The agent may answer before the whole body (a refusal): stop sending then. */
+                struct pollfd pf = {.fd = rl->fd, .events = POLLIN | POLLOUT};
+                if (poll(&pf, 1, RELAY_SEND_TIMEOUT_MS) <= 0 || (pf.revents & POLLIN)) {
+                        rl->upload_failed = true;
+                        break;
+                }
+                size_t k = MIN(len, (size_t)SBX_FRAME_MAX_PAYLOAD);
+                if (sbx_frame_write(rl->fd, SBX_FRAME_DATA, data, k) < 0)
+                        rl->upload_failed = true;
+                data += k;
+                len -= k;
+        }
+        return MHD_YES;
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+        struct relay_stream *st = cls;
+        for (;;) {
+                if (st->off < st->len) {
+                        size_t k = MIN(max, (size_t)(st->len - st->off));
+                        memcpy(out, st->buf + st->off, k);
+                        st->off += (uint32_t)k;
+                        return (ssize_t)k;
+                }
+                uint8_t type;
+                uint32_t len;
+                if (wait_agent(st->fd, st->client_fd) < 0 ||
+                    sbx_frame_read(st->fd, &type, st->buf, &len) < 0)
+                        return MHD_CONTENT_READER_END_WITH_ERROR;
+                if (type == SBX_FRAME_END)
+                        return st->expected != MHD_SIZE_UNKNOWN && st->sent != st->expected
+                                   ? MHD_CONTENT_READER_END_WITH_ERROR
+                                   : MHD_CONTENT_READER_END_OF_STREAM;
+                if (type != SBX_FRAME_DATA)
+                        return MHD_CONTENT_READER_END_WITH_ERROR;
+                st->sent += len;
+                if (st->expected != MHD_SIZE_UNKNOWN && st->sent > st->expected)
+                        return MHD_CONTENT_READER_END_WITH_ERROR;
+                st->len = len;
+                st->off = 0;
+        }
+}
+
+static void stream_free(void *cls)
+{
+        struct relay_stream *st = cls;
+        safe_close(st->fd);
+        free(st->buf);
+        free(st);
+}
+
+/* Read a body up to END into a NUL-terminated buffer, at most max bytes. */
+static int read_body(int fd, int client_fd, uint8_t *frame, size_t max, int timeout_ms, char **ret,
+                     size_t *ret_len)
+{
+        _cleanup_free_ char *b = malloc(1);
+        size_t n = 0;
+        if (!b)
+                return -ENOMEM;
+        for (;;) {
+                uint8_t type;
+                uint32_t len;
+                int r = client_fd >= -1 ? wait_agent(fd, client_fd) : 0;
+                if (r >= 0)
+                        r = sbx_frame_read(fd, &type, frame, &len);
+                if (r == -EAGAIN)
+                        r = -ETIMEDOUT;
+                if (r < 0)
+                        return r;
+                if (type == SBX_FRAME_END)
+                        break;
+                if (type != SBX_FRAME_DATA)
+                        return -EPROTO;
+                if (n + len > max)
+                        return -EMSGSIZE;
+                char *nb = realloc(b, n + len + 1);
+                if (!nb)
+                        return -ENOMEM;
+                b = nb;
+                memcpy(b + n, frame, len);
+                n += len;
+        }
+        b[n] = 0;
+        *ret = TAKE_PTR(b);
+        *ret_len = n;
+        return 0;
+}
+
+static bool code_valid(const char *s)
+{
+        size_t n = strlen(s);
+        if (n == 0 || n > 40)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= 'a' && s[i] <= 'z') || s[i] == '_'))
+                        return false;
+        return true;
+}
+
+/* Re-issue an agent error as ours: code and message checked, message bounded. */
+static enum MHD_Result relay_error(struct request *req, unsigned status, const char *body,
+                                   size_t len)
+{
+        cJSON *o = cJSON_ParseWithLength(body, len);
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
+        const cJSON *src = cJSON_IsObject(e) ? e : o;
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(src, "code");
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(src, "message");
+        const char *code = cJSON_IsString(c) && code_valid(c->valuestring) ? c->valuestring : NULL;
+        if (status < 400 || status > 599)
+                status = 502;
+        enum MHD_Result ret =
+            v1_reply_error(req, status, code, "%.1024s",
+                           cJSON_IsString(m) ? m->valuestring : "the sandbox refused the request");
+        cJSON_Delete(o);
+        return ret;
+}
+
+static bool header_copied(const char *n)
+{
+        return strcasecmp(n, "Content-Type") == 0 || strcasecmp(n, "Content-Disposition") == 0 ||
+               strncasecmp(n, "X-Sbx-", 6) == 0;
+}
+
+static enum MHD_Result respond(struct request *req, struct relay_stream *st,
+                               const struct sbx_resp_head *h)
+{
+        const char *cl = sbx_header_get(h->headers, h->n_headers, "Content-Length");
+        st->expected = MHD_SIZE_UNKNOWN;
+        if (cl) {
+                char *end;
+                unsigned long long l = strtoull(cl, &end, 10);
+                if (!*cl || *end || cl[0] == '-' || l == MHD_SIZE_UNKNOWN) {
+                        stream_free(st);
+                        return v1_reply_error(req, 502, "sandbox_unavailable",
+                                              "invalid answer from the sandbox");
+                }
+                st->expected = l;
+        }
+        struct MHD_Response *resp = MHD_create_response_from_callback(st->expected, RELAY_BLOCK,
+                                                                      stream_read, st, stream_free);
+        if (!resp) {
+                stream_free(st);
+                return MHD_NO;
+        }
+        for (size_t i = 0; i < h->n_headers; i++)
+                if (header_copied(h->headers[i].name))
+                        MHD_add_response_header(resp, h->headers[i].name, h->headers[i].value);
+        req->status = h->status;
+        enum MHD_Result ret = MHD_queue_response(req->conn, h->status, resp);
+        MHD_destroy_response(resp);
+        return ret;
+}
+
+enum MHD_Result v1_relay_finish(struct request *req, struct v1_relay *rl)
+{
+        if (!rl->upload_failed)
+                (void)sbx_frame_write(rl->fd, SBX_FRAME_END, NULL, 0);
+        struct relay_stream *st = calloc(1, sizeof(*st));
+        if (!st)
+                return MHD_NO;
+        st->buf = malloc(SBX_FRAME_MAX_PAYLOAD);
+        st->client_fd = rl->client_fd;
+        st->fd = TAKE_FD(rl->fd);
+        if (!st->buf) {
+                stream_free(st);
+                return MHD_NO;
+        }
+        uint8_t type;
+        uint32_t len;
+        struct sbx_resp_head h = {};
+        int r = wait_agent(st->fd, st->client_fd);
+        if (r >= 0)
+                r = sbx_frame_read(st->fd, &type, st->buf, &len);
+        if (r >= 0 && type != SBX_FRAME_RESP_HEAD)
+                r = -EPROTO;
+        if (r >= 0)
+                r = sbx_resp_head_decode(st->buf, len, &h);
+        if (r >= 0 && (h.status < 200 || h.status > 599))
+                r = -EPROTO;
+        if (r < 0) {
+                sbx_resp_head_free(&h);
+                stream_free(st);
+                if (r == -ECONNABORTED)
+                        return MHD_NO;
+                return v1_reply_error(req, 502, "sandbox_unavailable",
+                                      "the sandbox closed the connection");
+        }
+        if (h.status < 400) {
+                enum MHD_Result ret = respond(req, st, &h);
+                sbx_resp_head_free(&h);
+                return ret;
+        }
+        _cleanup_free_ char *body = NULL;
+        size_t blen = 0;
+        r = read_body(st->fd, st->client_fd, st->buf, V1_RELAY_MAX_ERROR, 0, &body, &blen);
+        unsigned status = h.status;
+        sbx_resp_head_free(&h);
+        stream_free(st);
+        if (r < 0)
+                return v1_reply_error(req, 502, "sandbox_unavailable",
+                                      "the sandbox sent an invalid error answer");
+        return relay_error(req, status, body, blen);
+}
+
+void v1_reply_done(struct v1_reply *r)
+{
+        free(r->body);
+        r->body = NULL;
+}
+
+static int send_body(int fd, const void *body, size_t len)
+{
+        const char *p = body;
+        int r = 0;
+        for (size_t off = 0; r >= 0 && off < len;) {
+                size_t k = MIN(len - off, (size_t)SBX_FRAME_MAX_PAYLOAD);
+                r = sbx_frame_write(fd, SBX_FRAME_DATA, p + off, k);
+                off += k;
+        }
+        return r < 0 ? r : sbx_frame_write(fd, SBX_FRAME_END, NULL, 0);
+}
+
+int v1_agent_call(const char *sandbox_dir, const char *method, const char *path, const char *query,
+                  const char *content_type, const void *body, size_t len, size_t max,
+                  int timeout_ms, struct v1_reply *ret)
+{
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ uint8_t *frame = malloc(SBX_FRAME_MAX_PAYLOAD);
+        struct sbx_resp_head h = {};
+        uint8_t type;
+        uint32_t flen;
+        int r;
+
+        *ret = (struct v1_reply){0};
+        if (!frame)
+                return -ENOMEM;
+        if ((r = agent_connect(sandbox_dir, &fd)) < 0 ||
+            (r = agent_set_timeouts(fd, timeout_ms)) < 0 ||
+            (r = send_head(fd, method, path, query, content_type)) < 0 ||
+            (r = send_body(fd, body, len)) < 0)
+                return r;
+        r = sbx_frame_read(fd, &type, frame, &flen);
+        if (r == -EAGAIN)
+                return -ETIMEDOUT;
+        if (r < 0)
+                return r;
+        if (type != SBX_FRAME_RESP_HEAD || sbx_resp_head_decode(frame, flen, &h) < 0)
+                return -EPROTO;
+        ret->status = h.status;
+        const char *ct = sbx_header_get(h.headers, h.n_headers, "Content-Type");
+        snprintf(ret->content_type, sizeof(ret->content_type), "%s", ct ? ct : "");
+        sbx_resp_head_free(&h);
+        r = read_body(fd, -2, frame, max, timeout_ms, &ret->body, &ret->len);
+        if (r < 0)
+                return r;
+        return ret->status;
+}

@@ -1,0 +1,110 @@
+// Native API: sandboxes, exec and run-code against a real sbxd with real sandboxes.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { v1, assertError, createSandbox, killSandbox } from './v1-lib.mjs'
+
+let id
+before(async () => { id = await createSandbox({ env: { GREETING: 'hi there' }, metadata: { suite: 'v1-exec' } }) })
+after(async () => { if (id) await killSandbox(id) })
+
+test('sandboxes: create, get, list, errors', async () => {
+  const g = await v1('GET', `/v1/sandboxes/${id}`)
+  assert.equal(g.status, 200)
+  assert.equal(g.json.id, id)
+  assert.equal(g.json.template, 'base')
+  assert.equal(g.json.state, 'running')
+  assert.deepEqual(g.json.metadata, { suite: 'v1-exec' })
+  const l = await v1('GET', '/v1/sandboxes')
+  assert.ok(l.json.sandboxes.some((s) => s.id === id))
+  assertError(await v1('GET', '/v1/sandboxes/nosuchbox'), 404, 'not_found')
+  assertError(await v1('GET', '/v1/sandboxes', { key: null }), 401, 'unauthorized')
+  assertError(await v1('GET', '/v1/sandboxes', { key: 'e2b_' + '0'.repeat(40) }), 401)
+  assertError(await v1('POST', '/v1/sandboxes', { body: { template: 'nope' } }), 404)
+  assertError(await v1('POST', '/v1/sandboxes', { body: { template: '../x' } }), 400, 'bad_request')
+  assertError(await v1('POST', '/v1/sandboxes', { body: { timeout: -1 } }), 400)
+  assertError(await v1('POST', '/v1/sandboxes', { body: '{not json' }), 400)
+  assertError(await v1('GET', '/v1/nothing'), 404)
+  assertError(await v1('PATCH', `/v1/sandboxes/${id}`), 405)
+  assertError(await v1('POST', '/v1/sandboxes/nosuchbox/exec', { body: { cmd: 'true' } }), 404)
+})
+
+test('exec: argv, shell string, env from creation, no state between calls', async () => {
+  let r = await v1('POST', `/v1/sandboxes/${id}/exec`, { body: { cmd: ['python3', '-c', 'print(2+2)'] } })
+  assert.equal(r.status, 200, r.text)
+  assert.equal(r.json.result.ok, true)
+  assert.equal(r.json.result.stdout, '4\n')
+  assert.equal(r.json.result.exit_code, 0)
+  assert.equal(r.json.result.timed_out, false)
+  assert.equal(typeof r.json.result.duration_ms, 'number')
+  r = await v1('POST', `/v1/sandboxes/${id}/exec`, { body: { cmd: 'echo "$GREETING"; echo err >&2; exit 3' } })
+  assert.equal(r.json.result.stdout, 'hi there\n')
+  assert.equal(r.json.result.stderr, 'err\n')
+  assert.equal(r.json.result.exit_code, 3)
+  assert.equal(r.json.result.ok, false)
+  // argv is not a shell: no expansion
+  r = await v1('POST', `/v1/sandboxes/${id}/exec`, { body: { cmd: ['echo', '$HOME', '*'] } })
+  assert.equal(r.json.result.stdout, '$HOME *\n')
+  r = await v1('POST', `/v1/sandboxes/${id}/exec`, { body: { cmd: 'cd /tmp && export X=1 && pwd' } })
+  assert.equal(r.json.result.stdout, '/tmp\n')
+  r = await v1('POST', `/v1/sandboxes/${id}/exec`, { body: { cmd: 'pwd; echo "X=$X"; id -un' } })
+  assert.equal(r.json.result.stdout, '/home/user\nX=\nuser\n')
+  r = await v1('POST', `/v1/sandboxes/${id}/exec`, { body: { cmd: ['id', '-u'], user: 'root' } })
+  assert.equal(r.json.result.stdout, '0\n')
+  r = await v1('POST', `/v1/sandboxes/${id}/exec`, { body: { cmd: ['no-such-binary-x'] } })
+  assert.equal(r.json.result.exit_code, 127)
+  // invalid UTF-8 comes back replaced, as valid JSON
+  r = await v1('POST', `/v1/sandboxes/${id}/exec`, { body: { cmd: "printf 'a\\377b'" } })
+  assert.equal(r.json.result.stdout, 'a\uFFFDb')
+})
+
+test('exec: timeout default/maximum and validation', async () => {
+  const t0 = Date.now()
+  const r = await v1('POST', `/v1/sandboxes/${id}/exec`, { body: { cmd: 'echo before; sleep 10', timeout_ms: 500 } })
+  assert.equal(r.status, 200, r.text)
+  assert.equal(r.json.result.timed_out, true)
+  assert.equal(r.json.result.ok, false)
+  assert.equal(r.json.result.stdout, 'before\n')
+  assert.ok(Date.now() - t0 < 5000)
+  assertError(await v1('POST', `/v1/sandboxes/${id}/exec`, { body: { cmd: 'true', timeout_ms: 300001 } }), 400, 'bad_request')
+  assertError(await v1('POST', `/v1/sandboxes/${id}/exec`, { body: { cmd: 'true', timeout_ms: 0 } }), 400)
+  assertError(await v1('POST', `/v1/sandboxes/${id}/exec`, { body: { cmd: [] } }), 400)
+  assertError(await v1('POST', `/v1/sandboxes/${id}/exec`, { body: { cmd: [1] } }), 400)
+  assertError(await v1('POST', `/v1/sandboxes/${id}/exec`, { body: {} }), 400)
+  assertError(await v1('POST', `/v1/sandboxes/${id}/exec`, { body: { cmd: 'true', user: 'bob' } }), 400)
+  assertError(await v1('POST', `/v1/sandboxes/${id}/exec`, { body: '[1,2]' }), 400)
+})
+
+test('run-code: languages, missing interpreter, output limit', async () => {
+  let r = await v1('POST', `/v1/sandboxes/${id}/run-code`, { body: { code: 'print(2+2)' } })
+  assert.equal(r.status, 200, r.text)
+  assert.deepEqual({ ...r.json, duration_ms: 0 }, { stdout: '4\n', stderr: '', exit_code: 0, duration_ms: 0, lang: 'python', timed_out: false })
+  r = await v1('POST', `/v1/sandboxes/${id}/run-code`, { body: { code: 'echo $((6*7))', lang: 'bash' } })
+  assert.equal(r.json.stdout, '42\n')
+  r = await v1('POST', `/v1/sandboxes/${id}/run-code`, { body: { code: 'echo sh', lang: 'sh' } })
+  assert.equal(r.json.stdout, 'sh\n')
+  r = await v1('POST', `/v1/sandboxes/${id}/run-code`, { body: { code: 'raise ValueError("boom")' } })
+  assert.equal(r.json.exit_code, 1)
+  assert.match(r.json.stderr, /ValueError: boom/)
+  // node: either it runs, or (not installed in this template) exit 127 with no output at all
+  r = await v1('POST', `/v1/sandboxes/${id}/run-code`, { body: { code: 'console.log(1+1)', lang: 'node' } })
+  if (r.json.exit_code === 127) assert.deepEqual([r.json.stdout, r.json.stderr], ['', ''])
+  else assert.equal(r.json.stdout, '2\n')
+  // a missing interpreter: 127, empty output, no error
+  const bare = await createSandbox({ env: { PATH: '/nonexistent' } })
+  try {
+    r = await v1('POST', `/v1/sandboxes/${bare}/run-code`, { body: { code: 'print(1)' } })
+    assert.equal(r.status, 200, r.text)
+    assert.deepEqual([r.json.exit_code, r.json.stdout, r.json.stderr], [127, '', ''])
+  } finally { await killSandbox(bare) }
+  assertError(await v1('POST', `/v1/sandboxes/${id}/run-code`, { body: { code: 'x', lang: 'ruby' } }), 400)
+  assertError(await v1('POST', `/v1/sandboxes/${id}/run-code`, { body: { lang: 'python' } }), 400)
+  // more than 16 MiB of combined output fails, telling the caller to use a file
+  r = await v1('POST', `/v1/sandboxes/${id}/run-code`, { body: { code: 'import sys\nfor i in range(20): sys.stdout.write("x" * (1 << 20))' } })
+  assertError(r, 422, 'output_too_large')
+  assert.match(r.json.error.message, /redirect/)
+  assert.match(r.json.error.message, /file/)
+  // just under the limit is fine
+  r = await v1('POST', `/v1/sandboxes/${id}/run-code`, { body: { code: 'import sys\nsys.stdout.write("y" * (15 << 20))' } })
+  assert.equal(r.status, 200)
+  assert.equal(r.json.stdout.length, 15 << 20)
+})
