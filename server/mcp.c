@@ -1,9 +1,274 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "mcp.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lifecycle.h"
+#include "log.h"
+#include "macros.h"
+#include "random-util.h"
 #include "route-v1.h"
+#include "validate.h"
+
+struct mcp_session {
+        char id[33]; /* "" = free slot */
+        char sandbox_id[32];
+        int idle_s;
+        bool had_sandbox;
+        int64_t last_used;
+        pthread_mutex_t call_lock; /* serializes the calls of one session */
+};
+
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mcp_session sessions[MCP_MAX_SESSIONS];
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void init_table(void)
+{
+        for (size_t i = 0; i < ELEMENTSOF(sessions); i++)
+                pthread_mutex_init(&sessions[i].call_lock, NULL);
+}
+
+static void cjson_deletep(cJSON **j)
+{
+        cJSON_Delete(*j);
+}
+#define _cleanup_json_ _cleanup_(cjson_deletep)
+
+static int idle_default(void)
+{
+        const char *e = getenv("SBX_MCP_IDLE_TIMEOUT_S");
+        long v = e ? strtol(e, NULL, 10) : 0;
+        return v >= 1 && v <= 86400 ? (int)v : MCP_IDLE_DEFAULT_S;
+}
+
+/* ---- JSON-RPC answers ---- */
+
+static enum MHD_Result reply(struct request *req, const cJSON *id, cJSON *result, int code,
+                             const char *msg, const char *session)
+{
+        _cleanup_json_ cJSON *o = cJSON_CreateObject();
+        if (!o)
+                return MHD_NO;
+        cJSON_AddStringToObject(o, "jsonrpc", "2.0");
+        cJSON_AddItemToObject(o, "id", id ? cJSON_Duplicate(id, 1) : cJSON_CreateNull());
+        if (result)
+                cJSON_AddItemToObject(o, "result", result);
+        else {
+                cJSON *e = cJSON_AddObjectToObject(o, "error");
+                cJSON_AddNumberToObject(e, "code", code);
+                cJSON_AddStringToObject(e, "message", msg);
+        }
+        unsigned status = result || code != -32600 ? 200 : 400;
+        return v1_reply_json(req, status, o, session ? "Mcp-Session-Id" : NULL, session);
+}
+
+/* ---- sessions ---- */
+
+static int session_new(struct server *srv, int idle_s, char ret_id[static 33])
+{
+        char id[33];
+        int r = random_hex(id, 16);
+        if (r < 0)
+                return r;
+        struct mcp_session *victim = NULL, *s;
+        char kill_id[32] = "";
+        pthread_mutex_lock(&table_lock);
+        for (size_t i = 0; i < ELEMENTSOF(sessions); i++) {
+                s = &sessions[i];
+                if (!s->id[0]) {
+                        victim = s;
+                        break;
+                }
+                if (!victim || s->last_used < victim->last_used)
+                        victim = s;
+        }
+        if (victim->id[0])
+                snprintf(kill_id, sizeof(kill_id), "%s", victim->sandbox_id);
+        snprintf(victim->id, sizeof(victim->id), "%s", id);
+        victim->sandbox_id[0] = 0;
+        victim->had_sandbox = false;
+        victim->idle_s = idle_s;
+        victim->last_used = (int64_t)time(NULL);
+        pthread_mutex_unlock(&table_lock);
+        if (kill_id[0])
+                (void)lifecycle_kill(srv, kill_id); /* evicted: its sandbox goes too */
+        memcpy(ret_id, id, 33);
+        return 0;
+}
+
+/* Lock and return the session (its call_lock held), NULL when unknown. */
+static struct mcp_session *session_get(const char *id)
+{
+        struct mcp_session *s = NULL;
+        if (!id || strlen(id) != 32)
+                return NULL;
+        pthread_mutex_lock(&table_lock);
+        for (size_t i = 0; i < ELEMENTSOF(sessions) && !s; i++)
+                if (strcmp(sessions[i].id, id) == 0)
+                        s = &sessions[i];
+        pthread_mutex_unlock(&table_lock);
+        if (!s)
+                return NULL;
+        pthread_mutex_lock(&s->call_lock);
+        if (strcmp(s->id, id) != 0) { /* evicted meanwhile */
+                pthread_mutex_unlock(&s->call_lock);
+                return NULL;
+        }
+        return s;
+}
+
+static void session_put(struct mcp_session *s)
+{
+        pthread_mutex_lock(&table_lock);
+        s->last_used = (int64_t)time(NULL);
+        pthread_mutex_unlock(&table_lock);
+        pthread_mutex_unlock(&s->call_lock);
+}
+
+static void session_end(struct server *srv, struct mcp_session *s)
+{
+        if (s->sandbox_id[0])
+                (void)lifecycle_kill(srv, s->sandbox_id);
+        pthread_mutex_lock(&table_lock);
+        s->id[0] = 0;
+        s->sandbox_id[0] = 0;
+        pthread_mutex_unlock(&table_lock);
+        pthread_mutex_unlock(&s->call_lock);
+}
+
+/* ---- methods ---- */
+
+static cJSON *initialize_result(const cJSON *params)
+{
+        static const char *const versions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, "protocolVersion");
+        const char *ver = MCP_PROTOCOL_LATEST;
+        for (size_t i = 0; cJSON_IsString(v) && i < ELEMENTSOF(versions); i++)
+                if (strcmp(v->valuestring, versions[i]) == 0)
+                        ver = versions[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "protocolVersion", ver);
+        cJSON *caps = cJSON_AddObjectToObject(o, "capabilities");
+        cJSON_AddObjectToObject(caps, "tools");
+        cJSON *info = cJSON_AddObjectToObject(o, "serverInfo");
+        cJSON_AddStringToObject(info, "name", "sbx");
+        cJSON_AddStringToObject(info, "version", "0.1.0");
+        cJSON_AddStringToObject(
+            o, "instructions",
+            "Tools that run code in one isolated sandbox per session: run_python (a persistent "
+            "Python kernel: variables and imports survive between calls), run_node, run_shell, "
+            "install_package, put_file/upload_file and get_file. Files and installed packages "
+            "persist for the session; after 10 minutes idle the sandbox is reaped and the next "
+            "call starts a fresh one (the result says so). Process large files with code in the "
+            "sandbox; never read them into the conversation.");
+        return o;
+}
+
+static enum MHD_Result handle_initialize(struct request *req, const cJSON *id, const cJSON *params)
+{
+        char sid[33];
+        int idle = idle_default();
+        const char *h = http_header(req, "Sbx-Mcp-Idle-Timeout");
+        if (h) {
+                long v = strtol(h, NULL, 10);
+                if (v < 1 || v > 86400)
+                        return reply(req, id, NULL, -32602,
+                                     "Sbx-Mcp-Idle-Timeout must be 1..86400 seconds", NULL);
+                idle = (int)v;
+        }
+        if (session_new(req->srv, idle, sid) < 0)
+                return reply(req, id, NULL, -32603, "cannot create a session", NULL);
+        return reply(req, id, initialize_result(params), 0, NULL, sid);
+}
+
+static enum MHD_Result handle_call(struct request *req, struct mcp_session *s, const cJSON *id,
+                                   const cJSON *params)
+{
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
+        if (!cJSON_IsString(name))
+                return reply(req, id, NULL, -32602, "params.name must be a string", NULL);
+        struct mcp_call c = {.srv = req->srv, .idle_s = s->idle_s, .had_sandbox = s->had_sandbox};
+        snprintf(c.sandbox_id, sizeof(c.sandbox_id), "%s", s->sandbox_id);
+        cJSON *result = NULL;
+        const char *msg = "invalid arguments";
+        int r = mcp_tools_call(&c, name->valuestring, args, &result, &msg);
+        snprintf(s->sandbox_id, sizeof(s->sandbox_id), "%s", c.sandbox_id);
+        s->had_sandbox = c.had_sandbox;
+        if (r < 0)
+                return reply(req, id, NULL, -32602, msg, NULL);
+        return reply(req, id, result, 0, NULL, NULL);
+}
+
+static enum MHD_Result dispatch(struct request *req, const cJSON *msg)
+{
+        const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
+        const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+        bool notification = !id;
+        if (!cJSON_IsString(method)) {
+                if (cJSON_GetObjectItemCaseSensitive(msg, "result") ||
+                    cJSON_GetObjectItemCaseSensitive(msg, "error"))
+                        return http_reply_json(req, 202, "{}"); /* a response to us: none asked */
+                return reply(req, id, NULL, -32600, "invalid request: method is required", NULL);
+        }
+        const char *m = method->valuestring;
+        if (strcmp(m, "initialize") == 0)
+                return handle_initialize(req, id, params);
+        struct mcp_session *s = NULL;
+        const char *sid = http_header(req, "Mcp-Session-Id");
+        if (!sid)
+                return reply(req, id, NULL, -32600, "Mcp-Session-Id header is required", NULL);
+        s = session_get(sid);
+        if (!s)
+                return v1_reply_error(req, 404, "not_found",
+                                      "unknown or ended MCP session: initialize a new one");
+        enum MHD_Result ret;
+        if (notification)
+                ret = http_reply_json(req, 202, "{}");
+        else if (strcmp(m, "ping") == 0)
+                ret = reply(req, id, cJSON_CreateObject(), 0, NULL, NULL);
+        else if (strcmp(m, "tools/list") == 0) {
+                cJSON *r = cJSON_CreateObject();
+                cJSON_AddItemToObject(r, "tools", mcp_tools_list());
+                ret = reply(req, id, r, 0, NULL, NULL);
+        } else if (strcmp(m, "tools/call") == 0)
+                ret = handle_call(req, s, id, params);
+        else
+                ret = reply(req, id, NULL, -32601, "method not found", NULL);
+        session_put(s);
+        return ret;
+}
 
 enum MHD_Result mcp_handle(struct request *req, const char *body, size_t len)
 {
-        return v1_reply_error(req, 501, NULL, "not yet");
+        pthread_once(&init_once, init_table);
+        if (strcmp(req->method, "DELETE") == 0) {
+                struct mcp_session *s = session_get(http_header(req, "Mcp-Session-Id"));
+                if (!s)
+                        return v1_reply_error(req, 404, "not_found", "unknown MCP session");
+                session_end(req->srv, s);
+                return http_reply_204(req);
+        }
+        if (strcmp(req->method, "POST") != 0)
+                return http_reply_json_hdr(
+                    req, 405,
+                    "{\"error\":{\"code\":\"method_not_allowed\",\"message\":\"POST "
+                    "JSON-RPC messages to /mcp (no server-sent stream)\"}}",
+                    "Allow", "POST, DELETE");
+        if (json_depth(body ? body : "", len) > JSON_MAX_DEPTH)
+                return reply(req, NULL, NULL, -32700, "JSON nested too deeply", NULL);
+        _cleanup_json_ cJSON *msg = body ? cJSON_ParseWithLength(body, len) : NULL;
+        if (!msg)
+                return reply(req, NULL, NULL, -32700, "parse error: the body must be JSON", NULL);
+        if (!cJSON_IsObject(msg))
+                return reply(req, NULL, NULL, -32600,
+                             "invalid request: send one JSON-RPC message (no batches)", NULL);
+        return dispatch(req, msg);
 }

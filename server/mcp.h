@@ -1,13 +1,46 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * MCP (Model Context Protocol) over streamable HTTP at /mcp: JSON-RPC 2.0 requests by POST,
- * answered with application/json; Mcp-Session-Id issued at initialize. One sandbox per
- * session, opened lazily on the first tool call and shared by every call of the session
- * (mcp-session.c); tools in mcp-tools.c.
+ * MCP (Model Context Protocol) over streamable HTTP at /mcp (Bearer auth like /v1):
+ *   POST   /mcp   one JSON-RPC 2.0 message; a request is answered with application/json, a
+ *                 notification or response with 202. `initialize` issues Mcp-Session-Id; every
+ *                 later message must carry it (missing 400, unknown or ended 404).
+ *   GET    /mcp   405 (no server-initiated stream)
+ *   DELETE /mcp   ends the session and kills its sandbox (204)
+ * Methods: initialize, ping, tools/list, tools/call (mcp-tools.c); others -32601.
+ *
+ * One sandbox per session, created lazily by the first tool call and shared by every call of
+ * the session, so files, installed packages and the Python kernel's variables persist. The
+ * sandbox's own timeout is the idle timeout (default 600 s; SBX_MCP_IDLE_TIMEOUT_S, or the
+ * Sbx-Mcp-Idle-Timeout header of initialize, 1..86400): every call pushes it forward, so the
+ * lifecycle timer reaps an idle sandbox; the next call creates a fresh one and says so.
+ * At most MCP_MAX_SESSIONS sessions; a new one evicts the least recently used.
  */
 #pragma once
 
+#include <cjson/cJSON.h>
+#include <stdint.h>
+
 #include "http.h"
+
+#define MCP_MAX_SESSIONS    256
+#define MCP_IDLE_DEFAULT_S  600
+#define MCP_PROTOCOL_LATEST "2025-06-18"
 
 /* The whole (bounded) body is in; queue exactly one response. */
 enum MHD_Result mcp_handle(struct request *req, const char *body, size_t len);
+
+/* What a tool call sees of its session (mcp-tools.c). sandbox_id may be rewritten when the
+ * sandbox is (re)created. */
+struct mcp_call {
+        struct server *srv;
+        char sandbox_id[32];
+        int idle_s;
+        bool had_sandbox; /* a sandbox existed before for this session */
+};
+
+/* tools/list result (caller owns). */
+cJSON *mcp_tools_list(void);
+/* tools/call: fills *ret (caller owns) with a CallToolResult; -EINVAL (with *ret an error
+ * message string in ret_msg) for an unknown tool or bad arguments, which are JSON-RPC errors. */
+int mcp_tools_call(struct mcp_call *c, const char *name, const cJSON *args, cJSON **ret,
+                   const char **ret_msg);

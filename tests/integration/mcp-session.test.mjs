@@ -1,0 +1,140 @@
+// MCP over streamable HTTP (/mcp): a client session end to end, with a short idle timeout
+// (Sbx-Mcp-Idle-Timeout) so the reap-and-recreate path runs in seconds.
+import { test, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { URL_, KEY, v1 } from './v1-lib.mjs'
+
+const IDLE_S = 3
+let sid
+let nextId = 1
+
+async function rpc(method, params, { session = sid, headers = {}, notify = false } = {}) {
+  const h = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers }
+  if (session) h['Mcp-Session-Id'] = session
+  const msg = { jsonrpc: '2.0', method, params }
+  if (!notify) msg.id = nextId++
+  const res = await fetch(`${URL_}/mcp`, { method: 'POST', headers: h, body: JSON.stringify(msg) })
+  const text = await res.text()
+  return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : undefined }
+}
+
+async function call(name, args) {
+  const r = await rpc('tools/call', { name, arguments: args })
+  assert.equal(r.status, 200)
+  assert.ok(r.json.result, JSON.stringify(r.json))
+  return r.json.result
+}
+const text = (res) => res.content.filter((c) => c.type === 'text').map((c) => c.text).join('')
+
+after(async () => {
+  if (sid) await fetch(`${URL_}/mcp`, { method: 'DELETE', headers: { Authorization: `Bearer ${KEY}`, 'Mcp-Session-Id': sid } })
+})
+
+test('initialize, tools/list and protocol errors', async () => {
+  const r = await rpc('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    { session: null, headers: { 'Sbx-Mcp-Idle-Timeout': String(IDLE_S) } })
+  assert.equal(r.status, 200)
+  sid = r.headers.get('mcp-session-id')
+  assert.match(sid, /^[0-9a-f]{32}$/)
+  assert.equal(r.json.result.protocolVersion, '2025-06-18')
+  assert.ok(r.json.result.capabilities.tools)
+  assert.equal((await rpc('notifications/initialized', {}, { notify: true })).status, 202)
+  const l = await rpc('tools/list', {})
+  const names = l.json.result.tools.map((t) => t.name).sort()
+  assert.deepEqual(names, ['get_file', 'install_package', 'put_file', 'run_node', 'run_python', 'run_shell', 'upload_file'])
+  for (const t of l.json.result.tools) {
+    assert.equal(t.inputSchema.type, 'object')
+    assert.ok(t.description.length > 40)
+  }
+  assert.match(l.json.result.tools.find((t) => t.name === 'run_python').description, /large file/)
+  assert.equal((await rpc('ping', {})).json.result !== undefined, true)
+  assert.equal((await rpc('tools/list', {}, { session: null })).status, 400)
+  assert.equal((await rpc('tools/list', {}, { session: 'f'.repeat(32) })).status, 404)
+  assert.equal((await rpc('nope/method', {})).json.error.code, -32601)
+  assert.equal((await rpc('tools/call', { name: 'nope', arguments: {} })).json.error.code, -32602)
+  assert.equal((await rpc('tools/call', { name: 'run_python', arguments: {} })).json.error.code, -32602)
+  const unauth = await fetch(`${URL_}/mcp`, { method: 'POST', body: '{}' })
+  assert.equal(unauth.status, 401)
+  assert.equal((await fetch(`${URL_}/mcp`, { headers: { Authorization: `Bearer ${KEY}` } })).status, 405)
+})
+
+test('tools/call: every tool, state persisting across calls', async () => {
+  let r = await call('run_python', { code: 'import math\nx = 41\nprint("hello")' })
+  assert.equal(r.isError, false)
+  assert.equal(text(r), 'hello\n')
+  assert.equal(r.structuredContent.sessionPersistent, true)
+  r = await call('run_python', { code: 'x + 1' })
+  assert.equal(text(r), '42\n')
+  r = await call('run_python', { code: 'math.sqrt(16)' })
+  assert.equal(text(r), '4.0\n')
+  // a Python error is ordinary output of the tool
+  r = await call('run_python', { code: '1/0' })
+  assert.equal(r.isError, false)
+  assert.match(text(r), /ZeroDivisionError/)
+  assert.equal(r.structuredContent.exitCode, 1)
+  r = await call('run_python', { code: 'x' })
+  assert.equal(text(r), '41\n')
+  // subprocess output reaches the caller too
+  r = await call('run_python', { code: 'import subprocess\nsubprocess.run(["echo", "from-child"])' })
+  assert.match(text(r), /from-child/)
+
+  r = await call('put_file', { path: '/home/user/data/in.csv', content: 'a,b\n1,2\n3,4\n' })
+  assert.equal(r.isError, false)
+  assert.equal(r.structuredContent.path, '/home/user/data/in.csv')
+  r = await call('upload_file', { path: 'bin.dat', content_base64: Buffer.from([0, 1, 2, 255]).toString('base64') })
+  assert.equal(r.structuredContent.path, '/home/user/bin.dat')
+  r = await call('run_python', { code: 'import csv\nrows = list(csv.reader(open("/home/user/data/in.csv")))\nlen(rows)' })
+  assert.equal(text(r), '3\n')
+  r = await call('run_shell', { command: 'cd data && wc -l < in.csv && ls ~' })
+  assert.equal(text(r), '3\nbin.dat\ndata\n')
+  r = await call('run_shell', { command: 'echo oops >&2; exit 4' })
+  assert.equal(r.isError, false)
+  assert.match(text(r), /oops/)
+  assert.match(text(r), /exit code 4/)
+  r = await call('run_node', { code: 'console.log(JSON.stringify({a: 1}))' })
+  assert.equal(r.isError, false)
+  assert.ok(text(r) === '{"a":1}\n' || r.structuredContent.exitCode === 127, text(r))
+
+  r = await call('get_file', { path: '/home/user/data/in.csv' })
+  assert.equal(text(r), 'a,b\n1,2\n3,4\n')
+  r = await call('get_file', { path: 'bin.dat' })
+  assert.equal(r.content[0].type, 'resource')
+  assert.deepEqual([...Buffer.from(r.content[0].resource.blob, 'base64')], [0, 1, 2, 255])
+  // an image comes back as image content a model can see
+  const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='
+  await call('put_file', { path: '/tmp/chart.png', content_base64: png })
+  r = await call('get_file', { path: '/tmp/chart.png' })
+  assert.equal(r.content[0].type, 'image')
+  assert.equal(r.content[0].mimeType, 'image/png')
+  assert.equal(r.content[0].data, png)
+  r = await call('get_file', { path: 'bin.dat', content_type: 'image/png' })
+  assert.equal(r.content[0].type, 'image')
+  // tool failures carry a message a model can act on
+  r = await call('get_file', { path: '/nope/missing.txt' })
+  assert.equal(r.isError, true)
+  assert.match(text(r), /get_failed/)
+  r = await call('put_file', { path: '/proc/forbidden/x', content: 'x' })
+  assert.equal(r.isError, true)
+  assert.match(text(r), /put_failed/)
+  r = await call('install_package', { manager: 'pip', packages: ['requests'] })
+  assert.equal(r.isError, true)
+  assert.match(text(r), /no network/)
+  assert.equal((await rpc('tools/call', { name: 'install_package', arguments: { packages: ['x; rm -rf /'] } })).json.error.code, -32602)
+})
+
+test('idle reap: the sandbox goes after the idle timeout and comes back fresh, with a note', async () => {
+  const before = (await v1('GET', '/v1/sandboxes')).json.sandboxes.length
+  await new Promise((r) => setTimeout(r, (IDLE_S + 2.5) * 1000))
+  assert.equal((await v1('GET', '/v1/sandboxes')).json.sandboxes.length, before - 1)
+  let r = await call('run_python', { code: "'x' in globals()" })
+  assert.match(text(r), /reaped/)
+  assert.match(text(r), /False/)
+  assert.equal(r.structuredContent.sandboxRecreated, true)
+  r = await call('run_python', { code: 'x = 1\nx' })
+  assert.equal(text(r), '1\n')
+  // DELETE ends the session and its sandbox
+  const d = await fetch(`${URL_}/mcp`, { method: 'DELETE', headers: { Authorization: `Bearer ${KEY}`, 'Mcp-Session-Id': sid } })
+  assert.equal(d.status, 204)
+  assert.equal((await rpc('tools/list', {})).status, 404)
+  sid = undefined
+})
