@@ -196,7 +196,7 @@ static int mount_lower(int stage_fd, const char *layer, size_t i, int *userns_fd
 
 /* The staging tmpfs at rootfs (the sandbox's disk: disk_bytes, with an inode cap of one per
  * 4 KiB), the idmapped lowers, and the overlay stacked over it on rootfs itself. */
-static int mount_overlay(const struct jail_spec *s, int *userns_fd)
+static int mount_upper_tmpfs(const struct jail_spec *s)
 {
         char opts[256];
         uint64_t inodes = MAX(s->disk_bytes / 4096, 1024);
@@ -204,6 +204,32 @@ static int mount_overlay(const struct jail_spec *s, int *userns_fd)
                  s->disk_bytes, inodes);
         if (mount("sbx-upper", s->rootfs, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
                 return -errno;
+        return 0;
+}
+
+int jail_mount_upper_host(const struct jail_spec *s)
+{
+        if (!s->upper_on_host)
+                return 0;
+        int r = mount_upper_tmpfs(s);
+        if (r < 0)
+                return r;
+        /* Never propagate it to the host's peers, nor receive anything under it. */
+        if (mount(NULL, s->rootfs, NULL, MS_PRIVATE, NULL) < 0) {
+                r = -errno;
+                umount2(s->rootfs, MNT_DETACH);
+                return r;
+        }
+        return 0;
+}
+
+static int mount_overlay(const struct jail_spec *s, int *userns_fd)
+{
+        if (!s->upper_on_host) {
+                int r = mount_upper_tmpfs(s);
+                if (r < 0)
+                        return r;
+        }
         _cleanup_close_ int stage = open(s->rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (stage < 0)
                 return -errno;

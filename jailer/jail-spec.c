@@ -314,6 +314,14 @@ static int parse_limits(const cJSON *o, struct jail_spec *s, const char **msg)
         if ((r = get_int(o, "disk_bytes", 1024.0 * 1024, 1024.0 * 1024 * 1024 * 1024, &v, msg)) < 0)
                 return r;
         s->disk_bytes = (uint64_t)v;
+        {
+                const cJSON *uh = cJSON_GetObjectItemCaseSensitive(o, "upper_on_host");
+                if (uh && !cJSON_IsBool(uh)) {
+                        *msg = "upper_on_host must be a boolean";
+                        return -EINVAL;
+                }
+                s->upper_on_host = cJSON_IsTrue(uh);
+        }
         return 0;
 }
 

@@ -44,7 +44,8 @@ struct jail_spec {
         int64_t cpu_quota_us; /* -1: unlimited */
         uint64_t cpu_period_us;
         uint64_t disk_bytes;
-        char **env; /* NULL-terminated "KEY=value" strings, n_env of them */
+        int upper_on_host; /* the tmpfs upper is mounted at rootfs in the host mount ns */
+        char **env;        /* NULL-terminated "KEY=value" strings, n_env of them */
         size_t n_env;
 };
 

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "cgroup-freeze.h"
 #include "fd-util.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -43,10 +45,12 @@ int adopt_parse_record(const char *text, struct sandbox **ret)
         const char *id = get_str(j, "sandboxID"), *tpl = get_str(j, "templateID");
         const char *tok = get_str(j, "envdAccessToken");
         double pid = get_num(j, "pid", 0), slot = get_num(j, "uidSlot", -1);
+        bool persisted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "persisted"));
         int r = -EBADMSG;
         if (!cJSON_IsObject(j) || !sandbox_id_valid(id) || strlen(id) > 20 ||
-            !template_name_valid(tpl) || !tok || strlen(tok) != 2 * TOKEN_HEX_BYTES || pid < 2 ||
-            pid > 4194304 || slot < 0 || slot >= REGISTRY_MAX_SLOTS)
+            !template_name_valid(tpl) || !tok || strlen(tok) != 2 * TOKEN_HEX_BYTES ||
+            (persisted ? pid != 0 : pid < 2) || pid > 4194304 || slot < 0 ||
+            slot >= REGISTRY_MAX_SLOTS)
                 goto out;
         struct sandbox *s = sandbox_new();
         if (!s) {
@@ -65,6 +69,18 @@ int adopt_parse_record(const char *text, struct sandbox **ret)
         s->disk_mb = (unsigned)get_num(j, "diskSizeMB", 0);
         s->metadata = get_map(j, "metadata");
         s->env_vars = get_map(j, "envVars");
+        s->persisted = persisted;
+        s->paused_at = (int64_t)get_num(j, "pausedAtUnix", 0);
+        sandbox_set_paused(s, persisted || streq_ptr(get_str(j, "state"), "paused"));
+        s->auto_pause = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "autoPause"));
+        s->auto_resume = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "autoResume"));
+        s->pool = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "pool"));
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(j, "layers");
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "binds");
+        if (cJSON_IsArray(l))
+                s->layers = cJSON_Duplicate(l, 1);
+        if (cJSON_IsArray(b))
+                s->binds = cJSON_Duplicate(b, 1);
         *ret = s;
         r = 0;
 out:
@@ -108,6 +124,14 @@ static int load_one(struct server *srv, const char *dir, struct sandbox **ret)
         s->dir = strdup(dir);
         if (!s->dir)
                 return -ENOMEM;
+        if (s->pool)
+                return -ESTALE; /* a warm-pool member of a crashed sbxd: not a user's */
+        if (s->persisted) {     /* on disk, no processes: nothing to check */
+                r = registry_slot_reserve(srv->registry, s->slot);
+                if (r >= 0)
+                        *ret = TAKE_PTR(s);
+                return r;
+        }
         /* pidfd first, then the ownership check: a pid recycled after the check cannot slip in */
         s->pidfd = pidfd_open(s->pid, 0);
         if ((s->pidfd < 0 && errno != ENOSYS) || !owns_pid(s))
@@ -115,6 +139,14 @@ static int load_one(struct server *srv, const char *dir, struct sandbox **ret)
         r = registry_slot_reserve(srv->registry, s->slot);
         if (r < 0)
                 return r;
+        /* the freezer state is the truth: a pause sbxd did not get to record still counts */
+        char cg[96];
+        snprintf(cg, sizeof(cg), "%s/%s", CGROUP_PARENT, s->id);
+        int frozen = cgroup_is_frozen(cg);
+        if (frozen >= 0)
+                sandbox_set_paused(s, frozen);
+        if (frozen > 0 && !s->paused_at)
+                s->paused_at = (int64_t)time(NULL);
         *ret = TAKE_PTR(s);
         return 0;
 }

@@ -12,12 +12,15 @@
 
 #include "agent-client.h"
 #include "jail-spawn.h"
+#include "layer-store.h"
 #include "log.h"
 #include "monitor.h"
 #include "macros.h"
 #include "missing-syscalls.h"
 #include <sys/pidfd.h>
+#include "pool.h"
 #include "random-util.h"
+#include "stats.h"
 #include "teardown.h"
 #include "template.h"
 
@@ -33,8 +36,8 @@ cJSON *lifecycle_jail_spec(const struct server *srv, const struct sandbox *s,
         cJSON_AddStringToObject(j, "rootfs", path);
         snprintf(path, sizeof(path), "%s/%s", s->dir, AGENT_SOCKET_NAME);
         cJSON_AddStringToObject(j, "socket", path);
-        cJSON_AddItemToObject(j, "layers", cJSON_Duplicate(t->layers, 1));
-        cJSON_AddItemToObject(j, "binds", cJSON_Duplicate(t->binds, 1));
+        cJSON_AddItemToObject(j, "layers", cJSON_Duplicate(s->layers ? s->layers : t->layers, 1));
+        cJSON_AddItemToObject(j, "binds", cJSON_Duplicate(s->binds ? s->binds : t->binds, 1));
         cJSON_AddStringToObject(j, "agent", srv->config->agent);
         cJSON_AddNumberToObject(j, "uid_base", UID_SLOT_BASE + (double)s->slot * UID_SLOT_SIZE);
         cJSON_AddNumberToObject(j, "uid_count", UID_SLOT_SIZE);
@@ -45,6 +48,8 @@ cJSON *lifecycle_jail_spec(const struct server *srv, const struct sandbox *s,
         cJSON_AddNumberToObject(j, "cpu_quota_us", (double)s->cpu_count * CPU_PERIOD_US);
         cJSON_AddNumberToObject(j, "cpu_period_us", CPU_PERIOD_US);
         cJSON_AddNumberToObject(j, "disk_bytes", (double)s->disk_mb * 1024 * 1024);
+        /* the upper's tmpfs is visible at <dir>/rootfs on the host: snapshots read it */
+        cJSON_AddTrueToObject(j, "upper_on_host");
         cJSON *env = t->env ? cJSON_Duplicate(t->env, 1) : cJSON_CreateObject();
         if (env && !cJSON_GetObjectItemCaseSensitive(env, "PATH"))
                 cJSON_AddStringToObject(
@@ -56,6 +61,10 @@ cJSON *lifecycle_jail_spec(const struct server *srv, const struct sandbox *s,
 static int make_sandbox_dir(const struct server *srv, struct sandbox *s)
 {
         char path[4096];
+        if (s->dir) { /* resuming a persisted sandbox: its dir and record exist */
+                snprintf(path, sizeof(path), "%s/rootfs", s->dir);
+                return mkdir(path, 0700) < 0 && errno != EEXIST ? -errno : 0;
+        }
         snprintf(path, sizeof(path), "%s/sandboxes", srv->config->state_dir);
         if (mkdir(path, 0700) < 0 && errno != EEXIST)
                 return -errno;
@@ -86,7 +95,7 @@ static const char *log_tail(const char *path, char *buf, size_t size)
         return buf;
 }
 
-static int init_agent(const struct sandbox *s, const struct template_info *t)
+int lifecycle_init_agent(const struct sandbox *s, const struct template_info *t)
 {
         cJSON *j = cJSON_CreateObject();
         if (!j)
@@ -131,7 +140,7 @@ static int start(struct server *srv, struct sandbox *s, const struct template_in
         if (s->pidfd < 0)
                 log_warning_errno(errno, "sandbox %s: pidfd_open(%d): %m", s->id, (int)s->pid);
 
-        r = init_agent(s, t);
+        r = lifecycle_init_agent(s, t);
         if (r < 0) {
                 snprintf(errmsg, errlen, "sandbox start failed at agent-init: %s", strerror(-r));
                 log_error_errno(r, "sandbox %s: agent /init failed: %m", s->id);
@@ -145,23 +154,129 @@ static int start(struct server *srv, struct sandbox *s, const struct template_in
         return 0;
 }
 
-static int fill_identity(struct sandbox *s, const struct create_params *p,
-                         const struct template_info *t)
+int lifecycle_new_identity(struct sandbox *s)
 {
         int r = random_sandbox_id(s->id);
         if (r >= 0)
                 r = random_hex(s->token, TOKEN_HEX_BYTES);
-        if (r < 0)
-                return r;
-        snprintf(s->template_id, sizeof(s->template_id), "%s", p->template_id);
-        s->cpu_count = t->cpu_count;
-        s->memory_mb = t->memory_mb;
-        s->disk_mb = t->disk_mb;
+        return r;
+}
+
+/* The request's part of a sandbox: what a pooled sandbox gets when it is taken. */
+int lifecycle_apply_params(struct sandbox *s, const struct create_params *p)
+{
+        cJSON_Delete(s->metadata);
+        cJSON_Delete(s->env_vars);
+        s->metadata = s->env_vars = NULL;
         if ((p->metadata && !(s->metadata = cJSON_Duplicate(p->metadata, 1))) ||
             (p->env_vars && !(s->env_vars = cJSON_Duplicate(p->env_vars, 1))))
                 return -ENOMEM;
+        s->auto_pause = p->auto_pause;
+        s->auto_resume = p->auto_resume;
         s->started_at = (int64_t)time(NULL);
         sandbox_set_end_at(s, s->started_at + p->timeout_s);
+        return 0;
+}
+
+static int fill_identity(struct sandbox *s, const struct create_params *p,
+                         const struct template_info *t)
+{
+        int r = lifecycle_new_identity(s);
+        if (r < 0)
+                return r;
+        snprintf(s->template_id, sizeof(s->template_id), "%s", p->template_id);
+        s->cpu_count = p->cpu_count ? p->cpu_count : t->cpu_count;
+        s->memory_mb = p->memory_mb ? p->memory_mb : t->memory_mb;
+        s->disk_mb = p->disk_mb ? p->disk_mb : t->disk_mb;
+        if (!(s->layers = cJSON_Duplicate(t->layers, 1)) ||
+            !(s->binds = cJSON_Duplicate(t->binds, 1)))
+                return -ENOMEM;
+        return lifecycle_apply_params(s, p);
+}
+
+int lifecycle_load_template(struct server *srv, const char *name, struct template_info *t,
+                            char *errmsg, size_t errlen)
+{
+        int r = template_load(srv->config->state_dir, name, t);
+        if (r < 0) {
+                if (r == -ENOENT)
+                        snprintf(errmsg, errlen, "template '%s' not found", name);
+                else
+                        snprintf(errmsg, errlen, "template '%s' is unusable: %s", name,
+                                 strerror(-r));
+                return r == -ENOENT ? r : -EIO;
+        }
+        return 0;
+}
+
+int lifecycle_spawn(struct server *srv, struct sandbox *s, const struct template_info *t,
+                    char *errmsg, size_t errlen)
+{
+        int r = make_sandbox_dir(srv, s);
+        if (r < 0) {
+                snprintf(errmsg, errlen, "sandbox start failed at state-dir: %s", strerror(-r));
+                return r;
+        }
+        return start(srv, s, t, errmsg, errlen);
+}
+
+int lifecycle_register(struct server *srv, struct sandbox *s)
+{
+        int r = registry_add(srv->registry, s);
+        if (r < 0)
+                return r;
+        r = monitor_watch(srv, s);
+        if (r < 0)
+                log_warning_errno(r, "sandbox %s: cannot watch the agent: %m", s->id);
+        return 0;
+}
+
+/* Past --max-sandboxes (running + paused + being created): -EDQUOT (429). */
+static int admit(struct server *srv, char *errmsg, size_t errlen)
+{
+        unsigned n = (unsigned)registry_count(srv->registry) +
+                     __atomic_add_fetch(&srv->starting, 1, __ATOMIC_RELAXED);
+        if (n > srv->config->max_sandboxes) {
+                __atomic_sub_fetch(&srv->starting, 1, __ATOMIC_RELAXED);
+                snprintf(errmsg, errlen, "too many sandboxes (limit %u)",
+                         srv->config->max_sandboxes);
+                stats_count_rejected();
+                return -EDQUOT;
+        }
+        return 0;
+}
+
+static int create_cold(struct server *srv, const struct create_params *p,
+                       const struct template_info *t, struct sandbox **ret, char *errmsg,
+                       size_t errlen)
+{
+        unsigned inflight = __atomic_add_fetch(&srv->creates_inflight, 1, __ATOMIC_RELAXED);
+        if (inflight > srv->config->max_creates) {
+                __atomic_sub_fetch(&srv->creates_inflight, 1, __ATOMIC_RELAXED);
+                snprintf(errmsg, errlen, "too many sandbox creations in progress (limit %u)",
+                         srv->config->max_creates);
+                stats_count_rejected();
+                return -EDQUOT;
+        }
+        _cleanup_sandbox_ struct sandbox *s = sandbox_new();
+        int r = s ? registry_slot_acquire(srv->registry, &s->slot) : -ENOMEM;
+        if (r == -EUSERS)
+                snprintf(errmsg, errlen, "too many sandboxes (%d uid slots)", REGISTRY_MAX_SLOTS);
+        if (r >= 0)
+                r = fill_identity(s, p, t);
+        if (r >= 0)
+                r = lifecycle_spawn(srv, s, t, errmsg, errlen);
+        if (r >= 0)
+                r = lifecycle_register(srv, s);
+        __atomic_sub_fetch(&srv->creates_inflight, 1, __ATOMIC_RELAXED);
+        if (r < 0) {
+                if (!errmsg[0])
+                        snprintf(errmsg, errlen, "sandbox start failed: %s", strerror(-r));
+                if (s && r != -EUSERS)
+                        lifecycle_destroy(srv, TAKE_PTR(s), "failed start");
+                return r == -EUSERS || r == -ENOMEM ? r : -EIO;
+        }
+        *ret = TAKE_PTR(s);
         return 0;
 }
 
@@ -169,51 +284,36 @@ int lifecycle_create(struct server *srv, const struct create_params *p, struct s
                      char *errmsg, size_t errlen)
 {
         struct template_info t = {};
+        int64_t t0 = stats_now_us();
         errmsg[0] = 0;
-        int r = template_load(srv->config->state_dir, p->template_id, &t);
+        /* held until the record (which references the layers) is written: no gc meanwhile */
+        layer_store_read_lock();
+        int r = lifecycle_load_template(srv, p->template_id, &t, errmsg, errlen);
+        if (r >= 0)
+                r = admit(srv, errmsg, errlen);
         if (r < 0) {
-                if (r == -ENOENT)
-                        snprintf(errmsg, errlen, "template '%s' not found", p->template_id);
-                else
-                        snprintf(errmsg, errlen, "template '%s' is unusable: %s", p->template_id,
-                                 strerror(-r));
-                return r == -ENOENT ? r : -EIO;
-        }
-        _cleanup_sandbox_ struct sandbox *s = sandbox_new();
-        if (!s) {
+                layer_store_unlock();
                 template_done(&t);
-                return -ENOMEM;
-        }
-        r = registry_slot_acquire(srv->registry, &s->slot);
-        if (r < 0) {
-                template_done(&t);
-                snprintf(errmsg, errlen, "too many sandboxes (%d)", REGISTRY_MAX_SLOTS);
                 return r;
         }
-        r = fill_identity(s, p, &t);
-        if (r >= 0) {
-                r = make_sandbox_dir(srv, s);
-                if (r < 0)
-                        snprintf(errmsg, errlen, "sandbox start failed at state-dir: %s",
-                                 strerror(-r));
-        }
-        if (r >= 0)
-                r = start(srv, s, &t, errmsg, errlen);
-        if (r >= 0)
-                r = registry_add(srv->registry, s);
+        struct sandbox *s = NULL;
+        bool pooled = false;
+        if (srv->pool && !p->cpu_count && !p->memory_mb && !p->disk_mb)
+                pooled = pool_take(srv->pool, p, &s) >= 0;
+        if (!pooled)
+                r = create_cold(srv, p, &t, &s, errmsg, errlen);
+        __atomic_sub_fetch(&srv->starting, 1, __ATOMIC_RELAXED);
+        layer_store_unlock();
         template_done(&t);
         if (r < 0) {
-                if (!errmsg[0])
-                        snprintf(errmsg, errlen, "sandbox start failed: %s", strerror(-r));
-                lifecycle_destroy(srv, TAKE_PTR(s), "failed start");
-                return r == -EIO ? r : -EIO;
+                stats_count_create_error();
+                return r;
         }
-        r = monitor_watch(srv, s);
-        if (r < 0)
-                log_warning_errno(r, "sandbox %s: cannot watch the agent: %m", s->id);
-        log_info("sandbox %s: started (template %s, pid %d, uid slot %d, endAt +%llds)", s->id,
-                 s->template_id, (int)s->pid, s->slot, (long long)p->timeout_s);
-        *ret = TAKE_PTR(s);
+        stats_observe_create(stats_now_us() - t0, pooled);
+        log_info("sandbox %s: started (template %s, pid %d, uid slot %d, endAt +%llds%s)", s->id,
+                 s->template_id, (int)s->pid, s->slot, (long long)p->timeout_s,
+                 pooled ? ", from the warm pool" : "");
+        *ret = s;
         return 0;
 }
 
@@ -246,8 +346,20 @@ static void *timer_main(void *arg)
 {
         struct server *srv = arg;
         struct sandbox *s;
-        while ((s = registry_wait_expired(srv->registry)))
-                lifecycle_destroy(srv, s, "timeout");
+        bool pause;
+        while ((s = registry_wait_expired(srv->registry, &pause))) {
+                if (!pause) {
+                        lifecycle_destroy(srv, s, "timeout");
+                        continue;
+                }
+                /* onTimeout "pause": freeze; a sandbox that cannot be frozen is killed */
+                int r = lifecycle_pause_expired(srv, s);
+                if (r < 0) {
+                        log_warning_errno(r, "sandbox %s: auto-pause failed, killing: %m", s->id);
+                        lifecycle_kill(srv, s->id);
+                }
+                sandbox_unref(s);
+        }
         return NULL;
 }
 

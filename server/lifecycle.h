@@ -20,11 +20,25 @@
 #define SANDBOX_PIDS_MAX      1024
 #define CPU_PERIOD_US         100000
 
-/* On success *ret is a referenced, registered sandbox. On failure: -ENOENT (unknown
- * template), -EUSERS (no uid slot left), -EIO (the sandbox did not start) and others, with a
- * client-facing message in errmsg. */
+/* On success *ret is a referenced, registered sandbox, taken from the warm pool when one is
+ * ready (pool.h) and the request asks for no sizes of its own. On failure: -ENOENT (unknown
+ * template), -EDQUOT (--max-sandboxes or --max-creates reached: 429), -EUSERS (no uid slot
+ * left), -EIO (the sandbox did not start) and others, with a client-facing message in errmsg. */
 int lifecycle_create(struct server *srv, const struct create_params *p, struct sandbox **ret,
                      char *errmsg, size_t errlen);
+
+/* Pieces of create, shared with the pool, resume-from-disk and fork (lifecycle.c):
+ * a fresh random id + token; the request's metadata/env/timeout/lifecycle onto s; loading a
+ * template with the client-facing message; starting the jailer + agent /init + record for a
+ * filled-in s (its dir is created unless s->dir is set); registry + monitor. */
+int lifecycle_new_identity(struct sandbox *s);
+int lifecycle_apply_params(struct sandbox *s, const struct create_params *p);
+int lifecycle_load_template(struct server *srv, const char *name, struct template_info *t,
+                            char *errmsg, size_t errlen);
+int lifecycle_spawn(struct server *srv, struct sandbox *s, const struct template_info *t,
+                    char *errmsg, size_t errlen);
+int lifecycle_init_agent(const struct sandbox *s, const struct template_info *t);
+int lifecycle_register(struct server *srv, struct sandbox *s);
 
 /* Remove from the registry and tear down. -ENOENT when unknown (or already being killed). */
 int lifecycle_kill(struct server *srv, const char *id);
@@ -36,6 +50,20 @@ void lifecycle_destroy(struct server *srv, struct sandbox *s, const char *why);
 cJSON *lifecycle_jail_spec(const struct server *srv, const struct sandbox *s,
                            const struct template_info *t);
 
-/* Timeout thread: kills sandboxes whose endAt passed. */
+/* Pause and resume (lifecycle-pause.c). Pause freezes the sandbox's cgroup (v2 cgroup.freeze):
+ * processes and memory stay, no CPU is used, its timeout stops running. -EBUSY when already
+ * paused (409). lifecycle_pause_expired is the timer's onTimeout "pause" (already marked). */
+int lifecycle_pause(struct server *srv, struct sandbox *s);
+int lifecycle_pause_expired(struct server *srv, struct sandbox *s);
+/* Thaw a paused sandbox (or restart a persisted one from its layers) and set endAt = now +
+ * timeout; for a running one only extend endAt. *ret_resumed tells whether it was paused. */
+int lifecycle_resume(struct server *srv, struct sandbox *s, int64_t timeout_s, bool *ret_resumed,
+                     char *errmsg, size_t errlen);
+/* Persist a paused (frozen) sandbox to disk: its upper becomes a store layer on top of its
+ * layers, its processes, cgroups and tmpfs go; the record stays (state paused, persisted).
+ * -EINVAL when not paused, 0 when already persisted. */
+int lifecycle_persist(struct server *srv, struct sandbox *s);
+
+/* Timeout thread: kills sandboxes whose endAt passed (or pauses those with autoPause). */
 int lifecycle_timer_start(struct server *srv);
 void lifecycle_timer_stop(struct server *srv);

@@ -10,17 +10,21 @@
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "server-config.h"
 #include "adopt.h"
 #include "fd-util.h"
 #include "http.h"
+#include "layer-store.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "monitor.h"
 #include "macros.h"
+#include "pool.h"
 #include "proxy.h"
+#include "sampler.h"
 #include "server.h"
 
 static int mkdir_p(const char *path, mode_t mode)
@@ -103,6 +107,44 @@ static void announce(const struct sbxd_config *cfg, const struct keys *keys, uns
                  cfg->state_dir, cfg->jailer, cfg->agent);
 }
 
+/* Graceful stop: no new connections, in-flight requests get up to DRAIN_MS to finish. */
+#define DRAIN_MS 10000
+static void drain(struct MHD_Daemon *d)
+{
+        MHD_socket fd = MHD_quiesce_daemon(d);
+        if (fd == MHD_INVALID_SOCKET) {
+                log_warning("cannot stop accepting: closing connections now");
+                return;
+        }
+        close(fd);
+        for (int waited = 0; waited < DRAIN_MS; waited += 20) {
+                const union MHD_DaemonInfo *i =
+                    MHD_get_daemon_info(d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+                if (!i || i->num_connections == 0)
+                        return;
+                struct timespec ts = {.tv_nsec = 20 * 1000000L};
+                nanosleep(&ts, NULL);
+        }
+        log_warning("connections still open after %d ms: closing them", DRAIN_MS);
+}
+
+/* Every record once more, so the state dir is current whatever happened since. */
+static void save_all(struct server *srv)
+{
+        struct sandbox **all = NULL;
+        size_t n = 0;
+        if (registry_list(srv->registry, &all, &n) < 0)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                int r = sandbox_save(all[i]);
+                if (r < 0 && r != -ESRCH)
+                        log_warning_errno(r, "sandbox %s: saving record: %m", all[i]->id);
+                sandbox_unref(all[i]);
+        }
+        free(all);
+        log_info("state saved: %zu sandbox(es) keep running", n);
+}
+
 int main(int argc, char **argv)
 {
         struct sbxd_config cfg = {};
@@ -155,6 +197,14 @@ int main(int argc, char **argv)
                 if (r > 0)
                         log_info("adopted %d sandbox(es) from an earlier run", r);
         }
+        if (r >= 0) {
+                int g = layer_store_gc(cfg.state_dir, 1);
+                if (g > 0)
+                        log_info("layer store: %d unreferenced layer(s) removed", g);
+                r = sampler_start(&srv);
+        }
+        if (r >= 0)
+                r = pool_start(&srv, &srv.pool);
         if (r < 0) {
                 log_error_errno(r, "starting: %m");
                 goto fail;
@@ -176,10 +226,15 @@ int main(int argc, char **argv)
         while (sigwait(&mask, &sig) != 0)
                 ;
         log_info("signal %d: stopping (sandboxes keep running)", sig);
+        drain(d);
         proxy_shutdown();
         MHD_stop_daemon(d);
+        pool_stop(srv.pool); /* warm sandboxes are nobody's: torn down */
+        srv.pool = NULL;
+        sampler_stop(&srv);
         monitor_stop(&srv);
         lifecycle_timer_stop(&srv);
+        save_all(&srv);
         registry_free(srv.registry);
         config_done(&cfg);
         return 0;
@@ -187,6 +242,8 @@ int main(int argc, char **argv)
 fail:
         if (d)
                 MHD_stop_daemon(d);
+        pool_stop(srv.pool);
+        sampler_stop(&srv);
         monitor_stop(&srv);
         if (srv.registry) {
                 lifecycle_timer_stop(&srv);

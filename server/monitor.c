@@ -13,6 +13,8 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "macros.h"
+#include "sampler.h"
+#include "stats.h"
 
 #define EV_WAKE  UINT64_C(0)
 #define EV_CHILD UINT64_MAX
@@ -54,9 +56,15 @@ static void *monitor_main(void *arg)
                         /* NULL when a kill or timeout took it first: nothing to do. */
                         struct sandbox *s = registry_take_serial(srv->registry, ev[i].data.u64);
                         if (s) {
-                                log_warning("sandbox %s: agent (pid %d) exited on its own", s->id,
-                                            (int)s->pid);
-                                lifecycle_destroy(srv, s, "agent exited");
+                                /* read before teardown removes the memory cgroup */
+                                bool oom = sampler_oom_killed(s);
+                                log_warning("sandbox %s: agent (pid %d) exited on its own%s", s->id,
+                                            (int)s->pid, oom ? " (out of memory: OOM kill)" : "");
+                                if (oom)
+                                        stats_count_oom();
+                                tombstone_add(s->id, oom ? "it ran out of memory (OOM kill)"
+                                                         : "its init process exited");
+                                lifecycle_destroy(srv, s, oom ? "OOM kill" : "agent exited");
                         }
                 }
         }
@@ -97,6 +105,12 @@ int monitor_watch(struct server *srv, const struct sandbox *s)
         /* One-shot: a dead agent's pidfd stays readable; one event is all we need. */
         struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.u64 = s->serial};
         return epoll_ctl(srv->monitor_epoll, EPOLL_CTL_ADD, s->pidfd, &ev) < 0 ? -errno : 0;
+}
+
+void monitor_unwatch(struct server *srv, const struct sandbox *s)
+{
+        if (s->pidfd >= 0 && srv->monitor_epoll >= 0)
+                epoll_ctl(srv->monitor_epoll, EPOLL_CTL_DEL, s->pidfd, NULL);
 }
 
 void monitor_stop(struct server *srv)

@@ -15,4 +15,6 @@
 int monitor_start(struct server *srv);
 /* Watch s (must be registered; uses s->pidfd and s->serial). No-op without a pidfd. */
 int monitor_watch(struct server *srv, const struct sandbox *s);
+/* Stop watching s (its processes are about to be killed on purpose: persist to disk). */
+void monitor_unwatch(struct server *srv, const struct sandbox *s);
 void monitor_stop(struct server *srv);

@@ -201,20 +201,36 @@ size_t registry_count(struct registry *r)
         return n;
 }
 
-struct sandbox *registry_wait_expired(struct registry *r)
+void registry_wake(struct registry *r)
+{
+        pthread_mutex_lock(&r->lock);
+        pthread_cond_broadcast(&r->changed);
+        pthread_mutex_unlock(&r->lock);
+}
+
+struct sandbox *registry_wait_expired(struct registry *r, bool *ret_pause)
 {
         struct sandbox *s = NULL;
+        *ret_pause = false;
         pthread_mutex_lock(&r->lock);
         while (!r->shutdown) {
                 int64_t now = (int64_t)time(NULL), next = INT64_MAX;
                 ssize_t hit = -1;
                 for (size_t i = 0; i < r->n; i++) {
+                        if (sandbox_is_paused(r->items[i]))
+                                continue;
                         int64_t e = sandbox_get_end_at(r->items[i]);
                         if (e <= now) {
                                 hit = (ssize_t)i;
                                 break;
                         }
                         next = MIN(next, e);
+                }
+                if (hit >= 0 && r->items[hit]->auto_pause) {
+                        s = sandbox_ref(r->items[hit]);
+                        sandbox_set_paused(s, true); /* skipped from now on */
+                        *ret_pause = true;
+                        break;
                 }
                 if (hit >= 0) {
                         s = remove_locked(r, (size_t)hit);

@@ -12,7 +12,7 @@
 
 #include "sandbox.h"
 
-#define REGISTRY_MAX_SLOTS 1024
+#define REGISTRY_MAX_SLOTS 4096 /* 2^20 + 4096 * 65536 host ids stay below 2^32 */
 #define UID_SLOT_BASE      (1u << 20)
 #define UID_SLOT_SIZE      65536u
 
@@ -43,7 +43,11 @@ void registry_set_end_at(struct registry *r, struct sandbox *s, int64_t end_at, 
 int registry_list(struct registry *r, struct sandbox ***ret, size_t *ret_n);
 size_t registry_count(struct registry *r);
 
-/* Block until some sandbox's end_at has passed, remove it and return the registry's
- * reference; NULL once registry_shutdown() was called. */
-struct sandbox *registry_wait_expired(struct registry *r);
+/* Block until some running sandbox's end_at has passed and return it; NULL once
+ * registry_shutdown() was called. Paused sandboxes never expire. A sandbox with auto_pause is
+ * marked paused and stays registered (*ret_pause = true: the caller freezes it); any other is
+ * removed and the registry's reference returned (the caller tears it down). */
+struct sandbox *registry_wait_expired(struct registry *r, bool *ret_pause);
+/* Wake the timeout waiter (a sandbox was resumed). */
+void registry_wake(struct registry *r);
 void registry_shutdown(struct registry *r);

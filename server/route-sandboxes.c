@@ -12,6 +12,8 @@
 #include "log.h"
 #include "macros.h"
 #include "query.h"
+#include "route-lifecycle.h"
+#include "sampler.h"
 #include "validate.h"
 
 static void cjson_deletep(cJSON **j)
@@ -37,6 +39,10 @@ static enum MHD_Result reply_sandbox(struct request *req, unsigned status, const
 
 static enum MHD_Result not_found(struct request *req, const char *id)
 {
+        char why[96];
+        if (tombstone_get(id, why, sizeof(why)))
+                return http_reply_error(req, -ENOENT, NULL, "sandbox \"%s\" was removed: %s", id,
+                                        why);
         return http_reply_error(req, -ENOENT, NULL,
                                 "sandbox \"%s\" doesn't exist or you don't have access to it", id);
 }
@@ -54,7 +60,7 @@ static enum MHD_Result handle_create(struct request *req, const cJSON *body)
         r = lifecycle_create(req->srv, &p, &s, err, sizeof(err));
         create_params_done(&p);
         if (r < 0)
-                return http_reply_error(req, r, NULL, "%s", err);
+                return route_reply_errno(req, r, err);
         return reply_sandbox(req, 201, s, SHAPE_SANDBOX);
 }
 
@@ -69,11 +75,13 @@ static enum MHD_Result handle_connect(struct request *req, const char *id, const
         _cleanup_sandbox_ struct sandbox *s = registry_get(req->srv->registry, id);
         if (!s)
                 return not_found(req, id);
-        registry_set_end_at(req->srv->registry, s, (int64_t)time(NULL) + timeout, true);
-        r = sandbox_save(s);
-        if (r < 0 && r != -ESRCH)
-                log_warning_errno(r, "sandbox %s: saving record: %m", s->id);
-        return reply_sandbox(req, 200, s, SHAPE_SANDBOX);
+        /* running: extend endAt (200); paused: resume, endAt = now + timeout (201) */
+        char err[512] = "";
+        bool resumed = false;
+        r = lifecycle_resume(req->srv, s, timeout, &resumed, err, sizeof(err));
+        if (r < 0)
+                return http_reply_error(req, r, NULL, "resuming failed: %s", err);
+        return reply_sandbox(req, resumed ? 201 : 200, s, SHAPE_SANDBOX);
 }
 
 static enum MHD_Result handle_timeout(struct request *req, const char *id, const cJSON *body)
@@ -124,7 +132,7 @@ static int parse_metadata_filter(const char *s, cJSON **ret, const char **ret_ms
 int list_query_parse(const char *limit, const char *next_token, const char *metadata,
                      const char *state, struct list_query *ret, const char **ret_msg)
 {
-        struct list_query q = {.limit = 100, .want_running = true};
+        struct list_query q = {.limit = 100, .want_running = true, .want_paused = true};
         char *end;
         if (limit) {
                 long l = strtol(limit, &end, 10);
@@ -143,12 +151,14 @@ int list_query_parse(const char *limit, const char *next_token, const char *meta
                 q.offset = (size_t)o;
         }
         if (state && *state) {
-                q.want_running = false;
+                q.want_running = q.want_paused = false;
                 for (const char *p = state; *p;) {
                         size_t l = strcspn(p, ",");
                         if (l == 7 && strncmp(p, "running", 7) == 0)
                                 q.want_running = true;
-                        else if (!(l == 6 && strncmp(p, "paused", 6) == 0)) {
+                        else if (l == 6 && strncmp(p, "paused", 6) == 0)
+                                q.want_paused = true;
+                        else {
                                 *ret_msg = "state must be running or paused";
                                 return -EINVAL;
                         }
@@ -191,7 +201,8 @@ static enum MHD_Result handle_list(struct request *req, bool v2)
         bool more = false;
         for (size_t i = 0; i < n; i++) {
                 struct sandbox *s = all[i];
-                if (q.want_running && (!q.metadata || sandbox_metadata_matches(s, q.metadata))) {
+                bool want = sandbox_is_paused(s) ? q.want_paused : q.want_running;
+                if (want && (!q.metadata || sandbox_metadata_matches(s, q.metadata))) {
                         if (skipped < q.offset)
                                 skipped++;
                         else if ((unsigned)cJSON_GetArraySize(arr) >= q.limit && v2)
@@ -222,6 +233,10 @@ enum MHD_Result route_sandboxes_begin(struct request *req)
                                         req->path);
         /* Authenticate before reading a byte of the body. */
         const char *key = http_header(req, "X-API-KEY");
+        const char *authz = http_header(req, "Authorization");
+        if ((!key || !*key) && req->op == OP_PROMETHEUS && authz &&
+            strncmp(authz, "Bearer ", 7) == 0)
+                key = authz + 7; /* Prometheus scrapers send a bearer token */
         if (!key || !*key)
                 return http_reply_error(req, -EACCES, NULL, "Missing X-API-KEY header");
         if (!keys_check(&req->srv->keys, key))
@@ -239,6 +254,8 @@ enum MHD_Result route_sandboxes_handle(struct request *req)
         int r = json_parse_body(req->body, req->body_len, &body, &msg);
         if (r < 0)
                 return http_reply_error(req, r, NULL, "%s", msg);
+        if (route_lifecycle_owns(op))
+                return route_lifecycle_handle(req, body);
         if (id[0] && !sandbox_id_valid(id))
                 return not_found(req, id);
 
@@ -262,7 +279,7 @@ enum MHD_Result route_sandboxes_handle(struct request *req)
         case OP_CONNECT_V1:
         case OP_CONNECT_V2:
                 return handle_connect(req, id, body);
-        case OP_NONE:
+        default:
                 break;
         }
         return http_reply_error(req, -ENOENT, NULL, "no such route");

@@ -6,7 +6,8 @@
  *   GET /sandboxes/{id}                                 200 SandboxDetail
  *   DELETE /sandboxes/{id}                              204
  *   POST /sandboxes/{id}/timeout                        204
- *   POST /sandboxes/{id}/connect, /v2/.../connect       200 Sandbox
+ *   POST /sandboxes/{id}/connect, /v2/.../connect       200 Sandbox (201 when it resumed)
+ * and the lifecycle routes of route-lifecycle.h.
  * Errors are {"code","message"} with the matching status (errors.h); unknown routes 404.
  */
 #pragma once
@@ -26,7 +27,7 @@ struct list_query {
         unsigned limit;
         size_t offset;
         cJSON *metadata; /* owned object or NULL */
-        bool want_running;
+        bool want_running, want_paused;
 };
 int list_query_parse(const char *limit, const char *next_token, const char *metadata,
                      const char *state, struct list_query *ret, const char **ret_msg);

@@ -86,6 +86,26 @@ static bool split_sandbox_path(const char *p, char id[ROUTE_ID_MAX], const char 
         return true;
 }
 
+/* Routes outside /sandboxes/{id}: GET /snapshots, DELETE /templates/{id}, GET /metrics. */
+static enum route_op route_match_lifecycle(const char *method, const char *path,
+                                           char ret_id[ROUTE_ID_MAX])
+{
+        static const char tpl[] = "/templates/";
+        if (strcmp(method, "GET") == 0 && strcmp(path, "/snapshots") == 0)
+                return OP_SNAPSHOT_LIST;
+        if (strcmp(method, "GET") == 0 && strcmp(path, "/metrics") == 0)
+                return OP_PROMETHEUS;
+        if (strcmp(method, "DELETE") == 0 && strncmp(path, tpl, sizeof(tpl) - 1) == 0) {
+                const char *id = path + sizeof(tpl) - 1;
+                size_t l = strlen(id);
+                if (l == 0 || l >= ROUTE_ID_MAX || strchr(id, '/'))
+                        return OP_NONE;
+                copy_id(ret_id, id, l);
+                return OP_TEMPLATE_DELETE;
+        }
+        return OP_NONE;
+}
+
 enum route_op route_match(const char *method, const char *path, char ret_id[ROUTE_ID_MAX])
 {
         bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
@@ -94,6 +114,9 @@ enum route_op route_match(const char *method, const char *path, char ret_id[ROUT
         const char *rest;
 
         ret_id[0] = 0;
+        enum route_op lop = route_match_lifecycle(method, path, ret_id);
+        if (lop != OP_NONE)
+                return lop;
         if (strncmp(path, "/v2/", 4) == 0) {
                 v2 = true;
                 path += 3;
@@ -116,6 +139,21 @@ enum route_op route_match(const char *method, const char *path, char ret_id[ROUT
                 return v2 ? OP_CONNECT_V2 : OP_CONNECT_V1;
         if (post && !v2 && strcmp(rest, "/timeout") == 0)
                 return OP_TIMEOUT;
+        if (!v2 && post) {
+                static const struct {
+                        const char *rest;
+                        enum route_op op;
+                } sub[] = {{"/pause", OP_PAUSE},
+                           {"/resume", OP_RESUME},
+                           {"/refreshes", OP_REFRESH},
+                           {"/snapshots", OP_SNAPSHOT_CREATE},
+                           {"/fork", OP_FORK}};
+                for (size_t i = 0; i < ELEMENTSOF(sub); i++)
+                        if (strcmp(rest, sub[i].rest) == 0)
+                                return sub[i].op;
+        }
+        if (get && !v2 && strcmp(rest, "/metrics") == 0)
+                return OP_METRICS;
         return OP_NONE;
 }
 

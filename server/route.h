@@ -40,6 +40,16 @@ enum route_op {
         OP_TIMEOUT,
         OP_CONNECT_V1,
         OP_CONNECT_V2,
+        /* route-lifecycle.h */
+        OP_PAUSE,
+        OP_RESUME,
+        OP_REFRESH,
+        OP_METRICS,
+        OP_SNAPSHOT_CREATE,
+        OP_FORK,
+        OP_SNAPSHOT_LIST,
+        OP_TEMPLATE_DELETE,
+        OP_PROMETHEUS,
 };
 
 /* Control-plane table. Fills ret_id (ROUTE_ID_MAX) for /sandboxes/{id}... routes; an id that

@@ -21,6 +21,7 @@ struct sandbox *sandbox_new(void)
         s->slot = -1;
         s->refs = 1;
         pthread_mutex_init(&s->record_lock, NULL);
+        pthread_mutex_init(&s->op_lock, NULL);
         return s;
 }
 
@@ -37,6 +38,10 @@ void sandbox_unref(struct sandbox *s)
                 return;
         safe_close(s->pidfd);
         pthread_mutex_destroy(&s->record_lock);
+        pthread_mutex_destroy(&s->op_lock);
+        cJSON_Delete(s->layers);
+        cJSON_Delete(s->binds);
+        free(s->metrics);
         cJSON_Delete(s->metadata);
         cJSON_Delete(s->env_vars);
         free(s->dir);
@@ -51,6 +56,16 @@ int64_t sandbox_get_end_at(const struct sandbox *s)
 void sandbox_set_end_at(struct sandbox *s, int64_t t)
 {
         __atomic_store_n(&s->end_at, t, __ATOMIC_RELAXED);
+}
+
+bool sandbox_is_paused(const struct sandbox *s)
+{
+        return __atomic_load_n(&s->paused, __ATOMIC_ACQUIRE) != 0;
+}
+
+void sandbox_set_paused(struct sandbox *s, bool paused)
+{
+        __atomic_store_n(&s->paused, paused ? 1 : 0, __ATOMIC_RELEASE);
 }
 
 int rfc3339_format(int64_t t, char buf[static 32])
@@ -91,7 +106,7 @@ static void add_listed(cJSON *o, const struct sandbox *s)
         cJSON_AddNumberToObject(o, "cpuCount", s->cpu_count);
         cJSON_AddNumberToObject(o, "memoryMB", s->memory_mb);
         cJSON_AddNumberToObject(o, "diskSizeMB", s->disk_mb);
-        cJSON_AddStringToObject(o, "state", "running");
+        cJSON_AddStringToObject(o, "state", sandbox_is_paused(s) ? "paused" : "running");
         cJSON_AddStringToObject(o, "envdVersion", ENVD_VERSION);
         add_map(o, "metadata", s->metadata);
 }
@@ -122,8 +137,8 @@ cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
                 cJSON_AddFalseToObject(o, "allowInternetAccess");
                 cJSON *l = cJSON_AddObjectToObject(o, "lifecycle");
                 if (l) {
-                        cJSON_AddFalseToObject(l, "autoResume");
-                        cJSON_AddStringToObject(l, "onTimeout", "kill");
+                        cJSON_AddBoolToObject(l, "autoResume", s->auto_resume);
+                        cJSON_AddStringToObject(l, "onTimeout", s->auto_pause ? "pause" : "kill");
                 }
                 break;
         }
@@ -143,6 +158,16 @@ cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
                 cJSON_AddNumberToObject(o, "diskSizeMB", s->disk_mb);
                 add_map(o, "metadata", s->metadata);
                 add_map(o, "envVars", s->env_vars);
+                cJSON_AddStringToObject(o, "state", sandbox_is_paused(s) ? "paused" : "running");
+                cJSON_AddBoolToObject(o, "persisted", s->persisted);
+                cJSON_AddNumberToObject(o, "pausedAtUnix", (double)s->paused_at);
+                cJSON_AddBoolToObject(o, "autoPause", s->auto_pause);
+                cJSON_AddBoolToObject(o, "autoResume", s->auto_resume);
+                cJSON_AddBoolToObject(o, "pool", s->pool);
+                if (s->layers)
+                        cJSON_AddItemToObject(o, "layers", cJSON_Duplicate(s->layers, 1));
+                if (s->binds)
+                        cJSON_AddItemToObject(o, "binds", cJSON_Duplicate(s->binds, 1));
                 break;
         }
         return o;

@@ -14,6 +14,8 @@
 #define SBX_CLIENT_ID   "sbx"
 #define TOKEN_HEX_BYTES 24 /* envdAccessToken: 48 hex digits */
 
+struct sandbox_metrics;
+
 struct sandbox {
         char id[21];
         char template_id[TEMPLATE_NAME_MAX + 1];
@@ -26,11 +28,22 @@ struct sandbox {
         int64_t started_at; /* unix seconds */
         int64_t end_at;     /* unix seconds; read/written with __atomic (timeouts change it) */
         unsigned cpu_count, memory_mb, disk_mb;
-        cJSON *metadata;             /* owned object of strings, or NULL */
-        cJSON *env_vars;             /* owned object of strings, or NULL */
-        unsigned refs;               /* __atomic */
-        pthread_mutex_t record_lock; /* sandbox.json writes vs. teardown of the dir */
-        bool gone;                   /* under record_lock: the dir is being removed */
+        cJSON *metadata; /* owned object of strings, or NULL */
+        cJSON *env_vars; /* owned object of strings, or NULL */
+        /* lifecycle (lifecycle-pause.c, snapshot.c) */
+        int paused;        /* __atomic: 1 while frozen or persisted (state "paused") */
+        bool persisted;    /* under op_lock: paused on disk, no processes (pid 0) */
+        int64_t paused_at; /* unix seconds, under op_lock */
+        bool auto_pause;   /* onTimeout "pause" instead of kill */
+        bool auto_resume;  /* lifecycle.autoResume (reported only) */
+        bool pool;         /* a warm-pool member: not registered, not listed */
+        cJSON *layers;     /* owned array of absolute layer paths, bottom first */
+        cJSON *binds;      /* owned array of {source,target,readonly} (from the template) */
+        struct sandbox_metrics *metrics; /* owned sample ring, may be NULL */
+        pthread_mutex_t op_lock;         /* serializes pause/resume/snapshot/persist */
+        unsigned refs;                   /* __atomic */
+        pthread_mutex_t record_lock;     /* sandbox.json writes vs. teardown of the dir */
+        bool gone;                       /* under record_lock: the dir is being removed */
 };
 
 enum sandbox_shape {
@@ -52,6 +65,8 @@ static inline void sandbox_unrefp(struct sandbox **s)
 #define _cleanup_sandbox_ __attribute__((cleanup(sandbox_unrefp)))
 
 int64_t sandbox_get_end_at(const struct sandbox *s);
+bool sandbox_is_paused(const struct sandbox *s);
+void sandbox_set_paused(struct sandbox *s, bool paused);
 void sandbox_set_end_at(struct sandbox *s, int64_t t);
 
 /* "2006-01-02T15:04:05Z" (UTC, second precision). buf >= 32 bytes. */

@@ -20,7 +20,13 @@ static const char usage[] =
     "  --jailer     sbx-jailer binary (default: ../jailer/sbx-jailer next to sbxd's build dir,\n"
     "               else <prefix>/libexec/sbx/sbx-jailer, else " SBXD_LIBEXEC_DIR "/sbx-jailer)\n"
     "  --agent      sbx-agent binary (same search with guest-agent/sbx-agent)\n"
-    "  --port-file  write the bound port there once listening\n";
+    "  --port-file  write the bound port there once listening\n"
+    "  --pool-size N             warm sandboxes per pooled template (default 2, 0: off)\n"
+    "  --pool-templates A,B      templates with a warm pool (default base)\n"
+    "  --max-sandboxes N         running + paused sandboxes (default 2048; then 429)\n"
+    "  --max-creates N           cold creates in flight (default 32; then 429)\n"
+    "  --persist-paused-after S  persist a sandbox paused for S seconds to disk (default 0: "
+    "never)\n";
 
 int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, socklen_t *ret_len,
                         char **ret_host)
@@ -135,7 +141,29 @@ void config_done(struct sbxd_config *c)
         free(c->jailer);
         free(c->agent);
         free(c->port_file);
+        free(c->pool_templates);
         *c = (struct sbxd_config){};
+}
+
+/* --pool-size and friends: a decimal count in a sane range. */
+static int parse_count(int opt, const char *arg, struct sbxd_config *c)
+{
+        char *end;
+        unsigned long v = strtoul(arg, &end, 10);
+        unsigned long max = opt == 1000 ? 64 : opt == 1004 ? 30 * 86400 : 100000;
+        if (!*arg || *end || v > max || ((opt == 1002 || opt == 1003) && v == 0)) {
+                fprintf(stderr, "sbxd: bad value '%s' (0..%lu)\n", arg, max);
+                return -EINVAL;
+        }
+        if (opt == 1000)
+                c->pool_size = (unsigned)v;
+        else if (opt == 1002)
+                c->max_sandboxes = (unsigned)v;
+        else if (opt == 1003)
+                c->max_creates = (unsigned)v;
+        else
+                c->persist_paused_after_s = (unsigned)v;
+        return 0;
 }
 
 int config_parse(int argc, char **argv, struct sbxd_config *ret)
@@ -147,11 +175,19 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"agent", required_argument, NULL, 'a'},
             {"port-file", required_argument, NULL, 'p'},
             {"help", no_argument, NULL, 'h'},
+            {"pool-size", required_argument, NULL, 1000},
+            {"pool-templates", required_argument, NULL, 1001},
+            {"max-sandboxes", required_argument, NULL, 1002},
+            {"max-creates", required_argument, NULL, 1003},
+            {"persist-paused-after", required_argument, NULL, 1004},
             {},
         };
         const char *listen = SBXD_DEFAULT_LISTEN, *state = SBXD_DEFAULT_STATE_DIR;
         const char *jailer = NULL, *agent = NULL, *port_file = NULL;
-        struct sbxd_config c = {};
+        struct sbxd_config c = {.pool_size = SBXD_DEFAULT_POOL_SIZE,
+                                .max_sandboxes = SBXD_DEFAULT_MAX_SANDBOXES,
+                                .max_creates = SBXD_DEFAULT_MAX_CREATES};
+        const char *pool_templates = SBXD_DEFAULT_POOL_TEMPLATES;
         int o, r;
 
         while ((o = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
@@ -174,6 +210,16 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                 case 'h':
                         fputs(usage, stdout);
                         return 1;
+                case 1000:
+                case 1002:
+                case 1003:
+                case 1004:
+                        if (parse_count(o, optarg, &c) < 0)
+                                return -EINVAL;
+                        break;
+                case 1001:
+                        pool_templates = optarg;
+                        break;
                 default:
                         fputs(usage, stderr);
                         return -EINVAL;
@@ -188,6 +234,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                 return -EINVAL;
         }
         c.listen = strdup(listen);
+        c.pool_templates = strdup(pool_templates);
         r = absolutize(state, &c.state_dir);
         if (r >= 0)
                 r = jailer ? absolutize(jailer, &c.jailer)
@@ -197,7 +244,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                           : config_resolve_helper("guest-agent/sbx-agent", &c.agent);
         if (r >= 0 && port_file)
                 r = absolutize(port_file, &c.port_file);
-        if (r < 0 || !c.listen) {
+        if (r < 0 || !c.listen || !c.pool_templates) {
                 config_done(&c);
                 return r < 0 ? r : -ENOMEM;
         }

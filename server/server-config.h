@@ -20,7 +20,18 @@ struct sbxd_config {
         char *jailer;    /* absolute path of sbx-jailer */
         char *agent;     /* absolute path of sbx-agent */
         char *port_file; /* optional */
+        /* lifecycle (server/README.md "Lifecycle at scale") */
+        unsigned pool_size;              /* warm sandboxes kept per pooled template; 0: no pool */
+        char *pool_templates;            /* comma-separated template names */
+        unsigned max_sandboxes;          /* running + paused; past it creates get 429 */
+        unsigned max_creates;            /* cold creates in flight; past it 429 */
+        unsigned persist_paused_after_s; /* 0: never persist a paused sandbox to disk */
 };
+
+#define SBXD_DEFAULT_POOL_SIZE      2
+#define SBXD_DEFAULT_POOL_TEMPLATES "base"
+#define SBXD_DEFAULT_MAX_SANDBOXES  2048
+#define SBXD_DEFAULT_MAX_CREATES    32
 
 /* Parse argv into *ret (owned strings; free with config_done). Returns 0, 1 when --help was
  * printed, or -EINVAL with a message on stderr. */

@@ -18,4 +18,13 @@ struct server {
         pthread_t monitor; /* monitor.h */
         bool monitor_started;
         int monitor_epoll, monitor_wake, monitor_sigchld;
+        /* lifecycle at scale */
+        struct pool *pool;         /* pool.h; NULL when off */
+        unsigned creates_inflight; /* __atomic: cold creates running now */
+        unsigned starting;         /* __atomic: sandboxes being created (counted in limits) */
+        pthread_t sampler;         /* sampler.h: metrics + persist-paused thread */
+        bool sampler_started;
+        pthread_mutex_t sampler_lock;
+        pthread_cond_t sampler_cond;
+        bool stopping; /* under sampler_lock */
 };

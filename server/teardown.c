@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -87,7 +88,21 @@ int rm_rf(const char *path)
         return r;
 }
 
-int teardown_sandbox(const char *id, pid_t pid, int pidfd, const char *dir)
+/* The tmpfs upper the jailer mounted at <dir>/rootfs on the host (jailer spec
+ * upper_on_host). MNT_DETACH: a host process with a cwd in it must not keep sbxd waiting. */
+static int umount_upper(const char *dir)
+{
+        char path[4096];
+        if ((size_t)snprintf(path, sizeof(path), "%s/rootfs", dir) >= sizeof(path))
+                return -ENAMETOOLONG;
+        /* UMOUNT_NOFOLLOW: rootfs is sbxd's own dir, but never follow a link there anyway */
+        for (int i = 0; i < 4; i++) /* stacked mounts, should there ever be several */
+                if (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
+                        return errno == EINVAL || errno == ENOENT ? 0 : -errno;
+        return 0;
+}
+
+int teardown_processes(const char *id, pid_t pid, int pidfd, const char *dir)
 {
         char cg[128];
         int ret = 0, r;
@@ -112,10 +127,20 @@ int teardown_sandbox(const char *id, pid_t pid, int pidfd, const char *dir)
         }
         if (r < 0 && ret == 0)
                 ret = r;
+        if (dir) {
+                r = umount_upper(dir);
+                if (r < 0 && ret == 0)
+                        ret = r;
+        }
+        return ret;
+}
 
+int teardown_sandbox(const char *id, pid_t pid, int pidfd, const char *dir)
+{
+        int ret = teardown_processes(id, pid, pidfd, dir);
         /* 4. files */
         if (dir) {
-                r = rm_rf(dir);
+                int r = rm_rf(dir);
                 if (r < 0 && ret == 0)
                         ret = r;
         }

@@ -5,6 +5,7 @@
  *      process in it) through its pidfd and wait (bounded) for it to die;
  *   2. cgroup.kill of sbx/<id> and wait (bounded, 5 s) for "populated 0" (common/cgroup-util.h);
  *   3. rmdir sbx/<id> (children first) in the v2 hierarchy and in every v1 hierarchy;
+ *   3b. unmount the tmpfs upper at <state>/sandboxes/<id>/rootfs (jailer upper_on_host);
  *   4. remove <state>/sandboxes/<id> without following symlinks or crossing mounts.
  * Every step runs even when an earlier one failed; the first error is returned.
  */
@@ -15,6 +16,11 @@
 #define CGROUP_ROOT    "/sys/fs/cgroup"
 #define CGROUP_UNIFIED CGROUP_ROOT "/unified"
 #define CGROUP_PARENT  "sbx"
+
+/* Steps 1-3 plus unmounting the host-visible tmpfs upper at <dir>/rootfs (dir may be NULL):
+ * no process, cgroup or mount of the sandbox is left, its dir and files stay (persisting a
+ * paused sandbox to disk). */
+int teardown_processes(const char *id, pid_t pid, int pidfd, const char *dir);
 
 /* pidfd may be negative (then pid, if > 0, is signalled by number). dir may be NULL. */
 int teardown_sandbox(const char *id, pid_t pid, int pidfd, const char *dir);

@@ -2,6 +2,7 @@
 #include "template.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,8 +37,21 @@ static char *get_str(const cJSON *o, const char *name, const char *def)
         return strdup(cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : def);
 }
 
-/* A relative layer name inside the template dir: no '/'-leading, no "..". */
-static int resolve_layers(const cJSON *j, const char *dir, cJSON **ret)
+/* "sha256:<64 hex>": a layer of the store (layer-store.h), <state>/layers/<hex>. */
+static bool store_ref(const char *v, const char *state, char *path, size_t size)
+{
+        static const char pre[] = "sha256:";
+        if (strncmp(v, pre, sizeof(pre) - 1) != 0)
+                return false;
+        v += sizeof(pre) - 1;
+        if (strspn(v, "0123456789abcdef") != 64 || v[64])
+                return false;
+        snprintf(path, size, "%s/layers/%s", state, v);
+        return true;
+}
+
+/* A relative layer name inside the template dir (no '/'-leading, no ".."), or a store layer. */
+static int resolve_layers(const cJSON *j, const char *dir, const char *state, cJSON **ret)
 {
         const cJSON *layers = cJSON_GetObjectItemCaseSensitive(j, "layers"), *l;
         if (!cJSON_IsArray(layers) || cJSON_GetArraySize(layers) < 1 ||
@@ -49,6 +63,10 @@ static int resolve_layers(const cJSON *j, const char *dir, cJSON **ret)
         cJSON_ArrayForEach(l, layers)
         {
                 char path[4096];
+                if (cJSON_IsString(l) && store_ref(l->valuestring, state, path, sizeof(path))) {
+                        cJSON_AddItemToArray(out, cJSON_CreateString(path));
+                        continue;
+                }
                 if (!cJSON_IsString(l) || !l->valuestring[0] || l->valuestring[0] == '/' ||
                     strstr(l->valuestring, "..") ||
                     (size_t)snprintf(path, sizeof(path), "%s/%s", dir, l->valuestring) >=
@@ -123,7 +141,7 @@ int template_load(const char *state_dir, const char *name, struct template_info 
         if (!cJSON_IsObject(j))
                 r = -EINVAL;
         if (r >= 0)
-                r = resolve_layers(j, t.dir, &t.layers);
+                r = resolve_layers(j, t.dir, state_dir, &t.layers);
         if (r >= 0)
                 r = copy_binds(j, &t.binds);
         if (r >= 0) {

@@ -162,6 +162,53 @@ void create_params_done(struct create_params *p)
         p->metadata = p->env_vars = NULL;
 }
 
+/* Optional integer member in [min, max]; absent/null leaves *ret alone. */
+static int opt_uint(const cJSON *body, const char *name, unsigned min, unsigned max, unsigned *ret,
+                    const char **ret_msg)
+{
+        const cJSON *v = body ? cJSON_GetObjectItemCaseSensitive(body, name) : NULL;
+        if (!v || cJSON_IsNull(v))
+                return 0;
+        if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble ||
+            v->valuedouble < min || v->valuedouble > max) {
+                static __thread char msg[128];
+                snprintf(msg, sizeof(msg), "%s must be an integer between %u and %u", name, min,
+                         max);
+                *ret_msg = msg;
+                return -EINVAL;
+        }
+        *ret = (unsigned)v->valuedouble;
+        return 0;
+}
+
+/* autoPause (bool) and autoResume ({enabled: bool}); anything else there is a 400. */
+static int lifecycle_fields(const cJSON *body, struct create_params *p, const char **ret_msg)
+{
+        const cJSON *ap = body ? cJSON_GetObjectItemCaseSensitive(body, "autoPause") : NULL;
+        const cJSON *ar = body ? cJSON_GetObjectItemCaseSensitive(body, "autoResume") : NULL;
+        if (ap && !cJSON_IsNull(ap) && !cJSON_IsBool(ap)) {
+                *ret_msg = "autoPause must be a boolean";
+                return -EINVAL;
+        }
+        p->auto_pause = cJSON_IsTrue(ap);
+        if (ar && !cJSON_IsNull(ar)) {
+                const cJSON *en = cJSON_GetObjectItemCaseSensitive(ar, "enabled");
+                if (!cJSON_IsObject(ar) || (en && !cJSON_IsBool(en))) {
+                        *ret_msg = "autoResume must be {\"enabled\": bool}";
+                        return -EINVAL;
+                }
+                p->auto_resume = cJSON_IsTrue(en);
+        }
+        int r = opt_uint(body, "cpuCount", 1, SANDBOX_MAX_CPU, &p->cpu_count, ret_msg);
+        if (r >= 0)
+                r = opt_uint(body, "memoryMB", SANDBOX_MIN_MEMORY_MB, SANDBOX_MAX_MEMORY_MB,
+                             &p->memory_mb, ret_msg);
+        if (r >= 0)
+                r = opt_uint(body, "diskSizeMB", SANDBOX_MIN_DISK_MB, SANDBOX_MAX_DISK_MB,
+                             &p->disk_mb, ret_msg);
+        return r;
+}
+
 int validate_create(const cJSON *body, struct create_params *ret, const char **ret_msg)
 {
         struct create_params p = {};
@@ -181,7 +228,9 @@ int validate_create(const cJSON *body, struct create_params *ret, const char **r
         r = validate_timeout(body, TIMEOUT_DEFAULT_S, &p.timeout_s, ret_msg);
         if (r < 0)
                 return r;
-        r = validate_string_map(body, "metadata", &p.metadata, ret_msg);
+        r = lifecycle_fields(body, &p, ret_msg);
+        if (r >= 0)
+                r = validate_string_map(body, "metadata", &p.metadata, ret_msg);
         if (r >= 0)
                 r = validate_string_map(body, "envVars", &p.env_vars, ret_msg);
         if (r < 0) {

@@ -46,7 +46,16 @@ struct create_params {
         int64_t timeout_s;
         cJSON *metadata; /* owned, may be NULL */
         cJSON *env_vars; /* owned, may be NULL */
+        bool auto_pause, auto_resume;
+        /* sbx extension: per-sandbox sizes; 0 = the template's */
+        unsigned cpu_count, memory_mb, disk_mb;
 };
+
+#define SANDBOX_MAX_CPU       64
+#define SANDBOX_MIN_MEMORY_MB 64
+#define SANDBOX_MAX_MEMORY_MB (256 * 1024)
+#define SANDBOX_MIN_DISK_MB   16
+#define SANDBOX_MAX_DISK_MB   (256 * 1024)
 
 /* v1 (POST /sandboxes) and v2 (POST /v2/sandboxes) create bodies. v1 defaults the timeout to
  * 300 s too: the spec's 15 s is never used by an SDK, which always send one. */

@@ -144,8 +144,10 @@ static void test_registry(void)
                 sandbox_unref(v[i]);
         free(v);
 
-        struct sandbox *e = registry_wait_expired(r);
+        bool pause = true;
+        struct sandbox *e = registry_wait_expired(r, &pause);
         CHECK(e == s2);
+        CHECK(!pause);
         sandbox_unref(e);
         CHECK_EQ_INT(registry_count(r), 1);
         CHECK(registry_get(r, "two") == NULL);
@@ -160,7 +162,7 @@ static void test_registry(void)
         sandbox_unref(s1);
         sandbox_unref(s2);
         registry_shutdown(r);
-        CHECK(registry_wait_expired(r) == NULL);
+        CHECK(registry_wait_expired(r, &pause) == NULL);
         registry_free(r);
 }
 
