@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The sbx CLI's core: configuration, one HTTP call (libcurl), output helpers. */
+#pragma once
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define CLI_MAX_RESPONSE (512u * 1024u * 1024u)
+
+struct cli {
+        char *url; /* no trailing slash */
+        char *key;
+        bool json;
+};
+
+/* SBX_URL / SBX_API_KEY, else E2B_API_URL / E2B_API_KEY, else the local state dir
+ * ($SBX_STATE_DIR or /var/lib/sbx: first line of keys) and http://127.0.0.1:3000. */
+int cli_config(struct cli *c);
+void cli_done(struct cli *c);
+
+struct cli_resp {
+        long status;
+        char *body; /* NUL-terminated */
+        size_t len;
+        char session[64]; /* Mcp-Session-Id, when sent */
+};
+void cli_resp_done(struct cli_resp *r);
+
+/* One request; extra is one "Name: value" header or NULL. 0, or -errno when no answer. */
+int cli_http(const struct cli *c, const char *method, const char *path, const char *ctype,
+             const void *body, size_t len, const char *extra, struct cli_resp *ret);
+
+/* Print the error of a >= 400 answer ("sbx: message") and return 1. */
+int cli_fail(const struct cli_resp *r);
+
+/* Percent-encode s into a malloc'd string. */
+char *cli_escape(const char *s);
+
+/* Commands (cli-cmd.c, cli-mcp.c). argv starts after the command word(s). Exit codes. */
+int cli_cmd_status(struct cli *c, int argc, char **argv);
+int cli_cmd_keys(struct cli *c, int argc, char **argv);
+int cli_cmd_sandbox(struct cli *c, int argc, char **argv);
+int cli_cmd_files(struct cli *c, int argc, char **argv);
+int cli_cmd_mcp(struct cli *c, int argc, char **argv);

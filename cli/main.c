@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* sbx: the command-line client of sbxd's native API. See cli/README.md. */
+#include <curl/curl.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage[] =
+    "usage: sbx [--json] COMMAND ...\n"
+    "  sandbox create [--template T] [--timeout S] [--env K=V]...   prints the id\n"
+    "  sandbox list | kill ID\n"
+    "  sandbox exec ID 'command' [--timeout-ms N] [--root]        exit code is the command's\n"
+    "  sandbox run-code ID [--lang python|node|bash|sh] 'code'\n"
+    "  files ls ID [PATH] | files get ID PATH [LOCAL] | files put ID LOCAL PATH\n"
+    "  sandbox terminal ID\n"
+    "  keys | status\n"
+    "  mcp                 MCP server on stdin/stdout (tools run in one sandbox per session)\n"
+    "Configuration: SBX_URL and SBX_API_KEY (else E2B_API_URL / E2B_API_KEY, else the local\n"
+    "state dir $SBX_STATE_DIR or /var/lib/sbx and http://127.0.0.1:3000).\n";
+
+int main(int argc, char **argv)
+{
+        struct cli c = {0};
+        int i = 1, r;
+        for (; i < argc && argv[i][0] == '-'; i++) {
+                if (strcmp(argv[i], "--json") == 0)
+                        c.json = true;
+                else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+                        fputs(usage, stdout);
+                        return 0;
+                } else {
+                        fputs(usage, stderr);
+                        return 2;
+                }
+        }
+        if (i >= argc) {
+                fputs(usage, stderr);
+                return 2;
+        }
+        if (cli_config(&c) < 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
+                return 1;
+        const char *cmd = argv[i++];
+        int n = argc - i;
+        char **rest = argv + i;
+        if (strcmp(cmd, "sandbox") == 0 || strcmp(cmd, "sandboxes") == 0)
+                r = cli_cmd_sandbox(&c, n, rest);
+        else if (strcmp(cmd, "files") == 0)
+                r = cli_cmd_files(&c, n, rest);
+        else if (strcmp(cmd, "status") == 0)
+                r = cli_cmd_status(&c, n, rest);
+        else if (strcmp(cmd, "keys") == 0)
+                r = cli_cmd_keys(&c, n, rest);
+        else if (strcmp(cmd, "mcp") == 0)
+                r = cli_cmd_mcp(&c, n, rest);
+        else {
+                fputs(usage, stderr);
+                r = 2;
+        }
+        curl_global_cleanup();
+        cli_done(&c);
+        return r;
+}

@@ -1,0 +1,78 @@
+// The sbx CLI against the running sbxd: sandbox commands, exit codes, --json, files, mcp.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { existsSync, writeFileSync, readFileSync, mkdtempSync } from 'node:fs'
+import { join } from 'node:path'
+import { tmpdir } from 'node:os'
+import { URL_, KEY } from './v1-lib.mjs'
+
+const SBX = join(process.env.SBX_TEST_BUILD || 'build', 'cli/sbx')
+const skip = existsSync(SBX) ? false : `${SBX} not built`
+const env = { ...process.env, SBX_URL: URL_, SBX_API_KEY: KEY }
+const sbx = (args, input) => spawnSync(SBX, args, { env, input, encoding: 'utf8', timeout: 60000 })
+
+test('sandbox create, exec (exit code), run-code, files, list, kill', { skip }, () => {
+  let r = sbx(['sandbox', 'create', '--env', 'NAME=cli'])
+  assert.equal(r.status, 0, r.stderr)
+  const id = r.stdout.trim()
+  assert.match(id, /^[a-z0-9]+$/)
+  try {
+    r = sbx(['sandbox', 'exec', id, 'echo "hi $NAME"; echo e >&2; exit 7'])
+    assert.equal(r.status, 7)
+    assert.equal(r.stdout, 'hi cli\n')
+    assert.equal(r.stderr, 'e\n')
+    r = sbx(['--json', 'sandbox', 'exec', id, 'echo x'])
+    assert.equal(JSON.parse(r.stdout).stdout, 'x\n')
+    r = sbx(['sandbox', 'run-code', id, '--lang', 'python', 'print(6*7)'])
+    assert.equal(r.status, 0)
+    assert.equal(r.stdout, '42\n')
+    r = sbx(['sandbox', 'exec', id, 'sleep 5', '--timeout-ms', '300'])
+    assert.equal(r.status, 124)
+    const dir = mkdtempSync(join(tmpdir(), 'sbx-cli-'))
+    writeFileSync(join(dir, 'in.txt'), 'file body\n')
+    r = sbx(['files', 'put', id, join(dir, 'in.txt'), '/home/user/in.txt'])
+    assert.equal(r.status, 0, r.stderr)
+    r = sbx(['files', 'get', id, '/home/user/in.txt', join(dir, 'out.txt')])
+    assert.equal(r.status, 0, r.stderr)
+    assert.equal(readFileSync(join(dir, 'out.txt'), 'utf8'), 'file body\n')
+    r = sbx(['files', 'ls', id, '/home/user'])
+    assert.match(r.stdout, /file +10 +in\.txt/)
+    r = sbx(['files', 'get', id, '/nope'])
+    assert.equal(r.status, 1)
+    assert.match(r.stderr, /^sbx: .*HTTP 404/)
+    r = sbx(['sandbox', 'list'])
+    assert.match(r.stdout, /^ID +TEMPLATE/)
+    assert.match(r.stdout, new RegExp(id))
+    r = sbx(['--json', 'sandbox', 'list'])
+    assert.ok(JSON.parse(r.stdout).some((s) => s.id === id))
+    r = sbx(['status'])
+    assert.match(r.stdout, /up, \d+ sandbox/)
+  } finally {
+    r = sbx(['sandbox', 'kill', id])
+    assert.equal(r.status, 0)
+  }
+  r = sbx(['sandbox', 'exec', id, 'true'])
+  assert.equal(r.status, 1)
+  r = spawnSync(SBX, ['status'], { env: { ...env, SBX_API_KEY: 'wrong' }, encoding: 'utf8' })
+  assert.equal(r.status, 1)
+  assert.match(r.stderr, /401/)
+  assert.equal(sbx(['bogus']).status, 2)
+})
+
+test('sbx mcp: a stdio session with state across calls', { skip }, () => {
+  const msgs = [
+    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'cli-test', version: '1' } } },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+    { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'run_python', arguments: { code: 'n = 20' } } },
+    { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'run_python', arguments: { code: 'n + 22' } } },
+  ]
+  const r = sbx(['mcp'], msgs.map((m) => JSON.stringify(m)).join('\n') + '\n')
+  assert.equal(r.status, 0, r.stderr)
+  const out = r.stdout.trim().split('\n').map((l) => JSON.parse(l))
+  assert.deepEqual(out.map((o) => o.id), [1, 2, 3, 4])
+  assert.equal(out[0].result.serverInfo.name, 'sbx')
+  assert.ok(out[1].result.tools.length >= 6)
+  assert.equal(out[3].result.content[0].text, '42\n')
+})
