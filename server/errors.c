@@ -39,6 +39,8 @@ unsigned api_error_status(int r)
         case EPROTO:
         case ENXIO:
                 return 502;
+        case EDQUOT: /* a limit of sbxd's (--max-sandboxes, --max-creates): retry later */
+                return 429;
         case EAGAIN:
         case EUSERS:
         case ENOSPC:

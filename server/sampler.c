@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cgroup-freeze.h"
+#include "layer-store.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "macros.h"
@@ -185,9 +186,12 @@ static void tick(struct server *srv)
         free(all);
 }
 
+#define GC_EVERY_TICKS 12 /* a minute: layers freed by killed sandboxes go */
+
 static void *sampler_main(void *arg)
 {
         struct server *srv = arg;
+        unsigned ticks = 0;
         pthread_mutex_lock(&srv->sampler_lock);
         while (!srv->stopping) {
                 struct timespec ts;
@@ -198,6 +202,13 @@ static void *sampler_main(void *arg)
                         break;
                 pthread_mutex_unlock(&srv->sampler_lock);
                 tick(srv);
+                size_t layers = 0;
+                if (++ticks % GC_EVERY_TICKS == 0 &&
+                    layer_store_usage(srv->config->state_dir, &layers) >= 0 && layers > 0) {
+                        int g = layer_store_gc(srv->config->state_dir, 0);
+                        if (g > 0)
+                                log_info("layer store: %d unreferenced layer(s) removed", g);
+                }
                 pthread_mutex_lock(&srv->sampler_lock);
         }
         pthread_mutex_unlock(&srv->sampler_lock);

@@ -43,7 +43,9 @@ export function realTemplates(state) {
 }
 
 // reuse: { dir, state } of an earlier startSbxd (stopped with keep: true) to restart on it.
-export async function startSbxd({ jailer, agent, prepare, reuse } = {}) {
+// args: extra sbxd arguments. The warm pool is off unless a test turns it on
+// (['--pool-size', '2']): pool members would show up in the state dir and take uid slots.
+export async function startSbxd({ jailer, agent, prepare, reuse, args: extra = [] } = {}) {
   if (!SBXD) throw new Error('sbxd binary not found: build it or set SBXD')
   const dir = reuse ? reuse.dir : mkdtempSync(join(tmpdir(), 'sbxd-it-'))
   const state = join(dir, 'state')
@@ -54,6 +56,7 @@ export async function startSbxd({ jailer, agent, prepare, reuse } = {}) {
   const args = ['--listen', '127.0.0.1:0', '--state-dir', state, '--port-file', portFile]
   if (jailer) args.push('--jailer', jailer)
   if (agent) args.push('--agent', agent)
+  args.push('--pool-size', '0', ...extra)
   const proc = spawn(SBXD, args, { stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''

@@ -1,0 +1,106 @@
+// Pause / resume / timeouts through the unmodified npm `e2b` SDK (2.51.0): the cgroup freezer
+// keeps processes and memory, connect thaws, state shows in getInfo and list.
+import { test, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { Sandbox } from 'e2b'
+import { api, sleep, waitFor, sandboxDirs, cgroupExists } from '../lib/env.mjs'
+
+const made = []
+after(async () => { for (const s of made) await s.kill().catch(() => {}) })
+
+async function create(opts) {
+  const s = await Sandbox.create(opts)
+  made.push(s)
+  return s
+}
+
+const frozen = (id) => readFileSync(`/sys/fs/cgroup/unified/sbx/${id}/cgroup.freeze`, 'utf8').trim() === '1'
+
+test('pause freezes: state paused, no CPU, processes and memory intact after connect', async () => {
+  const s = await create()
+  // a background counter: it must not advance while paused, and must still exist after
+  await s.files.write('/tmp/count.sh', 'i=0; while :; do i=$((i+1)); echo $i > /tmp/n; sleep 0.05; done\n')
+  await s.commands.run('sh /tmp/count.sh', { background: true })
+  await s.commands.run('echo kept-in-memory > /dev/shm/m')
+  await sleep(300)
+  assert.equal(await s.pause(), true)
+  assert.ok(frozen(s.sandboxId), 'cgroup.freeze is 1')
+  const info = await s.getInfo()
+  assert.equal(info.state, 'paused')
+  const st1 = readFileSync(`/sys/fs/cgroup/cpuacct/sbx/${s.sandboxId}/cpuacct.usage`, 'utf8')
+  await sleep(400)
+  const st2 = readFileSync(`/sys/fs/cgroup/cpuacct/sbx/${s.sandboxId}/cpuacct.usage`, 'utf8')
+  assert.equal(st1, st2, 'no CPU used while frozen')
+
+  const c = await Sandbox.connect(s.sandboxId)
+  assert.equal((await c.getInfo()).state, 'running')
+  assert.ok(!frozen(s.sandboxId))
+  const n1 = Number((await c.commands.run('cat /tmp/n')).stdout)
+  await sleep(300)
+  const n2 = Number((await c.commands.run('cat /tmp/n')).stdout)
+  assert.ok(n2 > n1, `the background loop runs again (${n1} → ${n2})`)
+  assert.equal((await c.commands.run('cat /dev/shm/m')).stdout, 'kept-in-memory\n')
+})
+
+test('pause twice: second returns false (409); unknown id: 404 → NotFound', async () => {
+  const s = await create()
+  assert.equal(await s.pause(), true)
+  assert.equal(await s.pause(), false)
+  const r = await api('POST', `/sandboxes/${s.sandboxId}/pause`, { body: {} })
+  assert.equal(r.status, 409)
+  assert.equal(r.json.code, 409)
+  await assert.rejects(Sandbox.pause('doesnotexist0000'), /not found/i)
+  // connect on a paused sandbox answers 201 (resumed), on a running one 200
+  const c1 = await api('POST', `/v2/sandboxes/${s.sandboxId}/connect`, { body: { timeout: 60 } })
+  assert.equal(c1.status, 201)
+  const c2 = await api('POST', `/v2/sandboxes/${s.sandboxId}/connect`, { body: { timeout: 60 } })
+  assert.equal(c2.status, 200)
+})
+
+test('a paused sandbox does not time out; resume restarts its timeout', async () => {
+  const s = await create({ timeoutMs: 2000 })
+  await s.pause()
+  await sleep(3000)
+  assert.equal((await s.getInfo()).state, 'paused', 'still there after its endAt')
+  const c = await Sandbox.connect(s.sandboxId, { timeoutMs: 2000 })
+  const info = await c.getInfo()
+  assert.equal(info.state, 'running')
+  assert.ok(info.endAt.getTime() - Date.now() <= 2500)
+  assert.ok(await waitFor(async () => !(await Sandbox.list().nextItems()).some((x) => x.sandboxId === s.sandboxId), 6000))
+})
+
+test('lifecycle onTimeout pause: the sandbox is paused at its timeout, not killed', async () => {
+  const s = await create({ timeoutMs: 1500, lifecycle: { onTimeout: 'pause' } })
+  await s.files.write('/home/user/keep.txt', 'still here')
+  const info = await s.getInfo()
+  assert.equal(info.state, 'running')
+  const raw = await api('GET', `/sandboxes/${s.sandboxId}`)
+  assert.equal(raw.json.lifecycle.onTimeout, 'pause')
+  assert.ok(await waitFor(async () => (await s.getInfo()).state === 'paused', 5000))
+  const c = await Sandbox.connect(s.sandboxId)
+  assert.equal((await c.files.read('/home/user/keep.txt')), 'still here')
+})
+
+test('setTimeout shortens and extends; endAt follows', async () => {
+  const s = await create()
+  await s.setTimeout(1000)
+  let info = await s.getInfo()
+  assert.ok(info.endAt.getTime() - Date.now() < 2000)
+  await s.setTimeout(120_000)
+  info = await s.getInfo()
+  assert.ok(info.endAt.getTime() - Date.now() > 100_000)
+  const r = await api('POST', `/sandboxes/${s.sandboxId}/refreshes`, { body: { duration: 600 } })
+  assert.equal(r.status, 204)
+  info = await s.getInfo()
+  assert.ok(info.endAt.getTime() - Date.now() > 500_000, 'refresh extends')
+})
+
+test('killing a paused sandbox removes everything', async () => {
+  const s = await create()
+  await s.pause()
+  const id = s.sandboxId
+  assert.equal(await s.kill(), true)
+  assert.ok(await waitFor(() => !sandboxDirs().includes(id) && !cgroupExists(id), 5000))
+  assert.ok(!readFileSync('/proc/self/mountinfo', 'utf8').includes(`/sandboxes/${id}/`))
+})

@@ -1,0 +1,126 @@
+// kill -9 of sbxd in the middle of load, then a restart on the same state dir: every running
+// and paused sandbox is adopted with its token and timeout, snapshots and keys survive, and
+// nothing is orphaned (dirs, cgroups, mounts, processes).
+import { test, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { existsSync, readFileSync, readdirSync } from 'node:fs'
+import { startSbxd, realTemplates, REAL, sleep } from './sbxd.mjs'
+
+const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
+const skip = missing.length ? `not built: ${missing.join(', ')}` : false
+
+let d
+after(async () => { await d?.stop() })
+
+const cgroupGone = (id) => !['unified', 'memory', 'pids', 'cpu', 'freezer']
+  .some((h) => existsSync(`/sys/fs/cgroup/${h}/sbx/${id}`))
+const mounted = (state) => readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.includes(state))
+
+async function run(id, token, cmd) {
+  const body = JSON.stringify({ process: { cmd: '/bin/sh', args: ['-c', cmd] } })
+  const head = Buffer.alloc(5)
+  head.writeUInt32BE(Buffer.byteLength(body), 1)
+  const res = await fetch(d.url + '/process.Process/Start', {
+    method: 'POST',
+    headers: { 'E2b-Sandbox-Id': id, 'E2b-Sandbox-Port': '49983', 'X-Access-Token': token,
+      'Content-Type': 'application/connect+json', 'Connect-Protocol-Version': '1' },
+    body: Buffer.concat([head, Buffer.from(body)]),
+  })
+  const buf = Buffer.from(await res.arrayBuffer())
+  let out = ''
+  for (let off = 0; off + 5 <= buf.length;) {
+    const len = buf.readUInt32BE(off + 1)
+    const m = JSON.parse(buf.subarray(off + 5, off + 5 + len).toString())
+    const data = m?.event?.data?.stdout
+    if (data) out += Buffer.from(data, 'base64').toString()
+    off += 5 + len
+  }
+  return out
+}
+
+test('kill -9 mid-load, restart: running and paused sandboxes adopted, nothing lost or orphaned', { skip }, async () => {
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates, args: ['--pool-size', '2'] })
+  const boxes = []
+  for (let i = 0; i < 6; i++) {
+    const r = await d.api('POST', '/v2/sandboxes', { body: { templateID: 'base', timeout: i === 5 ? 3 : 600, metadata: { i: String(i) } } })
+    assert.equal(r.status, 201, r.text)
+    boxes.push(r.json)
+  }
+  await run(boxes[0].sandboxID, boxes[0].envdAccessToken, 'echo survived > /tmp/mark; (sleep 1000 &) ; true')
+  assert.equal((await d.api('POST', `/sandboxes/${boxes[1].sandboxID}/pause`, { body: {} })).status, 204)
+  const snap = await d.api('POST', `/sandboxes/${boxes[2].sandboxID}/snapshots`, { body: { name: 'restart-snap' } })
+  assert.equal(snap.status, 201, snap.text)
+
+  // load in flight: creates racing the kill
+  const inflight = Array.from({ length: 4 }, () => d.api('POST', '/v2/sandboxes', { body: { templateID: 'base' } }).catch((e) => e))
+  await sleep(15)
+  d.proc.kill('SIGKILL')
+  await new Promise((r) => d.proc.exitCode !== null || d.proc.signalCode ? r() : d.proc.once('exit', r))
+  const settled = await Promise.all(inflight)
+  const old = d
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: old, args: ['--pool-size', '2'] })
+  assert.equal(d.key, old.key, 'keys survive')
+
+  const list = (await d.api('GET', '/v2/sandboxes')).json
+  const byId = Object.fromEntries(list.map((s) => [s.sandboxID, s]))
+  for (const b of boxes.slice(0, 5)) assert.ok(byId[b.sandboxID], `sandbox ${b.sandboxID} adopted`)
+  assert.equal(byId[boxes[1].sandboxID].state, 'paused')
+  assert.equal(byId[boxes[0].sandboxID].state, 'running')
+  // creates that got their 201 before the kill are adopted too; the others left nothing
+  for (const r of settled) if (r?.status === 201) assert.ok(byId[r.json.sandboxID], 'a 201 sandbox survives')
+  // same token, same processes
+  assert.equal(await run(boxes[0].sandboxID, boxes[0].envdAccessToken, 'cat /tmp/mark'), 'survived\n')
+  // the short timeout keeps running across the restart: it expires
+  for (let i = 0; i < 80 && (await d.api('GET', `/sandboxes/${boxes[5].sandboxID}`)).status === 200; i++) await sleep(100)
+  assert.equal((await d.api('GET', `/sandboxes/${boxes[5].sandboxID}`)).status, 404, 'timeout continued')
+  // the snapshot survives and starts
+  const c = await d.api('POST', '/v2/sandboxes', { body: { templateID: 'restart-snap' } })
+  assert.equal(c.status, 201, c.text)
+  // the paused one resumes
+  const res = await d.api('POST', `/v2/sandboxes/${boxes[1].sandboxID}/connect`, { body: { timeout: 60 } })
+  assert.equal(res.status, 201)
+
+  // everything goes: kill all, stop (pool torn down), then nothing may be left
+  const all = (await d.api('GET', '/v2/sandboxes')).json.map((s) => s.sandboxID)
+  for (const id of all) assert.equal((await d.api('DELETE', `/sandboxes/${id}`)).status, 204)
+  await d.api('DELETE', '/templates/restart-snap')
+  const state = d.state
+  const ids = [...all, ...settled.filter((r) => r?.status === 201).map((r) => r.json.sandboxID)]
+  await d.stop({ keep: true })
+  assert.deepEqual(readdirSync(`${state}/sandboxes`), [], 'no sandbox dirs')
+  assert.deepEqual(mounted(state), [], 'no mounts')
+  for (const id of ids) assert.ok(cgroupGone(id), `cgroups of ${id} gone`)
+  const layers = readdirSync(`${state}/layers`).filter((l) => /^[0-9a-f]{64}$/.test(l))
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: old, args: ['--pool-size', '0'] })
+  const after2 = readdirSync(`${state}/layers`).filter((l) => /^[0-9a-f]{64}$/.test(l))
+  assert.deepEqual(after2, [], `unreferenced layers collected at start (had ${layers.length})`)
+})
+
+test('a sandbox persisted to disk while paused survives a restart and resumes with its files', { skip }, async () => {
+  await d?.stop()
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
+    args: ['--pool-size', '0', '--persist-paused-after', '1'] })
+  const r = await d.api('POST', '/v2/sandboxes', { body: { templateID: 'base', envVars: { KEEP: 'env-kept' } } })
+  const s = r.json
+  await run(s.sandboxID, s.envdAccessToken, 'echo on-disk > /home/user/f; (sleep 1000 &); true')
+  assert.equal((await d.api('POST', `/sandboxes/${s.sandboxID}/pause`, { body: {} })).status, 204)
+  let rec
+  for (let i = 0; i < 100; i++) {
+    rec = JSON.parse(readFileSync(`${d.state}/sandboxes/${s.sandboxID}/sandbox.json`, 'utf8'))
+    if (rec.persisted) break
+    await sleep(100)
+  }
+  assert.equal(rec.persisted, true, 'persisted within ~6 s (sampler period 5 s)')
+  assert.equal(rec.pid, 0)
+  assert.ok(cgroupGone(s.sandboxID), 'no processes, no cgroups while on disk')
+  const old = d
+  await d.stop({ keep: true })
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: old, args: ['--pool-size', '0'] })
+  const info = await d.api('GET', `/sandboxes/${s.sandboxID}`)
+  assert.equal(info.json.state, 'paused')
+  const c = await d.api('POST', `/v2/sandboxes/${s.sandboxID}/connect`, { body: { timeout: 60 } })
+  assert.equal(c.status, 201, c.text)
+  assert.equal(c.json.envdAccessToken, s.envdAccessToken, 'same token')
+  assert.equal(await run(s.sandboxID, s.envdAccessToken, 'cat /home/user/f; echo $KEEP; pgrep -c sleep || true'), 'on-disk\nenv-kept\n0\n',
+    'files kept, env kept, processes restarted')
+})

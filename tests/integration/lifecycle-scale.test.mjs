@@ -1,0 +1,136 @@
+// Load and limits: 200 concurrent sandboxes each running a command (bounded, cleaned up), and
+// the limits filled to see 429 with Retry-After (the SDKs retry on it).
+import { test, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { startSbxd, realTemplates, REAL, sleep } from './sbxd.mjs'
+
+const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
+const skip = missing.length ? `not built: ${missing.join(', ')}` : false
+
+let d
+after(async () => { await d?.stop() })
+
+async function run(s, cmd) {
+  const body = JSON.stringify({ process: { cmd: '/bin/sh', args: ['-c', cmd] } })
+  const head = Buffer.alloc(5)
+  head.writeUInt32BE(Buffer.byteLength(body), 1)
+  const res = await fetch(d.url + '/process.Process/Start', {
+    method: 'POST',
+    headers: { 'E2b-Sandbox-Id': s.sandboxID, 'E2b-Sandbox-Port': '49983', 'X-Access-Token': s.envdAccessToken,
+      'Content-Type': 'application/connect+json', 'Connect-Protocol-Version': '1' },
+    body: Buffer.concat([head, Buffer.from(body)]),
+  })
+  const buf = Buffer.from(await res.arrayBuffer())
+  let out = ''
+  for (let off = 0; off + 5 <= buf.length;) {
+    const len = buf.readUInt32BE(off + 1)
+    const data = JSON.parse(buf.subarray(off + 5, off + 5 + len).toString())?.event?.data?.stdout
+    if (data) out += Buffer.from(data, 'base64').toString()
+    off += 5 + len
+  }
+  return out
+}
+
+// n tasks with at most k in flight; the first failure stops every worker
+async function pool(n, k, fn) {
+  const out = new Array(n)
+  let next = 0
+  let failed = false
+  await Promise.all(Array.from({ length: k }, async () => {
+    while (next < n && !failed) {
+      const i = next++
+      try { out[i] = await fn(i) } catch (e) { failed = true; throw e }
+    }
+  }))
+  return out
+}
+
+test('200 sandboxes at once, each runs a command; all cleaned up', { skip, timeout: 120_000 }, async (t) => {
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
+    args: ['--pool-size', '4', '--max-creates', '8'] })
+  const N = 200
+  const t0 = Date.now()
+  // creates bounded by --max-creates: the excess gets 429 + Retry-After and retries, as the SDK does
+  let retried = 0
+  const boxes = await pool(N, 32, async (i) => {
+    for (;;) {
+      const r = await d.api('POST', '/v2/sandboxes', { body: { templateID: 'base', metadata: { i: String(i) } } })
+      if (r.status === 201) return r.json
+      assert.equal(r.status, 429, r.text)
+      assert.equal(r.headers.get('retry-after'), '1')
+      retried++
+      await sleep(50 + Math.random() * 100)
+    }
+  })
+  const created = Date.now() - t0
+  assert.equal(new Set(boxes.map((b) => b.sandboxID)).size, N)
+  assert.equal((await d.api('GET', '/v2/sandboxes?limit=100')).headers.get('x-next-token'), '100')
+  // 200 alive together, each runs a command (100 requests in flight: sbxd allows 128
+  // connections per client address)
+  const outs = await pool(N, 100, (i) => run(boxes[i], `sleep 0.2; echo $((${i} * 2))`))
+  outs.forEach((o, i) => assert.equal(o, `${i * 2}\n`))
+  console.log(`# 200 creates in ${created} ms (${retried} 429 retries), commands in ${Date.now() - t0 - created} ms`)
+  await pool(N, 16, (i) => d.api('DELETE', `/sandboxes/${boxes[i].sandboxID}`))
+  assert.deepEqual((await d.api('GET', '/v2/sandboxes')).json, [])
+  const dirs = readdirSync(`${d.state}/sandboxes`)
+  assert.ok(dirs.length <= 4, `only pool members remain (${dirs.length})`)
+})
+
+test('limits: --max-sandboxes gives 429 with Retry-After; a kill makes room', { skip }, async () => {
+  await d?.stop()
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
+    args: ['--pool-size', '0', '--max-sandboxes', '3'] })
+  const ok = []
+  for (let i = 0; i < 3; i++) {
+    const r = await d.api('POST', '/v2/sandboxes', { body: { templateID: 'base' } })
+    assert.equal(r.status, 201)
+    ok.push(r.json.sandboxID)
+  }
+  const r = await d.api('POST', '/v2/sandboxes', { body: { templateID: 'base' } })
+  assert.equal(r.status, 429)
+  assert.equal(r.json.code, 429)
+  assert.match(r.json.message, /too many sandboxes/)
+  assert.equal(r.headers.get('retry-after'), '1')
+  // paused sandboxes count too
+  await d.api('POST', `/sandboxes/${ok[0]}/pause`, { body: {} })
+  assert.equal((await d.api('POST', '/v2/sandboxes', { body: { templateID: 'base' } })).status, 429)
+  await d.api('DELETE', `/sandboxes/${ok[0]}`)
+  const again = await d.api('POST', '/v2/sandboxes', { body: { templateID: 'base' } })
+  assert.equal(again.status, 201)
+  const prom = await d.api('GET', '/metrics')
+  assert.match(prom.text, /^sbx_rejected_total [1-9]\d*$/m)
+})
+
+test('limits: --max-creates refuses concurrent cold creates past it with 429', { skip }, async () => {
+  await d?.stop()
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
+    args: ['--pool-size', '0', '--max-creates', '1'] })
+  const rs = await Promise.all(Array.from({ length: 6 }, () => d.api('POST', '/v2/sandboxes', { body: { templateID: 'base' } })))
+  const codes = rs.map((r) => r.status)
+  assert.ok(codes.includes(201), codes.join())
+  assert.ok(codes.includes(429), codes.join())
+  for (const r of rs) {
+    if (r.status === 429) assert.match(r.json.message, /creations in progress/)
+    else await d.api('DELETE', `/sandboxes/${r.json.sandboxID}`)
+  }
+})
+
+test('an OOM-killed sandbox is reported as such, not a silent 404', { skip }, async () => {
+  const r = await d.api('POST', '/v2/sandboxes', { body: { templateID: 'base', memoryMB: 64 } })
+  assert.equal(r.status, 201, r.text)
+  const s = r.json
+  // fill the tmpfs-backed disk past the memory limit: the cgroup OOM-kills the whole sandbox
+  await run(s, 'dd if=/dev/zero of=/dev/shm/fill bs=1M count=200 2>/dev/null; echo done').catch(() => {})
+  await run(s, 'python3 -c "a = bytearray(300 << 20)" 2>/dev/null; echo done').catch(() => {})
+  let prom
+  for (let i = 0; i < 80; i++) { // the sampler reads the OOM counter every 5 s
+    prom = await d.api('GET', '/metrics')
+    if (/^sbx_oom_kills_total [1-9]/m.test(prom.text)) break
+    await sleep(100)
+  }
+  assert.match(prom.text, /^sbx_oom_kills_total [1-9]\d*$/m)
+  const info = await d.api('GET', `/sandboxes/${s.sandboxID}`)
+  if (info.status === 404) assert.match(info.json.message, /out of memory/)
+  else await d.api('DELETE', `/sandboxes/${s.sandboxID}`)
+})
