@@ -309,10 +309,12 @@ int lifecycle_create(struct server *srv, const struct create_params *p, struct s
                 stats_count_create_error();
                 return r;
         }
-        stats_observe_create(stats_now_us() - t0, pooled);
-        log_info("sandbox %s: started (template %s, pid %d, uid slot %d, endAt +%llds%s)", s->id,
-                 s->template_id, (int)s->pid, s->slot, (long long)p->timeout_s,
-                 pooled ? ", from the warm pool" : "");
+        int64_t us = stats_now_us() - t0;
+        stats_observe_create(us, pooled);
+        log_info(
+            "sandbox %s: started (template %s, pid %d, uid slot %d, endAt +%llds%s) in %lld us",
+            s->id, s->template_id, (int)s->pid, s->slot, (long long)p->timeout_s,
+            pooled ? ", from the warm pool" : "", (long long)us);
         *ret = s;
         return 0;
 }

@@ -1,0 +1,63 @@
+// Shared by the lifecycle benches: a private sbxd on a fresh state dir (templates built with
+// templates/build-all.sh), its log, raw API calls, percentiles. Nothing here asserts a time.
+import { spawn, execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve, dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const TOP = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+const BUILD = process.env.SBX_BUILD || join(TOP, 'build')
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+export async function startSbxd(args = []) {
+  const dir = mkdtempSync(join(tmpdir(), 'sbx-bench-'))
+  const state = join(dir, 'state')
+  execFileSync('bash', [join(TOP, 'templates/build-all.sh'), join(state, 'templates')], { stdio: 'ignore' })
+  const port = join(dir, 'port')
+  const proc = spawn(join(BUILD, 'server/sbxd'), ['--listen', '127.0.0.1:0', '--state-dir', state,
+    '--port-file', port, ...args], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let log = ''
+  proc.stderr.on('data', (d) => { log += d })
+  for (let i = 0; i < 200 && !existsSync(port); i++) await sleep(25)
+  const url = `http://127.0.0.1:${readFileSync(port, 'utf8').trim()}`
+  const key = readFileSync(join(state, 'keys'), 'utf8').split('\n')[0]
+  async function api(method, path, body) {
+    const res = await fetch(url + path, {
+      method, headers: { 'X-API-KEY': key, 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+    const text = await res.text()
+    let json
+    try { json = JSON.parse(text) } catch {}
+    return { status: res.status, json, text, headers: res.headers }
+  }
+  async function stop() {
+    for (let round = 0; round < 30; round++) {
+      const l = (await api('GET', '/v2/sandboxes?limit=100')).json || []
+      if (!l.length) break
+      for (let i = 0; i < l.length; i += 16)
+        await Promise.all(l.slice(i, i + 16).map((s) => api('DELETE', `/sandboxes/${s.sandboxID}`)))
+    }
+    proc.kill('SIGTERM')
+    await new Promise((r) => proc.exitCode !== null ? r() : proc.once('exit', r))
+    rmSync(dir, { recursive: true, force: true })
+  }
+  // server-side create durations (µs) from sbxd's "started ... in N us" lines
+  const serverUs = (id) => {
+    const m = log.match(new RegExp(`sandbox ${id}: started [^"]* in (\\d+) us`))
+    return m ? Number(m[1]) : undefined
+  }
+  return { url, key, state, api, stop, serverUs, log: () => log }
+}
+
+export function pct(xs, p) {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]
+}
+export const fmt = (xs, unit = 'ms', k = 1) =>
+  `p50 ${(pct(xs, 50) * k).toFixed(2)} ${unit}  p99 ${(pct(xs, 99) * k).toFixed(2)} ${unit}  (n=${xs.length})`
+
+export function memAvailable() {
+  return Number(readFileSync('/proc/meminfo', 'utf8').match(/MemAvailable:\s+(\d+)/)[1]) * 1024
+}
