@@ -14,6 +14,7 @@
 #include "macros.h"
 #include "proxy.h"
 #include "route-sandboxes.h"
+#include "stats.h"
 #include "route-v1.h"
 
 static int64_t now_ms(void)
@@ -98,6 +99,7 @@ enum MHD_Result http_reply_error(struct request *req, int r, const char *sandbox
         _cleanup_free_ char *body = NULL;
         if (api_error_build(r, sandbox_id, msg, &status, &body) < 0)
                 return MHD_NO;
+        stats_count_http_error(status);
         /* 502s (unknown sandbox, agent gone) are the client's news, not sbxd's fault. */
         if (status >= 500 && status != 502)
                 log_warning("req=%s %s %s → %u: %s", req->rid, req->method ? req->method : "-",
@@ -112,6 +114,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
         if (!req)
                 return NULL;
         req->srv = cls;
+        __atomic_add_fetch(&req->srv->requests_inflight, 1, __ATOMIC_RELAXED); /* drain */
         req->conn = conn;
         req->t0_ms = now_ms();
         req->target = strdup(uri ? uri : "");
@@ -131,6 +134,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                  req->route.kind == ROUTE_PROXY ? req->route.id : "", req->status,
                  (long long)(now_ms() - req->t0_ms),
                  toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
+        __atomic_sub_fetch(&req->srv->requests_inflight, 1, __ATOMIC_RELAXED);
         proxy_free(req->proxy);
         route_v1_free(req->v1);
         free(req->body);

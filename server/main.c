@@ -109,7 +109,7 @@ static void announce(const struct sbxd_config *cfg, const struct keys *keys, uns
 
 /* Graceful stop: no new connections, in-flight requests get up to DRAIN_MS to finish. */
 #define DRAIN_MS 10000
-static void drain(struct MHD_Daemon *d)
+static void drain(struct server *srv, struct MHD_Daemon *d)
 {
         MHD_socket fd = MHD_quiesce_daemon(d);
         if (fd == MHD_INVALID_SOCKET) {
@@ -118,14 +118,13 @@ static void drain(struct MHD_Daemon *d)
         }
         close(fd);
         for (int waited = 0; waited < DRAIN_MS; waited += 20) {
-                const union MHD_DaemonInfo *i =
-                    MHD_get_daemon_info(d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-                if (!i || i->num_connections == 0)
+                /* requests, not connections: idle keep-alive connections are just closed */
+                if (__atomic_load_n(&srv->requests_inflight, __ATOMIC_RELAXED) == 0)
                         return;
                 struct timespec ts = {.tv_nsec = 20 * 1000000L};
                 nanosleep(&ts, NULL);
         }
-        log_warning("connections still open after %d ms: closing them", DRAIN_MS);
+        log_warning("requests still running after %d ms: closing them", DRAIN_MS);
 }
 
 /* Every record once more, so the state dir is current whatever happened since. */
@@ -226,7 +225,7 @@ int main(int argc, char **argv)
         while (sigwait(&mask, &sig) != 0)
                 ;
         log_info("signal %d: stopping (sandboxes keep running)", sig);
-        drain(d);
+        drain(&srv, d);
         proxy_shutdown();
         MHD_stop_daemon(d);
         pool_stop(srv.pool); /* warm sandboxes are nobody's: torn down */

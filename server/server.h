@@ -26,5 +26,6 @@ struct server {
         bool sampler_started;
         pthread_mutex_t sampler_lock;
         pthread_cond_t sampler_cond;
-        bool stopping; /* under sampler_lock */
+        bool stopping;              /* under sampler_lock */
+        unsigned requests_inflight; /* __atomic: http.c, between URI log and completion */
 };
