@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "proxy.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "agent-client.h"
+#include "frame.h"
+#include "keys.h"
+#include "log.h"
+#include "macros.h"
+#include "stats.h"
+#include "query.h"
+#include "validate.h"
+
+static volatile int shutting_down;
+
+void proxy_shutdown(void)
+{
+        __atomic_store_n(&shutting_down, 1, __ATOMIC_RELAXED);
+}
+
+struct proxy_conn {
+        int fd;        /* agent connection; moved into the stream for the response */
+        int client_fd; /* the HTTP client's socket, polled for hangup only */
+        bool upload_failed;
+        char id[ROUTE_ID_MAX];
+};
+
+/* Response body reader state, owned by the MHD response. */
+struct proxy_stream {
+        int fd, client_fd;
+        uint8_t *buf;
+        uint32_t len, off;
+        uint64_t expected, sent; /* expected = MHD_SIZE_UNKNOWN when chunked */
+};
+
+void proxy_free(struct proxy_conn *p)
+{
+        if (!p)
+                return;
+        safe_close(p->fd);
+        free(p);
+}
+
+bool proxy_hop_by_hop(const char *name)
+{
+        static const char *const hop[] = {
+            "Connection",
+            "Keep-Alive",
+            "Transfer-Encoding",
+            "Upgrade",
+            "TE",
+            "Trailer",
+            "Proxy-Connection",
+            "Proxy-Authorization",
+            "Proxy-Authenticate",
+            "Expect",
+            "E2b-Sandbox-Id",
+            "E2b-Sandbox-Port",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(hop); i++)
+                if (strcasecmp(name, hop[i]) == 0)
+                        return true;
+        return false;
+}
+
+/* Wait until the agent fd is readable. -ECONNABORTED when the client went away or sbxd is
+ * stopping. */
+static int wait_agent(int fd, int client_fd)
+{
+        for (;;) {
+                struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
+                                      {.fd = client_fd, .events = POLLRDHUP}};
+                int n = poll(p, client_fd >= 0 ? 2 : 1, 1000);
+                if (n < 0 && errno != EINTR)
+                        return -errno;
+                if (__atomic_load_n(&shutting_down, __ATOMIC_RELAXED))
+                        return -ECONNABORTED;
+                if (n <= 0)
+                        continue;
+                if (p[0].revents)
+                        return 0;
+                if (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR))
+                        return -ECONNABORTED;
+        }
+}
+
+struct header_collect {
+        struct sbx_header h[SBX_HEAD_MAX_HEADERS];
+        size_t n;
+        bool overflow;
+};
+
+static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value)
+{
+        struct header_collect *c = cls;
+        if (!key || proxy_hop_by_hop(key))
+                return MHD_YES;
+        if (c->n >= SBX_HEAD_MAX_HEADERS) {
+                c->overflow = true;
+                return MHD_NO;
+        }
+        c->h[c->n++] = (struct sbx_header){key, value ? value : ""};
+        return MHD_YES;
+}
+
+static enum MHD_Result send_head(struct request *req, struct proxy_conn *p)
+{
+        struct header_collect hc = {};
+        MHD_get_connection_values(req->conn, MHD_HEADER_KIND, collect_header, &hc);
+        if (hc.overflow)
+                return http_reply_error(req, -EINVAL, NULL, "too many request headers");
+        _cleanup_free_ char *query = NULL;
+        if (query_from_target(req->target, &query) < 0)
+                return MHD_NO;
+        struct sbx_req_head h = {
+            .port = req->route.port,
+            .method = req->method,
+            .path = req->path,
+            .query = query,
+            .n_headers = hc.n,
+            .headers = hc.h,
+        };
+        _cleanup_free_ uint8_t *buf = NULL;
+        size_t len;
+        int r = sbx_req_head_encode(&h, &buf, &len);
+        if (r < 0)
+                return http_reply_error(req, -EINVAL, NULL, "request head too large");
+        r = sbx_frame_write(p->fd, SBX_FRAME_REQ_HEAD, buf, len);
+        if (r < 0)
+                return http_reply_error(req, -EHOSTUNREACH, p->id, "The sandbox is not reachable");
+        return MHD_YES;
+}
+
+enum MHD_Result proxy_begin(struct request *req)
+{
+        const char *id = req->route.id;
+        _cleanup_sandbox_ struct sandbox *s =
+            sandbox_id_valid(id) ? registry_get(req->srv->registry, id) : NULL;
+        if (!s)
+                return http_reply_error(req, -EHOSTUNREACH, id, "The sandbox was not found");
+        if (route_proxy_forbidden(req->route.port, req->path))
+                return http_reply_error(req, -ENOENT, NULL, "%s: not found", req->path);
+        if (route_proxy_needs_token(req->route.port, req->method, req->path) &&
+            !const_time_streq(http_header(req, "X-Access-Token"), s->token))
+                return http_reply_error(req, -EACCES, NULL,
+                                        "unauthorized access, please provide a valid access "
+                                        "token or method signing if supported");
+
+        struct proxy_conn *p = calloc(1, sizeof(*p));
+        if (!p)
+                return MHD_NO;
+        p->fd = -EBADF;
+        snprintf(p->id, sizeof(p->id), "%s", id);
+        req->proxy = p;
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        p->client_fd = ci ? ci->connect_fd : -1;
+
+        int r = agent_connect(s->dir, &p->fd);
+        if (r >= 0)
+                r = agent_set_timeouts(p->fd, PROXY_SEND_TIMEOUT_MS);
+        if (r < 0) {
+                log_warning_errno(r, "req=%s sandbox %s: agent connect: %m", req->rid, id);
+                return http_reply_error(req, -EHOSTUNREACH, id, "The sandbox is not reachable");
+        }
+        return send_head(req, p);
+}
+
+enum MHD_Result proxy_upload(struct request *req, const char *data, size_t len)
+{
+        struct proxy_conn *p = req->proxy;
+        if (!p || p->upload_failed)
+                return MHD_YES; /* the agent answered early: drop the rest */
+        while (len > 0) {
+                /* The agent may answer before reading everything (api/frames.md): once its
+                 * response is waiting, stop forwarding instead of blocking on a full socket. */
+                struct pollfd pf = {.fd = p->fd, .events = POLLIN | POLLOUT};
+                if (poll(&pf, 1, PROXY_SEND_TIMEOUT_MS) <= 0 || (pf.revents & POLLIN)) {
+                        p->upload_failed = true;
+                        return MHD_YES;
+                }
+                size_t k = MIN(len, (size_t)SBX_FRAME_MAX_PAYLOAD);
+                int r = sbx_frame_write(p->fd, SBX_FRAME_DATA, data, k);
+                if (r < 0) {
+                        log_debug("req=%s: agent stopped reading the body: %s", req->rid,
+                                  strerror(-r));
+                        p->upload_failed = true;
+                        return MHD_YES;
+                }
+                stats_count_proxy_bytes(k, 0);
+                data += k;
+                len -= k;
+        }
+        return MHD_YES;
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+        struct proxy_stream *st = cls;
+        for (;;) {
+                if (st->off < st->len) {
+                        size_t k = MIN(max, (size_t)(st->len - st->off));
+                        memcpy(out, st->buf + st->off, k);
+                        st->off += (uint32_t)k;
+                        return (ssize_t)k;
+                }
+                if (wait_agent(st->fd, st->client_fd) < 0)
+                        return MHD_CONTENT_READER_END_WITH_ERROR;
+                uint8_t type;
+                uint32_t len;
+                if (sbx_frame_read(st->fd, &type, st->buf, &len) < 0)
+                        return MHD_CONTENT_READER_END_WITH_ERROR;
+                if (type == SBX_FRAME_END) {
+                        if (st->expected != MHD_SIZE_UNKNOWN && st->sent != st->expected)
+                                return MHD_CONTENT_READER_END_WITH_ERROR;
+                        return MHD_CONTENT_READER_END_OF_STREAM;
+                }
+                if (type != SBX_FRAME_DATA)
+                        return MHD_CONTENT_READER_END_WITH_ERROR;
+                st->sent += len;
+                stats_count_proxy_bytes(0, len);
+                if (st->expected != MHD_SIZE_UNKNOWN && st->sent > st->expected)
+                        return MHD_CONTENT_READER_END_WITH_ERROR;
+                st->len = len;
+                st->off = 0;
+        }
+}
+
+static void stream_free(void *cls)
+{
+        struct proxy_stream *st = cls;
+        safe_close(st->fd);
+        free(st->buf);
+        free(st);
+}
+
+/* Read the rest of a body that must be empty (204/304/HEAD): bounded drain until END. */
+static int drain(int fd, int client_fd, uint8_t *buf)
+{
+        for (int i = 0; i < 64; i++) {
+                uint8_t type;
+                uint32_t len;
+                int r = wait_agent(fd, client_fd);
+                if (r >= 0)
+                        r = sbx_frame_read(fd, &type, buf, &len);
+                if (r < 0)
+                        return r;
+                if (type == SBX_FRAME_END)
+                        return 0;
+                if (type != SBX_FRAME_DATA)
+                        return -EPROTO;
+        }
+        return -EPROTO;
+}
+
+/* Content-Length from the agent's head, MHD_SIZE_UNKNOWN when absent. */
+static int head_content_length(const struct sbx_resp_head *h, uint64_t *ret)
+{
+        const char *v = sbx_header_get(h->headers, h->n_headers, "Content-Length");
+        *ret = MHD_SIZE_UNKNOWN;
+        if (!v)
+                return 0;
+        char *end;
+        unsigned long long l = strtoull(v, &end, 10);
+        if (!*v || *end || v[0] == '-' || l == MHD_SIZE_UNKNOWN)
+                return -EPROTO;
+        *ret = l;
+        return 0;
+}
+
+static int add_headers(struct MHD_Response *resp, const struct sbx_resp_head *h)
+{
+        for (size_t i = 0; i < h->n_headers; i++) {
+                const char *n = h->headers[i].name, *v = h->headers[i].value;
+                /* MHD frames the body and sets Date itself. */
+                if (proxy_hop_by_hop(n) || strcasecmp(n, "Content-Length") == 0 ||
+                    strcasecmp(n, "Date") == 0)
+                        continue;
+                if (MHD_add_response_header(resp, n, v) != MHD_YES)
+                        return -EPROTO;
+        }
+        return 0;
+}
+
+/* Takes st. */
+static enum MHD_Result respond(struct request *req, struct proxy_stream *st,
+                               const struct sbx_resp_head *h)
+{
+        bool no_body = h->status == 204 || h->status == 304 || strcmp(req->method, "HEAD") == 0;
+        struct MHD_Response *resp;
+        uint64_t len;
+        int r;
+
+        if (no_body) {
+                r = drain(st->fd, st->client_fd, st->buf);
+                stream_free(st);
+                if (r < 0)
+                        return http_reply_error(req, -EPROTO, req->route.id,
+                                                "The sandbox closed the connection");
+                resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+        } else {
+                if (head_content_length(h, &len) < 0) {
+                        stream_free(st);
+                        return http_reply_error(req, -EPROTO, req->route.id,
+                                                "invalid Content-Length from the sandbox");
+                }
+                st->expected = len;
+                resp = MHD_create_response_from_callback(len, PROXY_STREAM_BLOCK, stream_read, st,
+                                                         stream_free);
+                if (!resp)
+                        stream_free(st);
+        }
+        if (!resp)
+                return MHD_NO;
+        if (add_headers(resp, h) < 0) {
+                MHD_destroy_response(resp);
+                return http_reply_error(req, -EPROTO, req->route.id,
+                                        "invalid response head from the sandbox");
+        }
+        req->status = h->status;
+        enum MHD_Result ret = MHD_queue_response(req->conn, h->status, resp);
+        MHD_destroy_response(resp);
+        return ret;
+}
+
+enum MHD_Result proxy_finish(struct request *req)
+{
+        struct proxy_conn *p = req->proxy;
+        if (!p)
+                return MHD_NO;
+        if (!p->upload_failed)
+                (void)sbx_frame_write(p->fd, SBX_FRAME_END, NULL, 0);
+
+        struct proxy_stream *st = calloc(1, sizeof(*st));
+        if (!st)
+                return MHD_NO;
+        st->buf = malloc(SBX_FRAME_MAX_PAYLOAD);
+        st->client_fd = p->client_fd;
+        st->fd = TAKE_FD(p->fd);
+        if (!st->buf) {
+                stream_free(st);
+                return MHD_NO;
+        }
+        uint8_t type;
+        uint32_t len;
+        int r = wait_agent(st->fd, st->client_fd);
+        if (r >= 0)
+                r = sbx_frame_read(st->fd, &type, st->buf, &len);
+        if (r >= 0 && type != SBX_FRAME_RESP_HEAD)
+                r = -EPROTO;
+        struct sbx_resp_head h = {};
+        if (r >= 0)
+                r = sbx_resp_head_decode(st->buf, len, &h);
+        if (r < 0) {
+                stream_free(st);
+                if (r == -ECONNABORTED)
+                        return MHD_NO;
+                log_warning_errno(r, "req=%s sandbox %s: no response head from the agent: %m",
+                                  req->rid, req->route.id);
+                return http_reply_error(req, -EPROTO, req->route.id,
+                                        "The sandbox closed the connection");
+        }
+        if (h.status < 200) {
+                /* 1xx (101 Switching Protocols...) would need an upgrade path: never proxied */
+                sbx_resp_head_free(&h);
+                stream_free(st);
+                return http_reply_error(req, -EPROTO, req->route.id,
+                                        "invalid response status from the sandbox");
+        }
+        enum MHD_Result ret = respond(req, st, &h);
+        sbx_resp_head_free(&h);
+        return ret;
+}
