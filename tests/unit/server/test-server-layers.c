@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Layer store, SHA-256, lifecycle routes and list state parsing (no sandboxes needed). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "layer-store.h"
+#include "registry.h"
+#include "route-sandboxes.h"
+#include "route.h"
+#include "sha256.h"
+#include "teardown.h"
+#include "unit.h"
+
+static char tmp[] = "/tmp/sbx-unit-layers.XXXXXX";
+
+static void test_sha256(void)
+{
+        static const struct {
+                const char *in, *hex;
+        } v[] = {
+            {"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+            {"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+            {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+        };
+        for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+                struct sha256 c;
+                char hex[65];
+                sha256_init(&c);
+                /* byte by byte for the long one: the buffering paths */
+                for (const char *p = v[i].in; *p; p++)
+                        sha256_update(&c, p, 1);
+                sha256_final_hex(&c, hex);
+                CHECK_STREQ(hex, v[i].hex);
+        }
+        struct sha256 c;
+        char hex[65];
+        static char mil[1000000];
+        memset(mil, 'a', sizeof(mil));
+        sha256_init(&c);
+        sha256_update(&c, mil, sizeof(mil));
+        sha256_final_hex(&c, hex);
+        CHECK_STREQ(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+static void put(const char *path, const char *text, mode_t mode, unsigned uid)
+{
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+        CHECK(fd >= 0);
+        CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+        fchmod(fd, mode);
+        CHECK(fchown(fd, uid, uid) == 0);
+        close(fd);
+}
+
+/* A fake sandbox dir whose rootfs/ is a tmpfs (a different fs than the dir, as with the jailer). */
+static int fake_upper(const char *dir, unsigned base)
+{
+        char p[512];
+        mkdir(dir, 0700);
+        snprintf(p, sizeof(p), "%s/rootfs", dir);
+        mkdir(p, 0700);
+        if (mount("t", p, "tmpfs", 0, "size=16m") < 0)
+                return -errno;
+        snprintf(p, sizeof(p), "%s/rootfs/upper", dir);
+        mkdir(p, 0755);
+        CHECK(chown(p, base, base) == 0);
+        snprintf(p, sizeof(p), "%s/rootfs/upper/home", dir);
+        mkdir(p, 0755);
+        CHECK(chown(p, base + 1000, base + 1000) == 0);
+        snprintf(p, sizeof(p), "%s/rootfs/upper/home/f", dir);
+        put(p, "hello", 0640, base + 1000);
+        snprintf(p, sizeof(p), "%s/rootfs/upper/home/escape", dir);
+        CHECK(symlink("/etc/shadow", p) == 0); /* recreated, never followed */
+        snprintf(p, sizeof(p), "%s/rootfs/upper/gone", dir);
+        CHECK(mknod(p, S_IFCHR | 0, makedev(0, 0)) == 0); /* whiteout */
+        snprintf(p, sizeof(p), "%s/rootfs/upper/opaque", dir);
+        mkdir(p, 0755);
+        CHECK(setxattr(p, "trusted.overlay.opaque", "y", 1, 0) == 0);
+        snprintf(p, sizeof(p), "%s/rootfs/upper/foreign", dir);
+        put(p, "x", 0644, 0); /* host root's: becomes nobody */
+        return 0;
+}
+
+static void test_ingest(void)
+{
+        char state[256], dir[256], layer[512], p[600];
+        struct sandbox *s = sandbox_new();
+        snprintf(state, sizeof(state), "%s/state", tmp);
+        snprintf(dir, sizeof(dir), "%s/sbx", tmp);
+        mkdir(state, 0700);
+        s->slot = 3;
+        s->dir = strdup(dir);
+        unsigned base = UID_SLOT_BASE + 3 * UID_SLOT_SIZE;
+        /* no tmpfs mounted: refused (an empty dir is not an upper) */
+        mkdir(dir, 0700);
+        snprintf(p, sizeof(p), "%s/rootfs", dir);
+        mkdir(p, 0700);
+        snprintf(p, sizeof(p), "%s/rootfs/upper", dir);
+        mkdir(p, 0755);
+        char hex[LAYER_ID_MAX], hex2[LAYER_ID_MAX];
+        CHECK_EQ_INT(layer_store_ingest_upper(state, s, hex), -ENODEV);
+        rmdir(p);
+        if (fake_upper(dir, base) < 0) {
+                fprintf(stderr, "no tmpfs mount (not root?): ingest skipped\n");
+                sandbox_unref(s);
+                return;
+        }
+        CHECK_EQ_INT(layer_store_ingest_upper(state, s, hex), 0);
+        CHECK_EQ_INT(strlen(hex), 64);
+        layer_store_path(state, hex, layer, sizeof(layer));
+        CHECK(layer_store_is_layer(state, layer, NULL));
+        struct stat st;
+        snprintf(p, sizeof(p), "%s/home/f", layer);
+        CHECK(lstat(p, &st) == 0 && st.st_uid == 1000 && (st.st_mode & 07777) == 0640);
+        snprintf(p, sizeof(p), "%s/home", layer);
+        CHECK(lstat(p, &st) == 0 && st.st_uid == 1000);
+        CHECK(lstat(layer, &st) == 0 && st.st_uid == 0 && (st.st_mode & 0777) == 0755);
+        snprintf(p, sizeof(p), "%s/home/escape", layer);
+        char target[64] = "";
+        CHECK(lstat(p, &st) == 0 && S_ISLNK(st.st_mode));
+        CHECK(readlink(p, target, sizeof(target) - 1) > 0);
+        CHECK_STREQ(target, "/etc/shadow");
+        snprintf(p, sizeof(p), "%s/gone", layer);
+        CHECK(lstat(p, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0));
+        snprintf(p, sizeof(p), "%s/opaque", layer);
+        char v[4] = "";
+        CHECK(getxattr(p, "trusted.overlay.opaque", v, sizeof(v)) == 1 && v[0] == 'y');
+        snprintf(p, sizeof(p), "%s/foreign", layer);
+        CHECK(lstat(p, &st) == 0 && st.st_uid == 65534);
+        /* same content: same layer, stored once */
+        CHECK_EQ_INT(layer_store_ingest_upper(state, s, hex2), 0);
+        CHECK_STREQ(hex, hex2);
+        /* unreferenced: gc removes it; a template naming it keeps it */
+        char tdir[512], tj[600];
+        snprintf(tdir, sizeof(tdir), "%s/templates/snap-x", state);
+        snprintf(p, sizeof(p), "%s/templates", state);
+        mkdir(p, 0700);
+        mkdir(tdir, 0700);
+        snprintf(tj, sizeof(tj), "%s/template.json", tdir);
+        char json[200];
+        snprintf(json, sizeof(json), "{\"layers\":[\"sha256:%s\"]}", hex);
+        put(tj, json, 0644, 0);
+        CHECK_EQ_INT(layer_store_gc(state, 1), 0);
+        CHECK(access(layer, F_OK) == 0);
+        unlink(tj);
+        CHECK_EQ_INT(layer_store_gc(state, 1), 1);
+        CHECK(access(layer, F_OK) < 0);
+        snprintf(p, sizeof(p), "%s/rootfs", dir);
+        umount2(p, MNT_DETACH);
+        sandbox_unref(s);
+}
+
+static void test_routes(void)
+{
+        char id[ROUTE_ID_MAX];
+        CHECK_EQ_INT(route_match("POST", "/sandboxes/abc/pause", id), OP_PAUSE);
+        CHECK_STREQ(id, "abc");
+        CHECK_EQ_INT(route_match("POST", "/sandboxes/abc/resume", id), OP_RESUME);
+        CHECK_EQ_INT(route_match("POST", "/sandboxes/abc/refreshes", id), OP_REFRESH);
+        CHECK_EQ_INT(route_match("GET", "/sandboxes/abc/metrics", id), OP_METRICS);
+        CHECK_EQ_INT(route_match("POST", "/sandboxes/abc/snapshots", id), OP_SNAPSHOT_CREATE);
+        CHECK_EQ_INT(route_match("POST", "/sandboxes/abc/fork", id), OP_FORK);
+        CHECK_EQ_INT(route_match("GET", "/snapshots", id), OP_SNAPSHOT_LIST);
+        CHECK_EQ_INT(route_match("DELETE", "/templates/snap-1", id), OP_TEMPLATE_DELETE);
+        CHECK_STREQ(id, "snap-1");
+        CHECK_EQ_INT(route_match("DELETE", "/templates/a/b", id), OP_NONE);
+        CHECK_EQ_INT(route_match("GET", "/metrics", id), OP_PROMETHEUS);
+        CHECK_EQ_INT(route_match("GET", "/sandboxes/abc/pause", id), OP_NONE);
+        CHECK_EQ_INT(route_match("POST", "/v2/sandboxes/abc/pause", id), OP_NONE);
+}
+
+static void test_list_state(void)
+{
+        struct list_query q;
+        const char *msg;
+        CHECK_EQ_INT(list_query_parse(NULL, NULL, NULL, "paused", &q, &msg), 0);
+        CHECK(q.want_paused && !q.want_running);
+        CHECK_EQ_INT(list_query_parse(NULL, NULL, NULL, "running,paused", &q, &msg), 0);
+        CHECK(q.want_paused && q.want_running);
+        CHECK_EQ_INT(list_query_parse(NULL, NULL, NULL, NULL, &q, &msg), 0);
+        CHECK(q.want_paused && q.want_running);
+        CHECK_EQ_INT(list_query_parse(NULL, NULL, NULL, "killed", &q, &msg), -EINVAL);
+}
+
+int main(void)
+{
+        if (!mkdtemp(tmp))
+                return 1;
+        test_sha256();
+        test_routes();
+        test_list_state();
+        test_ingest();
+        rm_rf(tmp);
+        return unit_finish("test-server-layers");
+}
