@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "agent-config.h"
+#include "agent-files-meta.h"
 #include "agent-gunzip.h"
 #include "agent-http.h"
 #include "agent-multipart.h"
@@ -202,7 +203,7 @@ int agent_files_handle_get(struct agent_request *r)
         const char *type;
         struct stat st;
         ssize_t sn;
-        int e;
+        int e, gz;
 
         e = agent_request_discard_body(r, 64 * 1024);
         if (e < 0)
@@ -212,6 +213,10 @@ int agent_files_handle_get(struct agent_request *r)
         e = select_user(r, &u, qpath, &path);
         if (e <= 0 || !path)
                 return e;
+        gz = agent_accept_encoding(agent_request_header(r, "Accept-Encoding"));
+        if (gz < 0)
+                return agent_respond_rest_error(r, 406,
+                                                "no acceptable encoding found, supported: [gzip]");
 
         {
                 _cleanup_fs_creds_ int creds = 0;
@@ -244,6 +249,13 @@ int agent_files_handle_get(struct agent_request *r)
         if (content_disposition(agent_path_basename(path), &disp) < 0)
                 return -ENOMEM;
         snprintf(lenbuf, sizeof(lenbuf), "%lld", (long long)st.st_size);
+        if (gz) {
+                const char *gz_headers[] = {
+                    "Content-Type", type,   "Content-Disposition", disp, "Content-Encoding",
+                    "gzip",         "Vary", "Accept-Encoding",     NULL};
+                e = agent_respond_head(r, 200, gz_headers);
+                return e < 0 ? e : agent_files_send_gzip(r, fd);
+        }
         const char *headers[] = {
             "Content-Type", type, "Content-Disposition", disp, "Content-Length", lenbuf, NULL};
         e = agent_respond_head(r, 200, headers);
@@ -279,6 +291,7 @@ struct upload {
         struct agent_request *r;
         const struct agent_user *user;
         const char *query_path; /* resolved `path` query parameter, or NULL */
+        const struct agent_metadata *meta;
         char *home;
         char *workdir;
         /* the file being written */
@@ -419,6 +432,13 @@ static int upload_begin(struct upload *up, const char *raw_path)
         }
         if (keep_mode)
                 (void)fchmod(up->fd, st.st_mode & 0777);
+        if ((e = agent_metadata_apply(up->meta, up->fd)) < 0) {
+                up->fd = safe_close(up->fd);
+                (void)unlinkat(up->dirfd, up->tmp, 0);
+                up->dirfd = safe_close(up->dirfd);
+                return upload_fail(up, agent_files_errno_status(e),
+                                   "error setting metadata on '%s': %s", path, strerror(-e));
+        }
         up->path = TAKE_PTR(path);
         up->active = true;
         return 0;
@@ -504,7 +524,8 @@ static int upload_respond(struct upload *up)
                 if (!o || !cJSON_AddItemToArray(arr, o) ||
                     !cJSON_AddStringToObject(o, "path", up->done[i]) ||
                     !cJSON_AddStringToObject(o, "name", agent_path_basename(up->done[i])) ||
-                    !cJSON_AddStringToObject(o, "type", "file"))
+                    !cJSON_AddStringToObject(o, "type", "file") ||
+                    agent_metadata_to_json(up->meta, o) < 0)
                         return -ENOMEM;
         }
         json = cJSON_PrintUnformatted(arr);
@@ -576,6 +597,8 @@ int agent_files_handle_post(struct agent_request *r)
         const char *ct = agent_request_header(r, "Content-Type");
         const char *enc = agent_request_header(r, "Content-Encoding");
         struct upload up = {.r = r, .dirfd = -EBADF, .fd = -EBADF};
+        _cleanup_(agent_metadata_done) struct agent_metadata meta = {0};
+        const char *why = NULL;
         int e;
 
         e = http_query_get(r->head.query, "path", &qpath);
@@ -604,8 +627,14 @@ int agent_files_handle_post(struct agent_request *r)
                                                 "multipart/form-data or application/octet-stream",
                                                 ct ? ct : "");
 
+        e = agent_metadata_parse(r, &meta, &why);
+        if (e == -EINVAL)
+                return agent_respond_rest_error(r, 400, "invalid metadata: %s", why);
+        if (e < 0)
+                return e;
         up.user = &u;
         up.query_path = path;
+        up.meta = &meta;
         up.home = strdup(u.home);
         if (!up.home || agent_config_default_workdir(&up.workdir) < 0) {
                 upload_done(&up);

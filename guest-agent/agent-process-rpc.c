@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "agent-connect-json.h"
+#include "agent-outlog.h"
+#include "agent-process-env.h"
 #include "agent-process.h"
 #include "connect.h"
 #include "fd-util.h"
@@ -240,4 +242,73 @@ int agent_process_handle_rpc(struct agent_request *r, const char *method)
         if (strcmp(method, "Update") == 0)
                 return update(r, root);
         return close_stdin(r, root);
+}
+
+/* ---- Connect (server stream) ---- */
+
+int agent_process_handle_connect(struct agent_request *r)
+{
+        _cleanup_free_ uint8_t *body = NULL;
+        _cleanup_cjson_ cJSON *root = NULL;
+        struct agent_outlog *log = NULL;
+        struct agent_selector sel = {0};
+        const uint8_t *msg;
+        uint32_t msg_len, pid;
+        int64_t timeout_ms;
+        size_t len;
+        uint8_t flags;
+        long n;
+        int e;
+
+        e = agent_request_read_body_all(r, CONNECT_MAX_MESSAGE + CONNECT_ENVELOPE_HEADER_SIZE,
+                                        &body, &len);
+        if (e == -EMSGSIZE)
+                return agent_respond_stream_error(r, "resource_exhausted", "request too large");
+        if (e < 0)
+                return e;
+        n = connect_envelope_parse(body, len, CONNECT_MAX_MESSAGE, &flags, &msg, &msg_len);
+        if (n <= 0 || (size_t)n != len || flags != 0)
+                return agent_respond_stream_error(r, "invalid_argument",
+                                                  "request must be one uncompressed envelope");
+        if (agent_request_header(r, "Authorization")) {
+                _cleanup_(agent_user_done) struct agent_user u = {0};
+                _cleanup_free_ char *name = NULL;
+                e = agent_request_user(r, NULL, &u, &name);
+                if (e == -ENOENT || e == -EINVAL)
+                        return agent_respond_stream_error(
+                            r, "unauthenticated", "invalid username: '%s'", name ? name : "");
+        }
+        root = cJSON_ParseWithLength((const char *)msg, msg_len);
+        if (!cJSON_IsObject(root))
+                return agent_respond_stream_error(r, "invalid_argument", "invalid JSON request");
+        {
+                const cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "process");
+                const cJSON *pj = cJSON_GetObjectItemCaseSensitive(p, "pid");
+                const cJSON *tj = cJSON_GetObjectItemCaseSensitive(p, "tag");
+                if (cJSON_IsString(tj))
+                        sel.tag = tj->valuestring;
+                else if (cJSON_IsNumber(pj) && pj->valuedouble >= 1 &&
+                         pj->valuedouble <= UINT32_MAX)
+                        sel.pid = (uint32_t)pj->valuedouble;
+                else
+                        return agent_respond_stream_error(
+                            r, "invalid_argument", "process selector (pid or tag) is required");
+        }
+        if (agent_parse_connect_timeout(agent_request_header(r, "Connect-Timeout-Ms"),
+                                        &timeout_ms) < 0)
+                return agent_respond_stream_error(r, "invalid_argument",
+                                                  "invalid Connect-Timeout-Ms header");
+        if (agent_process_attach(&sel, &pid, &log) < 0) {
+                if (sel.tag)
+                        return agent_respond_stream_error(r, "not_found",
+                                                          "process with tag %s not found", sel.tag);
+                return agent_respond_stream_error(r, "not_found", "process with pid %u not found",
+                                                  sel.pid);
+        }
+        e = agent_outlog_serve(
+            log, r, pid,
+            agent_parse_keepalive(agent_request_header(r, "Keepalive-Ping-Interval")) * 1000,
+            timeout_ms);
+        agent_outlog_unref(log);
+        return e;
 }

@@ -18,19 +18,20 @@
 
 #include "agent-config.h"
 #include "agent-connect-json.h"
+#include "agent-outlog.h"
 #include "agent-path.h"
+#include "agent-process-env.h"
 #include "agent-spawn.h"
 #include "connect.h"
 #include "macros.h"
 
 #define OUTPUT_CHUNK        (32u * 1024u) /* envd's stdChunkSize */
-#define DEFAULT_PATH        "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define PTY_CHUNK           (16u * 1024u) /* envd's ptyChunkSize */
-#define DEFAULT_KEEPALIVE_S 90
-#define EXIT_DRAIN_GRACE_MS 150 /* pipes held open by a backgrounded grandchild */
+#define EXIT_DRAIN_GRACE_MS 150           /* pipes held open by a backgrounded grandchild */
 #define MAX_ARGS            4096u
 #define MAX_REQUEST_ENVS    4096u
-#define MAX_TIMEOUT_MS      (100LL * 365 * 24 * 3600 * 1000)
+#define RETAIN_FINISHED     32               /* finished processes kept for Connect */
+#define RETAIN_MS           (10 * 60 * 1000) /* ... for at most this long */
 
 struct agent_proc {
         struct agent_proc *next;
@@ -44,6 +45,9 @@ struct agent_proc {
         bool deadline_killed;
         bool exited;
         struct agent_exit exit;
+        struct agent_outlog *log; /* retained output, for Connect */
+        bool finished;            /* its Start stream is done; kept for Connect only */
+        int64_t finished_ms;
 };
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -78,27 +82,66 @@ static void proc_free(struct agent_proc *p)
         safe_close(p->stdin_fd);
         safe_close(p->exit_efd);
         free(p->tag);
+        agent_outlog_unref(p->log);
         if (p->config)
                 cJSON_Delete(p->config);
         free(p);
 }
 
-static void table_remove(struct agent_proc *p)
+/* Drop finished entries past RETAIN_FINISHED (oldest first) or older than RETAIN_MS. Call
+ * with table_lock held; returns the dropped entries as a list to free outside the lock. */
+static struct agent_proc *table_prune_locked(void)
 {
-        pthread_mutex_lock(&table_lock);
-        for (struct agent_proc **pp = &table; *pp; pp = &(*pp)->next)
-                if (*pp == p) {
+        struct agent_proc *dropped = NULL;
+        int64_t now = now_ms();
+        unsigned kept = 0;
+
+        /* New entries are at the head: the first RETAIN_FINISHED finished ones are the newest. */
+        for (struct agent_proc **pp = &table; *pp;) {
+                struct agent_proc *p = *pp;
+                if (p->finished && (kept >= RETAIN_FINISHED || now - p->finished_ms > RETAIN_MS)) {
                         *pp = p->next;
-                        break;
+                        p->next = dropped;
+                        dropped = p;
+                        continue;
                 }
+                if (p->finished)
+                        kept++;
+                pp = &p->next;
+        }
+        return dropped;
+}
+
+static void free_list(struct agent_proc *l)
+{
+        while (l) {
+                struct agent_proc *n = l->next;
+                proc_free(l);
+                l = n;
+        }
+}
+
+/* The Start stream is done: keep the entry (exit status, output) for Connect, bounded. */
+static void table_retire(struct agent_proc *p)
+{
+        struct agent_proc *dropped;
+
+        pthread_mutex_lock(&table_lock);
+        agent_outlog_finish(p->log, &p->exit, p->deadline_killed);
+        p->finished = true;
+        p->finished_ms = now_ms();
+        p->stdin_fd = safe_close(p->stdin_fd);
+        p->exit_efd = safe_close(p->exit_efd);
+        dropped = table_prune_locked();
         pthread_mutex_unlock(&table_lock);
+        free_list(dropped);
 }
 
 void agent_process_on_exit(pid_t pid, int code, int status)
 {
         pthread_mutex_lock(&table_lock);
         for (struct agent_proc *p = table; p; p = p->next)
-                if (p->pid == pid && !p->exited) {
+                if (p->pid == pid && !p->exited && !p->finished) {
                         p->exited = true;
                         agent_exit_from_siginfo(code, status, &p->exit);
                         (void)eventfd_write(p->exit_efd, 1);
@@ -121,7 +164,7 @@ int agent_process_enforce_deadlines(void)
 
         pthread_mutex_lock(&table_lock);
         for (struct agent_proc *p = table; p; p = p->next) {
-                if (p->exited || p->deadline_ms == 0 || p->deadline_killed)
+                if (p->exited || p->finished || p->deadline_ms == 0 || p->deadline_killed)
                         continue;
                 if (p->deadline_ms <= now) {
                         p->deadline_killed = true;
@@ -137,7 +180,7 @@ void agent_process_signal_all(int sig)
 {
         pthread_mutex_lock(&table_lock);
         for (struct agent_proc *p = table; p; p = p->next)
-                if (!p->exited)
+                if (!p->exited && !p->finished)
                         kill_group(p->pid, sig);
         pthread_mutex_unlock(&table_lock);
 }
@@ -147,16 +190,49 @@ unsigned agent_process_count(void)
         unsigned n = 0;
         pthread_mutex_lock(&table_lock);
         for (struct agent_proc *p = table; p; p = p->next)
-                n++;
+                n += !p->finished;
         pthread_mutex_unlock(&table_lock);
         return n;
+}
+
+unsigned agent_process_retained(void)
+{
+        unsigned n = 0;
+        pthread_mutex_lock(&table_lock);
+        for (struct agent_proc *p = table; p; p = p->next)
+                n += p->finished;
+        pthread_mutex_unlock(&table_lock);
+        return n;
+}
+
+int agent_process_attach(const struct agent_selector *sel, uint32_t *ret_pid,
+                         struct agent_outlog **ret_log)
+{
+        struct agent_proc *found = NULL;
+
+        pthread_mutex_lock(&table_lock);
+        /* A running process first; else the newest finished one (entries are newest first). */
+        for (int pass = 0; pass < 2 && !found; pass++)
+                for (struct agent_proc *p = table; p && !found; p = p->next) {
+                        if ((pass == 0) == p->finished)
+                                continue;
+                        if (sel->tag ? (p->tag && strcmp(p->tag, sel->tag) == 0)
+                                     : (uint32_t)p->pid == sel->pid)
+                                found = p;
+                }
+        if (found) {
+                *ret_pid = (uint32_t)found->pid;
+                *ret_log = agent_outlog_ref(found->log);
+        }
+        pthread_mutex_unlock(&table_lock);
+        return found ? 0 : -ESRCH;
 }
 
 /* A running (not yet exited) process by pid or tag; call with table_lock held. */
 static struct agent_proc *table_find(const struct agent_selector *sel)
 {
         for (struct agent_proc *p = table; p; p = p->next) {
-                if (p->exited)
+                if (p->exited || p->finished)
                         continue;
                 if (sel->tag ? (p->tag && strcmp(p->tag, sel->tag) == 0)
                              : (uint32_t)p->pid == sel->pid)
@@ -234,7 +310,7 @@ int agent_process_list_json(char **ret)
         pthread_mutex_lock(&table_lock);
         for (struct agent_proc *p = table; p && r == 0; p = p->next) {
                 cJSON *o, *cfg;
-                if (p->exited)
+                if (p->exited || p->finished)
                         continue;
                 if (!(o = cJSON_CreateObject()) || !cJSON_AddItemToArray(arr, o) ||
                     !(cfg = cJSON_Duplicate(p->config, 1)) ||
@@ -358,126 +434,6 @@ bad:
         return -EINVAL;
 }
 
-/* ---- environment ---- */
-
-/* Set name=value in a NULL-terminated list, replacing an earlier entry of the same name. */
-static int env_set(char **l, size_t *n, const char *kv)
-{
-        size_t klen = strcspn(kv, "=");
-        char *d = strdup(kv);
-
-        if (!d)
-                return -ENOMEM;
-        for (size_t i = 0; i < *n; i++)
-                if (strncmp(l[i], kv, klen) == 0 && l[i][klen] == '=') {
-                        free(l[i]);
-                        l[i] = d;
-                        return 0;
-                }
-        l[(*n)++] = d;
-        l[*n] = NULL;
-        return 0;
-}
-
-static int env_setf(char **l, size_t *n, const char *k, const char *v)
-{
-        _cleanup_free_ char *kv = NULL;
-        if (asprintf(&kv, "%s=%s", k, v) < 0)
-                return -ENOMEM;
-        return env_set(l, n, kv);
-}
-
-/* PATH (the agent's), HOME, USER, LOGNAME, SHELL, then /init's envVars, then the request's. */
-static int build_env(const struct agent_user *u, const cJSON *envs, char ***ret)
-{
-        _cleanup_strv_free_ char **global = NULL;
-        const char *path = getenv("PATH");
-        size_t n = 0, cap;
-        const cJSON *e;
-        int r;
-
-        if (!path || !*path)
-                path = DEFAULT_PATH;
-
-        r = agent_config_envs(&global);
-        if (r < 0)
-                return r;
-        cap = 6 + (size_t)(envs ? cJSON_GetArraySize(envs) : 0);
-        for (char **g = global; *g; g++)
-                cap++;
-        _cleanup_strv_free_ char **l = calloc(cap + 1, sizeof(char *));
-        if (!l)
-                return -ENOMEM;
-        if ((r = env_setf(l, &n, "PATH", path)) < 0 || (r = env_setf(l, &n, "HOME", u->home)) < 0 ||
-            (r = env_setf(l, &n, "USER", u->name)) < 0 ||
-            (r = env_setf(l, &n, "LOGNAME", u->name)) < 0 ||
-            (r = env_setf(l, &n, "SHELL", "/bin/bash")) < 0)
-                return r;
-        for (char **g = global; *g; g++)
-                if ((r = env_set(l, &n, *g)) < 0)
-                        return r;
-        if (envs)
-                cJSON_ArrayForEach(e, envs)
-                {
-                        if ((r = env_setf(l, &n, e->string, e->valuestring)) < 0)
-                                return r;
-                }
-        *ret = TAKE_PTR(l);
-        return 0;
-}
-
-static int build_argv(const struct start_request *q, char ***ret)
-{
-        size_t n = 1 + (size_t)(q->args ? cJSON_GetArraySize(q->args) : 0), i = 0;
-        const cJSON *e;
-        _cleanup_strv_free_ char **l = calloc(n + 1, sizeof(char *));
-
-        if (!l || !(l[i++] = strdup(q->cmd)))
-                return -ENOMEM;
-        if (q->args)
-                cJSON_ArrayForEach(e, q->args)
-                {
-                        if (!(l[i++] = strdup(e->valuestring)))
-                                return -ENOMEM;
-                }
-        *ret = TAKE_PTR(l);
-        return 0;
-}
-
-/* Connect-Timeout-Ms: 1..10 ASCII digits (Connect protocol). 0 = no header. */
-static int parse_timeout(const char *s, int64_t *ret)
-{
-        int64_t v = 0;
-        size_t n = 0;
-
-        *ret = 0;
-        if (!s)
-                return 0;
-        for (; s[n]; n++) {
-                if (s[n] < '0' || s[n] > '9' || n >= 10)
-                        return -EINVAL;
-                v = v * 10 + (s[n] - '0');
-        }
-        if (n == 0)
-                return -EINVAL;
-        *ret = MIN(v, MAX_TIMEOUT_MS);
-        return 0;
-}
-
-static int parse_keepalive(const char *s)
-{
-        char *end;
-        long v;
-
-        if (!s)
-                return DEFAULT_KEEPALIVE_S;
-        errno = 0;
-        v = strtol(s, &end, 10);
-        if (errno || end == s || *end || v <= 0)
-                return DEFAULT_KEEPALIVE_S;
-        return (int)MIN(v, 24L * 3600);
-}
-
 static const char *spawn_error_code(int e)
 {
         switch (e) {
@@ -543,8 +499,10 @@ static void pump_output(struct pump *p, int i)
                 p->out_fd[i] = safe_close(p->out_fd[i]);
                 return;
         }
+        /* Retained for Connect (bounded); lost only when memory is short. */
+        (void)agent_outlog_append(p->proc->log, p->out_kind[i], p->buf, (size_t)n);
         if (!p->attached)
-                return; /* nobody listens: drop (re-attach buffering is issue 3) */
+                return; /* nobody listens on Start: Connect streams read the log */
         /* A blocking write: while the client is slow we do not read the pipes, so the
          * process blocks on a full pipe (backpressure) and nothing piles up here. */
         if (cj_event_data(p->out_kind[i], p->buf, (size_t)n, &json, &len) < 0 ||
@@ -660,7 +618,8 @@ static int start_spawn(struct agent_request *r, struct start_request *q, const s
         if (stat(cwd, &st) < 0 && errno == ENOENT)
                 return agent_respond_stream_error(r, "invalid_argument", "cwd '%s' does not exist",
                                                   cwd);
-        if ((e = build_argv(q, &argv)) < 0 || (e = build_env(u, q->envs, &envp)) < 0)
+        if ((e = agent_process_build_argv(q->cmd, q->args, &argv)) < 0 ||
+            (e = agent_process_build_env(u, q->envs, &envp)) < 0)
                 return agent_respond_stream_error(r, "internal", "out of memory");
 
         proc = calloc(1, sizeof(*proc));
@@ -670,7 +629,8 @@ static int start_spawn(struct agent_request *r, struct start_request *q, const s
         proc->exit_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         proc->config = cJSON_Duplicate(q->process, 1);
         proc->tag = q->tag ? strdup(q->tag) : NULL;
-        if (proc->exit_efd < 0 || !proc->config || (q->tag && !proc->tag)) {
+        proc->log = agent_outlog_new();
+        if (proc->exit_efd < 0 || !proc->config || (q->tag && !proc->tag) || !proc->log) {
                 proc_free(proc);
                 return agent_respond_stream_error(r, "resource_exhausted",
                                                   "cannot allocate process state");
@@ -749,7 +709,8 @@ int agent_process_handle_start(struct agent_request *r)
                                                   username ? username : "");
         if (e < 0)
                 return agent_respond_stream_error(r, "internal", "user lookup: %s", strerror(-e));
-        if (parse_timeout(agent_request_header(r, "Connect-Timeout-Ms"), &timeout_ms) < 0)
+        if (agent_parse_connect_timeout(agent_request_header(r, "Connect-Timeout-Ms"),
+                                        &timeout_ms) < 0)
                 return agent_respond_stream_error(r, "invalid_argument",
                                                   "invalid Connect-Timeout-Ms header");
 
@@ -766,7 +727,7 @@ int agent_process_handle_start(struct agent_request *r)
             .chunk = q.pty ? PTY_CHUNK : OUTPUT_CHUNK,
             .attached = true,
             .keepalive_ms =
-                parse_keepalive(agent_request_header(r, "Keepalive-Ping-Interval")) * 1000,
+                agent_parse_keepalive(agent_request_header(r, "Keepalive-Ping-Interval")) * 1000,
         };
         struct pump *p = &pump;
         p->next_keepalive = now_ms() + p->keepalive_ms;
@@ -781,7 +742,6 @@ int agent_process_handle_start(struct agent_request *r)
 
         safe_close(p->out_fd[0]);
         safe_close(p->out_fd[1]);
-        table_remove(proc);
-        proc_free(proc);
+        table_retire(proc);
         return 0;
 }

@@ -6,8 +6,10 @@
  * table shared by all threads under a mutex. The reaper (agent-init.c) is the only code that
  * waits for children: it hands exit statuses to agent_process_on_exit(), which records them
  * and wakes the process's pump through an eventfd. The pump is the connection thread that ran
- * Start: it streams output while its client is connected and keeps draining (and dropping)
- * output after the client left, until the process has exited; then it removes the entry.
+ * Start: it streams output while its client is connected and keeps draining output after the
+ * client left, until the process has exited. Every chunk also goes to the process's retained
+ * output log (agent-outlog.h) that Connect streams read. When the Start stream is done the
+ * entry stays, finished, for Connect: at most RETAIN_FINISHED of them, for RETAIN_MS.
  * Deadlines (Connect-Timeout-Ms) are enforced by the init loop, so a process is killed on
  * time whether or not anybody is streaming it.
  */
@@ -58,5 +60,15 @@ int agent_process_list_json(char **ret);
  * other methods (nothing answered then). */
 int agent_process_handle_rpc(struct agent_request *r, const char *method);
 
-/* Number of entries in the table (tests, diagnostics). */
+/* Number of running entries, and of finished ones retained for Connect (tests, diagnostics). */
 unsigned agent_process_count(void);
+unsigned agent_process_retained(void);
+
+struct agent_outlog;
+/* For Connect: a running process matching sel, else the newest retained finished one. Sets its
+ * pid and a new reference to its output log (caller unrefs). -ESRCH when none. */
+int agent_process_attach(const struct agent_selector *sel, uint32_t *ret_pid,
+                         struct agent_outlog **ret_log);
+
+/* Handle POST /process.Process/Connect (server stream). */
+int agent_process_handle_connect(struct agent_request *r);

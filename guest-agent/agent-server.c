@@ -363,6 +363,8 @@ static int route(struct agent_request *r)
                         return handle_health(r);
                 if (streq_ptr(m, "POST") && streq_ptr(p, "/process.Process/Start"))
                         return agent_process_handle_start(r);
+                if (streq_ptr(m, "POST") && streq_ptr(p, "/process.Process/Connect"))
+                        return agent_process_handle_connect(r);
                 if (streq_ptr(m, "POST") && strncmp(p, "/process.Process/", 17) == 0 &&
                     !is_stream_request(r)) {
                         int e = agent_process_handle_rpc(r, p + 17);
