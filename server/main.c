@@ -231,6 +231,7 @@ int main(int argc, char **argv)
         pool_stop(srv.pool); /* warm sandboxes are nobody's: torn down */
         srv.pool = NULL;
         sampler_stop(&srv);
+        sampler_persist_paused(&srv, true); /* only with --persist-paused-after */
         monitor_stop(&srv);
         lifecycle_timer_stop(&srv);
         save_all(&srv);

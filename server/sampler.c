@@ -164,26 +164,57 @@ int tombstone_get(const char *id, char *reason, size_t size)
 
 /* ---- the thread ---- */
 
-static void tick(struct server *srv)
+/* Memory is short when MemAvailable is under a tenth of MemTotal: paused sandboxes then go to
+ * disk whatever --persist-paused-after says (when it is set at all). */
+static bool memory_short(void)
 {
-        struct sandbox **all = NULL;
+        char buf[4096];
+        FILE *f = fopen("/proc/meminfo", "re");
+        unsigned long long total = 0, avail = 0;
+        if (!f)
+                return false;
+        while (fgets(buf, sizeof(buf), f)) {
+                sscanf(buf, "MemTotal: %llu kB", &total);
+                sscanf(buf, "MemAvailable: %llu kB", &avail);
+        }
+        fclose(f);
+        return total && avail < total / 10;
+}
+
+void sampler_persist_paused(struct server *srv, bool all)
+{
+        struct sandbox **v = NULL;
         size_t n = 0;
-        if (registry_list(srv->registry, &all, &n) < 0)
+        if (registry_list(srv->registry, &v, &n) < 0)
                 return;
         int64_t now = (int64_t)time(NULL);
         unsigned after = srv->config->persist_paused_after_s;
+        bool short_mem = !all && after && memory_short();
         for (size_t i = 0; i < n; i++) {
-                struct sandbox *s = all[i];
-                sampler_sample(s);
+                struct sandbox *s = v[i];
                 if (after && sandbox_is_paused(s) && !s->persisted && s->paused_at &&
-                    now - s->paused_at >= (int64_t)after) {
+                    (all || short_mem || now - s->paused_at >= (int64_t)after)) {
                         int r = lifecycle_persist(srv, s);
                         if (r < 0)
                                 log_warning_errno(r, "sandbox %s: persisting to disk: %m", s->id);
                 }
                 sandbox_unref(s);
         }
+        free(v);
+}
+
+static void tick(struct server *srv)
+{
+        struct sandbox **all = NULL;
+        size_t n = 0;
+        if (registry_list(srv->registry, &all, &n) < 0)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                sampler_sample(all[i]);
+                sandbox_unref(all[i]);
+        }
         free(all);
+        sampler_persist_paused(srv, false);
 }
 
 #define GC_EVERY_TICKS 12 /* a minute: layers freed by killed sandboxes go */

@@ -3,7 +3,8 @@
  * The sampler thread: every SAMPLE_INTERVAL_S it reads each registered sandbox's cgroup
  * accounting (cpu, memory, OOM kills) and its disk use (statvfs of the host-visible tmpfs
  * upper) into a per-sandbox ring of SAMPLE_RING samples: GET /sandboxes/{id}/metrics. It also
- * persists sandboxes paused for longer than --persist-paused-after to disk.
+ * persists sandboxes paused for longer than --persist-paused-after to disk (sooner when the
+ * host runs short of memory, and all of them at shutdown).
  *
  * Tombstones: why recently removed sandboxes went (OOM kill, agent exit), so a GET of one
  * answers "was killed: out of memory" instead of a bare 404.
@@ -21,6 +22,10 @@
 
 int sampler_start(struct server *srv);
 void sampler_stop(struct server *srv);
+
+/* With --persist-paused-after set: persist paused sandboxes paused that long (or every paused
+ * one when memory is short, MemAvailable < MemTotal / 10; or all = every one: shutdown). */
+void sampler_persist_paused(struct server *srv, bool all);
 
 /* Take one sample of s now (also used when the ring is still empty). */
 void sampler_sample(struct sandbox *s);
