@@ -145,6 +145,10 @@ enum MHD_Result proxy_begin(struct request *req)
             sandbox_id_valid(id) ? registry_get(req->srv->registry, id) : NULL;
         if (!s)
                 return http_reply_error(req, -EHOSTUNREACH, id, "The sandbox was not found");
+        /* frozen: its agent would never answer. E2B's proxy answers a paused sandbox the same
+         * way (the SDKs then call connect to resume it). */
+        if (sandbox_is_paused(s))
+                return http_reply_error(req, -EHOSTUNREACH, id, "The sandbox is paused");
         if (route_proxy_forbidden(req->route.port, req->path))
                 return http_reply_error(req, -ENOENT, NULL, "%s: not found", req->path);
         if (route_proxy_needs_token(req->route.port, req->method, req->path) &&

@@ -33,8 +33,16 @@ test('pause freezes: state paused, no CPU, processes and memory intact after con
   const st2 = readFileSync(`/sys/fs/cgroup/cpuacct/sbx/${s.sandboxId}/cpuacct.usage`, 'utf8')
   assert.equal(st1, st2, 'no CPU used while frozen')
 
+  // envd of a paused sandbox: 502 at once (its agent is frozen), not a hanging request
+  const t0 = Date.now()
+  const h = await fetch(`${process.env.E2B_SANDBOX_URL}/health`, { headers: { 'E2b-Sandbox-Id': s.sandboxId, 'E2b-Sandbox-Port': '49983' } })
+  assert.equal(h.status, 502)
+  assert.ok(Date.now() - t0 < 1000)
+  assert.equal(await s.isRunning(), false)
+
   const c = await Sandbox.connect(s.sandboxId)
   assert.equal((await c.getInfo()).state, 'running')
+  assert.equal(await c.isRunning(), true)
   assert.ok(!frozen(s.sandboxId))
   const n1 = Number((await c.commands.run('cat /tmp/n')).stdout)
   await sleep(300)
