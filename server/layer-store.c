@@ -130,7 +130,8 @@ static int list_dir(int dfd, char ***ret, size_t *ret_n)
                 free(v);
                 return r;
         }
-        qsort(v, n, sizeof(*v), cmp_names);
+        if (n)
+                qsort(v, n, sizeof(*v), cmp_names);
         *ret = v;
         *ret_n = n;
         return 0;

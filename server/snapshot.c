@@ -274,7 +274,8 @@ static int collect(struct server *srv, const char *sandbox_id, const char *name,
                 cJSON_Delete(j);
         }
         closedir(d);
-        qsort(v, n, sizeof(*v), cmp_items);
+        if (n)
+                qsort(v, n, sizeof(*v), cmp_items);
         *ret = v;
         *ret_n = n;
         return 0;
