@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -139,6 +140,9 @@ static int select_user(struct agent_request *r, struct agent_user *u, const char
             (e = agent_path_resolve(path, u->home, workdir, ret_resolved)) < 0)
                 return agent_respond_rest_error(r, 400, "error resolving path '%s'",
                                                 path ? path : "");
+        if (strlen(*ret_resolved) >= PATH_MAX)
+                return agent_respond_rest_error(r, 400, "path is too long (%zu bytes)",
+                                                strlen(*ret_resolved));
         return 1;
 }
 
@@ -395,6 +399,8 @@ static int upload_begin(struct upload *up, const char *raw_path)
                 return upload_fail(up, 400, "error resolving path '%s'", raw_path);
         if (!path)
                 return upload_fail(up, 500, "out of memory");
+        if (strlen(path) >= PATH_MAX)
+                return upload_fail(up, 400, "path is too long (%zu bytes)", strlen(path));
         if (strcmp(path, "/") == 0)
                 return upload_fail(up, 400, "path '/' is a directory");
         for (size_t i = 0; i < up->n_done; i++)

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "agent-client.h"
+#include "files-signature.h"
 #include "frame.h"
 #include "keys.h"
 #include "log.h"
@@ -152,7 +153,10 @@ enum MHD_Result proxy_begin(struct request *req)
         if (route_proxy_forbidden(req->route.port, req->path))
                 return http_reply_error(req, -ENOENT, NULL, "%s: not found", req->path);
         if (route_proxy_needs_token(req->route.port, req->method, req->path) &&
-            !const_time_streq(http_header(req, "X-Access-Token"), s->token))
+            !const_time_streq(http_header(req, "X-Access-Token"), s->token) &&
+            !(req->route.port == SBX_PORT_ENVD &&
+              files_signature_ok_target(req->method, req->path, req->target,
+                                        http_header(req, "X-Access-Token"), s->token, time(NULL))))
                 return http_reply_error(req, -EACCES, NULL,
                                         "unauthorized access, please provide a valid access "
                                         "token or method signing if supported");

@@ -189,6 +189,6 @@ bool route_proxy_needs_token(uint16_t port, const char *method, const char *path
         if (strcmp(path, "/health") == 0 && strcmp(method, "GET") == 0)
                 return false;
         /* envd exempts GET/POST /files from the header check when a valid `signature` query
-         * parameter is given. Signatures are not verified yet, so /files needs the header. */
+         * parameter is given: proxy.c accepts one instead of the header (files-signature.c). */
         return true;
 }

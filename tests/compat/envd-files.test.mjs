@@ -227,3 +227,79 @@ test('watchDir on a missing directory or a file fails', async () => {
   await sbx.files.write('/home/user/notdir', 'x')
   await assert.rejects(sbx.files.watchDir('/home/user/notdir', () => {}), (e) => e instanceof InvalidArgumentError)
 })
+
+test('signed URLs: uploadUrl/downloadUrl work without the access token header', async () => {
+  assert.ok(sbx.envdAccessToken, 'sandbox has an access token')
+  const up = await sbx.uploadUrl('/home/user/signed.txt')
+  assert.match(up, /signature=v1_/)
+  const form = new FormData()
+  form.append('file', new Blob(['signed upload']), 'signed.txt')
+  const hdr = { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': '49983' }
+  let res = await fetch(up, { method: 'POST', body: form, headers: hdr })
+  assert.equal(res.status, 200, await res.clone().text())
+  const down = await sbx.downloadUrl('/home/user/signed.txt', { useSignatureExpiration: 60 })
+  assert.match(down, /signature_expiration=\d+/)
+  res = await fetch(down, { headers: hdr })
+  assert.equal(res.status, 200)
+  assert.equal(await res.text(), 'signed upload')
+  // a read signature does not authorize a write, nor another path
+  res = await fetch(down, { method: 'POST', body: form, headers: hdr })
+  assert.equal(res.status, 401)
+  res = await fetch(down.replace('signed.txt', 'other.txt'), { headers: hdr })
+  assert.equal(res.status, 401)
+})
+
+test('signed URLs: tampered, expired, wrong user and wrong header are 401', async () => {
+  const hdr = { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': '49983' }
+  await sbx.files.write('/home/user/s2.txt', 'x')
+  const good = await sbx.downloadUrl('/home/user/s2.txt')
+  const bad = good.replace(/signature=v1_./, (m) => m.slice(0, -1) + (m.endsWith('A') ? 'B' : 'A'))
+  assert.equal((await fetch(bad, { headers: hdr })).status, 401)
+  const expired = await sbx.downloadUrl('/home/user/s2.txt', { useSignatureExpiration: -10 })
+  assert.equal((await fetch(expired, { headers: hdr })).status, 401)
+  const u = new URL(good)
+  u.searchParams.set('username', 'root')
+  assert.equal((await fetch(u, { headers: hdr })).status, 401)
+  assert.equal((await fetch(good, { headers: { ...hdr, 'X-Access-Token': 'wrong' } })).status, 401)
+  assert.equal((await fetch(good, { headers: hdr })).status, 200)
+  const rootUrl = await sbx.downloadUrl('/home/user/s2.txt', { user: 'root' })
+  assert.equal((await fetch(rootUrl, { headers: hdr })).status, 200)
+})
+
+test('/files errors: 400 without path on octet-stream, 401 unknown user, 404 missing, 406 encoding', async () => {
+  const h = { 'X-Access-Token': sbx.envdAccessToken }
+  let res = await sandboxFetch(sbx.sandboxId, 49983, '/files', { method: 'POST', headers: { ...h, 'Content-Type': 'application/octet-stream' }, body: 'x' })
+  assert.equal(res.status, 400)
+  res = await sandboxFetch(sbx.sandboxId, 49983, '/files?path=/home/user/a.txt&username=ghost', { headers: h })
+  assert.equal(res.status, 401)
+  res = await sandboxFetch(sbx.sandboxId, 49983, '/files?path=/home/user/none', { headers: h })
+  assert.equal(res.status, 404)
+  assert.equal((await res.json()).code, 404)
+  res = await sandboxFetch(sbx.sandboxId, 49983, '/files?path=/home/user/a.txt', { headers: { ...h, 'Accept-Encoding': 'br, identity;q=0' } })
+  assert.equal(res.status, 406)
+  res = await sandboxFetch(sbx.sandboxId, 49983, '/files?path=/home/user/a.txt', { method: 'POST', headers: { ...h, 'Content-Type': 'application/octet-stream', 'X-Metadata-Bad': 'é' }, body: 'x' })
+  assert.equal(res.status, 400)
+  res = await sandboxFetch(sbx.sandboxId, 49983, '/files?path=/home/user/a.txt', { headers: {} })
+  assert.equal(res.status, 401)
+})
+
+test('polling watchers (Python SDK): CreateWatcher, GetWatcherEvents, RemoveWatcher', async () => {
+  const h = { 'X-Access-Token': sbx.envdAccessToken, 'Content-Type': 'application/json' }
+  const rpc = async (m, body) => {
+    const res = await sandboxFetch(sbx.sandboxId, 49983, `/filesystem.Filesystem/${m}`, { method: 'POST', headers: h, body: JSON.stringify(body) })
+    return { status: res.status, json: await res.json() }
+  }
+  await sbx.files.makeDir('/home/user/pw')
+  const c = await rpc('CreateWatcher', { path: '/home/user/pw', recursive: false })
+  assert.equal(c.status, 200)
+  const id = c.json.watcherId
+  assert.ok(id)
+  await sbx.files.write('/home/user/pw/x.txt', '1')
+  const ev = await rpc('GetWatcherEvents', { watcherId: id })
+  assert.ok(ev.json.events.some((e) => e.name === 'x.txt' && e.type === 'EVENT_TYPE_CREATE'), JSON.stringify(ev.json))
+  assert.deepEqual((await rpc('GetWatcherEvents', { watcherId: id })).json, {})
+  assert.equal((await rpc('RemoveWatcher', { watcherId: id })).status, 200)
+  const gone = await rpc('GetWatcherEvents', { watcherId: id })
+  assert.equal(gone.status, 404)
+  assert.equal(gone.json.code, 'not_found')
+})
