@@ -124,3 +124,29 @@ test('a sandbox persisted to disk while paused survives a restart and resumes wi
   assert.equal(await run(s.sandboxID, s.envdAccessToken, 'cat /home/user/f; echo $KEEP; pgrep -c sleep || true'), 'on-disk\nenv-kept\n0\n',
     'files kept, env kept, processes restarted')
 })
+
+test('SIGTERM: no new connections, the request in flight finishes, sandboxes keep running', { skip }, async () => {
+  await d?.stop()
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates, args: ['--pool-size', '1'] })
+  const s = (await d.api('POST', '/v2/sandboxes', { body: { templateID: 'base' } })).json
+  const slow = run(s.sandboxID, s.envdAccessToken, 'sleep 1.5; echo finished')
+  await sleep(300)
+  d.proc.kill('SIGTERM')
+  await sleep(200)
+  // a new connection is refused (kept-alive ones may still carry a request or two)
+  const { connect } = await import('node:net')
+  const refused = await new Promise((r) => {
+    const c = connect(Number(new URL(d.url).port), '127.0.0.1')
+    c.on('connect', () => { c.destroy(); r(false) })
+    c.on('error', (e) => r(e.code === 'ECONNREFUSED'))
+  })
+  assert.ok(refused, 'not accepting any more')
+  assert.equal(await slow, 'finished\n', 'the request in flight got its whole answer')
+  await new Promise((r) => d.proc.exitCode !== null ? r() : d.proc.once('exit', r))
+  assert.equal(d.proc.exitCode, 0)
+  assert.match(d.stderr(), /state saved: 1 sandbox\(es\) keep running/)
+  assert.match(d.stderr(), /removed \(pool shutdown\)/)
+  const old = d
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: old })
+  assert.equal(await run(s.sandboxID, s.envdAccessToken, 'echo still'), 'still\n')
+})
