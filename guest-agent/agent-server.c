@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include "agent-code.h"
 #include "agent-config.h"
 #include "agent-connect-json.h"
 #include "agent-files.h"
@@ -283,6 +284,8 @@ static int handle_init(struct agent_request *r)
                 return agent_respond_rest_error(r, 400, "invalid init body");
         if (e < 0)
                 return agent_respond_rest_error(r, 500, "applying init: %s", strerror(-e));
+        /* Code-interpreter templates answer once their default kernel is warm (bounded). */
+        agent_code_on_init();
         return agent_respond(r, 204, NULL, NULL, 0);
 }
 
@@ -383,6 +386,8 @@ static int route(struct agent_request *r)
                 if (streq_ptr(m, "POST") && streq_ptr(p, "/files"))
                         return agent_files_handle_post(r);
                 break;
+        case SBX_PORT_CODE:
+                return agent_code_handle(r);
         default:
                 break;
         }

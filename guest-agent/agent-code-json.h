@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Pure helpers of the code interpreter (no I/O, unit-tested): a growable byte buffer, JSON
+ * strings from untrusted bytes (invalid UTF-8 becomes U+FFFD), ISO-8601 timestamps, language
+ * names, bash $'...' quoting and the bash kernel's completion marker.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct cbuf {
+        char *p;
+        size_t len, cap;
+};
+
+void cbuf_done(struct cbuf *b);
+/* Append; -ENOMEM. The buffer stays NUL-terminated. */
+int cbuf_add(struct cbuf *b, const void *data, size_t n);
+int cbuf_adds(struct cbuf *b, const char *s);
+int cbuf_printf(struct cbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Drop the first n bytes. */
+void cbuf_consume(struct cbuf *b, size_t n);
+
+/* Append s[0..n) as a quoted JSON string; control characters escaped, invalid UTF-8 replaced
+ * by U+FFFD. */
+int json_add_string(struct cbuf *b, const char *s, size_t n);
+
+/* Length of the longest prefix of s[0..n) that does not end inside a UTF-8 sequence that the
+ * following bytes could still complete. */
+size_t utf8_complete_prefix(const char *s, size_t n);
+
+/* Current UTC time as 2026-11-29T15:41:15.123456Z (out >= 32 bytes). */
+void iso_timestamp(char out[static 40]);
+
+enum code_lang {
+        CODE_LANG_PYTHON,
+        CODE_LANG_JAVASCRIPT,
+        CODE_LANG_TYPESCRIPT,
+        CODE_LANG_BASH,
+        CODE_LANG_UNKNOWN,
+};
+
+/* E2B's normalisation: lower-cased and trimmed, "js" -> javascript, "ts" -> typescript, empty
+ * or NULL -> python. Unknown names give CODE_LANG_UNKNOWN. */
+enum code_lang code_lang_parse(const char *name);
+const char *code_lang_name(enum code_lang l);
+
+/* Append s[0..n) as a bash $'...' word (every byte survives, NUL excepted). */
+int bash_quote(struct cbuf *b, const char *s, size_t n);
+
+/*
+ * The bash kernel ends each command line with "\x1eSBX<nonce>:<seq>:<status>\x1e" on stderr.
+ * Scan buf for it: returns 1 and sets *ret_start (marker offset), *ret_end (offset after it),
+ * seq and status when a whole marker is present; 0 when none is, with *ret_start = the length
+ * of the data that is certainly not part of a marker (the rest may be a marker's beginning).
+ */
+int bash_marker_scan(const char *buf, size_t len, const char *nonce, size_t *ret_start,
+                     size_t *ret_end, unsigned *ret_seq, int *ret_status);

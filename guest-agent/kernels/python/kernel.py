@@ -1,0 +1,210 @@
+# SPDX-License-Identifier: Apache-2.0
+"""sbx Python kernel: one persistent namespace, driven by sbx-agent over a unix socket.
+
+Protocol (guest-agent/README.md, "Code interpreter"):
+  agent -> kernel  one JSON object per line: {"code": str, "env": {k: v}?, "genv": {k: v}?}
+  kernel -> agent  lines starting with a tag byte:
+                     Y            ready (after the preload list was imported)
+                     R<json>      a line to forward verbatim to the client (result / error)
+                     D            the execution is over
+User output goes to fd 1 / fd 2 (pipes the agent reads and timestamps); it is flushed before
+every R or D line so the agent sees it first.
+"""
+import ast
+import asyncio
+import builtins
+import inspect
+import json
+import linecache
+import os
+import signal
+import socket
+import sys
+import traceback
+import types
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Kernel:
+    def __init__(self, sock):
+        self.sock = sock
+        self.rfile = sock.makefile("rb")
+        self.count = 0
+        self.running = False
+        self.loop = None
+        self.genv = {}
+        main = types.ModuleType("__main__")
+        main.__dict__["__builtins__"] = builtins
+        sys.modules["__main__"] = main
+        self.ns = main.__dict__
+
+    # ---- wire ----
+    def send(self, tag, obj=None):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        line = tag.encode()
+        if obj is not None:
+            line += json.dumps(obj, default=str).encode()
+        self.sock.sendall(line + b"\n")
+
+    def on_sigint(self, signum, frame):
+        if self.running:
+            raise KeyboardInterrupt
+
+    # ---- environment ----
+    def apply_genv(self, genv):
+        for k in self.genv:
+            if k not in genv and os.environ.get(k) == self.genv[k]:
+                os.environ.pop(k, None)
+        for k, v in genv.items():
+            os.environ[k] = v
+        self.genv = dict(genv)
+
+    # ---- execution ----
+    def parse(self, code, fname):
+        try:
+            return ast.parse(code, fname, "exec")
+        except SyntaxError:
+            import sbx_magics
+
+            alt = sbx_magics.transform(code)
+            if alt == code:
+                raise
+            try:
+                return ast.parse(alt, fname, "exec")
+            except SyntaxError:
+                pass
+            raise
+
+    def run_code(self, codeobj):
+        if codeobj.co_flags & inspect.CO_COROUTINE:
+            if self.loop is None:
+                self.loop = asyncio.new_event_loop()
+                asyncio.set_event_loop(self.loop)
+            return self.loop.run_until_complete(eval(codeobj, self.ns))
+        return eval(codeobj, self.ns)
+
+    def execute(self, code):
+        import sbx_display
+
+        self.count += 1
+        fname = "<cell-%d>" % self.count
+        linecache.cache[fname] = (len(code), None, code.splitlines(True), fname)
+        flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+        self.running = True
+        try:
+            tree = self.parse(code, fname)
+            last = None
+            if tree.body and isinstance(tree.body[-1], ast.Expr):
+                if not code.rstrip().endswith(";"):
+                    last = ast.Expression(tree.body.pop().value)
+            body = compile(tree, fname, "exec", flags=flags, dont_inherit=True)
+            self.run_code(body)
+            if last is not None:
+                value = self.run_code(compile(last, fname, "eval", flags=flags, dont_inherit=True))
+                if value is not None:
+                    self.ns["___"] = self.ns.get("__")
+                    self.ns["__"] = self.ns.get("_")
+                    self.ns["_"] = value
+                    sbx_display.publish(value, main=True)
+            sbx_display.flush_figures()
+        except BaseException as e:  # noqa: B036 - SystemExit/KeyboardInterrupt are user errors here
+            self.running = False
+            sbx_display.flush_figures(close_only=True)
+            self.send("R", error_line(e))
+        finally:
+            self.running = False
+
+    def handle(self, req):
+        saved = {}
+        try:
+            if "genv" in req:
+                self.apply_genv(req["genv"])
+            for k, v in (req.get("env") or {}).items():
+                saved.setdefault(k, os.environ.get(k))
+                os.environ[k] = v
+            self.execute(req.get("code", ""))
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+            self.send("D")
+
+    def serve(self):
+        while True:
+            try:
+                line = self.rfile.readline()
+            except KeyboardInterrupt:
+                continue
+            if not line:
+                return
+            try:
+                req = json.loads(line)
+            except ValueError:
+                continue
+            try:
+                self.handle(req)
+            except KeyboardInterrupt:
+                # An interrupt that landed between user code and the D line.
+                self.send("D")
+
+
+def error_line(e):
+    tb = e.__traceback__
+    # Drop the kernel's own frames: the traceback starts at the cell.
+    while tb is not None and not tb.tb_frame.f_code.co_filename.startswith("<cell-"):
+        tb = tb.tb_next
+    if isinstance(e, SyntaxError):
+        tb = None
+    text = "".join(traceback.format_exception(type(e), e, tb))
+    return {"type": "error", "name": type(e).__name__, "value": str(e), "traceback": text}
+
+
+def stdio():
+    # Unbuffered text streams on the agent's pipes: output reaches the agent as it is written.
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        raw = open(fd, "wb", buffering=0, closefd=False)
+        stream = __import__("io").TextIOWrapper(
+            raw, encoding="utf-8", errors="backslashreplace", write_through=True
+        )
+        setattr(sys, name, stream)
+
+
+def preload():
+    path = os.path.join(HERE, "preload.txt")
+    try:
+        names = open(path).read().split()
+    except OSError:
+        return
+    import sbx_display
+
+    sbx_display.seed_mpl_cache()
+    for name in names:
+        try:
+            __import__(name)
+        except Exception as e:  # a broken optional module must not stop the kernel
+            print("sbx kernel: preload %s: %s" % (name, e), file=sys.__stderr__)
+
+
+def main():
+    sys.path.append(HERE)
+    name = os.environ.pop("SBX_KERNEL_SOCKET", "")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(name)
+    kernel = Kernel(sock)
+    signal.signal(signal.SIGINT, kernel.on_sigint)
+    stdio()
+    import sbx_display
+
+    sbx_display.install(kernel)
+    if os.environ.pop("SBX_KERNEL_PRELOAD", "") == "1":
+        preload()
+    kernel.send("Y")
+    kernel.serve()
+
+
+if __name__ == "__main__":
+    main()
