@@ -74,6 +74,7 @@ int adopt_parse_record(const char *text, struct sandbox **ret)
         sandbox_set_paused(s, persisted || streq_ptr(get_str(j, "state"), "paused"));
         s->auto_pause = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "autoPause"));
         s->auto_resume = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "autoResume"));
+        s->timeout_s = (int64_t)get_num(j, "timeoutSeconds", TIMEOUT_DEFAULT_S);
         s->pool = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "pool"));
         const cJSON *l = cJSON_GetObjectItemCaseSensitive(j, "layers");
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "binds");

@@ -136,6 +136,21 @@ int lifecycle_resume(struct server *srv, struct sandbox *s, int64_t timeout_s, b
         return r;
 }
 
+int lifecycle_auto_resume(struct server *srv, struct sandbox *s)
+{
+        if (!s->auto_resume)
+                return 0;
+        char err[256];
+        bool resumed;
+        int r = lifecycle_resume(srv, s, s->timeout_s > 0 ? s->timeout_s : TIMEOUT_DEFAULT_S,
+                                 &resumed, err, sizeof(err));
+        if (r < 0)
+                return log_warning_errno(r, "sandbox %s: auto-resume failed: %s", s->id, err);
+        if (resumed)
+                log_info("sandbox %s: resumed by traffic (autoResume)", s->id);
+        return 1;
+}
+
 int lifecycle_persist(struct server *srv, struct sandbox *s)
 {
         int r = 0;

@@ -173,6 +173,7 @@ int lifecycle_apply_params(struct sandbox *s, const struct create_params *p)
                 return -ENOMEM;
         s->auto_pause = p->auto_pause;
         s->auto_resume = p->auto_resume;
+        s->timeout_s = p->timeout_s;
         s->started_at = (int64_t)time(NULL);
         sandbox_set_end_at(s, s->started_at + p->timeout_s);
         return 0;

@@ -59,6 +59,9 @@ int lifecycle_pause_expired(struct server *srv, struct sandbox *s);
  * timeout; for a running one only extend endAt. *ret_resumed tells whether it was paused. */
 int lifecycle_resume(struct server *srv, struct sandbox *s, int64_t timeout_s, bool *ret_resumed,
                      char *errmsg, size_t errlen);
+/* autoResume: resume a paused sandbox with autoResume set for its create's timeout (a proxied
+ * request arrived). 1 when it runs now, 0 when it stays paused (no autoResume), -errno. */
+int lifecycle_auto_resume(struct server *srv, struct sandbox *s);
 /* Persist a paused (frozen) sandbox to disk: its upper becomes a store layer on top of its
  * layers, its processes, cgroups and tmpfs go; the record stays (state paused, persisted).
  * -EINVAL when not paused, 0 when already persisted. */

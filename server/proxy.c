@@ -12,6 +12,7 @@
 #include "files-signature.h"
 #include "frame.h"
 #include "keys.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "macros.h"
 #include "stats.h"
@@ -148,7 +149,7 @@ enum MHD_Result proxy_begin(struct request *req)
                 return http_reply_error(req, -EHOSTUNREACH, id, "The sandbox was not found");
         /* frozen: its agent would never answer. E2B's proxy answers a paused sandbox the same
          * way (the SDKs then call connect to resume it). */
-        if (sandbox_is_paused(s))
+        if (sandbox_is_paused(s) && lifecycle_auto_resume(req->srv, s) <= 0)
                 return http_reply_error(req, -EHOSTUNREACH, id, "The sandbox is paused");
         if (route_proxy_forbidden(req->route.port, req->path))
                 return http_reply_error(req, -ENOENT, NULL, "%s: not found", req->path);

@@ -163,6 +163,7 @@ cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
                 cJSON_AddNumberToObject(o, "pausedAtUnix", (double)s->paused_at);
                 cJSON_AddBoolToObject(o, "autoPause", s->auto_pause);
                 cJSON_AddBoolToObject(o, "autoResume", s->auto_resume);
+                cJSON_AddNumberToObject(o, "timeoutSeconds", (double)s->timeout_s);
                 cJSON_AddBoolToObject(o, "pool", s->pool);
                 if (s->layers)
                         cJSON_AddItemToObject(o, "layers", cJSON_Duplicate(s->layers, 1));

@@ -35,7 +35,8 @@ struct sandbox {
         bool persisted;    /* under op_lock: paused on disk, no processes (pid 0) */
         int64_t paused_at; /* unix seconds, under op_lock */
         bool auto_pause;   /* onTimeout "pause" instead of kill */
-        bool auto_resume;  /* lifecycle.autoResume (reported only) */
+        bool auto_resume;  /* lifecycle.autoResume: traffic to a paused sandbox resumes it */
+        int64_t timeout_s; /* the create's timeout: what an auto-resume gives it again */
         bool pool;         /* a warm-pool member: not registered, not listed */
         cJSON *layers;     /* owned array of absolute layer paths, bottom first */
         cJSON *binds;      /* owned array of {source,target,readonly} (from the template) */

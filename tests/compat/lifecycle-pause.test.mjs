@@ -112,3 +112,16 @@ test('killing a paused sandbox removes everything', async () => {
   assert.ok(await waitFor(() => !sandboxDirs().includes(id) && !cgroupExists(id), 5000))
   assert.ok(!readFileSync('/proc/self/mountinfo', 'utf8').includes(`/sandboxes/${id}/`))
 })
+
+test('autoResume: traffic to a paused sandbox resumes it, with its create timeout', async () => {
+  const s = await create({ timeoutMs: 120_000, lifecycle: { onTimeout: 'pause', autoResume: true } })
+  await s.files.write('/home/user/x', 'auto')
+  assert.equal(await s.pause(), true)
+  assert.equal((await s.getInfo()).state, 'paused')
+  assert.equal(await s.files.read('/home/user/x'), 'auto') // this request resumed it
+  const info = await s.getInfo()
+  assert.equal(info.state, 'running')
+  assert.ok(info.endAt.getTime() - Date.now() > 100_000)
+  const raw = await api('GET', `/sandboxes/${s.sandboxId}`)
+  assert.equal(raw.json.lifecycle.autoResume, true)
+})
