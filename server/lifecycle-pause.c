@@ -62,6 +62,11 @@ int lifecycle_pause(struct server *srv, struct sandbox *s)
 int lifecycle_pause_expired(struct server *srv, struct sandbox *s)
 {
         pthread_mutex_lock(&s->op_lock);
+        /* a connect may have resumed it (and moved endAt) between the timer's mark and here */
+        if (!sandbox_is_paused(s) || sandbox_get_end_at(s) > (int64_t)time(NULL)) {
+                pthread_mutex_unlock(&s->op_lock);
+                return 0;
+        }
         int r = s->persisted ? 0 : freeze_locked(s);
         if (r < 0)
                 sandbox_set_paused(s, false);
