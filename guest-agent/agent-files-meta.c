@@ -169,19 +169,45 @@ int agent_accept_encoding(const char *header)
         return identity_rejected ? -EINVAL : 0;
 }
 
+/* Compress incompressible data at level 0 (stored blocks, memcpy speed) and the rest at level
+ * 1: decided per input chunk from how the previous one did. */
+static int adapt_level(struct agent_request *r, z_stream *z, uint8_t *out, int *level,
+                       uLong chunk_in, uLong chunk_out)
+{
+        int want = chunk_out * 4 > chunk_in * 3 ? 0 : Z_BEST_SPEED;
+        size_t have;
+
+        if (chunk_in == 0 || want == *level)
+                return 0;
+        z->next_out = out;
+        z->avail_out = SBX_FRAME_MAX_PAYLOAD;
+        if (deflateParams(z, want, Z_DEFAULT_STRATEGY) != Z_OK)
+                return 0; /* keep the current level */
+        *level = want;
+        have = SBX_FRAME_MAX_PAYLOAD - z->avail_out;
+        return have ? sbx_frame_write(r->fd, SBX_FRAME_DATA, out, have) : 0;
+}
+
 int agent_files_send_gzip(struct agent_request *r, int fd)
 {
         _cleanup_free_ uint8_t *out = malloc(SBX_FRAME_MAX_PAYLOAD);
         z_stream z = {0};
-        int flush = Z_NO_FLUSH, zr, e = 0;
+        int flush = Z_NO_FLUSH, zr, e = 0, level = Z_BEST_SPEED;
+        uLong mark_in = 0, mark_out = 0;
 
         if (!out)
                 return -ENOMEM;
-        if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
                 return -ENOMEM;
         /* r->frame_buf holds input (the request body is consumed), out holds output. */
         do {
                 if (z.avail_in == 0 && flush != Z_FINISH) {
+                        e = adapt_level(r, &z, out, &level, z.total_in - mark_in,
+                                        z.total_out - mark_out);
+                        if (e < 0)
+                                break;
+                        mark_in = z.total_in;
+                        mark_out = z.total_out;
                         ssize_t n = read(fd, r->frame_buf, SBX_FRAME_MAX_PAYLOAD);
                         if (n < 0 && errno == EINTR)
                                 continue;

@@ -26,6 +26,7 @@
 
 #define MAX_UPLOAD_FILES 1024u
 #define SNIFF_LEN        512u
+#define UPLOAD_WBUF      (256u * 1024u)
 
 /* ---- shared ---- */
 
@@ -305,6 +306,8 @@ struct upload {
         int dirfd;
         int fd;
         char tmp[64];
+        uint8_t *wbuf; /* UPLOAD_WBUF bytes */
+        size_t wlen;
         /* done */
         size_t n_done;
         char *done[MAX_UPLOAD_FILES];
@@ -333,6 +336,7 @@ static void upload_abort_file(struct upload *up)
         if (!up->active)
                 return;
         up->fd = safe_close(up->fd);
+        up->wlen = 0;
         (void)unlinkat(up->dirfd, up->tmp, 0);
         up->dirfd = safe_close(up->dirfd);
         free(up->path);
@@ -346,6 +350,7 @@ static void upload_done(struct upload *up)
         for (size_t i = 0; i < up->n_done; i++)
                 free(up->done[i]);
         free(up->message);
+        free(up->wbuf);
         free(up->home);
         free(up->workdir);
 }
@@ -450,12 +455,33 @@ static int upload_begin(struct upload *up, const char *raw_path)
         return 0;
 }
 
+/* Write what is buffered (multipart hands over small pieces: one per '\r' in binary data). */
+static int upload_flush(struct upload *up)
+{
+        int e = 0;
+        if (up->wlen > 0)
+                e = write_full(up->fd, up->wbuf, up->wlen);
+        up->wlen = 0;
+        return e;
+}
+
 static int upload_data(struct upload *up, const uint8_t *buf, size_t len)
 {
-        int e;
+        int e = 0;
         if (!up->active)
                 return 0;
-        e = write_full(up->fd, buf, len);
+        if (up->wlen + len > UPLOAD_WBUF) {
+                e = upload_flush(up);
+                if (e >= 0 && len >= UPLOAD_WBUF)
+                        e = write_full(up->fd, buf, len);
+                else if (e >= 0) {
+                        memcpy(up->wbuf + up->wlen, buf, len);
+                        up->wlen += len;
+                }
+        } else {
+                memcpy(up->wbuf + up->wlen, buf, len);
+                up->wlen += len;
+        }
         if (e < 0) {
                 int status = agent_files_errno_status(e);
                 int r = upload_fail(up, status,
@@ -473,6 +499,14 @@ static int upload_commit(struct upload *up)
         int e;
         if (!up->active)
                 return 0;
+        if ((e = upload_flush(up)) < 0) {
+                int status = agent_files_errno_status(e);
+                upload_abort_file(up);
+                return upload_fail(up, status,
+                                   status == 507 ? "not enough disk space available: %s"
+                                                 : "error writing file: %s",
+                                   strerror(-e));
+        }
         if (close(up->fd) < 0) {
                 up->fd = -EBADF;
                 e = negative_errno();
@@ -642,7 +676,8 @@ int agent_files_handle_post(struct agent_request *r)
         up.query_path = path;
         up.meta = &meta;
         up.home = strdup(u.home);
-        if (!up.home || agent_config_default_workdir(&up.workdir) < 0) {
+        up.wbuf = malloc(UPLOAD_WBUF);
+        if (!up.home || !up.wbuf || agent_config_default_workdir(&up.workdir) < 0) {
                 upload_done(&up);
                 return -ENOMEM;
         }
