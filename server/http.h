@@ -20,7 +20,7 @@
 #include "server.h"
 
 #define HTTP_MAX_CONNECTIONS        1024 /* each is a thread (thread per connection) */
-#define HTTP_MAX_CONNECTIONS_PER_IP 512 /* an SDK host driving hundreds of sandboxes */
+#define HTTP_MAX_CONNECTIONS_PER_IP 512  /* an SDK host driving hundreds of sandboxes */
 #define HTTP_IDLE_TIMEOUT_S         120
 #define HTTP_CONN_MEMORY            (512 * 1024)
 #define HTTP_MAX_CONTROL_BODY       (1024 * 1024)
