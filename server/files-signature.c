@@ -11,6 +11,8 @@
 #include "keys.h"
 #include "macros.h"
 #include "query.h"
+#include "registry.h"
+#include "sandbox.h"
 
 #define MAX_SIGNED_FIELD 16384u
 
@@ -142,4 +144,27 @@ bool files_signature_ok_target(const char *method, const char *path, const char 
         if (!target || query_from_target(target, &query) < 0)
                 return false;
         return files_signature_ok(method, path, query, header_token, token, now);
+}
+
+int files_signature_find(struct registry *reg, const char *method, const char *path,
+                         const char *target, char ret_id[static 64])
+{
+        struct sandbox **l = NULL;
+        size_t n = 0;
+        int r = -ENOENT;
+
+        if (strcmp(path, "/files") != 0 || !target || !strstr(target, "signature="))
+                return -ENOENT;
+        if (registry_list(reg, &l, &n) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                if (r == -ENOENT && files_signature_ok_target(method, path, target, NULL,
+                                                              l[i]->token, time(NULL))) {
+                        snprintf(ret_id, 64, "%s", l[i]->id);
+                        r = 0;
+                }
+                sandbox_unref(l[i]);
+        }
+        free(l);
+        return r;
 }

@@ -27,3 +27,11 @@ void files_signature_compute(const char *path, const char *operation, const char
 /* The same, taking the raw request target ("/files?path=...") instead of its query. */
 bool files_signature_ok_target(const char *method, const char *path, const char *target,
                                const char *header_token, const char *token, time_t now);
+
+struct registry;
+/* A signed /files URL carries no sandbox id when the SDK's uploadUrl()/downloadUrl() are
+ * fetched as they are (E2B_SANDBOX_URL set): find the running sandbox whose token the signature
+ * is valid for. 0 with its id, -ENOENT when none (or no signature), -ENOMEM. One SHA-256 per
+ * sandbox. */
+int files_signature_find(struct registry *reg, const char *method, const char *path,
+                         const char *target, char ret_id[static 64]);

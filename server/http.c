@@ -10,6 +10,8 @@
 #include <time.h>
 
 #include "errors.h"
+#include "files-signature.h"
+#include "frame.h"
 #include "log.h"
 #include "macros.h"
 #include "proxy.h"
@@ -151,6 +153,13 @@ static enum MHD_Result on_first_call(struct request *req)
 {
         route_classify(http_header(req, "E2b-Sandbox-Port"), http_header(req, "E2b-Sandbox-Id"),
                        http_header(req, MHD_HTTP_HEADER_HOST), &req->route);
+        /* A signed /files URL without E2b-Sandbox-* headers: the signature names the sandbox. */
+        if (req->route.kind == ROUTE_CONTROL &&
+            files_signature_find(req->srv->registry, req->method, req->path, req->target,
+                                 req->route.id) == 0) {
+                req->route.kind = ROUTE_PROXY;
+                req->route.port = SBX_PORT_ENVD;
+        }
         switch (req->route.kind) {
         case ROUTE_BAD_PORT:
                 return http_reply_error(

@@ -303,3 +303,18 @@ test('polling watchers (Python SDK): CreateWatcher, GetWatcherEvents, RemoveWatc
   assert.equal(gone.status, 404)
   assert.equal(gone.json.code, 'not_found')
 })
+
+test('signed URLs work as the SDK returns them: a plain fetch with no sandbox headers', async () => {
+  const up = await sbx.uploadUrl('/home/user/plain-signed.txt')
+  const form = new FormData()
+  form.append('file', new Blob(['no headers']), 'plain-signed.txt')
+  let res = await fetch(up, { method: 'POST', body: form })
+  assert.equal(res.status, 200, await res.clone().text())
+  const down = await sbx.downloadUrl('/home/user/plain-signed.txt')
+  res = await fetch(down)
+  assert.equal(res.status, 200)
+  assert.equal(await res.text(), 'no headers')
+  // without a valid signature a header-less /files is not routed anywhere
+  res = await fetch(down.replace(/signature=[^&]+/, 'signature=v1_bogus'))
+  assert.equal(res.status, 404)
+})

@@ -193,8 +193,38 @@ async function agentRss() {
   return Number(r.stdout.trim())
 }
 
-test('500 short commands in a row leave nothing behind', async () => {
-  for (let i = 0; i < 500; i++) await sbx.commands.run('true')
+test('1 GiB of output streams through with backpressure; the agent peak memory stays flat', async () => {
+  const hwm = async () => Number((await sbx.commands.run("awk '/VmHWM/ {print $2}' /proc/1/status", { user: 'root' })).stdout.trim())
+  const before = await hwm()
+  const res = await sandboxFetch(sbx.sandboxId, 49983, '/process.Process/Start', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/connect+json', 'X-Access-Token': sbx.envdAccessToken ?? '' },
+    body: envelope({ process: { cmd: '/bin/sh', args: ['-c', 'yes | head -c 1073741824'] }, stdin: false }),
+  })
+  let buf = Buffer.alloc(0)
+  let bytes = 0
+  let end
+  for await (const chunk of res.body) {
+    buf = buf.length ? Buffer.concat([buf, chunk]) : Buffer.from(chunk)
+    let off = 0
+    while (off + 5 <= buf.length) {
+      const len = buf.readUInt32BE(off + 1)
+      if (off + 5 + len > buf.length) break
+      const msg = JSON.parse(buf.subarray(off + 5, off + 5 + len))
+      if (msg.event?.data?.stdout) bytes += Buffer.byteLength(msg.event.data.stdout, 'base64')
+      if (msg.event?.end) end = msg.event.end
+      off += 5 + len
+    }
+    buf = buf.subarray(off)
+  }
+  assert.equal(bytes, 1073741824)
+  assert.equal(end.exitCode ?? 0, 0)
+  const after = await hwm()
+  assert.ok(after - before < 32 * 1024, `agent peak RSS grew from ${before} to ${after} kB`)
+})
+
+test('10,000 short commands in a row leave nothing behind', async () => {
+  for (let i = 0; i < 10_000; i++) await sbx.commands.run('true')
   const r = await sbx.commands.run('ls /proc | grep -c "^[0-9]"; ls /proc/1/fd | wc -l', { user: 'root' })
   const [procs, fds] = r.stdout.trim().split('\n').map(Number)
   assert.ok(procs <= 4, `processes left: ${procs}`)
