@@ -185,9 +185,23 @@ static void drain_output(struct pump *p)
         stream_tick(p, &p->se, true);
 }
 
+/* "1"/"2" + a JSON string: text the kernel's own print()/console wrote (the socket keeps it in
+ * order with the results; the pipes carry what subprocesses write). */
+static void kernel_text(struct pump *p, struct stream *s, const char *json, size_t n)
+{
+        cJSON *j = cJSON_ParseWithLength(json, n);
+        if (cJSON_IsString(j))
+                stream_feed(p, s, j->valuestring, strlen(j->valuestring));
+        cJSON_Delete(j);
+}
+
 static void kernel_line(struct pump *p, const char *line, size_t n)
 {
         switch (line[0]) {
+        case '1':
+        case '2':
+                kernel_text(p, line[0] == '1' ? &p->so : &p->se, line + 1, n - 1);
+                break;
         case 'R':
                 drain_output(p);
                 emit(p, line + 1, n - 1);
@@ -355,6 +369,7 @@ static void pump_once(struct pump *p)
                 emit(p, "{\"type\":\"keepalive\"}", 20);
         if (p->kill_at_ms && now_ms() >= p->kill_at_ms && !p->done)
                 p->dead = true;
+        flush_out(p);
 }
 
 static void finish(struct pump *p)

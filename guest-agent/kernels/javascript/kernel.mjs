@@ -146,6 +146,18 @@ async function execute(req) {
   }
 }
 
+// console output through the socket keeps it in order with the results; what subprocesses
+// write still goes to the fd 1/2 pipes.
+for (const [stream, tag] of [[process.stdout, '1'], [process.stderr, '2']]) {
+  stream.write = (chunk, enc, cb) => {
+    if (typeof enc === 'function') cb = enc
+    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8')
+    if (text && sock && !sock.destroyed) send(tag, text)
+    if (cb) process.nextTick(cb)
+    return true
+  }
+}
+
 let queue = Promise.resolve()
 process.on('SIGINT', () => { if (interruptCurrent) interruptCurrent() })
 process.on('uncaughtException', (e) => { process.stderr.write(`Uncaught ${e && e.stack ? e.stack : e}\n`) })

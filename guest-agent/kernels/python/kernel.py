@@ -14,12 +14,14 @@ import ast
 import asyncio
 import builtins
 import inspect
+import io
 import json
 import linecache
 import os
 import signal
 import socket
 import sys
+import threading
 import traceback
 import types
 
@@ -34,6 +36,7 @@ class Kernel:
         self.running = False
         self.loop = None
         self.genv = {}
+        self.lock = threading.Lock()
         main = types.ModuleType("__main__")
         main.__dict__["__builtins__"] = builtins
         sys.modules["__main__"] = main
@@ -41,12 +44,17 @@ class Kernel:
 
     # ---- wire ----
     def send(self, tag, obj=None):
-        sys.stdout.flush()
-        sys.stderr.flush()
         line = tag.encode()
         if obj is not None:
             line += json.dumps(obj, default=str).encode()
-        self.sock.sendall(line + b"\n")
+        # One whole line per message: other threads print too, and an interrupt must not
+        # cut a line in half.
+        with self.lock:
+            old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
+                self.sock.sendall(line + b"\n")
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
     def on_sigint(self, signum, frame):
         if self.running:
@@ -163,14 +171,38 @@ def error_line(e):
     return {"type": "error", "name": type(e).__name__, "value": str(e), "traceback": text}
 
 
-def stdio():
-    # Unbuffered text streams on the agent's pipes: output reaches the agent as it is written.
-    for fd, name in ((1, "stdout"), (2, "stderr")):
-        raw = open(fd, "wb", buffering=0, closefd=False)
-        stream = __import__("io").TextIOWrapper(
-            raw, encoding="utf-8", errors="backslashreplace", write_through=True
-        )
-        setattr(sys, name, stream)
+class Stream(io.TextIOBase):
+    """sys.stdout / sys.stderr: every write is a message on the socket, so output and results
+    reach the client in the order they were produced. fileno() is the real pipe (for
+    subprocesses and C code, whose output the agent reads there)."""
+
+    def __init__(self, kernel, tag, fd):
+        super().__init__()
+        self.kernel, self.tag, self.fd = kernel, tag, fd
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def writable(self):
+        return True
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        return self.fd
+
+    def write(self, s):
+        if not isinstance(s, str):
+            raise TypeError("write() argument must be str, not %s" % type(s).__name__)
+        if s:
+            self.kernel.send(self.tag, s)
+        return len(s)
+
+
+def stdio(kernel):
+    sys.stdout = Stream(kernel, "1", 1)
+    sys.stderr = Stream(kernel, "2", 2)
 
 
 def preload():
@@ -196,7 +228,7 @@ def main():
     sock.connect(name)
     kernel = Kernel(sock)
     signal.signal(signal.SIGINT, kernel.on_sigint)
-    stdio()
+    stdio(kernel)
     import sbx_display
 
     sbx_display.install(kernel)
