@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The code interpreter's pure helpers: JSON strings from untrusted bytes, UTF-8 boundaries,
+ * language names, bash quoting and the bash kernel's completion marker (split anywhere).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent-code-json.h"
+#include "unit.h"
+
+static char *json_of(const char *s, size_t n)
+{
+        struct cbuf b = {0};
+        CHECK(json_add_string(&b, s, n) == 0);
+        return b.p;
+}
+
+static void test_json_strings(void)
+{
+        char *j;
+
+        j = json_of("a\"b\\c\n\t\x01", 8);
+        CHECK_STREQ(j, "\"a\\\"b\\\\c\\n\\t\\u0001\"");
+        free(j);
+        j = json_of("h\xc3\xa9 \xe2\x9c\x93", 7);
+        CHECK_STREQ(j, "\"h\xc3\xa9 \xe2\x9c\x93\"");
+        free(j);
+        /* invalid bytes, an overlong form, a lone surrogate, a truncated sequence */
+        j = json_of("\xff\xc0\xaf\xed\xa0\x80x\xe2\x9c", 9);
+        CHECK_STREQ(j, "\"\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffdx\\ufffd\\ufffd\"");
+        free(j);
+        j = json_of("", 0);
+        CHECK_STREQ(j, "\"\"");
+        free(j);
+}
+
+static void test_utf8_prefix(void)
+{
+        CHECK_EQ_INT(utf8_complete_prefix("abc", 3), 3);
+        CHECK_EQ_INT(utf8_complete_prefix("a\xe2\x9c", 3), 1);
+        CHECK_EQ_INT(utf8_complete_prefix("a\xe2\x9c\x93", 4), 4);
+        CHECK_EQ_INT(utf8_complete_prefix("a\xc3", 2), 1);
+        CHECK_EQ_INT(utf8_complete_prefix("a\xf0\x9f\x98", 4), 1);
+        CHECK_EQ_INT(utf8_complete_prefix("\xff", 1), 1);
+}
+
+static void test_languages(void)
+{
+        CHECK_EQ_INT(code_lang_parse(NULL), CODE_LANG_PYTHON);
+        CHECK_EQ_INT(code_lang_parse("  "), CODE_LANG_PYTHON);
+        CHECK_EQ_INT(code_lang_parse(" Python "), CODE_LANG_PYTHON);
+        CHECK_EQ_INT(code_lang_parse("JS"), CODE_LANG_JAVASCRIPT);
+        CHECK_EQ_INT(code_lang_parse("ts"), CODE_LANG_TYPESCRIPT);
+        CHECK_EQ_INT(code_lang_parse("bash"), CODE_LANG_BASH);
+        CHECK_EQ_INT(code_lang_parse("r"), CODE_LANG_UNKNOWN);
+        CHECK_EQ_INT(code_lang_parse("deno"), CODE_LANG_UNKNOWN);
+        CHECK_STREQ(code_lang_name(CODE_LANG_TYPESCRIPT), "typescript");
+}
+
+static void test_bash_quote(void)
+{
+        struct cbuf b = {0};
+        CHECK(bash_quote(&b, "it's $HOME\n\\ \xc3\xa9", 15) == 0);
+        CHECK_STREQ(b.p, "$'it\\x27s $HOME\\x0a\\x5c \\xc3\\xa9'");
+        cbuf_done(&b);
+}
+
+static void test_marker(void)
+{
+        const char *nonce = "00ff";
+        const char *all = "err line\n\x1eSBX00ff:7:130\x1etail";
+        size_t start, end, len = strlen(all);
+        unsigned seq;
+        int status;
+
+        CHECK_EQ_INT(bash_marker_scan(all, len, nonce, &start, &end, &seq, &status), 1);
+        CHECK_EQ_INT(start, 9);
+        CHECK_EQ_INT(seq, 7);
+        CHECK_EQ_INT(status, 130);
+        CHECK_STREQ(all + end, "tail");
+        /* Every split point: the part before the marker is released, the rest held. */
+        for (size_t cut = 0; cut < 9 + 15; cut++) {
+                int r = bash_marker_scan(all, cut, nonce, &start, &end, &seq, &status);
+                CHECK_EQ_INT(r, 0);
+                CHECK_EQ_INT(start, cut <= 9 ? cut : 9);
+        }
+        /* Another nonce, or a stray 0x1e, is data. */
+        CHECK_EQ_INT(
+            bash_marker_scan("\x1eSBXbeef:1:0\x1e", 14, nonce, &start, &end, &seq, &status), 0);
+        CHECK_EQ_INT(start, 14);
+        CHECK_EQ_INT(bash_marker_scan("a\x1e"
+                                      "b",
+                                      3, nonce, &start, &end, &seq, &status),
+                     0);
+        CHECK_EQ_INT(start, 3);
+}
+
+int main(void)
+{
+        test_json_strings();
+        test_utf8_prefix();
+        test_languages();
+        test_bash_quote();
+        test_marker();
+        return unit_finish("test-code-json");
+}
