@@ -149,15 +149,24 @@ static void test_routes(void)
         response_done(&r);
 
         struct sbx_header json = {"Content-Type", "application/json"};
-        call(SBX_PORT_ENVD, "POST", "/filesystem.Filesystem/Stat", NULL, &json, 1, "{}", 2, 1, &r);
+        call(SBX_PORT_ENVD, "POST", "/filesystem.Filesystem/Compose", NULL, &json, 1, "{}", 2, 1,
+             &r);
         CHECK_EQ_INT(r.status, 501);
         CHECK(r.body && strstr((char *)r.body, "\"code\":\"unimplemented\""));
         response_done(&r);
 
+        /* Streams answer errors as HTTP 200 + an end-stream frame. */
         struct sbx_header stream = {"Content-Type", "application/connect+json"};
+        call(SBX_PORT_ENVD, "POST", "/process.Process/StreamInput", NULL, &stream, 1, NULL, 0, 1,
+             &r);
+        CHECK_EQ_INT(r.status, 200);
+        CHECK(r.len > 5 && r.body[0] == CONNECT_FLAG_END_STREAM);
+        CHECK(strstr((char *)r.body + 5, "\"unimplemented\"") != NULL);
+        response_done(&r);
         call(SBX_PORT_ENVD, "POST", "/process.Process/Connect", NULL, &stream, 1, NULL, 0, 1, &r);
         CHECK_EQ_INT(r.status, 200);
         CHECK(r.len > 5 && r.body[0] == CONNECT_FLAG_END_STREAM);
+        CHECK(strstr((char *)r.body + 5, "\"invalid_argument\"") != NULL);
         response_done(&r);
 }
 
