@@ -207,8 +207,7 @@ static void kernel_line(struct pump *p, const char *line, size_t n)
                 emit(p, line + 1, n - 1);
                 break;
         case 'D':
-                drain_output(p);
-                p->done = true;
+                p->done = true; /* finish() drains the pipes */
                 break;
         default:
                 break; /* 'Y' and anything unknown */
@@ -421,7 +420,6 @@ int code_exec_run(struct agent_request *r, struct code_kernel *k, const struct c
         cbuf_done(&req);
         if (e < 0)
                 p.dead = true;
-        flush_out(&p);
         while (!p.done && !p.dead)
                 pump_once(&p);
         finish(&p);

@@ -50,6 +50,9 @@ class Kernel:
         # One whole line per message: other threads print too, and an interrupt must not
         # cut a line in half.
         with self.lock:
+            if not self.running:
+                self.sock.sendall(line + b"\n")
+                return
             old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
             try:
                 self.sock.sendall(line + b"\n")
@@ -101,6 +104,7 @@ class Kernel:
         linecache.cache[fname] = (len(code), None, code.splitlines(True), fname)
         flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
         self.running = True
+        main = None
         try:
             tree = self.parse(code, fname)
             last = None
@@ -115,31 +119,39 @@ class Kernel:
                     self.ns["___"] = self.ns.get("__")
                     self.ns["__"] = self.ns.get("_")
                     self.ns["_"] = value
-                    sbx_display.publish(value, main=True)
+                    main = sbx_display.result_line(sbx_display.mime_bundle(value), True)
+                    if sbx_display.open_figures():
+                        # Figures shown after the cell come after the main result, as in
+                        # Jupyter; only then is the result not kept for the D line.
+                        self.send("R", main)
+                        main = None
             sbx_display.flush_figures()
         except BaseException as e:  # noqa: B036 - SystemExit/KeyboardInterrupt are user errors here
             self.running = False
             sbx_display.flush_figures(close_only=True)
-            self.send("R", error_line(e))
+            return "R" + json.dumps(error_line(e), default=str) + "\n"
         finally:
             self.running = False
+        # The main result goes out with the D line: one write, one wake-up of the agent.
+        return "R" + json.dumps(main, default=str) + "\n" if main is not None else ""
 
     def handle(self, req):
         saved = {}
+        tail = ""
         try:
             if "genv" in req:
                 self.apply_genv(req["genv"])
             for k, v in (req.get("env") or {}).items():
                 saved.setdefault(k, os.environ.get(k))
                 os.environ[k] = v
-            self.execute(req.get("code", ""))
+            tail = self.execute(req.get("code", ""))
         finally:
             for k, v in saved.items():
                 if v is None:
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
-            self.send("D")
+            self.send(tail + "D")
 
     def serve(self):
         while True:

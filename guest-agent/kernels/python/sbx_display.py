@@ -175,6 +175,11 @@ def display(*objs, raw=False, **kwargs):
             publish(obj)
 
 
+def open_figures():
+    plt = sys.modules.get("matplotlib.pyplot")
+    return bool(plt is not None and plt.get_fignums())
+
+
 def flush_figures(close_only=False):
     """After a cell (and on plt.show()): display every open figure not shown yet, close all."""
     plt = sys.modules.get("matplotlib.pyplot")
