@@ -306,6 +306,13 @@ static int run_execute(struct agent_request *r, struct code_context *c, const cJ
         int e;
 
         pthread_mutex_lock(&c->exec_lock);
+        pthread_mutex_lock(&table_lock);
+        bool removed = c->removed;
+        pthread_mutex_unlock(&table_lock);
+        if (removed) { /* deleted while this execution waited for its turn */
+                pthread_mutex_unlock(&c->exec_lock);
+                return respond_text(r, 404, "Context %s not found", c->id);
+        }
         e = ctx_ensure_kernel(c, START_TIMEOUT_MS);
         if (e < 0) {
                 pthread_mutex_unlock(&c->exec_lock);
