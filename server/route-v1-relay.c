@@ -211,8 +211,7 @@ static bool code_valid(const char *s)
 }
 
 /* Re-issue an agent error as ours: code and message checked, message bounded. */
-static enum MHD_Result relay_error(struct request *req, unsigned status, const char *body,
-                                   size_t len)
+enum MHD_Result v1_relay_error(struct request *req, unsigned status, const char *body, size_t len)
 {
         cJSON *o = cJSON_ParseWithLength(body, len);
         const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
@@ -313,7 +312,7 @@ enum MHD_Result v1_relay_finish(struct request *req, struct v1_relay *rl)
         if (r < 0)
                 return v1_reply_error(req, 502, "sandbox_unavailable",
                                       "the sandbox sent an invalid error answer");
-        return relay_error(req, status, body, blen);
+        return v1_relay_error(req, status, body, blen);
 }
 
 void v1_reply_done(struct v1_reply *r)
@@ -368,4 +367,12 @@ int v1_agent_call(const char *sandbox_dir, const char *method, const char *path,
         if (r < 0)
                 return r;
         return ret->status;
+}
+
+int v1_read_error_body(int fd, char **ret, size_t *ret_len)
+{
+        _cleanup_free_ uint8_t *frame = malloc(SBX_FRAME_MAX_PAYLOAD);
+        if (!frame)
+                return -ENOMEM;
+        return read_body(fd, -2, frame, V1_RELAY_MAX_ERROR, 0, ret, ret_len);
 }

@@ -31,6 +31,12 @@ enum MHD_Result v1_relay_upload(struct request *req, struct v1_relay *rl, const 
 enum MHD_Result v1_relay_finish(struct request *req, struct v1_relay *rl);
 void v1_relay_free(struct v1_relay *rl);
 
+/* Re-issue an agent's >= 400 answer body as {"error":{"code","message"}}: the code only when
+ * it is [a-z_]{1,40}, the message cut at 1 KiB. */
+enum MHD_Result v1_relay_error(struct request *req, unsigned status, const char *body, size_t len);
+/* Read an answer body up to END (at most V1_RELAY_MAX_ERROR bytes; the fd's timeouts apply). */
+int v1_read_error_body(int fd, char **ret, size_t *ret_len);
+
 /* One bounded call on port 0: method path?query with body (may be NULL). On success returns
  * the agent's status and a malloc'd NUL-terminated body (at most max bytes; -EMSGSIZE
  * beyond). timeout_ms bounds every read. */
