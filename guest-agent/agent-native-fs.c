@@ -4,20 +4,14 @@
  * (agent_fs_become), so the kernel checks permissions and new entries belong to that user.
  * Paths resolve as envd's do (agent_path_resolve: relative to the user's home).
  *
- * Bounds: list returns at most FS_LIST_MAX entries (then "truncated"); search visits at most
- * FS_SEARCH_VISIT entries, reads at most FS_SEARCH_FILE bytes of a file, skips files with a
- * NUL byte in that prefix (binary), descends at most FS_SEARCH_DEPTH levels, never follows
- * symlinks, and returns at most max_results (default 100, at most 1000) matches.
+ * Bounds: list returns at most FS_LIST_MAX entries (then "truncated"). Search and watch are
+ * in agent-native-search.c.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
-#include <limits.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,11 +21,7 @@
 #include "agent-users.h"
 #include "macros.h"
 
-#define FS_LIST_MAX     10000u
-#define FS_SEARCH_VISIT 100000u
-#define FS_SEARCH_FILE  (1024u * 1024u)
-#define FS_SEARCH_DEPTH 32
-#define FS_WATCH_MAX    1024
+#define FS_LIST_MAX 10000u
 
 struct fs_ctx {
         struct agent_user u;
@@ -76,8 +66,6 @@ static int fs_status(int e)
 static int fs_fail(struct agent_request *r, int e, const char *what, const char *path)
 {
         int st = fs_status(e);
-        static const char *const codes[] = {[0] = "internal"};
-        (void)codes;
         return native_error(r, st,
                             st == 404   ? "not_found"
                             : st == 403 ? "forbidden"
@@ -313,9 +301,6 @@ static int handle_remove(struct agent_request *r)
         return agent_respond(r, 204, NULL, NULL, 0);
 }
 
-int native_fs_search(struct agent_request *r);
-int native_fs_watch(struct agent_request *r);
-
 int native_fs_route(struct agent_request *r, const char *m, const char *p)
 {
         if (strncmp(p, "/v1/fs", 6) != 0)
@@ -331,5 +316,9 @@ int native_fs_route(struct agent_request *r, const char *m, const char *p)
                 return handle_move(r);
         if (streq_ptr(m, "DELETE") && (*p == 0 || streq_ptr(p, "/")))
                 return handle_remove(r);
+        if (streq_ptr(m, "GET") && streq_ptr(p, "/search"))
+                return native_fs_search(r);
+        if (streq_ptr(m, "GET") && streq_ptr(p, "/watch"))
+                return native_fs_watch(r);
         return -ENOENT;
 }

@@ -54,3 +54,5 @@ int native_argv(const cJSON *cmd, char ***ret, const char **ret_msg);
 int native_fs_route(struct agent_request *r, const char *m, const char *p);
 int native_proc_route(struct agent_request *r, const char *m, const char *p);
 int native_term_handle(struct agent_request *r);
+int native_fs_search(struct agent_request *r);
+int native_fs_watch(struct agent_request *r);

@@ -84,3 +84,49 @@ test('processes: start, list, get, logs (offset, follow), signal, kill', async (
   assertError(await v1('POST', sb(`/processes/${sl}/signal`), { body: { signal: 'NOPE' } }), 400)
   assertError(await v1('POST', sb('/processes'), { body: { cmd: 'true', cwd: '/no/such/dir' } }), 400)
 })
+
+test('search: by name glob and by content, bounded', async () => {
+  await v1('POST', sb('/exec'), { body: { cmd: 'mkdir -p /home/user/s/a/b && printf "alpha\\nneedle here\\n" > /home/user/s/a/one.txt && printf "needle again\\n" > /home/user/s/a/b/two.md && printf "x\\0needle" > /home/user/s/bin.dat && ln -s / /home/user/s/loop' } })
+  let r = await v1('GET', sb(`/fs/search?path=${q('/home/user/s')}&name=${q('*.txt')}`))
+  assert.equal(r.status, 200, r.text)
+  assert.deepEqual(r.json.matches.map((m) => m.path), ['/home/user/s/a/one.txt'])
+  assert.equal(r.json.truncated, false)
+  r = await v1('GET', sb(`/fs/search?path=${q('/home/user/s')}&content=needle`))
+  assert.deepEqual(r.json.matches.map((m) => [m.path, m.line, m.text]).sort(), [
+    ['/home/user/s/a/b/two.md', 1, 'needle again'], ['/home/user/s/a/one.txt', 2, 'needle here']])
+  r = await v1('GET', sb(`/fs/search?path=${q('/home/user/s')}&name=${q('*.md')}&content=needle`))
+  assert.equal(r.json.matches.length, 1)
+  r = await v1('GET', sb(`/fs/search?path=${q('/home/user/s')}&content=needle&max_results=1`))
+  assert.equal(r.json.matches.length, 1)
+  assert.equal(r.json.truncated, true)
+  assertError(await v1('GET', sb(`/fs/search?path=${q('/home/user/s')}`)), 400)
+  assertError(await v1('GET', sb(`/fs/search?path=${q('/home/user/s')}&name=x&max_results=5000`)), 400)
+  assertError(await v1('GET', sb(`/fs/search?path=${q('/nope')}&name=x`)), 404)
+})
+
+test('watch: server-sent events for changes, ends when the client leaves', async () => {
+  await v1('POST', sb('/fs/mkdir'), { body: { path: '/home/user/w/sub' } })
+  const ac = new AbortController()
+  const res = await fetch(`${process.env.E2B_API_URL}${sb(`/fs/watch?path=${q('/home/user/w')}&recursive=true`)}`, { headers: { Authorization: `Bearer ${process.env.E2B_API_KEY}` }, signal: ac.signal })
+  assert.equal(res.status, 200)
+  assert.match(res.headers.get('content-type'), /text\/event-stream/)
+  const reader = res.body.getReader()
+  let text = ''
+  const readUntil = async (re) => {
+    while (!re.test(text)) {
+      const { value, done } = await reader.read()
+      if (done) break
+      text += Buffer.from(value).toString()
+    }
+  }
+  await readUntil(/watching/)
+  await v1('PUT', sb(`/files?path=${q('/home/user/w/new.txt')}`), { raw: 'hi' })
+  await v1('PUT', sb(`/files?path=${q('/home/user/w/sub/deep.txt')}`), { raw: 'hi' })
+  await v1('DELETE', sb(`/fs?path=${q('/home/user/w/new.txt')}`))
+  await readUntil(/"type":"delete","path":"\/home\/user\/w\/new.txt"/)
+  const events = text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)))
+  assert.ok(events.some((e) => e.path.startsWith('/home/user/w/sub/') && e.path.includes('deep.txt') || e.path.startsWith('/home/user/w/.')), JSON.stringify(events))
+  assert.ok(events.some((e) => e.type === 'move_to' || e.type === 'create'))
+  ac.abort()
+  assertError(await v1('GET', sb(`/fs/watch?path=${q('/home/user/nope')}`)), 404)
+})
