@@ -210,22 +210,28 @@ static bool code_valid(const char *s)
         return true;
 }
 
-/* Re-issue an agent error as ours: code and message checked, message bounded. */
-enum MHD_Result v1_relay_error(struct request *req, unsigned status, const char *body, size_t len)
+void v1_error_fields(const char *body, size_t len, char code[static 41], char msg[static 1025])
 {
         cJSON *o = cJSON_ParseWithLength(body, len);
         const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
         const cJSON *src = cJSON_IsObject(e) ? e : o;
         const cJSON *c = cJSON_GetObjectItemCaseSensitive(src, "code");
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(src, "message");
-        const char *code = cJSON_IsString(c) && code_valid(c->valuestring) ? c->valuestring : NULL;
+        snprintf(code, 41, "%s",
+                 cJSON_IsString(c) && code_valid(c->valuestring) ? c->valuestring : "");
+        snprintf(msg, 1025, "%s",
+                 cJSON_IsString(m) && *m->valuestring ? m->valuestring
+                                                      : "the sandbox refused the request");
+        cJSON_Delete(o);
+}
+
+enum MHD_Result v1_relay_error(struct request *req, unsigned status, const char *body, size_t len)
+{
+        char code[41], msg[1025];
+        v1_error_fields(body, len, code, msg);
         if (status < 400 || status > 599)
                 status = 502;
-        enum MHD_Result ret =
-            v1_reply_error(req, status, code, "%.1024s",
-                           cJSON_IsString(m) ? m->valuestring : "the sandbox refused the request");
-        cJSON_Delete(o);
-        return ret;
+        return v1_reply_error(req, status, code[0] ? code : NULL, "%s", msg);
 }
 
 static bool header_copied(const char *n)

@@ -34,6 +34,9 @@ void v1_relay_free(struct v1_relay *rl);
 /* Re-issue an agent's >= 400 answer body as {"error":{"code","message"}}: the code only when
  * it is [a-z_]{1,40}, the message cut at 1 KiB. */
 enum MHD_Result v1_relay_error(struct request *req, unsigned status, const char *body, size_t len);
+/* The checked fields of an error body ({"error":{"code","message"}} or {"code","message"}):
+ * code "" unless [a-z_]{1,40}; message cut at 1024 bytes, a default when absent. Pure. */
+void v1_error_fields(const char *body, size_t len, char code[static 41], char msg[static 1025]);
 /* Read an answer body up to END (at most V1_RELAY_MAX_ERROR bytes; the fd's timeouts apply). */
 int v1_read_error_body(int fd, char **ret, size_t *ret_len);
 

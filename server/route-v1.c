@@ -250,10 +250,11 @@ static enum MHD_Result handle_local(struct request *req, struct v1_conn *c)
 
 /* ---- dispatch ---- */
 
-/* "/v1/sandboxes[/{id}[/rest]]": fills c; false when the path is no route. */
-static bool parse_path(const char *path, struct v1_conn *c)
+bool v1_path_split(const char *path, char id[static ROUTE_ID_MAX], const char **ret_rest)
 {
         static const char pre[] = "/v1/sandboxes";
+        id[0] = 0;
+        *ret_rest = NULL;
         if (strncmp(path, pre, sizeof(pre) - 1) != 0)
                 return false;
         path += sizeof(pre) - 1;
@@ -265,9 +266,9 @@ static bool parse_path(const char *path, struct v1_conn *c)
         size_t l = strcspn(path, "/");
         if (l == 0 || l >= ROUTE_ID_MAX)
                 return false;
-        memcpy(c->id, path, l);
-        c->id[l] = 0;
-        c->rest = path[l] && strcmp(path + l, "/") != 0 ? path + l : NULL;
+        memcpy(id, path, l);
+        id[l] = 0;
+        *ret_rest = path[l] && strcmp(path + l, "/") != 0 ? path + l : NULL;
         return true;
 }
 
@@ -308,7 +309,7 @@ enum MHD_Result route_v1_begin(struct request *req)
                 return MHD_NO;
         req->v1 = c;
         bool mcp = strncmp(req->path, "/mcp", 4) == 0;
-        if (!mcp && !parse_path(req->path, c))
+        if (!mcp && !v1_path_split(req->path, c->id, &c->rest))
                 return v1_reply_error(req, 404, NULL, "no such route: %s %s", req->method,
                                       req->path);
         if (!v1_authorized(req) && !(!mcp && ws_terminal_token_ok(req)))

@@ -21,6 +21,10 @@
 
 #define V1_MAX_JSON_BODY (1024 * 1024)
 
+/* "/v1/sandboxes[/{id}[/rest]]" → id ("" for the collection) and rest (NULL when none; else
+ * points into path, e.g. "/exec"). false when path is no such route. Pure. */
+bool v1_path_split(const char *path, char id[static ROUTE_ID_MAX], const char **ret_rest);
+
 /* Whether the path belongs to this module (/v1, /v1/..., /mcp). */
 bool route_v1_wants(const char *path);
 
