@@ -183,6 +183,13 @@ static void test_limits(void)
         CHECK_EQ_INT(parse_edit("\"cpu_period_us\":100000", "\"cpu_period_us\":2000000"), -EINVAL);
         CHECK_EQ_INT(parse_edit("\"disk_bytes\":1073741824", "\"disk_bytes\":1"), -EINVAL);
         CHECK_EQ_INT(parse_edit("\"disk_bytes\":1073741824", "\"disk_bytes\":1e300"), -EINVAL);
+        /* upper_on_host: optional boolean */
+        CHECK_EQ_INT(parse_edit("\"disk_bytes\":1073741824",
+                                "\"disk_bytes\":1073741824,\"upper_on_host\":true"),
+                     0);
+        CHECK_EQ_INT(parse_edit("\"disk_bytes\":1073741824",
+                                "\"disk_bytes\":1073741824,\"upper_on_host\":1"),
+                     -EINVAL);
 }
 
 static void test_validators(void)
