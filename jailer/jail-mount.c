@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -373,6 +374,37 @@ static int mount_dev(const struct jail_spec *s, int root_fd)
         return populate_dev(s, dev);
 }
 
+/* A fresh v4 UUID at JAIL_BOOT_ID_PATH (any old file there, e.g. from a snapshot, replaced). */
+static int write_boot_id(const struct jail_spec *s, int root_fd)
+{
+        uint8_t b[16];
+        char text[40];
+        if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+                return -EIO;
+        b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
+        b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
+        int n = 0;
+        for (int i = 0; i < 16; i++)
+                n += snprintf(text + n, sizeof(text) - (size_t)n, "%s%02x",
+                              i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "", b[i]);
+        text[n++] = '\n';
+        _cleanup_close_ int pfd = mkdir_in_root(root_fd, "/.sbx", 0755, s->uid_base);
+        if (pfd < 0)
+                return pfd;
+        _cleanup_close_ int dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return -errno;
+        if (unlinkat(dfd, "boot_id", 0) < 0 && errno != ENOENT)
+                return -errno;
+        _cleanup_close_ int fd =
+            openat(dfd, "boot_id", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, text, (size_t)n) != n || fchown(fd, s->uid_base, s->uid_base) < 0)
+                return -errno;
+        return 0;
+}
+
 int jail_mount_root(const struct jail_spec *s, int userns_fd, int *ret_idmapped)
 {
         int ufd = userns_fd;
@@ -391,6 +423,9 @@ int jail_mount_root(const struct jail_spec *s, int userns_fd, int *ret_idmapped)
         r = mount_dev(s, root_fd);
         if (r < 0)
                 return r;
+        r = write_boot_id(s, root_fd);
+        if (r < 0)
+                return jail_errorf(r, "writing " JAIL_BOOT_ID_PATH ": %m");
         /* Mountpoints the child needs; the template normally has them. */
         _cleanup_close_ int proc = mkdir_in_root(root_fd, "/proc", 0555, s->uid_base);
         if (proc < 0)
@@ -454,6 +489,18 @@ int jail_mount_proc(int root_fd)
         for (size_t i = 0; i < ELEMENTSOF(proc_masked); i++)
                 if ((r = mask_proc_entry(proc, proc_masked[i])) < 0)
                         return jail_errorf(r, "mask /proc/%s: %m", proc_masked[i]);
+        /* before /proc/sys goes read-only: the recursive rebind then covers this bind too */
+        _cleanup_close_ int bsrc = open_in_root(root_fd, JAIL_BOOT_ID_PATH, O_PATH | O_NOFOLLOW);
+        _cleanup_close_ int btgt =
+            openat(proc, "sys/kernel/random/boot_id", O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (bsrc >= 0 && btgt >= 0) {
+                r = bind_at(bsrc, "", btgt,
+                            MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                MOUNT_ATTR_NOEXEC,
+                            -1, 0);
+                if (r < 0)
+                        return jail_errorf(r, "boot_id on /proc/sys/kernel/random/boot_id: %m");
+        }
         for (size_t i = 0; i < ELEMENTSOF(proc_readonly); i++) {
                 _cleanup_close_ int efd =
                     openat(proc, proc_readonly[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);

@@ -14,6 +14,10 @@
 
 /* Where the agent binary appears inside the sandbox (read-only bind of spec->agent). */
 #define JAIL_AGENT_PATH "/.sbx/sbx-agent"
+/* The sandbox's own boot_id (escape battery G1): a fresh random UUID written there at every
+ * start by the parent, bound read-only over /proc/sys/kernel/random/boot_id by the child, so
+ * sandboxes, and clones started from one snapshot, never share it. */
+#define JAIL_BOOT_ID_PATH "/.sbx/boot_id"
 
 /* Parent: unshare(CLONE_NEWNS) and make every mount private, so nothing below ever propagates
  * to the host mount namespace. */

@@ -93,14 +93,20 @@ test('fork: N sandboxes from one snapshot, same files, fresh ids, tokens and ran
     rnd.push((await f.commands.run('head -c 16 /dev/urandom | od -An -tx1; hostname')).stdout)
   }
   assert.notEqual(rnd[0], rnd[1], 'kernel randomness and hostnames differ between clones')
-  // boot_id and uuid come from the kernel's procfs, never from the snapshot: boot_id is the
-  // host's (the same in every sandbox, clones included: a known gap), uuid is fresh per read
+  // boot_id: each sandbox has its own, fresh at every start (the jailer binds one over the
+  // kernel's), so clones of one snapshot never share it; uuid is the kernel's, fresh per read
   const { readFileSync } = await import('node:fs')
-  const hostBoot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8')
-  const ids2 = await forks[0].commands.run('cat /proc/sys/kernel/random/boot_id /proc/sys/kernel/random/uuid /proc/sys/kernel/random/uuid')
-  const [boot, u1, u2] = ids2.stdout.trim().split('\n')
-  assert.equal(boot + '\n', hostBoot)
-  assert.notEqual(u1, u2)
+  const hostBoot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
+  const boots = []
+  for (const f of [src, ...forks]) {
+    const [boot, u1, u2] = (await f.commands.run('cat /proc/sys/kernel/random/boot_id /proc/sys/kernel/random/uuid /proc/sys/kernel/random/uuid')).stdout.trim().split('\n')
+    assert.match(boot, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    assert.notEqual(u1, u2)
+    boots.push(boot)
+  }
+  assert.equal(new Set([hostBoot, ...boots]).size, 4, 'host, source and both clones: four boot_ids')
+  const w = await forks[0].commands.run('echo x > /proc/sys/kernel/random/boot_id 2>&1; cat /proc/sys/kernel/random/boot_id', { user: 'root' }).catch((e) => e.result)
+  assert.ok(w.stdout.includes(boots[1]), 'read-only')
   const tokens = await Promise.all(forks.map(async (f) => (await api('GET', `/sandboxes/${f.sandboxId}`)).json.envdAccessToken))
   assert.notEqual(tokens[0], tokens[1])
   // fork's own snapshot is not listed
