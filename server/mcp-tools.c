@@ -115,6 +115,11 @@ static int ensure_sandbox(struct mcp_call *c, int call_ms, struct sandbox **ret,
                           char *err, size_t errlen)
 {
         struct sandbox *s = c->sandbox_id[0] ? registry_get(c->srv->registry, c->sandbox_id) : NULL;
+        if (s && sandbox_is_paused(s)) {
+                sandbox_unref(s);
+                snprintf(err, errlen, "this session's sandbox is paused; resume it first");
+                return -EBUSY;
+        }
         if (!s) {
                 struct create_params p = {.timeout_s = c->idle_s + call_ms / 1000 + 1};
                 const char *t = getenv("SBX_MCP_TEMPLATE");

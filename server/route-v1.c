@@ -140,7 +140,7 @@ cJSON *v1_sandbox_json(const struct sandbox *s)
         rfc3339_format(sandbox_get_end_at(s), ends);
         if (!o || !cJSON_AddStringToObject(o, "id", s->id) ||
             !cJSON_AddStringToObject(o, "template", s->template_id) ||
-            !cJSON_AddStringToObject(o, "state", "running") ||
+            !cJSON_AddStringToObject(o, "state", sandbox_is_paused(s) ? "paused" : "running") ||
             !cJSON_AddStringToObject(o, "started_at", started) ||
             !cJSON_AddStringToObject(o, "end_at", ends) ||
             !cJSON_AddNumberToObject(o, "cpu_count", s->cpu_count) ||
@@ -291,6 +291,11 @@ static enum MHD_Result begin_relay(struct request *req, struct v1_conn *c)
             sandbox_id_valid(c->id) ? registry_get(req->srv->registry, c->id) : NULL;
         if (!s)
                 return not_found(req, c->id);
+        if (sandbox_is_paused(s)) /* its agent is frozen: nothing would answer */
+                return v1_reply_error(req, 409, "sandbox_paused",
+                                      "sandbox %s is paused: resume it (POST "
+                                      "/sandboxes/%s/resume or connect) first",
+                                      c->id, c->id);
         if (strcmp(c->rest, "/terminal") == 0 && strcmp(req->method, "GET") == 0) {
                 c->kind = V1_TERMINAL;
                 return MHD_YES;

@@ -108,3 +108,17 @@ test('run-code: languages, missing interpreter, output limit', async () => {
   assert.equal(r.status, 200)
   assert.equal(r.json.stdout.length, 15 << 20)
 })
+
+test('a paused sandbox says so instead of hanging, and works again once resumed', async () => {
+  const e2b = (method, path, body) => fetch(process.env.E2B_API_URL + path, { method, headers: { 'X-API-KEY': process.env.E2B_API_KEY, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) })
+  const p = await createSandbox()
+  try {
+    assert.equal((await e2b('POST', `/sandboxes/${p}/pause`)).status, 204)
+    assert.equal((await v1('GET', `/v1/sandboxes/${p}`)).json.state, 'paused')
+    assertError(await v1('POST', `/v1/sandboxes/${p}/exec`, { body: { cmd: 'true' } }), 409, 'sandbox_paused')
+    const r = await e2b('POST', `/sandboxes/${p}/resume`, { timeout: 60 })
+    assert.ok(r.status < 300, String(r.status))
+    const x = await v1('POST', `/v1/sandboxes/${p}/exec`, { body: { cmd: 'echo back' } })
+    assert.equal(x.json.result.stdout, 'back\n')
+  } finally { await killSandbox(p) }
+})
