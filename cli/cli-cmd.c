@@ -206,13 +206,8 @@ int cli_cmd_sandbox(struct cli *c, int argc, char **argv)
                 return sandbox_run(c, argv[1], false, argc - 2, argv + 2);
         if (strcmp(sub, "run-code") == 0)
                 return sandbox_run(c, argv[1], true, argc - 2, argv + 2);
-        if (strcmp(sub, "terminal") == 0) {
-                fprintf(stderr,
-                        "sbx: the terminal needs a WebSocket client: connect one to "
-                        "%s/v1/sandboxes/%s/terminal (not in this CLI yet)\n",
-                        c->url, argv[1]);
-                return 2;
-        }
+        if (strcmp(sub, "terminal") == 0)
+                return cli_cmd_terminal(c, argv[1]);
         return usage_error("unknown sandbox command");
 }
 

@@ -46,6 +46,10 @@ test('sandbox create, exec (exit code), run-code, files, list, kill', { skip }, 
     assert.match(r.stdout, new RegExp(id))
     r = sbx(['--json', 'sandbox', 'list'])
     assert.ok(JSON.parse(r.stdout).some((s) => s.id === id))
+    // the terminal over WebSocket, driven from a pipe: output comes back, the exit code is the shell's
+    r = sbx(['sandbox', 'terminal', id], 'echo hi-$((2+3))\nexit 4\n')
+    assert.equal(r.status, 4, r.stderr)
+    assert.match(r.stdout, /hi-5/)
     r = sbx(['status'])
     assert.match(r.stdout, /up, \d+ sandbox/)
   } finally {
