@@ -495,11 +495,14 @@ int agent_code_handle(struct agent_request *r)
         const char *rest;
 
         if (!code_kernels_available()) {
-                static const char msg[] = "{\"code\":502,\"message\":\"The sandbox is running "
-                                          "but port 49999 is not open: its template has no "
-                                          "code interpreter\"}";
+                /* Not a code-interpreter template. E2B's proxy would answer 502, which the
+                 * SDKs turn into a misleading "sandbox timeout"; a 404 that says why becomes
+                 * NotFoundError(<this text>). */
+                static const char msg[] = "{\"code\":404,\"message\":\"no code interpreter in "
+                                          "this sandbox: its template ships no kernels (use "
+                                          "code-interpreter-v1)\"}";
                 (void)agent_request_discard_body(r, 16u * 1024u * 1024u);
-                return agent_respond(r, 502, "application/json", msg, sizeof(msg) - 1);
+                return agent_respond(r, 404, "application/json", msg, sizeof(msg) - 1);
         }
         if (streq_ptr(m, "POST") && streq_ptr(p, "/execute"))
                 return handle_execute(r);

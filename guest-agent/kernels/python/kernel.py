@@ -204,12 +204,30 @@ class Stream(io.TextIOBase):
     def fileno(self):
         return self.fd
 
+    @property
+    def buffer(self):
+        return _Bytes(self)
+
     def write(self, s):
         if not isinstance(s, str):
             raise TypeError("write() argument must be str, not %s" % type(s).__name__)
         if s:
             self.kernel.send(self.tag, s)
         return len(s)
+
+
+class _Bytes:
+    """sys.stdout.buffer: bytes written there are decoded (invalid UTF-8 replaced)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, b):
+        self.stream.write(bytes(b).decode("utf-8", "replace"))
+        return len(b)
+
+    def flush(self):
+        pass
 
 
 def stdio(kernel):
