@@ -198,6 +198,29 @@ static int open_for_read(const char *path, int *ret_fd)
         return 0;
 }
 
+/* Serve exactly size bytes of fd: the request body is consumed, so the frame buffer is free to
+ * carry file data. A file that shrinks underneath ends the body early (sbxd sees the short
+ * Content-Length and fails the exchange); growth is not sent. */
+static int send_file_body(struct agent_request *r, int fd, off_t size)
+{
+        off_t left = size;
+        int e;
+
+        while (left > 0) {
+                size_t want = (size_t)MIN((off_t)SBX_FRAME_MAX_PAYLOAD, left);
+                ssize_t n = read(fd, r->frame_buf, want);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return n < 0 ? negative_errno() : -EPROTO;
+                e = sbx_frame_write(r->fd, SBX_FRAME_DATA, r->frame_buf, (size_t)n);
+                if (e < 0)
+                        return e;
+                left -= n;
+        }
+        return agent_respond_end(r);
+}
+
 int agent_files_handle_get(struct agent_request *r)
 {
         _cleanup_(agent_user_done) struct agent_user u = {0};
@@ -267,23 +290,7 @@ int agent_files_handle_get(struct agent_request *r)
         if (e < 0)
                 return e;
 
-        /* Serve exactly st_size bytes: the request body is consumed, so the frame buffer is
-         * free to carry file data. A file that shrinks underneath ends the body early (sbxd
-         * sees the short Content-Length and fails the exchange); growth is not sent. */
-        off_t left = st.st_size;
-        while (left > 0) {
-                size_t want = (size_t)MIN((off_t)SBX_FRAME_MAX_PAYLOAD, left);
-                ssize_t n = read(fd, r->frame_buf, want);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return n < 0 ? negative_errno() : -EPROTO;
-                e = sbx_frame_write(r->fd, SBX_FRAME_DATA, r->frame_buf, (size_t)n);
-                if (e < 0)
-                        return e;
-                left -= n;
-        }
-        return agent_respond_end(r);
+        return send_file_body(r, fd, st.st_size);
 }
 
 /* ---- POST /files ---- */
