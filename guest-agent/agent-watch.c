@@ -28,6 +28,7 @@
         (IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_MODIFY | IN_ATTRIB | IN_DELETE |             \
          IN_ONLYDIR | IN_DONT_FOLLOW)
 #define DEFAULT_KEEPALIVE_S 90
+#define WATCH_MAX_DEPTH     64 /* recursion bound (the stack), below a directory being added */
 
 struct watch_dir {
         int wd;
@@ -43,6 +44,7 @@ struct watch {
         size_t n_dirs;
         /* polling watchers only */
         char id[40];
+        char *owner;  /* the user whose fs credentials the watch works with */
         cJSON *queue; /* array of FilesystemEvent */
         bool overflowed;
         struct watch *next;
@@ -64,6 +66,7 @@ static void watch_free(struct watch *w)
                 free(w->dirs[i].rel);
         free(w->dirs);
         free(w->root);
+        free(w->owner);
         if (w->queue)
                 cJSON_Delete(w->queue);
         free(w);
@@ -74,7 +77,7 @@ static void watch_freep(struct watch **w)
         watch_free(*w);
 }
 
-static int watch_add_dir(struct watch *w, const char *rel)
+static int watch_add_dir(struct watch *w, const char *rel, unsigned level)
 {
         _cleanup_free_ char *path = NULL, *r = strdup(rel);
         struct watch_dir *nd;
@@ -97,7 +100,7 @@ static int watch_add_dir(struct watch *w, const char *rel)
                 return -ENOMEM;
         w->dirs = nd;
         w->dirs[w->n_dirs++] = (struct watch_dir){.wd = wd, .rel = TAKE_PTR(r)};
-        if (!w->recursive)
+        if (!w->recursive || level >= WATCH_MAX_DEPTH)
                 return 0;
 
         /* Subdirectories (not following symlinks). */
@@ -116,7 +119,7 @@ static int watch_add_dir(struct watch *w, const char *rel)
                         continue;
                 if (asprintf(&sub, "%s%s%s", rel, *rel ? "/" : "", de->d_name) < 0)
                         e = -ENOMEM;
-                else if ((e = watch_add_dir(w, sub)) == -EACCES || e == -ENOENT)
+                else if ((e = watch_add_dir(w, sub, level + 1)) == -EACCES || e == -ENOENT)
                         e = 0;
         }
         closedir(d);
@@ -145,7 +148,7 @@ static int watch_open(const char *root, bool recursive, bool include_entry, stru
                 return -ENOMEM;
         w->recursive = recursive;
         w->include_entry = include_entry;
-        e = watch_add_dir(w, "");
+        e = watch_add_dir(w, "", 0);
         if (e < 0)
                 return e;
         *ret = TAKE_PTR(w);
@@ -200,7 +203,7 @@ static int watch_drain(struct watch *w, event_cb cb, void *ud)
                                 return -ENOMEM;
                         if (w->recursive && (ie->mask & (IN_CREATE | IN_MOVED_TO)) &&
                             (ie->mask & IN_ISDIR))
-                                (void)watch_add_dir(w, name);
+                                (void)watch_add_dir(w, name, 0);
                         if (ie->mask & (IN_CREATE | IN_MOVED_TO))
                                 e = emit(w, name, "EVENT_TYPE_CREATE", cb, ud);
                         if (e >= 0 && (ie->mask & IN_MOVED_FROM))
@@ -237,7 +240,7 @@ static int watch_request(struct agent_request *r, bool stream, struct watch **re
         creds = 1;
         if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
                 const char *code = "invalid_argument";
-                if (!S_ISDIR(st.st_mode) && errno != 0 && access(path, F_OK) < 0)
+                if (stat(path, &st) < 0)
                         code = agent_fs_errno_code(-errno);
                 return stream ? agent_respond_stream_error(r, code, "cannot watch '%s'", path)
                               : agent_respond_connect_error(r, code, "cannot watch '%s'", path);
@@ -254,7 +257,19 @@ static int watch_request(struct agent_request *r, bool stream, struct watch **re
                               : agent_respond_connect_error(r, code, "error watching '%s': %s",
                                                             path, strerror(-e));
         }
+        if (!((*ret)->owner = strdup(u.name))) {
+                watch_free(TAKE_PTR(*ret));
+                return stream ? agent_respond_stream_error(r, "internal", "out of memory")
+                              : agent_respond_connect_error(r, "internal", "out of memory");
+        }
         return 1;
+}
+
+/* Work with the watch owner's fs credentials (new subdirectories, includeEntry stats). */
+static int watch_become(const struct watch *w, struct agent_user *u)
+{
+        int e = agent_user_lookup(w->owner, u);
+        return e < 0 ? e : agent_fs_become(u);
 }
 
 /* ---- WatchDir (server stream) ---- */
@@ -316,11 +331,16 @@ static int watch_dir(struct agent_request *r)
             header_int(r, "Keepalive-Ping-Interval", DEFAULT_KEEPALIVE_S, 86400) * 1000;
         int timeout = header_int(r, "Connect-Timeout-Ms", 0, INT32_MAX);
         int64_t deadline = timeout > 0 ? now_ms() + timeout : 0, next_ka;
+        _cleanup_(agent_user_done) struct agent_user u = {0};
+        _cleanup_fs_creds_ int creds = 0;
         int e;
 
         e = watch_request(r, true, &w);
         if (e <= 0)
                 return e;
+        if (watch_become(w, &u) < 0)
+                return agent_respond_stream_error(r, "internal", "cannot switch user");
+        creds = 1;
         if ((e = agent_respond_head(r, 200, headers)) < 0 ||
             (e = send_json(r, "{\"start\":{}}")) < 0)
                 return e;
@@ -437,7 +457,10 @@ static int watcher_rpc(struct agent_request *r, bool remove)
                         break;
                 }
         if (w && !remove) {
-                (void)watch_drain(w, queue_event, w);
+                _cleanup_(agent_user_done) struct agent_user owner = {0};
+                _cleanup_fs_creds_ int creds = watch_become(w, &owner) >= 0;
+                if (creds)
+                        (void)watch_drain(w, queue_event, w);
                 out = cJSON_CreateObject();
                 if (out && cJSON_GetArraySize(w->queue) > 0) {
                         cJSON_AddItemToObject(out, "events", w->queue);

@@ -196,3 +196,19 @@ test('C1-C7 on watch: WatchDir on escaping paths and magic links fails', async (
   const frames = parseEnvelopes(Buffer.from(await res.arrayBuffer()))
   assert.equal(frames.at(-1).msg.error.code, 'invalid_argument')
 })
+
+test('C17/C1 on watch: a recursive watch works with the user rights (root-only subdirectories stay closed)', async () => {
+  await sbx.commands.run('rm -rf /home/user/wsec && mkdir -m 777 /home/user/wsec')
+  const events = []
+  const h = await sbx.files.watchDir('/home/user/wsec', (e) => events.push(e), { recursive: true, includeEntry: true })
+  const c = await rpc('CreateWatcher', { path: '/home/user/wsec', recursive: true })
+  await sbx.commands.run('mkdir -m 700 /home/user/wsec/priv && sleep 0.3 && touch /home/user/wsec/priv/secret-name && touch /home/user/wsec/visible', { user: 'root' })
+  for (let i = 0; i < 50 && !events.some((e) => e.name === 'visible'); i++) await sleep(100)
+  await sleep(300)
+  await h.stop()
+  const polled = (await rpc('GetWatcherEvents', { watcherId: c.json.watcherId })).json.events ?? []
+  await rpc('RemoveWatcher', { watcherId: c.json.watcherId })
+  assert.ok(events.some((e) => e.name === 'priv'), JSON.stringify(events))
+  assert.ok(!events.some((e) => e.name.includes('secret-name')), JSON.stringify(events))
+  assert.ok(!polled.some((e) => e.name.includes('secret-name')), JSON.stringify(polled))
+})
