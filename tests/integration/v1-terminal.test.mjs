@@ -22,7 +22,7 @@ function open(url, opts = { headers: { Authorization: `Bearer ${KEY}` } }) {
   st.waitFor = (re, ms = 10000) => new Promise((resolve, reject) => {
     waiters.push({ re, resolve })
     check()
-    setTimeout(() => reject(new Error(`timeout waiting for ${re}; got ${JSON.stringify(st.out.slice(-300))}`)), ms)
+    setTimeout(() => reject(new Error(`timeout waiting for ${re}; got ${JSON.stringify(st.out.slice(-300))}`)), ms).unref()
   })
   return st
 }
