@@ -7,6 +7,9 @@
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <time.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -20,6 +23,8 @@
 #include "connect.h"
 #include "fd-util.h"
 #include "macros.h"
+
+#define INPUT_WAIT_MS 60000
 
 static void cjson_deletep(cJSON **j)
 {
@@ -100,6 +105,42 @@ static int send_signal(struct agent_request *r, const cJSON *root)
         return respond_ok(r, "{}");
 }
 
+/* Write all of buf to a pipe or pty master without blocking the thread for good. */
+static int write_input(struct agent_request *r, int fd, const uint8_t *buf, size_t len)
+{
+        struct timespec ts;
+        int64_t deadline;
+        int fl = fcntl(fd, F_GETFL);
+
+        /* The description is shared with the table's fd (and, for a pty, the pump's master,
+         * which is non-blocking already); every writer goes through here. */
+        if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+                return negative_errno();
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        deadline = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + INPUT_WAIT_MS;
+        while (len > 0) {
+                ssize_t n = write(fd, buf, len);
+                if (n > 0) {
+                        buf += n;
+                        len -= (size_t)n;
+                        continue;
+                }
+                if (n < 0 && errno != EAGAIN && errno != EINTR)
+                        return negative_errno();
+                struct pollfd p[2] = {{.fd = fd, .events = POLLOUT},
+                                      {.fd = r->fd, .events = POLLRDHUP}};
+                clock_gettime(CLOCK_MONOTONIC, &ts);
+                int64_t left = deadline - ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+                if (left <= 0)
+                        return -ETIMEDOUT;
+                if (poll(p, 2, (int)MIN(left, 1000)) < 0 && errno != EINTR)
+                        return negative_errno();
+                if (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR))
+                        return -ECONNRESET;
+        }
+        return 0;
+}
+
 static int send_input(struct agent_request *r, const cJSON *root)
 {
         const cJSON *input = cJSON_GetObjectItemCaseSensitive(root, "input");
@@ -136,9 +177,13 @@ static int send_input(struct agent_request *r, const cJSON *root)
                     is_pty ? "error writing to stdin: tty assigned to process, input should "
                              "be written to the pty"
                            : "error writing to tty: tty not assigned to process");
-        /* A blocking write, as envd: a process that does not read its input stalls this call
-         * (only this connection) once the pipe is full. */
-        e = write_full(fd, data, len);
+        /* As envd, the call waits while the process does not read its input (the pipe or the
+         * terminal is full) — but never forever: it gives up when sbxd hangs up (the client
+         * left) or after INPUT_WAIT_MS. */
+        e = write_input(r, fd, data, len);
+        if (e == -ETIMEDOUT)
+                return agent_respond_connect_error(r, "deadline_exceeded",
+                                                   "the process did not read its input");
         if (e < 0)
                 return agent_respond_connect_error(r, "internal", "error writing to %s: %s",
                                                    is_pty ? "tty" : "stdin", strerror(-e));

@@ -95,3 +95,27 @@ test('filesystem RPCs honour the Basic user: root sees root-only dirs, user does
   assert.equal(await sbx.files.makeDir('/rootdir/sub', { user: 'root' }), true)
   assert.equal((await sbx.files.getInfo('/rootdir/sub', { user: 'root' })).owner, 'root')
 })
+
+test('sendStdin to a process that never reads: the call gives up with its client, no stuck agent thread', async () => {
+  const threads = async () => Number((await sbx.commands.run("awk '/^Threads/ {print $2}' /proc/1/status", { user: 'root' })).stdout.trim())
+  const h = await sbx.commands.run('sleep 60', { background: true, stdin: true })
+  const before = await threads()
+  await assert.rejects(sbx.commands.sendStdin(h.pid, 'x'.repeat(1 << 20), { requestTimeoutMs: 1500 }))
+  await sleep(2500)
+  const afterT = await threads()
+  assert.ok(afterT <= before, `agent threads ${before} → ${afterT}`)
+  assert.equal(await h.kill(), true)
+})
+
+test('SendSignal SIGTERM over the wire ends the process group with signal: terminated', async () => {
+  const h = await sbx.commands.run('sleep 100 & sleep 100; wait', { background: true })
+  await sleep(300)
+  const res = await sandboxFetch(sbx.sandboxId, 49983, '/process.Process/SendSignal', {
+    method: 'POST',
+    headers: { 'X-Access-Token': sbx.envdAccessToken, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ process: { pid: h.pid }, signal: 'SIGNAL_SIGTERM' }),
+  })
+  assert.equal(res.status, 200)
+  await assert.rejects(h.wait(), (e) => e.exitCode === -1 && /signal: terminated/.test(e.error ?? ''))
+  assert.equal((await sbx.commands.run('pgrep -c -x sleep || true')).stdout.trim(), '0')
+})
