@@ -74,9 +74,12 @@ echo "== node suites (integration, compat, security)"
         cat /tmp/sbx-npm.log
         count npm 0 1
 }
-bash scripts/test-node.sh "$build" 2>&1 | tee /tmp/sbx-node.log
-np=$(grep -E '^# pass ' /tmp/sbx-node.log | tail -n 1 | awk '{print $3}')
-nf=$(grep -E '^# fail ' /tmp/sbx-node.log | tail -n 1 | awk '{print $3}')
+# A log of this run's own (runs in parallel must not share one); -a: test output may hold
+# binary bytes, which would turn grep's answer into "binary file matches".
+nodelog=$(mktemp /tmp/sbx-node.XXXXXX.log)
+bash scripts/test-node.sh "$build" 2>&1 | tee "$nodelog"
+np=$(grep -aE '^# pass ' "$nodelog" | tail -n 1 | awk '{print $3}')
+nf=$(grep -aE '^# fail ' "$nodelog" | tail -n 1 | awk '{print $3}')
 if [ -z "$np" ]; then
         count node 0 1
 else
