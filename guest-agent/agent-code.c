@@ -449,7 +449,9 @@ static int handle_list(struct agent_request *r)
         return respond_json(r, 200, a);
 }
 
-static int handle_delete(struct agent_request *r, const char *id)
+/* Discard the body and look up context id. Returns 1 with *ret (a reference the caller drops
+ * with ctx_unref), or the result of answering 404 / of a failed read (<= 0). */
+static int ctx_lookup(struct agent_request *r, const char *id, struct code_context **ret)
 {
         struct code_context *c;
         int e = agent_request_discard_body(r, 64 * 1024);
@@ -459,6 +461,17 @@ static int handle_delete(struct agent_request *r, const char *id)
         c = ctx_get(id, CODE_LANG_UNKNOWN);
         if (!c)
                 return respond_text(r, 404, "Context %s not found", id);
+        *ret = c;
+        return 1;
+}
+
+static int handle_delete(struct agent_request *r, const char *id)
+{
+        struct code_context *c = NULL;
+        int e = ctx_lookup(r, id, &c);
+
+        if (e <= 0)
+                return e;
         ctx_kill_kernel(c);
         ctx_remove(c);
         ctx_unref(c);
@@ -467,14 +480,11 @@ static int handle_delete(struct agent_request *r, const char *id)
 
 static int handle_restart(struct agent_request *r, const char *id)
 {
-        struct code_context *c;
-        int e = agent_request_discard_body(r, 64 * 1024);
+        struct code_context *c = NULL;
+        int e = ctx_lookup(r, id, &c);
 
-        if (e < 0)
+        if (e <= 0)
                 return e;
-        c = ctx_get(id, CODE_LANG_UNKNOWN);
-        if (!c)
-                return respond_text(r, 404, "Context %s not found", id);
         ctx_kill_kernel(c);
         pthread_mutex_lock(&c->exec_lock);
         ctx_set_kernel(c, NULL);

@@ -9,47 +9,7 @@
 #include <strings.h>
 
 #include "macros.h"
-
-static int unhex(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
-int http_percent_decode(const char *s, size_t len, char **ret)
-{
-        _cleanup_free_ char *out = malloc(len + 1);
-        size_t o = 0;
-
-        if (!out)
-                return -ENOMEM;
-        for (size_t i = 0; i < len; i++) {
-                char c = s[i];
-                if (c == '%') {
-                        int hi, lo;
-                        if (i + 2 >= len)
-                                return -EINVAL;
-                        hi = unhex(s[i + 1]);
-                        lo = unhex(s[i + 2]);
-                        if (hi < 0 || lo < 0)
-                                return -EINVAL;
-                        c = (char)(hi << 4 | lo);
-                        i += 2;
-                } else if (c == '+')
-                        c = ' ';
-                if (c == '\0')
-                        return -EINVAL;
-                out[o++] = c;
-        }
-        out[o] = '\0';
-        *ret = TAKE_PTR(out);
-        return 0;
-}
+#include "url-util.h"
 
 int http_query_get(const char *query, const char *key, char **ret)
 {
@@ -65,13 +25,13 @@ int http_query_get(const char *query, const char *key, char **ret)
                 int r;
 
                 if (kend > p) {
-                        r = http_percent_decode(p, (size_t)(kend - p), &k);
+                        r = url_percent_decode(p, (size_t)(kend - p), &k);
                         if (r < 0)
                                 return r;
                         if (strlen(k) == klen && memcmp(k, key, klen) == 0) {
                                 if (!eq)
-                                        return http_percent_decode("", 0, ret) < 0 ? -ENOMEM : 1;
-                                r = http_percent_decode(eq + 1, (size_t)(end - eq - 1), ret);
+                                        return url_percent_decode("", 0, ret) < 0 ? -ENOMEM : 1;
+                                r = url_percent_decode(eq + 1, (size_t)(end - eq - 1), ret);
                                 return r < 0 ? r : 1;
                         }
                 }

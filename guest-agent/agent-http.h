@@ -7,10 +7,6 @@
 
 #include <stddef.h>
 
-/* Percent-decode s[0..len) ('+' becomes a space, as in form encoding) into a new NUL-terminated
- * string. -EINVAL on a malformed escape or a decoded NUL byte, -ENOMEM. */
-int http_percent_decode(const char *s, size_t len, char **ret);
-
 /* Find key in a raw query string ("a=1&b=%2F") and return its decoded value (caller frees).
  * A key present without '=' yields "". Returns 1 when found, 0 when absent (*ret untouched),
  * or -errno (-EINVAL on a malformed escape). The first occurrence wins. */

@@ -685,20 +685,11 @@ int agent_process_handle_start(struct agent_request *r)
         uint32_t msg_len;
         int64_t timeout_ms;
         size_t len;
-        uint8_t flags;
-        long n;
         int e;
 
-        e = agent_request_read_body_all(r, CONNECT_MAX_MESSAGE + CONNECT_ENVELOPE_HEADER_SIZE,
-                                        &body, &len);
-        if (e == -EMSGSIZE)
-                return agent_respond_stream_error(r, "resource_exhausted", "request too large");
-        if (e < 0)
+        e = agent_request_read_envelope(r, &body, &msg, &msg_len);
+        if (e <= 0)
                 return e;
-        n = connect_envelope_parse(body, len, CONNECT_MAX_MESSAGE, &flags, &msg, &msg_len);
-        if (n <= 0 || (size_t)n != len || flags != 0)
-                return agent_respond_stream_error(r, "invalid_argument",
-                                                  "request must be one uncompressed envelope");
         if (start_request_parse((const char *)msg, msg_len, &q, &why) < 0)
                 return agent_respond_stream_error(r, "invalid_argument", "%s", why);
         root = q.root;

@@ -193,19 +193,42 @@ int agent_respond(struct agent_request *r, int status, const char *content_type,
         return agent_respond_end(r);
 }
 
+enum error_body_kind { ERROR_BODY_REST, ERROR_BODY_CONNECT, ERROR_BODY_END_STREAM };
+
+/* Format the message and build the JSON error body of the given kind (status is used by REST
+ * bodies, code by Connect ones). Returns 0 with *ret_body (caller frees) and *ret_len, or
+ * -errno. */
+static int error_body_v(enum error_body_kind kind, int status, const char *code, char **ret_body,
+                        size_t *ret_len, const char *fmt, va_list ap)
+    __attribute__((format(printf, 6, 0)));
+static int error_body_v(enum error_body_kind kind, int status, const char *code, char **ret_body,
+                        size_t *ret_len, const char *fmt, va_list ap)
+{
+        _cleanup_free_ char *msg = NULL;
+
+        if (vasprintf(&msg, fmt, ap) < 0)
+                return -ENOMEM;
+        switch (kind) {
+        case ERROR_BODY_REST:
+                return cj_rest_error_body(status, msg, ret_body, ret_len);
+        case ERROR_BODY_CONNECT:
+                return cj_error_body(code, msg, ret_body, ret_len);
+        case ERROR_BODY_END_STREAM:
+                return cj_end_stream_error(code, msg, ret_body, ret_len);
+        }
+        return -EINVAL;
+}
+
 int agent_respond_rest_error(struct agent_request *r, int status, const char *fmt, ...)
 {
-        _cleanup_free_ char *msg = NULL, *body = NULL;
+        _cleanup_free_ char *body = NULL;
         size_t len;
         va_list ap;
         int e;
 
         va_start(ap, fmt);
-        e = vasprintf(&msg, fmt, ap);
+        e = error_body_v(ERROR_BODY_REST, status, NULL, &body, &len, fmt, ap);
         va_end(ap);
-        if (e < 0)
-                return -ENOMEM;
-        e = cj_rest_error_body(status, msg, &body, &len);
         if (e < 0)
                 return e;
         return agent_respond(r, status, "application/json; charset=utf-8", body, len);
@@ -213,17 +236,14 @@ int agent_respond_rest_error(struct agent_request *r, int status, const char *fm
 
 int agent_respond_connect_error(struct agent_request *r, const char *code, const char *fmt, ...)
 {
-        _cleanup_free_ char *msg = NULL, *body = NULL;
+        _cleanup_free_ char *body = NULL;
         size_t len;
         va_list ap;
         int e;
 
         va_start(ap, fmt);
-        e = vasprintf(&msg, fmt, ap);
+        e = error_body_v(ERROR_BODY_CONNECT, 0, code, &body, &len, fmt, ap);
         va_end(ap);
-        if (e < 0)
-                return -ENOMEM;
-        e = cj_error_body(code, msg, &body, &len);
         if (e < 0)
                 return e;
         return agent_respond(r, connect_code_http_status(code), "application/json", body, len);
@@ -242,17 +262,14 @@ int agent_respond_envelope(struct agent_request *r, uint8_t flags, const char *j
 int agent_respond_stream_error(struct agent_request *r, const char *code, const char *fmt, ...)
 {
         static const char *const headers[] = {"Content-Type", "application/connect+json", NULL};
-        _cleanup_free_ char *msg = NULL, *body = NULL;
+        _cleanup_free_ char *body = NULL;
         size_t len;
         va_list ap;
         int e;
 
         va_start(ap, fmt);
-        e = vasprintf(&msg, fmt, ap);
+        e = error_body_v(ERROR_BODY_END_STREAM, 0, code, &body, &len, fmt, ap);
         va_end(ap);
-        if (e < 0)
-                return -ENOMEM;
-        e = cj_end_stream_error(code, msg, &body, &len);
         if (e < 0)
                 return e;
         if (!r->resp_started) {
@@ -264,6 +281,33 @@ int agent_respond_stream_error(struct agent_request *r, const char *code, const 
         if (e < 0)
                 return e;
         return agent_respond_end(r);
+}
+
+int agent_request_read_envelope(struct agent_request *r, uint8_t **ret_body,
+                                const uint8_t **ret_msg, uint32_t *ret_msg_len)
+{
+        _cleanup_free_ uint8_t *body = NULL;
+        const uint8_t *msg;
+        uint32_t msg_len;
+        size_t len;
+        uint8_t flags;
+        long n;
+        int e;
+
+        e = agent_request_read_body_all(r, CONNECT_MAX_MESSAGE + CONNECT_ENVELOPE_HEADER_SIZE,
+                                        &body, &len);
+        if (e == -EMSGSIZE)
+                return agent_respond_stream_error(r, "resource_exhausted", "request too large");
+        if (e < 0)
+                return e;
+        n = connect_envelope_parse(body, len, CONNECT_MAX_MESSAGE, &flags, &msg, &msg_len);
+        if (n <= 0 || (size_t)n != len || flags != 0)
+                return agent_respond_stream_error(r, "invalid_argument",
+                                                  "request must be one uncompressed envelope");
+        *ret_msg = msg;
+        *ret_msg_len = msg_len;
+        *ret_body = TAKE_PTR(body);
+        return 1;
 }
 
 /* ---- routing ---- */

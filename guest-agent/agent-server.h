@@ -72,5 +72,11 @@ int agent_respond_connect_error(struct agent_request *r, const char *code, const
  * carrying the error (sends the head only when it was not sent yet). */
 int agent_respond_stream_error(struct agent_request *r, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Read a server-stream request body that must be exactly one uncompressed Connect envelope.
+ * Returns 1 with *ret_body (caller frees; *ret_msg points into it) and the message; otherwise
+ * the request was answered with a stream error (returns that answer's result, <= 0) or
+ * reading failed (-errno). */
+int agent_request_read_envelope(struct agent_request *r, uint8_t **ret_body,
+                                const uint8_t **ret_msg, uint32_t *ret_msg_len);
 /* Send one Connect envelope (flags + JSON) as a DATA frame. */
 int agent_respond_envelope(struct agent_request *r, uint8_t flags, const char *json, size_t len);

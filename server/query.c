@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "macros.h"
+#include "url-util.h"
 
 int query_from_target(const char *target, char **ret)
 {
@@ -69,46 +70,6 @@ int query_append(char **buf, const char *key, const char *value)
         return 0;
 }
 
-static int hexval(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
-int query_decode(const char *s, size_t len, char **ret)
-{
-        _cleanup_free_ char *out = malloc(len + 1);
-        size_t o = 0;
-        if (!out)
-                return -ENOMEM;
-        for (size_t i = 0; i < len; i++) {
-                if (s[i] == '%') {
-                        int h, l;
-                        if (i + 2 >= len || (h = hexval(s[i + 1])) < 0 ||
-                            (l = hexval(s[i + 2])) < 0)
-                                return -EINVAL;
-                        if (h == 0 && l == 0)
-                                return -EINVAL;
-                        out[o++] = (char)(h << 4 | l);
-                        i += 2;
-                } else if (s[i] == '+') {
-                        out[o++] = ' ';
-                } else if (s[i] == 0) {
-                        return -EINVAL;
-                } else {
-                        out[o++] = s[i];
-                }
-        }
-        out[o] = 0;
-        *ret = TAKE_PTR(out);
-        return 0;
-}
-
 int query_next_pair(const char *s, size_t *pos, char **ret_key, char **ret_value)
 {
         size_t p = *pos, len = strlen(s);
@@ -122,10 +83,10 @@ int query_next_pair(const char *s, size_t *pos, char **ret_key, char **ret_value
         const char *eq = memchr(s + p, '=', l);
         size_t kl = eq ? (size_t)(eq - (s + p)) : l;
         _cleanup_free_ char *k = NULL, *v = NULL;
-        int r = query_decode(s + p, kl, &k);
+        int r = url_percent_decode(s + p, kl, &k);
         if (r < 0)
                 return r;
-        r = eq ? query_decode(eq + 1, l - kl - 1, &v) : query_decode("", 0, &v);
+        r = eq ? url_percent_decode(eq + 1, l - kl - 1, &v) : url_percent_decode("", 0, &v);
         if (r < 0)
                 return r;
         *pos = p + l;

@@ -13,10 +13,6 @@ int query_from_target(const char *target, char **ret);
  * *buf, separated by '&'. value NULL → bare key. *buf may be NULL initially. */
 int query_append(char **buf, const char *key, const char *value);
 
-/* Percent-decode s[0..len) ('+' → space as in forms). Fails with -EINVAL on %00 or a bad
- * escape. Returns malloc'd NUL-terminated string. */
-int query_decode(const char *s, size_t len, char **ret);
-
 /* Iterate "k=v&k2=v2": from *pos, decode the next pair. Returns 1 with *ret_key / *ret_value
  * (malloc'd; value "" when no '='), 0 at the end, or -errno. */
 int query_next_pair(const char *s, size_t *pos, char **ret_key, char **ret_value);

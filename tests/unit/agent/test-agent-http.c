@@ -5,6 +5,7 @@
 
 #include "agent-http.h"
 #include "unit.h"
+#include "url-util.h"
 
 static void test_query(void)
 {
@@ -35,7 +36,7 @@ static void test_query(void)
         CHECK_EQ_INT(http_query_get("&&path=x&&", "path", &v), 1);
         CHECK_STREQ(v, "x");
         free(v);
-        CHECK_EQ_INT(http_percent_decode("%e2%9C%93", 9, &v), 0);
+        CHECK_EQ_INT(url_percent_decode("%e2%9C%93", 9, &v), 0);
         CHECK_STREQ(v, "\xe2\x9c\x93");
         free(v);
 }

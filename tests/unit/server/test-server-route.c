@@ -9,6 +9,7 @@
 #include "route.h"
 #include "server-config.h"
 #include "unit.h"
+#include "url-util.h"
 
 static void test_match(void)
 {
@@ -132,12 +133,12 @@ static void test_query(void)
         free(q);
 
         char *d = NULL;
-        CHECK_EQ_INT(query_decode("%2Fhome%2fuser+x", 16, &d), 0);
+        CHECK_EQ_INT(url_percent_decode("%2Fhome%2fuser+x", 16, &d), 0);
         CHECK_STREQ(d, "/home/user x");
         free(d);
-        CHECK_EQ_INT(query_decode("%00", 3, &d), -EINVAL);
-        CHECK_EQ_INT(query_decode("%2", 2, &d), -EINVAL);
-        CHECK_EQ_INT(query_decode("%zz", 3, &d), -EINVAL);
+        CHECK_EQ_INT(url_percent_decode("%00", 3, &d), -EINVAL);
+        CHECK_EQ_INT(url_percent_decode("%2", 2, &d), -EINVAL);
+        CHECK_EQ_INT(url_percent_decode("%zz", 3, &d), -EINVAL);
 
         /* round trip: decode(encode(x)) == x */
         q = NULL;

@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* URL percent-decoding, shared by sbxd's query parser and the guest agent. Pure. */
+#pragma once
+
+#include <stddef.h>
+
+/* Percent-decode s[0..len) ('+' becomes a space, as in form encoding) into a new NUL-terminated
+ * string (caller frees). -EINVAL on a malformed escape or a NUL byte, raw or decoded as %00;
+ * -ENOMEM. *ret is written only on success. */
+int url_percent_decode(const char *s, size_t len, char **ret);
