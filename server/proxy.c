@@ -2,7 +2,6 @@
 #include "proxy.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include "macros.h"
 #include "stats.h"
 #include "query.h"
+#include "relay.h"
 #include "validate.h"
 
 static volatile int shutting_down;
@@ -31,14 +31,6 @@ struct proxy_conn {
         int client_fd; /* the HTTP client's socket, polled for hangup only */
         bool upload_failed;
         char id[ROUTE_ID_MAX];
-};
-
-/* Response body reader state, owned by the MHD response. */
-struct proxy_stream {
-        int fd, client_fd;
-        uint8_t *buf;
-        uint32_t len, off;
-        uint64_t expected, sent; /* expected = MHD_SIZE_UNKNOWN when chunked */
 };
 
 void proxy_free(struct proxy_conn *p)
@@ -75,21 +67,7 @@ bool proxy_hop_by_hop(const char *name)
  * stopping. */
 static int wait_agent(int fd, int client_fd)
 {
-        for (;;) {
-                struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
-                                      {.fd = client_fd, .events = POLLRDHUP}};
-                int n = poll(p, client_fd >= 0 ? 2 : 1, 1000);
-                if (n < 0 && errno != EINTR)
-                        return -errno;
-                if (__atomic_load_n(&shutting_down, __ATOMIC_RELAXED))
-                        return -ECONNABORTED;
-                if (n <= 0)
-                        continue;
-                if (p[0].revents)
-                        return 0;
-                if (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR))
-                        return -ECONNABORTED;
-        }
+        return relay_wait_agent(fd, client_fd, &shutting_down);
 }
 
 struct header_collect {
@@ -168,9 +146,7 @@ enum MHD_Result proxy_begin(struct request *req)
         p->fd = -EBADF;
         snprintf(p->id, sizeof(p->id), "%s", id);
         req->proxy = p;
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        p->client_fd = ci ? ci->connect_fd : -1;
+        p->client_fd = relay_client_fd(req->conn);
 
         int r = agent_connect(s->dir, &p->fd);
         if (r >= 0)
@@ -187,67 +163,16 @@ enum MHD_Result proxy_upload(struct request *req, const char *data, size_t len)
         struct proxy_conn *p = req->proxy;
         if (!p || p->upload_failed)
                 return MHD_YES; /* the agent answered early: drop the rest */
-        while (len > 0) {
-                /* The agent may answer before reading everything (api/frames.md): once its
-                 * response is waiting, stop forwarding instead of blocking on a full socket. */
-                struct pollfd pf = {.fd = p->fd, .events = POLLIN | POLLOUT};
-                if (poll(&pf, 1, PROXY_SEND_TIMEOUT_MS) <= 0 || (pf.revents & POLLIN)) {
-                        p->upload_failed = true;
-                        return MHD_YES;
-                }
-                size_t k = MIN(len, (size_t)SBX_FRAME_MAX_PAYLOAD);
-                int r = sbx_frame_write(p->fd, SBX_FRAME_DATA, data, k);
-                if (r < 0) {
+        /* The agent may answer before reading everything (api/frames.md): once its response
+         * is waiting, stop forwarding instead of blocking on a full socket. */
+        int r = relay_upload(p->fd, data, len, PROXY_SEND_TIMEOUT_MS, true);
+        if (r < 0) {
+                if (r != -ECANCELED)
                         log_debug("req=%s: agent stopped reading the body: %s", req->rid,
                                   strerror(-r));
-                        p->upload_failed = true;
-                        return MHD_YES;
-                }
-                stats_count_proxy_bytes(k, 0);
-                data += k;
-                len -= k;
+                p->upload_failed = true;
         }
         return MHD_YES;
-}
-
-static ssize_t stream_read(void *cls, uint64_t pos, char *out, size_t max)
-{
-        struct proxy_stream *st = cls;
-        for (;;) {
-                if (st->off < st->len) {
-                        size_t k = MIN(max, (size_t)(st->len - st->off));
-                        memcpy(out, st->buf + st->off, k);
-                        st->off += (uint32_t)k;
-                        return (ssize_t)k;
-                }
-                if (wait_agent(st->fd, st->client_fd) < 0)
-                        return MHD_CONTENT_READER_END_WITH_ERROR;
-                uint8_t type;
-                uint32_t len;
-                if (sbx_frame_read(st->fd, &type, st->buf, &len) < 0)
-                        return MHD_CONTENT_READER_END_WITH_ERROR;
-                if (type == SBX_FRAME_END) {
-                        if (st->expected != MHD_SIZE_UNKNOWN && st->sent != st->expected)
-                                return MHD_CONTENT_READER_END_WITH_ERROR;
-                        return MHD_CONTENT_READER_END_OF_STREAM;
-                }
-                if (type != SBX_FRAME_DATA)
-                        return MHD_CONTENT_READER_END_WITH_ERROR;
-                st->sent += len;
-                stats_count_proxy_bytes(0, len);
-                if (st->expected != MHD_SIZE_UNKNOWN && st->sent > st->expected)
-                        return MHD_CONTENT_READER_END_WITH_ERROR;
-                st->len = len;
-                st->off = 0;
-        }
-}
-
-static void stream_free(void *cls)
-{
-        struct proxy_stream *st = cls;
-        safe_close(st->fd);
-        free(st->buf);
-        free(st);
 }
 
 /* Read the rest of a body that must be empty (204/304/HEAD): bounded drain until END. */
@@ -269,21 +194,6 @@ static int drain(int fd, int client_fd, uint8_t *buf)
         return -EPROTO;
 }
 
-/* Content-Length from the agent's head, MHD_SIZE_UNKNOWN when absent. */
-static int head_content_length(const struct sbx_resp_head *h, uint64_t *ret)
-{
-        const char *v = sbx_header_get(h->headers, h->n_headers, "Content-Length");
-        *ret = MHD_SIZE_UNKNOWN;
-        if (!v)
-                return 0;
-        char *end;
-        unsigned long long l = strtoull(v, &end, 10);
-        if (!*v || *end || v[0] == '-' || l == MHD_SIZE_UNKNOWN)
-                return -EPROTO;
-        *ret = l;
-        return 0;
-}
-
 static int add_headers(struct MHD_Response *resp, const struct sbx_resp_head *h)
 {
         for (size_t i = 0; i < h->n_headers; i++) {
@@ -299,7 +209,7 @@ static int add_headers(struct MHD_Response *resp, const struct sbx_resp_head *h)
 }
 
 /* Takes st. */
-static enum MHD_Result respond(struct request *req, struct proxy_stream *st,
+static enum MHD_Result respond(struct request *req, struct relay_stream *st,
                                const struct sbx_resp_head *h)
 {
         bool no_body = h->status == 204 || h->status == 304 || strcmp(req->method, "HEAD") == 0;
@@ -309,22 +219,22 @@ static enum MHD_Result respond(struct request *req, struct proxy_stream *st,
 
         if (no_body) {
                 r = drain(st->fd, st->client_fd, st->buf);
-                stream_free(st);
+                relay_stream_free(st);
                 if (r < 0)
                         return http_reply_error(req, -EPROTO, req->route.id,
                                                 "The sandbox closed the connection");
                 resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
         } else {
-                if (head_content_length(h, &len) < 0) {
-                        stream_free(st);
+                if (relay_content_length(h, &len) < 0) {
+                        relay_stream_free(st);
                         return http_reply_error(req, -EPROTO, req->route.id,
                                                 "invalid Content-Length from the sandbox");
                 }
                 st->expected = len;
-                resp = MHD_create_response_from_callback(len, PROXY_STREAM_BLOCK, stream_read, st,
-                                                         stream_free);
+                resp = MHD_create_response_from_callback(len, PROXY_STREAM_BLOCK, relay_stream_read,
+                                                         st, relay_stream_free);
                 if (!resp)
-                        stream_free(st);
+                        relay_stream_free(st);
         }
         if (!resp)
                 return MHD_NO;
@@ -347,28 +257,13 @@ enum MHD_Result proxy_finish(struct request *req)
         if (!p->upload_failed)
                 (void)sbx_frame_write(p->fd, SBX_FRAME_END, NULL, 0);
 
-        struct proxy_stream *st = calloc(1, sizeof(*st));
-        if (!st)
+        struct relay_stream *st;
+        if (relay_stream_new(&p->fd, p->client_fd, true, &shutting_down, &st) < 0)
                 return MHD_NO;
-        st->buf = malloc(SBX_FRAME_MAX_PAYLOAD);
-        st->client_fd = p->client_fd;
-        st->fd = TAKE_FD(p->fd);
-        if (!st->buf) {
-                stream_free(st);
-                return MHD_NO;
-        }
-        uint8_t type;
-        uint32_t len;
-        int r = wait_agent(st->fd, st->client_fd);
-        if (r >= 0)
-                r = sbx_frame_read(st->fd, &type, st->buf, &len);
-        if (r >= 0 && type != SBX_FRAME_RESP_HEAD)
-                r = -EPROTO;
         struct sbx_resp_head h = {};
-        if (r >= 0)
-                r = sbx_resp_head_decode(st->buf, len, &h);
+        int r = relay_read_head(st, &h);
         if (r < 0) {
-                stream_free(st);
+                relay_stream_free(st);
                 if (r == -ECONNABORTED)
                         return MHD_NO;
                 log_warning_errno(r, "req=%s sandbox %s: no response head from the agent: %m",
@@ -379,7 +274,7 @@ enum MHD_Result proxy_finish(struct request *req)
         if (h.status < 200) {
                 /* 1xx (101 Switching Protocols...) would need an upgrade path: never proxied */
                 sbx_resp_head_free(&h);
-                stream_free(st);
+                relay_stream_free(st);
                 return http_reply_error(req, -EPROTO, req->route.id,
                                         "invalid response status from the sandbox");
         }

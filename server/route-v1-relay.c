@@ -3,7 +3,6 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "log.h"
 #include "macros.h"
 #include "query.h"
+#include "relay.h"
 #include "route-v1.h"
 
 #define RELAY_SEND_TIMEOUT_MS 60000
@@ -27,37 +27,12 @@ struct v1_relay {
         char id[32];
 };
 
-struct relay_stream {
-        int fd, client_fd;
-        uint8_t *buf;
-        uint32_t len, off;
-        uint64_t expected, sent;
-};
-
 void v1_relay_free(struct v1_relay *rl)
 {
         if (!rl)
                 return;
         safe_close(rl->fd);
         free(rl);
-}
-
-/* Readable agent fd: 0; -ECONNABORTED when the client hung up. */
-static int wait_agent(int fd, int client_fd)
-{
-        for (;;) {
-                struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
-                                      {.fd = client_fd, .events = POLLRDHUP}};
-                int n = poll(p, client_fd >= 0 ? 2 : 1, 1000);
-                if (n < 0 && errno != EINTR)
-                        return -errno;
-                if (n <= 0)
-                        continue;
-                if (p[0].revents)
-                        return 0;
-                if (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR))
-                        return -ECONNABORTED;
-        }
 }
 
 static int send_head(int fd, const char *method, const char *path, const char *query,
@@ -89,9 +64,7 @@ enum MHD_Result v1_relay_begin(struct request *req, const struct sandbox *s, con
         }
         rl->fd = -EBADF;
         snprintf(rl->id, sizeof(rl->id), "%s", s->id);
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        rl->client_fd = ci ? ci->connect_fd : -1;
+        rl->client_fd = relay_client_fd(req->conn);
         *ret = rl;
         int r = agent_connect(s->dir, &rl->fd);
         if (r >= 0)
@@ -109,57 +82,10 @@ enum MHD_Result v1_relay_begin(struct request *req, const struct sandbox *s, con
 enum MHD_Result v1_relay_upload(struct request *req, struct v1_relay *rl, const char *data,
                                 size_t len)
 {
-        while (len > 0 && !rl->upload_failed) {
-                /* The agent may answer before the whole body (a refusal): stop sending then. */
-                struct pollfd pf = {.fd = rl->fd, .events = POLLIN | POLLOUT};
-                if (poll(&pf, 1, RELAY_SEND_TIMEOUT_MS) <= 0 || (pf.revents & POLLIN)) {
-                        rl->upload_failed = true;
-                        break;
-                }
-                size_t k = MIN(len, (size_t)SBX_FRAME_MAX_PAYLOAD);
-                if (sbx_frame_write(rl->fd, SBX_FRAME_DATA, data, k) < 0)
-                        rl->upload_failed = true;
-                data += k;
-                len -= k;
-        }
+        /* The agent may answer before the whole body (a refusal): stop sending then. */
+        if (!rl->upload_failed && relay_upload(rl->fd, data, len, RELAY_SEND_TIMEOUT_MS, false) < 0)
+                rl->upload_failed = true;
         return MHD_YES;
-}
-
-static ssize_t stream_read(void *cls, uint64_t pos, char *out, size_t max)
-{
-        struct relay_stream *st = cls;
-        for (;;) {
-                if (st->off < st->len) {
-                        size_t k = MIN(max, (size_t)(st->len - st->off));
-                        memcpy(out, st->buf + st->off, k);
-                        st->off += (uint32_t)k;
-                        return (ssize_t)k;
-                }
-                uint8_t type;
-                uint32_t len;
-                if (wait_agent(st->fd, st->client_fd) < 0 ||
-                    sbx_frame_read(st->fd, &type, st->buf, &len) < 0)
-                        return MHD_CONTENT_READER_END_WITH_ERROR;
-                if (type == SBX_FRAME_END)
-                        return st->expected != MHD_SIZE_UNKNOWN && st->sent != st->expected
-                                   ? MHD_CONTENT_READER_END_WITH_ERROR
-                                   : MHD_CONTENT_READER_END_OF_STREAM;
-                if (type != SBX_FRAME_DATA)
-                        return MHD_CONTENT_READER_END_WITH_ERROR;
-                st->sent += len;
-                if (st->expected != MHD_SIZE_UNKNOWN && st->sent > st->expected)
-                        return MHD_CONTENT_READER_END_WITH_ERROR;
-                st->len = len;
-                st->off = 0;
-        }
-}
-
-static void stream_free(void *cls)
-{
-        struct relay_stream *st = cls;
-        safe_close(st->fd);
-        free(st->buf);
-        free(st);
 }
 
 /* Read a body up to END into a NUL-terminated buffer, at most max bytes. */
@@ -173,7 +99,7 @@ static int read_body(int fd, int client_fd, uint8_t *frame, size_t max, int time
         for (;;) {
                 uint8_t type;
                 uint32_t len;
-                int r = client_fd >= -1 ? wait_agent(fd, client_fd) : 0;
+                int r = client_fd >= -1 ? relay_wait_agent(fd, client_fd, NULL) : 0;
                 if (r >= 0)
                         r = sbx_frame_read(fd, &type, frame, &len);
                 if (r == -EAGAIN)
@@ -243,22 +169,15 @@ static bool header_copied(const char *n)
 static enum MHD_Result respond(struct request *req, struct relay_stream *st,
                                const struct sbx_resp_head *h)
 {
-        const char *cl = sbx_header_get(h->headers, h->n_headers, "Content-Length");
-        st->expected = MHD_SIZE_UNKNOWN;
-        if (cl) {
-                char *end;
-                unsigned long long l = strtoull(cl, &end, 10);
-                if (!*cl || *end || cl[0] == '-' || l == MHD_SIZE_UNKNOWN) {
-                        stream_free(st);
-                        return v1_reply_error(req, 502, "sandbox_unavailable",
-                                              "invalid answer from the sandbox");
-                }
-                st->expected = l;
+        if (relay_content_length(h, &st->expected) < 0) {
+                relay_stream_free(st);
+                return v1_reply_error(req, 502, "sandbox_unavailable",
+                                      "invalid answer from the sandbox");
         }
-        struct MHD_Response *resp = MHD_create_response_from_callback(st->expected, RELAY_BLOCK,
-                                                                      stream_read, st, stream_free);
+        struct MHD_Response *resp = MHD_create_response_from_callback(
+            st->expected, RELAY_BLOCK, relay_stream_read, st, relay_stream_free);
         if (!resp) {
-                stream_free(st);
+                relay_stream_free(st);
                 return MHD_NO;
         }
         for (size_t i = 0; i < h->n_headers; i++)
@@ -274,31 +193,16 @@ enum MHD_Result v1_relay_finish(struct request *req, struct v1_relay *rl)
 {
         if (!rl->upload_failed)
                 (void)sbx_frame_write(rl->fd, SBX_FRAME_END, NULL, 0);
-        struct relay_stream *st = calloc(1, sizeof(*st));
-        if (!st)
+        struct relay_stream *st;
+        if (relay_stream_new(&rl->fd, rl->client_fd, false, NULL, &st) < 0)
                 return MHD_NO;
-        st->buf = malloc(SBX_FRAME_MAX_PAYLOAD);
-        st->client_fd = rl->client_fd;
-        st->fd = TAKE_FD(rl->fd);
-        if (!st->buf) {
-                stream_free(st);
-                return MHD_NO;
-        }
-        uint8_t type;
-        uint32_t len;
         struct sbx_resp_head h = {};
-        int r = wait_agent(st->fd, st->client_fd);
-        if (r >= 0)
-                r = sbx_frame_read(st->fd, &type, st->buf, &len);
-        if (r >= 0 && type != SBX_FRAME_RESP_HEAD)
-                r = -EPROTO;
-        if (r >= 0)
-                r = sbx_resp_head_decode(st->buf, len, &h);
+        int r = relay_read_head(st, &h);
         if (r >= 0 && (h.status < 200 || h.status > 599))
                 r = -EPROTO;
         if (r < 0) {
                 sbx_resp_head_free(&h);
-                stream_free(st);
+                relay_stream_free(st);
                 if (r == -ECONNABORTED)
                         return MHD_NO;
                 return v1_reply_error(req, 502, "sandbox_unavailable",
@@ -314,7 +218,7 @@ enum MHD_Result v1_relay_finish(struct request *req, struct v1_relay *rl)
         r = read_body(st->fd, st->client_fd, st->buf, V1_RELAY_MAX_ERROR, 0, &body, &blen);
         unsigned status = h.status;
         sbx_resp_head_free(&h);
-        stream_free(st);
+        relay_stream_free(st);
         if (r < 0)
                 return v1_reply_error(req, 502, "sandbox_unavailable",
                                       "the sandbox sent an invalid error answer");
