@@ -253,6 +253,7 @@ static int list(struct agent_request *r)
 int agent_process_handle_rpc(struct agent_request *r, const char *method)
 {
         _cleanup_free_ uint8_t *body = NULL;
+        _cleanup_free_ char *unknown = NULL;
         _cleanup_cjson_ cJSON *root = NULL;
         size_t len;
         int e;
@@ -267,14 +268,9 @@ int agent_process_handle_rpc(struct agent_request *r, const char *method)
         if (e < 0)
                 return e;
         /* Like envd's authn middleware: a Basic user that does not exist is refused. */
-        if (agent_request_header(r, "Authorization")) {
-                _cleanup_(agent_user_done) struct agent_user u = {0};
-                _cleanup_free_ char *name = NULL;
-                e = agent_request_user(r, NULL, &u, &name);
-                if (e == -ENOENT || e == -EINVAL)
-                        return agent_respond_connect_error(
-                            r, "unauthenticated", "invalid username: '%s'", name ? name : "");
-        }
+        if (agent_request_basic_user_unknown(r, &unknown))
+                return agent_respond_connect_error(r, "unauthenticated", "invalid username: '%s'",
+                                                   unknown ? unknown : "");
         root = cJSON_ParseWithLength((const char *)body, len);
         if (!cJSON_IsObject(root))
                 return agent_respond_connect_error(r, "invalid_argument", "invalid JSON request");
@@ -294,6 +290,7 @@ int agent_process_handle_rpc(struct agent_request *r, const char *method)
 int agent_process_handle_connect(struct agent_request *r)
 {
         _cleanup_free_ uint8_t *body = NULL;
+        _cleanup_free_ char *unknown = NULL;
         _cleanup_cjson_ cJSON *root = NULL;
         struct agent_outlog *log = NULL;
         struct agent_selector sel = {0};
@@ -305,14 +302,9 @@ int agent_process_handle_connect(struct agent_request *r)
         e = agent_request_read_envelope(r, &body, &msg, &msg_len);
         if (e <= 0)
                 return e;
-        if (agent_request_header(r, "Authorization")) {
-                _cleanup_(agent_user_done) struct agent_user u = {0};
-                _cleanup_free_ char *name = NULL;
-                e = agent_request_user(r, NULL, &u, &name);
-                if (e == -ENOENT || e == -EINVAL)
-                        return agent_respond_stream_error(
-                            r, "unauthenticated", "invalid username: '%s'", name ? name : "");
-        }
+        if (agent_request_basic_user_unknown(r, &unknown))
+                return agent_respond_stream_error(r, "unauthenticated", "invalid username: '%s'",
+                                                  unknown ? unknown : "");
         root = cJSON_ParseWithLength((const char *)msg, msg_len);
         if (!cJSON_IsObject(root))
                 return agent_respond_stream_error(r, "invalid_argument", "invalid JSON request");

@@ -106,6 +106,21 @@ int agent_request_discard_body(struct agent_request *r, size_t max)
         return e;
 }
 
+int agent_request_basic_user_unknown(const struct agent_request *r, char **ret_name)
+{
+        _cleanup_(agent_user_done) struct agent_user u = {0};
+        _cleanup_free_ char *name = NULL;
+        int e;
+
+        if (!agent_request_header(r, "Authorization"))
+                return 0;
+        e = agent_request_user(r, NULL, &u, &name);
+        if (e != -ENOENT && e != -EINVAL)
+                return 0;
+        *ret_name = name ? TAKE_PTR(name) : strdup("");
+        return 1;
+}
+
 int agent_request_user(const struct agent_request *r, const char *override, struct agent_user *ret,
                        char **ret_name)
 {

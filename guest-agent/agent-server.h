@@ -56,6 +56,13 @@ int agent_request_discard_body(struct agent_request *r, size_t max);
 int agent_request_user(const struct agent_request *r, const char *override, struct agent_user *ret,
                        char **ret_name);
 
+/*
+ * Like envd's authn middleware: 1 when the request carries an Authorization header naming a
+ * user that does not exist (or a malformed one), 0 otherwise. *ret_name (caller frees) names
+ * the refused user when 1 is returned.
+ */
+int agent_request_basic_user_unknown(const struct agent_request *r, char **ret_name);
+
 /* Response helpers. headers is a NULL-terminated list of name, value pairs (or NULL). */
 int agent_respond_head(struct agent_request *r, int status, const char *const *headers);
 int agent_respond_data(struct agent_request *r, const void *buf, size_t len);
