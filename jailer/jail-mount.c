@@ -37,6 +37,30 @@ static int open_in_root(int root_fd, const char *path, int flags)
         return fd < 0 ? -errno : fd;
 }
 
+static int mkdir_in_root(int root_fd, const char *path, mode_t mode, uid_t uid);
+
+/* Opens (as a real directory fd, usable with *at() creation calls) the parent of `path` inside
+ * the root, creating it and missing ancestors with mode, owned by uid. *ret_name points into
+ * path at the last component. */
+static int open_parent_in_root(int root_fd, const char *path, mode_t mode, uid_t uid,
+                               const char **ret_name)
+{
+        _cleanup_free_ char *parent = strdup(path);
+        if (!parent)
+                return -ENOMEM;
+        char *slash = strrchr(parent, '/');
+        if (!slash || !slash[1])
+                return -EINVAL;
+        *ret_name = path + (slash - parent) + 1;
+        *slash = 0;
+        _cleanup_close_ int pfd = mkdir_in_root(root_fd, *parent ? parent : "/", mode, uid);
+        if (pfd < 0)
+                return pfd;
+        /* O_PATH fds cannot be used with mkdirat/openat creation: reopen as a real dir. */
+        int dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return dfd < 0 ? -errno : dfd;
+}
+
 /* Opens dir `path` (O_PATH) inside the root, creating it and missing parents (mode, owned by
  * uid:gid when uid != (uid_t)-1). */
 static int mkdir_in_root(int root_fd, const char *path, mode_t mode, uid_t uid)
@@ -44,21 +68,10 @@ static int mkdir_in_root(int root_fd, const char *path, mode_t mode, uid_t uid)
         int fd = open_in_root(root_fd, path, O_PATH | O_DIRECTORY);
         if (fd != -ENOENT)
                 return fd;
-        _cleanup_free_ char *parent = strdup(path);
-        if (!parent)
-                return -ENOMEM;
-        char *slash = strrchr(parent, '/');
-        if (!slash || !slash[1])
-                return -EINVAL;
-        const char *name = path + (slash - parent) + 1;
-        *slash = 0;
-        _cleanup_close_ int pfd = mkdir_in_root(root_fd, parent, mode, uid);
-        if (pfd < 0)
-                return pfd;
-        /* O_PATH fds cannot be used with mkdirat: reopen the parent as a real dir. */
-        _cleanup_close_ int dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        const char *name;
+        _cleanup_close_ int dfd = open_parent_in_root(root_fd, path, mode, uid, &name);
         if (dfd < 0)
-                return -errno;
+                return dfd;
         if (mkdirat(dfd, name, mode) < 0 && errno != EEXIST)
                 return -errno;
         struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW,
@@ -80,20 +93,10 @@ static int mkfile_in_root(int root_fd, const char *path, mode_t mode, uid_t uid)
         int fd = open_in_root(root_fd, path, O_PATH);
         if (fd != -ENOENT)
                 return fd;
-        _cleanup_free_ char *parent = strdup(path);
-        if (!parent)
-                return -ENOMEM;
-        char *slash = strrchr(parent, '/');
-        if (!slash || !slash[1])
-                return -EINVAL;
-        const char *name = path + (slash - parent) + 1;
-        *slash = 0;
-        _cleanup_close_ int pfd = mkdir_in_root(root_fd, *parent ? parent : "/", 0755, uid);
-        if (pfd < 0)
-                return pfd;
-        _cleanup_close_ int dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        const char *name;
+        _cleanup_close_ int dfd = open_parent_in_root(root_fd, path, 0755, uid, &name);
         if (dfd < 0)
-                return -errno;
+                return dfd;
         _cleanup_close_ int wfd =
             openat(dfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, mode);
         if (wfd < 0)
