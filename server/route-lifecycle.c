@@ -49,7 +49,7 @@ static enum MHD_Result reply_json(struct request *req, unsigned status, cJSON *o
         return http_reply_json_hdr(req, status, text, hdr, value);
 }
 
-static enum MHD_Result not_found(struct request *req, const char *id)
+enum MHD_Result route_reply_not_found(struct request *req, const char *id)
 {
         char why[96];
         if (tombstone_get(id, why, sizeof(why)))
@@ -57,6 +57,14 @@ static enum MHD_Result not_found(struct request *req, const char *id)
                                         why);
         return http_reply_error(req, -ENOENT, NULL,
                                 "sandbox \"%s\" doesn't exist or you don't have access to it", id);
+}
+
+struct sandbox *route_sandbox_get(struct request *req, const char *id, enum MHD_Result *reply)
+{
+        struct sandbox *s = sandbox_id_valid(id) ? registry_get(req->srv->registry, id) : NULL;
+        if (!s)
+                *reply = route_reply_not_found(req, id);
+        return s;
 }
 
 static const char *arg(struct request *req, const char *name)
@@ -245,10 +253,9 @@ enum MHD_Result route_lifecycle_handle(struct request *req, const cJSON *body)
         default:
                 break;
         }
-        if (!sandbox_id_valid(req->id))
-                return not_found(req, req->id);
-        _cleanup_sandbox_ struct sandbox *s = registry_get(req->srv->registry, req->id);
+        enum MHD_Result reply;
+        _cleanup_sandbox_ struct sandbox *s = route_sandbox_get(req, req->id, &reply);
         if (!s)
-                return not_found(req, req->id);
+                return reply;
         return handle_sandbox_op(req, s, body);
 }

@@ -23,3 +23,11 @@ enum MHD_Result route_lifecycle_handle(struct request *req, const cJSON *body);
 
 /* An error reply; -EDQUOT becomes 429 with Retry-After (the SDKs retry on it). */
 enum MHD_Result route_reply_errno(struct request *req, int r, const char *msg);
+
+/* 404 in the E2B error shape for sandbox id: "sandbox \"<id>\" was removed: <why>" while id is
+ * a recent tombstone, else "sandbox \"<id>\" doesn't exist or you don't have access to it". */
+enum MHD_Result route_reply_not_found(struct request *req, const char *id);
+
+/* The registered sandbox id names: a reference the caller unrefs. NULL when id is malformed
+ * or unknown; the route_reply_not_found 404 is then queued and *reply holds its result. */
+struct sandbox *route_sandbox_get(struct request *req, const char *id, enum MHD_Result *reply);

@@ -37,16 +37,6 @@ static enum MHD_Result reply_sandbox(struct request *req, unsigned status, const
         return reply_object(req, status, o);
 }
 
-static enum MHD_Result not_found(struct request *req, const char *id)
-{
-        char why[96];
-        if (tombstone_get(id, why, sizeof(why)))
-                return http_reply_error(req, -ENOENT, NULL, "sandbox \"%s\" was removed: %s", id,
-                                        why);
-        return http_reply_error(req, -ENOENT, NULL,
-                                "sandbox \"%s\" doesn't exist or you don't have access to it", id);
-}
-
 static enum MHD_Result handle_create(struct request *req, const cJSON *body)
 {
         struct create_params p = {};
@@ -72,9 +62,10 @@ static enum MHD_Result handle_connect(struct request *req, const char *id, const
         int r = validate_timeout(body, TIMEOUT_DEFAULT_S, &timeout, &msg);
         if (r < 0)
                 return http_reply_error(req, r, NULL, "%s", msg);
-        _cleanup_sandbox_ struct sandbox *s = registry_get(req->srv->registry, id);
+        enum MHD_Result reply;
+        _cleanup_sandbox_ struct sandbox *s = route_sandbox_get(req, id, &reply);
         if (!s)
-                return not_found(req, id);
+                return reply;
         /* running: extend endAt (200); paused: resume, endAt = now + timeout (201) */
         char err[512] = "";
         bool resumed = false;
@@ -91,9 +82,10 @@ static enum MHD_Result handle_timeout(struct request *req, const char *id, const
         int r = validate_timeout(body, -1, &timeout, &msg);
         if (r < 0)
                 return http_reply_error(req, r, NULL, "%s", msg);
-        _cleanup_sandbox_ struct sandbox *s = registry_get(req->srv->registry, id);
+        enum MHD_Result reply;
+        _cleanup_sandbox_ struct sandbox *s = route_sandbox_get(req, id, &reply);
         if (!s)
-                return not_found(req, id);
+                return reply;
         registry_set_end_at(req->srv->registry, s, (int64_t)time(NULL) + timeout, false);
         r = sandbox_save(s);
         if (r < 0 && r != -ESRCH)
@@ -257,7 +249,7 @@ enum MHD_Result route_sandboxes_handle(struct request *req)
         if (route_lifecycle_owns(op))
                 return route_lifecycle_handle(req, body);
         if (id[0] && !sandbox_id_valid(id))
-                return not_found(req, id);
+                return route_reply_not_found(req, id);
 
         switch (op) {
         case OP_CREATE_V1:
@@ -268,12 +260,13 @@ enum MHD_Result route_sandboxes_handle(struct request *req)
         case OP_LIST_V2:
                 return handle_list(req, true);
         case OP_GET: {
-                _cleanup_sandbox_ struct sandbox *s = registry_get(req->srv->registry, id);
-                return s ? reply_sandbox(req, 200, s, SHAPE_DETAIL) : not_found(req, id);
+                enum MHD_Result reply;
+                _cleanup_sandbox_ struct sandbox *s = route_sandbox_get(req, id, &reply);
+                return s ? reply_sandbox(req, 200, s, SHAPE_DETAIL) : reply;
         }
         case OP_KILL:
                 r = lifecycle_kill(req->srv, id);
-                return r < 0 ? not_found(req, id) : http_reply_204(req);
+                return r < 0 ? route_reply_not_found(req, id) : http_reply_204(req);
         case OP_TIMEOUT:
                 return handle_timeout(req, id, body);
         case OP_CONNECT_V1:
