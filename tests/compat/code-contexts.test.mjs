@@ -89,6 +89,11 @@ test('javascript: import and require, functions and classes persist, objects ins
   assert.equal((await sbx.runCode('({ a: 1, b: [1, 2] })', opts)).text, '{ a: 1, b: [ 1, 2 ] }')
   assert.equal((await sbx.runCode('const again = 1; const again2 = again; again2', opts)).text, '1')
   assert.equal((await sbx.runCode('const again = 2; again', opts)).text, '2')
+  // a dynamic import inside a declaration, destructuring and uninitialised declarators
+  const d = await sbx.runCode("const { sep } = await import('node:path'), path2 = await import('path')\nlet u, w\nsep + path2.sep + typeof u + typeof w", opts)
+  assert.equal(d.error, undefined, d.error?.traceback)
+  assert.equal(d.text, '//undefinedundefined')
+  assert.equal((await sbx.runCode('const [first, ...rest] = [1, 2, 3]; first + rest.length', opts)).text, '3')
 })
 
 test('javascript: errors carry name, value and stack', async () => {

@@ -76,9 +76,15 @@ function importReplacement(node, src) {
   return `{ const __sbx_m = await __sbx_import(${from}); ${parts.join(' ')} }`
 }
 
-function declarationReplacement(node, src) {
-  const parts = node.declarations.map((d) => `${src(d.id)} = ${d.init ? src(d.init) : 'undefined'}`)
-  return `void (${parts.join(', ')});`
+// `const a = 1, {b} = o` becomes `void (a = 1, {b} = o);` by edits around the declarators
+// only, so that edits inside an initializer (an import() call) still apply.
+function declarationEdits(node) {
+  const d = node.declarations
+  const last = d[d.length - 1]
+  const edits = [[node.start, d[0].start, 'void (']]
+  for (const x of d) if (!x.init && x !== last) edits.push([x.end, x.end, ' = undefined'])
+  edits.push([last.end, node.end, `${last.init ? '' : ' = undefined'});`])
+  return edits
 }
 
 export function rewrite(code) {
@@ -106,7 +112,7 @@ export function rewrite(code) {
     if (node.type === 'ImportDeclaration') {
       edits.push([node.start, node.end, importReplacement(node, src)])
     } else if (node.type === 'VariableDeclaration') {
-      edits.push([node.start, node.end, declarationReplacement(node, src)])
+      edits.push(...declarationEdits(node))
     } else if (node.type === 'ClassDeclaration' && node.id) {
       edits.push([node.start, node.start, `${node.id.name} = `])
       edits.push([node.end, node.end, ';'])
