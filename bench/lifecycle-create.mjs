@@ -58,7 +58,7 @@ console.log(`pause  (HTTP round trip, freeze settled)  ${fmt(pause)}`)
 console.log(`resume (connect on a paused sandbox)      ${fmt(resume)}`)
 await cold.stop()
 
-const warm = await startSbxd(['--pool-size', '4'])
+const warm = await startSbxd(['--pool-size', '4', '--pool-templates', 'base'])
 const w = await creates(warm, 4)
 console.log(`create, warm pool    server ${fmt(w.server)}   client ${fmt(w.client)}`)
 const burst = []

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The MCP tools. Each is sbxd's own call into the session's sandbox on port 0 (exec, run-code,
- * files: agent-native.h), read with hard bounds (MCP_MAX_REPLY) and parsed as untrusted JSON:
- * only the expected fields with the expected types are used. A Python error is ordinary
- * output (isError false); isError true means the tool could not do its job, with a message
- * a model can act on.
+ * The MCP tools. run_python and run_node run on the sandbox's code interpreter (mcp-code.c);
+ * the others are sbxd's own calls into the session's sandbox on port 0 (exec and files:
+ * agent-native.h), read with hard bounds (MCP_MAX_REPLY) and parsed as untrusted JSON: only
+ * the expected fields with the expected types are used. An error in the code or a failing
+ * command is ordinary output (isError false); isError true means the tool could not do its
+ * job, with a message a model can act on.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -16,28 +17,20 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "macros.h"
-#include "mcp-kernel.h"
-#include "mcp.h"
+#include "mcp-tools.h"
 #include "query.h"
 #include "route-v1-relay.h"
 #include "validate.h"
 
-#define MCP_MAX_OUTPUT   (1024 * 1024)     /* stdout + stderr per call, asked of the agent */
 #define MCP_MAX_REPLY    (8 * 1024 * 1024) /* bytes read from the agent for one call */
 #define MCP_MAX_GET_TEXT (1024 * 1024)     /* get_file as text */
 #define MCP_MAX_GET_BLOB (5 * 1024 * 1024) /* get_file as image / blob */
 #define MCP_TIMEOUT_MS   120000            /* default per call; at most 300 s */
 #define NO_NETWORK_EXIT  200
 
-static void cjson_deletep(cJSON **j)
-{
-        cJSON_Delete(*j);
-}
-#define _cleanup_json_ _cleanup_(cjson_deletep)
-
 /* ---- results ---- */
 
-static cJSON *text_result(const char *text, bool is_error)
+cJSON *mcp_text_result(const char *text, bool is_error)
 {
         cJSON *o = cJSON_CreateObject();
         cJSON *content = cJSON_AddArrayToObject(o, "content");
@@ -49,15 +42,14 @@ static cJSON *text_result(const char *text, bool is_error)
         return o;
 }
 
-static cJSON *failure(const char *fmt, ...) _printf_(1, 2);
-static cJSON *failure(const char *fmt, ...)
+cJSON *mcp_failure(const char *fmt, ...)
 {
         char msg[1024];
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
-        return text_result(msg, true);
+        return mcp_text_result(msg, true);
 }
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -109,10 +101,8 @@ static int base64_decode(const char *in, uint8_t **ret, size_t *ret_len)
 
 /* ---- the session's sandbox ---- */
 
-/* Make sure c has a live sandbox and push its timeout past this call; *note says when a fresh
- * one replaced a reaped one. */
-static int ensure_sandbox(struct mcp_call *c, int call_ms, struct sandbox **ret, const char **note,
-                          char *err, size_t errlen)
+int mcp_ensure_sandbox(struct mcp_call *c, int call_ms, struct sandbox **ret, const char **note,
+                       char *err, size_t errlen)
 {
         struct sandbox *s = c->sandbox_id[0] ? registry_get(c->srv->registry, c->sandbox_id) : NULL;
         if (s && sandbox_is_paused(s)) {
@@ -123,7 +113,8 @@ static int ensure_sandbox(struct mcp_call *c, int call_ms, struct sandbox **ret,
         if (!s) {
                 struct create_params p = {.timeout_s = c->idle_s + call_ms / 1000 + 1};
                 const char *t = getenv("SBX_MCP_TEMPLATE");
-                snprintf(p.template_id, sizeof(p.template_id), "%s", t && *t ? t : "base");
+                snprintf(p.template_id, sizeof(p.template_id), "%s",
+                         t && *t ? t : MCP_TEMPLATE_DEFAULT);
                 int r = lifecycle_create(c->srv, &p, &s, err, errlen);
                 if (r < 0)
                         return r;
@@ -141,7 +132,7 @@ static int ensure_sandbox(struct mcp_call *c, int call_ms, struct sandbox **ret,
         return 0;
 }
 
-static void touch(struct mcp_call *c, struct sandbox *s)
+void mcp_touch(struct mcp_call *c, struct sandbox *s)
 {
         registry_set_end_at(c->srv->registry, s, (int64_t)time(NULL) + c->idle_s, false);
 }
@@ -165,9 +156,9 @@ static int agent_json(struct sandbox *s, const char *path, cJSON *body, int time
         int r = v1_agent_call(s->dir, "POST", path, "", "application/json", text, strlen(text),
                               MCP_MAX_REPLY, timeout_ms + 10000, &rep);
         if (r < 0) {
-                *ret_fail = failure("The sandbox did not answer (%s). Try again; if it keeps "
-                                    "failing the sandbox may have run out of memory.",
-                                    strerror(-r));
+                *ret_fail = mcp_failure("The sandbox did not answer (%s). Try again; if it keeps "
+                                        "failing the sandbox may have run out of memory.",
+                                        strerror(-r));
                 v1_reply_done(&rep);
                 return r;
         }
@@ -178,14 +169,14 @@ static int agent_json(struct sandbox *s, const char *path, cJSON *body, int time
         if (rep.status != 200) {
                 const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
                 const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "message");
-                *ret_fail = failure("%.900s", cJSON_IsString(m) ? m->valuestring
-                                                                : "the sandbox refused the call");
+                *ret_fail = mcp_failure(
+                    "%.900s", cJSON_IsString(m) ? m->valuestring : "the sandbox refused the call");
                 cJSON_Delete(o);
                 return -EIO;
         }
         if (!cJSON_IsObject(o)) {
                 cJSON_Delete(o);
-                *ret_fail = failure("The sandbox sent an invalid answer.");
+                *ret_fail = mcp_failure("The sandbox sent an invalid answer.");
                 return -EPROTO;
         }
         *ret = o;
@@ -220,7 +211,7 @@ static cJSON *run_result(const struct run_out *o, const char *note, int timeout_
                      *o->stderr_ ? (*o->stdout_ ? "\n[stderr]\n" : "[stderr]\n") : "", o->stderr_,
                      tail) < 0)
                 return NULL;
-        cJSON *r = text_result(*text ? text : "(no output)", false);
+        cJSON *r = mcp_text_result(*text ? text : "(no output)", false);
         free(text);
         cJSON *sc = cJSON_AddObjectToObject(r, "structuredContent");
         cJSON_AddStringToObject(sc, "stdout", o->stdout_);
@@ -249,51 +240,25 @@ static cJSON *run_tool(struct mcp_call *c, const char *path, cJSON *body, int ti
         _cleanup_sandbox_ struct sandbox *s = NULL;
         _cleanup_json_ cJSON *ans = NULL;
         cJSON *fail = NULL, *result = NULL;
-        int r = ensure_sandbox(c, timeout_ms, &s, &note, err, sizeof(err));
+        int r = mcp_ensure_sandbox(c, timeout_ms, &s, &note, err, sizeof(err));
         if (r < 0)
-                return failure("sandbox_unavailable: no sandbox could be started (%s). Try again "
-                               "later.",
-                               err[0] ? err : strerror(-r));
+                return mcp_failure(
+                    "sandbox_unavailable: no sandbox could be started (%s). Try again "
+                    "later.",
+                    err[0] ? err : strerror(-r));
         cJSON_AddNumberToObject(body, "timeout_ms", timeout_ms);
         cJSON_AddNumberToObject(body, "max_output_bytes", MCP_MAX_OUTPUT);
         r = agent_json(s, path, body, timeout_ms, &ans, &fail);
-        touch(c, s);
+        mcp_touch(c, s);
         if (r < 0)
                 return fail;
         const cJSON *res = cJSON_GetObjectItemCaseSensitive(ans, "result");
         struct run_out out;
         if (read_run(cJSON_IsObject(res) ? res : ans, &out) < 0)
-                return failure("The sandbox sent an invalid answer.");
+                return mcp_failure("The sandbox sent an invalid answer.");
         if (interpret && interpret(&out, &result) != 0)
                 return result;
         return run_result(&out, note, timeout_ms);
-}
-
-static cJSON *argv_array(const char *const *argv)
-{
-        cJSON *a = cJSON_CreateArray();
-        for (size_t i = 0; argv[i]; i++)
-                cJSON_AddItemToArray(a, cJSON_CreateString(argv[i]));
-        return a;
-}
-
-static cJSON *tool_run_python(struct mcp_call *c, const cJSON *args)
-{
-        const cJSON *code = cJSON_GetObjectItemCaseSensitive(args, "code");
-        const char *argv[] = {"python3",         "-c", MCP_KERNEL_CLIENT, MCP_KERNEL_SERVER,
-                              code->valuestring, NULL};
-        _cleanup_json_ cJSON *body = cJSON_CreateObject();
-        cJSON_AddItemToObject(body, "cmd", argv_array(argv));
-        return run_tool(c, "/v1/exec", body, arg_timeout(args), NULL);
-}
-
-static cJSON *tool_run_node(struct mcp_call *c, const cJSON *args)
-{
-        _cleanup_json_ cJSON *body = cJSON_CreateObject();
-        cJSON_AddStringToObject(body, "code",
-                                cJSON_GetObjectItemCaseSensitive(args, "code")->valuestring);
-        cJSON_AddStringToObject(body, "lang", "node");
-        return run_tool(c, "/v1/run-code", body, arg_timeout(args), NULL);
 }
 
 static cJSON *tool_run_shell(struct mcp_call *c, const cJSON *args)
@@ -308,10 +273,10 @@ static int install_interpret(const struct run_out *o, cJSON **ret)
 {
         if (o->exit_code != NO_NETWORK_EXIT)
                 return 0;
-        *ret = failure("install_failed: this sandbox has no network access (sbx sandboxes have "
-                       "no egress unless the operator allows it), so packages cannot be "
-                       "downloaded. Use what is already installed (e.g. run_shell 'pip list'), "
-                       "or write the code without the package.");
+        *ret = mcp_failure("install_failed: this sandbox has no network access (sbx sandboxes have "
+                           "no egress unless the operator allows it), so packages cannot be "
+                           "downloaded. Use what is already installed (e.g. run_shell 'pip list'), "
+                           "or write the code without the package.");
         return 1;
 }
 
@@ -398,30 +363,30 @@ static cJSON *tool_put_file(struct mcp_call *c, const cJSON *args, const char **
         char err[768] = "";
         const char *note = NULL;
         _cleanup_sandbox_ struct sandbox *s = NULL;
-        int r = ensure_sandbox(c, 60000, &s, &note, err, sizeof(err));
+        int r = mcp_ensure_sandbox(c, 60000, &s, &note, err, sizeof(err));
         if (r < 0)
-                return failure("sandbox_unavailable: no sandbox could be started (%s)", err);
+                return mcp_failure("sandbox_unavailable: no sandbox could be started (%s)", err);
         query_append(&query, "path", path->valuestring);
         struct v1_reply rep;
         r = v1_agent_call(s->dir, "PUT", "/v1/files", query, "application/octet-stream", bytes, len,
                           64 * 1024, 60000, &rep);
-        touch(c, s);
+        mcp_touch(c, s);
         _cleanup_json_ cJSON *o = r == 200 ? cJSON_ParseWithLength(rep.body, rep.len) : NULL;
         const cJSON *w = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(o, 0), "path");
         cJSON *res;
         if (!cJSON_IsString(w)) {
                 cJSON *e = r > 0 ? cJSON_ParseWithLength(rep.body, rep.len) : NULL;
                 const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "message");
-                res = failure("put_failed: writing %.256s failed: %.512s", path->valuestring,
-                              cJSON_IsString(m) ? m->valuestring
-                              : r < 0           ? strerror(-r)
-                                                : "the sandbox refused the write");
+                res = mcp_failure("put_failed: writing %.256s failed: %.512s", path->valuestring,
+                                  cJSON_IsString(m) ? m->valuestring
+                                  : r < 0           ? strerror(-r)
+                                                    : "the sandbox refused the write");
                 cJSON_Delete(e);
         } else {
                 char msg[600];
                 snprintf(msg, sizeof(msg), "%sWrote %zu bytes to %.512s", note ? note : "", len,
                          w->valuestring);
-                res = text_result(msg, false);
+                res = mcp_text_result(msg, false);
                 cJSON *sc = cJSON_AddObjectToObject(res, "structuredContent");
                 cJSON_AddStringToObject(sc, "path", w->valuestring);
                 cJSON_AddNumberToObject(sc, "bytes", (double)len);
@@ -454,11 +419,12 @@ static cJSON *file_content(const char *path, const char *ctype, const uint8_t *d
         bool image = strncmp(ctype, "image/", 6) == 0;
         if (!image && utf8_text(d, n)) {
                 if (n > MCP_MAX_GET_TEXT)
-                        return failure("get_failed: %.256s is %zu bytes, too large to read into "
-                                       "the conversation: process it with run_python instead",
-                                       path, n);
+                        return mcp_failure(
+                            "get_failed: %.256s is %zu bytes, too large to read into "
+                            "the conversation: process it with run_python instead",
+                            path, n);
                 _cleanup_free_ char *t = strndup((const char *)d, n);
-                return t ? text_result(t, false) : NULL;
+                return t ? mcp_text_result(t, false) : NULL;
         }
         _cleanup_free_ char *enc = base64_encode(d, n);
         cJSON *o = cJSON_CreateObject(), *content = cJSON_AddArrayToObject(o, "content");
@@ -504,29 +470,29 @@ static cJSON *tool_get_file(struct mcp_call *c, const cJSON *args, const char **
         char err[768] = "";
         const char *note = NULL;
         _cleanup_sandbox_ struct sandbox *s = NULL;
-        int r = ensure_sandbox(c, 60000, &s, &note, err, sizeof(err));
+        int r = mcp_ensure_sandbox(c, 60000, &s, &note, err, sizeof(err));
         if (r < 0)
-                return failure("sandbox_unavailable: no sandbox could be started (%s)", err);
+                return mcp_failure("sandbox_unavailable: no sandbox could be started (%s)", err);
         if (note)
-                return failure("get_failed: %sThere is no %.256s in the new sandbox.", note,
-                               path->valuestring);
+                return mcp_failure("get_failed: %sThere is no %.256s in the new sandbox.", note,
+                                   path->valuestring);
         query_append(&query, "path", path->valuestring);
         struct v1_reply rep;
         r = v1_agent_call(s->dir, "GET", "/v1/files", query, NULL, NULL, 0, MCP_MAX_GET_BLOB, 60000,
                           &rep);
-        touch(c, s);
+        mcp_touch(c, s);
         cJSON *res;
         if (r == -EMSGSIZE)
-                res = failure("get_failed: %.256s is larger than %d bytes: process it with "
-                              "run_python instead of reading it into the conversation",
-                              path->valuestring, MCP_MAX_GET_BLOB);
+                res = mcp_failure("get_failed: %.256s is larger than %d bytes: process it with "
+                                  "run_python instead of reading it into the conversation",
+                                  path->valuestring, MCP_MAX_GET_BLOB);
         else if (r != 200) {
                 cJSON *e = r > 0 ? cJSON_ParseWithLength(rep.body, rep.len) : NULL;
                 const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "message");
-                res = failure("get_failed: reading %.256s failed: %.512s", path->valuestring,
-                              cJSON_IsString(m) ? m->valuestring
-                              : r < 0           ? strerror(-r)
-                                                : "the sandbox refused the read");
+                res = mcp_failure("get_failed: reading %.256s failed: %.512s", path->valuestring,
+                                  cJSON_IsString(m) ? m->valuestring
+                                  : r < 0           ? strerror(-r)
+                                                    : "the sandbox refused the read");
                 cJSON_Delete(e);
         } else {
                 char type[128];
@@ -551,23 +517,30 @@ struct tool {
 
 static const struct tool tools[] = {
     {"run_python",
-     "Run Python code in this session's sandbox, in a persistent kernel: variables, imports and "
-     "files carry over between calls. Returns stdout, the value of a trailing expression and, "
-     "for an error in the code, its traceback (that is ordinary output, not a tool failure). "
-     "Use it to process a large file, dataset or spreadsheet, to compute statistics or run ML, "
-     "or to produce a chart, CSV or transformed output. Never read large files into the "
-     "conversation: open the file path in Python, process it there and print only a summary. "
-     "Save charts to a file (e.g. plt.savefig('/tmp/chart.png')) and fetch them with get_file.",
+     "Run Python code in this session's sandbox, in a persistent kernel: variables, imports, "
+     "functions and files carry over between calls, so build on earlier steps instead of "
+     "repeating them. Returns stdout/stderr, the value of a trailing expression and, for an "
+     "error in the code, its traceback (that is ordinary output, not a tool failure). numpy, "
+     "pandas and matplotlib are imported ready to use. Use it to process a large file, dataset "
+     "or spreadsheet, to compute statistics or run ML, or to produce a chart, CSV or "
+     "transformed output. Never read large files into the conversation: open the file path in "
+     "Python, process it there and print only a summary. A matplotlib chart (plt.show()) comes "
+     "back as an image you can look at; save files with plt.savefig(path) to fetch them later "
+     "with get_file.",
      "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":"
      "\"Python source\"},\"timeout_ms\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":300000,"
-     "\"description\":\"default 120000\"}},\"required\":[\"code\"]}"},
+     "\"description\":\"default 120000; past it the code is interrupted, its state kept\"}},"
+     "\"required\":[\"code\"]}"},
     {"run_node",
-     "Run a JavaScript snippet with Node.js in this session's sandbox (a fresh process each "
-     "call; files persist). For quick JSON manipulation, string work or anything "
-     "JavaScript-specific. Exit code 127 with no output means Node.js is not installed in this "
-     "sandbox.",
-     "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\"},\"timeout_ms\":{"
-     "\"type\":\"integer\",\"minimum\":1,\"maximum\":300000}},\"required\":[\"code\"]}"},
+     "Run JavaScript in this session's sandbox on Node.js, in a persistent kernel: top-level "
+     "variables (const, let, var), functions and imports carry over between calls; top-level "
+     "await works, and the value of a trailing expression is returned. Node's built-in modules "
+     "are available (import fs from 'node:fs' or require('fs')). For JSON manipulation, string "
+     "work or anything JavaScript-specific; use run_python for data analysis.",
+     "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":"
+     "\"JavaScript source\"},\"timeout_ms\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":"
+     "300000,\"description\":\"default 120000; past it the code is interrupted\"}},"
+     "\"required\":[\"code\"]}"},
     {"run_shell",
      "Run a shell command (sh -c) in this session's sandbox: git, curl, ffmpeg, duckdb, make, "
      "anything a terminal does. The sandbox lives for the whole session, so files and installed "
@@ -634,7 +607,9 @@ int mcp_tools_call(struct mcp_call *c, const char *name, const cJSON *args, cJSO
                         *ret_msg = "code must be a string";
                         return -EINVAL;
                 }
-                r = name[4] == 'p' ? tool_run_python(c, args) : tool_run_node(c, args);
+                r = mcp_run_code(c, name[4] == 'p' ? "python" : "javascript",
+                                 cJSON_GetObjectItemCaseSensitive(args, "code")->valuestring,
+                                 arg_timeout(args));
         } else if (strcmp(name, "run_shell") == 0) {
                 if (!string_arg(args, "command")) {
                         *ret_msg = "command must be a string";

@@ -161,12 +161,13 @@ static cJSON *initialize_result(const cJSON *params)
         cJSON_AddStringToObject(info, "version", "0.1.0");
         cJSON_AddStringToObject(
             o, "instructions",
-            "Tools that run code in one isolated sandbox per session: run_python (a persistent "
-            "Python kernel: variables and imports survive between calls), run_node, run_shell, "
-            "install_package, put_file/upload_file and get_file. Files and installed packages "
-            "persist for the session; after 10 minutes idle the sandbox is reaped and the next "
-            "call starts a fresh one (the result says so). Process large files with code in the "
-            "sandbox; never read them into the conversation.");
+            "Tools that run code in one isolated sandbox per session: run_python and run_node "
+            "(persistent kernels: variables, functions and imports survive between calls), "
+            "run_shell, install_package, put_file/upload_file and get_file. Files and installed "
+            "packages persist for the session; after the idle timeout (10 minutes by default) "
+            "the sandbox is reaped and the next call starts a fresh one (the result says so). "
+            "Process large files with code in the sandbox; never read them into the "
+            "conversation.");
         return o;
 }
 

@@ -8,8 +8,9 @@
  *   DELETE /mcp   ends the session and kills its sandbox (204)
  * Methods: initialize, ping, tools/list, tools/call (mcp-tools.c); others -32601.
  *
- * One sandbox per session, created lazily by the first tool call and shared by every call of
- * the session, so files, installed packages and the Python kernel's variables persist. The
+ * One sandbox per session (template SBX_MCP_TEMPLATE, default MCP_TEMPLATE_DEFAULT), created
+ * lazily by the first tool call and shared by every call of the session, so files, installed
+ * packages and the variables of its code-interpreter contexts (run_python, run_node) persist. The
  * sandbox's own timeout is the idle timeout (default 600 s; SBX_MCP_IDLE_TIMEOUT_S, or the
  * Sbx-Mcp-Idle-Timeout header of initialize, 1..86400): every call pushes it forward, so the
  * lifecycle timer reaps an idle sandbox; the next call creates a fresh one and says so.
@@ -22,9 +23,10 @@
 
 #include "http.h"
 
-#define MCP_MAX_SESSIONS    256
-#define MCP_IDLE_DEFAULT_S  600
-#define MCP_PROTOCOL_LATEST "2025-06-18"
+#define MCP_MAX_SESSIONS     256
+#define MCP_TEMPLATE_DEFAULT "code-interpreter-v1"
+#define MCP_IDLE_DEFAULT_S   600
+#define MCP_PROTOCOL_LATEST  "2025-06-18"
 
 /* The whole (bounded) body is in; queue exactly one response. */
 enum MHD_Result mcp_handle(struct request *req, const char *body, size_t len);

@@ -35,11 +35,11 @@ void v1_relay_free(struct v1_relay *rl)
         free(rl);
 }
 
-static int send_head(int fd, const char *method, const char *path, const char *query,
+static int send_head(int fd, uint16_t port, const char *method, const char *path, const char *query,
                      const char *content_type)
 {
         struct sbx_header h = {"Content-Type", content_type};
-        struct sbx_req_head head = {.port = SBX_PORT_INTERNAL,
+        struct sbx_req_head head = {.port = port,
                                     .method = method,
                                     .path = path,
                                     .query = query ? query : "",
@@ -70,7 +70,8 @@ enum MHD_Result v1_relay_begin(struct request *req, const struct sandbox *s, con
         if (r >= 0)
                 r = agent_set_timeouts(rl->fd, RELAY_SEND_TIMEOUT_MS);
         if (r >= 0)
-                r = send_head(rl->fd, req->method, agent_path, query, content_type);
+                r = send_head(rl->fd, SBX_PORT_INTERNAL, req->method, agent_path, query,
+                              content_type);
         if (r < 0) {
                 log_warning_errno(r, "req=%s sandbox %s: agent: %m", req->rid, s->id);
                 return v1_reply_error(req, 502, "sandbox_unavailable",
@@ -243,9 +244,9 @@ static int send_body(int fd, const void *body, size_t len)
         return r < 0 ? r : sbx_frame_write(fd, SBX_FRAME_END, NULL, 0);
 }
 
-int v1_agent_call(const char *sandbox_dir, const char *method, const char *path, const char *query,
-                  const char *content_type, const void *body, size_t len, size_t max,
-                  int timeout_ms, struct v1_reply *ret)
+int v1_agent_open(const char *sandbox_dir, uint16_t port, const char *method, const char *path,
+                  const char *query, const char *content_type, const void *body, size_t len,
+                  int timeout_ms, int *ret_fd, struct v1_reply *ret)
 {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ uint8_t *frame = malloc(SBX_FRAME_MAX_PAYLOAD);
@@ -259,7 +260,7 @@ int v1_agent_call(const char *sandbox_dir, const char *method, const char *path,
                 return -ENOMEM;
         if ((r = agent_connect(sandbox_dir, &fd)) < 0 ||
             (r = agent_set_timeouts(fd, timeout_ms)) < 0 ||
-            (r = send_head(fd, method, path, query, content_type)) < 0 ||
+            (r = send_head(fd, port, method, path, query, content_type)) < 0 ||
             (r = send_body(fd, body, len)) < 0)
                 return r;
         r = sbx_frame_read(fd, &type, frame, &flen);
@@ -273,10 +274,29 @@ int v1_agent_call(const char *sandbox_dir, const char *method, const char *path,
         const char *ct = sbx_header_get(h.headers, h.n_headers, "Content-Type");
         snprintf(ret->content_type, sizeof(ret->content_type), "%s", ct ? ct : "");
         sbx_resp_head_free(&h);
-        r = read_body(fd, -2, frame, max, timeout_ms, &ret->body, &ret->len);
+        *ret_fd = TAKE_FD(fd);
+        return ret->status;
+}
+
+int v1_agent_read_body(int fd, size_t max, int timeout_ms, struct v1_reply *ret)
+{
+        _cleanup_free_ uint8_t *frame = malloc(SBX_FRAME_MAX_PAYLOAD);
+        if (!frame)
+                return -ENOMEM;
+        return read_body(fd, -2, frame, max, timeout_ms, &ret->body, &ret->len);
+}
+
+int v1_agent_call(const char *sandbox_dir, const char *method, const char *path, const char *query,
+                  const char *content_type, const void *body, size_t len, size_t max,
+                  int timeout_ms, struct v1_reply *ret)
+{
+        _cleanup_close_ int fd = -EBADF;
+        int r = v1_agent_open(sandbox_dir, SBX_PORT_INTERNAL, method, path, query, content_type,
+                              body, len, timeout_ms, &fd, ret);
         if (r < 0)
                 return r;
-        return ret->status;
+        r = v1_agent_read_body(fd, max, timeout_ms, ret);
+        return r < 0 ? r : ret->status;
 }
 
 int v1_read_error_body(int fd, char **ret, size_t *ret_len)

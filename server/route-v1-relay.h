@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Relaying one /v1 sandbox operation to the sandbox agent over the frame channel, on the
- * internal port 0 (api/frames.md), and sbxd's own bounded calls there (MCP tools).
+ * internal port 0 (api/frames.md), and sbxd's own bounded calls to the agent (MCP tools).
  *
  * Relay: REQ_HEAD (port 0, the agent path, the raw query, Content-Type only: the client's
  * Authorization never reaches the sandbox), the request body as DATA frames as it arrives,
@@ -53,3 +53,13 @@ int v1_agent_call(const char *sandbox_dir, const char *method, const char *path,
                   const char *content_type, const void *body, size_t len, size_t max,
                   int timeout_ms, struct v1_reply *ret);
 void v1_reply_done(struct v1_reply *r);
+
+/* The same in two steps, on any agent port (MCP streams /execute on SBX_PORT_CODE): connect,
+ * send the head and the body, read the answer head into ret (status, Content-Type). On
+ * success returns the status and *ret_fd (caller closes) yields the body as DATA frames up to
+ * END; every read times out after timeout_ms. v1_agent_read_body() reads such a body into
+ * ret (at most max bytes, -EMSGSIZE beyond). */
+int v1_agent_open(const char *sandbox_dir, uint16_t port, const char *method, const char *path,
+                  const char *query, const char *content_type, const void *body, size_t len,
+                  int timeout_ms, int *ret_fd, struct v1_reply *ret);
+int v1_agent_read_body(int fd, size_t max, int timeout_ms, struct v1_reply *ret);

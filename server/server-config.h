@@ -29,7 +29,7 @@ struct sbxd_config {
 };
 
 #define SBXD_DEFAULT_POOL_SIZE      2
-#define SBXD_DEFAULT_POOL_TEMPLATES "base"
+#define SBXD_DEFAULT_POOL_TEMPLATES "base,code-interpreter-v1"
 #define SBXD_DEFAULT_MAX_SANDBOXES  2048
 #define SBXD_DEFAULT_MAX_CREATES    32
 

@@ -39,7 +39,7 @@ async function run(id, token, cmd) {
 }
 
 test('kill -9 mid-load, restart: running and paused sandboxes adopted, nothing lost or orphaned', { skip }, async () => {
-  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates, args: ['--pool-size', '2'] })
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates, args: ['--pool-size', '2', '--pool-templates', 'base'] })
   const boxes = []
   for (let i = 0; i < 6; i++) {
     const r = await d.api('POST', '/v2/sandboxes', { body: { templateID: 'base', timeout: i === 5 ? 3 : 600, metadata: { i: String(i) } } })
@@ -58,7 +58,7 @@ test('kill -9 mid-load, restart: running and paused sandboxes adopted, nothing l
   await new Promise((r) => d.proc.exitCode !== null || d.proc.signalCode ? r() : d.proc.once('exit', r))
   const settled = await Promise.all(inflight)
   const old = d
-  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: old, args: ['--pool-size', '2'] })
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: old, args: ['--pool-size', '2', '--pool-templates', 'base'] })
   assert.equal(d.key, old.key, 'keys survive')
 
   const list = (await d.api('GET', '/v2/sandboxes')).json
@@ -127,7 +127,7 @@ test('a sandbox persisted to disk while paused survives a restart and resumes wi
 
 test('SIGTERM: no new connections, the request in flight finishes, sandboxes keep running', { skip }, async () => {
   await d?.stop()
-  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates, args: ['--pool-size', '1'] })
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates, args: ['--pool-size', '1', '--pool-templates', 'base'] })
   const s = (await d.api('POST', '/v2/sandboxes', { body: { templateID: 'base' } })).json
   const slow = run(s.sandboxID, s.envdAccessToken, 'sleep 1.5; echo finished')
   await sleep(300)
