@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 #define CODE_MAX_TRACEBACK   (64 * 1024)
 #define CODE_HEAD_GRACE_MS   5000 /* an interrupted execution may still hold the context */
 #define CODE_READ_TIMEOUT_MS 15000
+#define CODE_CANCEL_POLL_MS  100 /* how often a call looks for notifications/cancelled */
 
 struct text_buf {
         char *p;
@@ -233,8 +235,8 @@ static int64_t now_ms(void)
         return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Read the stream until END or the deadline (-ETIMEDOUT). */
-static int read_stream(int fd, int64_t deadline, struct execution *x)
+/* Read the stream until END, the deadline (-ETIMEDOUT) or a cancel (-ECANCELED). */
+static int read_stream(int fd, int64_t deadline, const atomic_bool *cancel, struct execution *x)
 {
         _cleanup_free_ uint8_t *frame = malloc(SBX_FRAME_MAX_PAYLOAD);
         if (!frame)
@@ -244,7 +246,9 @@ static int read_stream(int fd, int64_t deadline, struct execution *x)
                 struct pollfd p = {.fd = fd, .events = POLLIN};
                 if (left <= 0)
                         return -ETIMEDOUT;
-                int r = poll(&p, 1, (int)MIN(left, (int64_t)60000));
+                if (cancel && atomic_load(cancel))
+                        return -ECANCELED;
+                int r = poll(&p, 1, (int)MIN(left, (int64_t)CODE_CANCEL_POLL_MS));
                 if (r < 0 && errno != EINTR)
                         return -errno;
                 if (r <= 0)
@@ -264,12 +268,14 @@ static int read_stream(int fd, int64_t deadline, struct execution *x)
         }
 }
 
-static cJSON *code_result(struct execution *x, const char *note, const char *language,
-                          bool timed_out, int timeout_ms)
+/* stop: 0, -ETIMEDOUT or -ECANCELED (the execution was interrupted). */
+static cJSON *code_result(struct execution *x, const char *note, const char *language, int stop,
+                          int timeout_ms)
 {
+        bool timed_out = stop == -ETIMEDOUT;
         struct text_buf t = {};
         const char *so = buf_str(&x->out[0]), *se = buf_str(&x->out[1]);
-        char tail[400] = "";
+        char tail[768] = "";
         if (note)
                 (void)buf_add(&t, note, strlen(note));
         (void)buf_add(&t, so, strlen(so));
@@ -305,6 +311,9 @@ static cJSON *code_result(struct execution *x, const char *note, const char *lan
                          "before the interruption is kept. Run long jobs in the background with "
                          "run_shell]",
                          timeout_ms);
+        if (stop == -ECANCELED)
+                snprintf(tail + strlen(tail), sizeof(tail) - strlen(tail),
+                         "\n[cancelled by the client: the execution was interrupted]");
         (void)buf_add(&t, tail, strlen(tail));
 
         cJSON *r = mcp_text_result(t.len ? t.p : "(no output)", false);
@@ -321,6 +330,7 @@ static cJSON *code_result(struct execution *x, const char *note, const char *lan
         cJSON_AddItemToObject(sc, "error", x->error ? x->error : cJSON_CreateNull());
         x->error = NULL;
         cJSON_AddBoolToObject(sc, "timedOut", timed_out);
+        cJSON_AddBoolToObject(sc, "cancelled", stop == -ECANCELED);
         cJSON_AddNumberToObject(sc, "outputBytesDropped", (double)x->dropped);
         cJSON_AddBoolToObject(sc, "sessionPersistent", true);
         cJSON_AddBoolToObject(sc, "sandboxRecreated", note != NULL);
@@ -369,17 +379,17 @@ cJSON *mcp_run_code(struct mcp_call *c, const char *language, const char *code, 
                                    language, msg);
         }
         if (r >= 0)
-                r = read_stream(fd, deadline, &x);
+                r = read_stream(fd, deadline, c->cancel, &x);
         mcp_touch(c, s);
-        if (r < 0 && r != -ETIMEDOUT) {
+        if (r < 0 && r != -ETIMEDOUT && r != -ECANCELED) {
                 log_warning_errno(r, "mcp: sandbox %s: execute: %m", s->id);
                 execution_done(&x);
                 return mcp_failure("The sandbox did not answer (%s). Try again; if it keeps "
                                    "failing the sandbox may have run out of memory.",
                                    strerror(-r));
         }
-        /* On a timeout, closing fd (below) makes the agent interrupt the kernel. */
-        ret = code_result(&x, note, language, r == -ETIMEDOUT, timeout_ms);
+        /* On a timeout or a cancel, closing fd (below) makes the agent interrupt the kernel. */
+        ret = code_result(&x, note, language, r, timeout_ms);
         execution_done(&x);
         return ret;
 }

@@ -22,6 +22,8 @@ struct mcp_session {
         bool had_sandbox;
         int64_t last_used;
         pthread_mutex_t call_lock; /* serializes the calls of one session */
+        char inflight[72];         /* JSON id of the tools/call running, under table_lock */
+        atomic_bool cancel;        /* that call was cancelled by the client */
 };
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -93,6 +95,7 @@ static int session_new(struct server *srv, int idle_s, char ret_id[static 33])
         snprintf(victim->id, sizeof(victim->id), "%s", id);
         victim->sandbox_id[0] = 0;
         victim->had_sandbox = false;
+        victim->inflight[0] = 0;
         victim->idle_s = idle_s;
         victim->last_used = (int64_t)time(NULL);
         pthread_mutex_unlock(&table_lock);
@@ -140,6 +143,30 @@ static void session_end(struct server *srv, struct mcp_session *s)
         s->sandbox_id[0] = 0;
         pthread_mutex_unlock(&table_lock);
         pthread_mutex_unlock(&s->call_lock);
+}
+
+/* notifications/cancelled: flag the session's call in flight when it is the one named (the
+ * call's own thread holds call_lock, so this looks only under table_lock). 0, or -ENOENT for
+ * an unknown session. */
+static int session_cancel(const char *id, const cJSON *params)
+{
+        const cJSON *rid = cJSON_GetObjectItemCaseSensitive(params, "requestId");
+        _cleanup_free_ char *want = rid ? cJSON_PrintUnformatted(rid) : NULL;
+        int r = -ENOENT;
+        if (!id || strlen(id) != 32)
+                return r;
+        pthread_mutex_lock(&table_lock);
+        for (size_t i = 0; i < ELEMENTSOF(sessions); i++) {
+                struct mcp_session *s = &sessions[i];
+                if (strcmp(s->id, id) != 0)
+                        continue;
+                r = 0;
+                if (want && s->inflight[0] && strcmp(s->inflight, want) == 0)
+                        atomic_store(&s->cancel, true);
+                break;
+        }
+        pthread_mutex_unlock(&table_lock);
+        return r;
 }
 
 /* ---- methods ---- */
@@ -195,11 +222,22 @@ static enum MHD_Result handle_call(struct request *req, struct mcp_session *s, c
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
         if (!cJSON_IsString(name))
                 return reply(req, id, NULL, -32602, "params.name must be a string", NULL);
-        struct mcp_call c = {.srv = req->srv, .idle_s = s->idle_s, .had_sandbox = s->had_sandbox};
+        struct mcp_call c = {.srv = req->srv,
+                             .idle_s = s->idle_s,
+                             .had_sandbox = s->had_sandbox,
+                             .cancel = &s->cancel};
         snprintf(c.sandbox_id, sizeof(c.sandbox_id), "%s", s->sandbox_id);
         cJSON *result = NULL;
         const char *msg = "invalid arguments";
+        _cleanup_free_ char *rid = cJSON_PrintUnformatted(id);
+        pthread_mutex_lock(&table_lock);
+        snprintf(s->inflight, sizeof(s->inflight), "%s", rid && strlen(rid) < 72 ? rid : "");
+        atomic_store(&s->cancel, false);
+        pthread_mutex_unlock(&table_lock);
         int r = mcp_tools_call(&c, name->valuestring, args, &result, &msg);
+        pthread_mutex_lock(&table_lock);
+        s->inflight[0] = 0;
+        pthread_mutex_unlock(&table_lock);
         snprintf(s->sandbox_id, sizeof(s->sandbox_id), "%s", c.sandbox_id);
         s->had_sandbox = c.had_sandbox;
         if (r < 0)
@@ -226,14 +264,19 @@ static enum MHD_Result dispatch(struct request *req, const cJSON *msg)
         const char *sid = http_header(req, "Mcp-Session-Id");
         if (!sid)
                 return reply(req, id, NULL, -32600, "Mcp-Session-Id header is required", NULL);
+        if (notification) { /* never waits for the call in flight */
+                if (session_cancel(sid, strcmp(m, "notifications/cancelled") == 0 ? params
+                                                                                   : NULL) < 0)
+                        return v1_reply_error(req, 404, "not_found",
+                                              "unknown or ended MCP session: initialize a new one");
+                return http_reply_json(req, 202, "{}");
+        }
         s = session_get(sid);
         if (!s)
                 return v1_reply_error(req, 404, "not_found",
                                       "unknown or ended MCP session: initialize a new one");
         enum MHD_Result ret;
-        if (notification)
-                ret = http_reply_json(req, 202, "{}");
-        else if (strcmp(m, "ping") == 0)
+        if (strcmp(m, "ping") == 0)
                 ret = reply(req, id, cJSON_CreateObject(), 0, NULL, NULL);
         else if (strcmp(m, "tools/list") == 0) {
                 cJSON *r = cJSON_CreateObject();

@@ -7,6 +7,9 @@
  *   GET    /mcp   405 (no server-initiated stream)
  *   DELETE /mcp   ends the session and kills its sandbox (204)
  * Methods: initialize, ping, tools/list, tools/call (mcp-tools.c); others -32601.
+ * Notifications are answered 202 without waiting for the session's call in flight;
+ * notifications/cancelled naming that call's id interrupts run_python / run_node (the other
+ * tools run to their end or their timeout).
  *
  * One sandbox per session (template SBX_MCP_TEMPLATE, default MCP_TEMPLATE_DEFAULT), created
  * lazily by the first tool call and shared by every call of the session, so files, installed
@@ -19,6 +22,8 @@
 #pragma once
 
 #include <cjson/cJSON.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "http.h"
@@ -37,7 +42,8 @@ struct mcp_call {
         struct server *srv;
         char sandbox_id[32];
         int idle_s;
-        bool had_sandbox; /* a sandbox existed before for this session */
+        bool had_sandbox;           /* a sandbox existed before for this session */
+        const atomic_bool *cancel; /* set by notifications/cancelled for this call */
 };
 
 /* tools/list result (caller owns). */

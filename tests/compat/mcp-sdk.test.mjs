@@ -67,6 +67,16 @@ test('streamable HTTP: initialize, tools, state across calls, a chart as an imag
     await assert.rejects(client.callTool({ name: 'no_such_tool', arguments: {} }), (e) => e.code === -32602)
     await client.ping()
 
+    // aborting a call (the host's stop button) sends notifications/cancelled: the kernel is
+    // interrupted, so the cell never finishes and the next call does not wait for it
+    const ac = new AbortController()
+    const slow = client.callTool({ name: 'run_python', arguments: { code: 'import time\ntime.sleep(30)\nslept = True' } }, undefined, { signal: ac.signal })
+    await new Promise((r) => setTimeout(r, 1000))
+    ac.abort('stop')
+    await assert.rejects(slow)
+    r = await client.callTool({ name: 'run_python', arguments: { code: '"slept" in globals(), statistics.mean(data)' } })
+    assert.equal(text(r), '(False, 3.875)\n')
+
     // ending the session kills its sandbox; the session id is then unknown
     const sid = transport.sessionId
     await transport.terminateSession()

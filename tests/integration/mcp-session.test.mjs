@@ -160,6 +160,26 @@ test('a call past its timeout is interrupted and the kernel keeps its state', as
   assert.equal(text(r), '7\n')
 })
 
+test('notifications/cancelled interrupts the call in flight without waiting for it', async () => {
+  const id = nextId++
+  const h = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': sid }
+  const pending = fetch(`${URL_}/mcp`, {
+    method: 'POST', headers: h,
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'run_python', arguments: { code: 'import time\nprint("working", flush=True)\ntime.sleep(60)\nfinished = True', timeout_ms: 120000 } } }),
+  }).then((r) => r.json())
+  await new Promise((r) => setTimeout(r, 1500))
+  // another id is ignored; the notification is answered while the call still runs
+  assert.equal((await rpc('notifications/cancelled', { requestId: id + 1000 }, { notify: true })).status, 202)
+  assert.equal((await rpc('notifications/cancelled', { requestId: id, reason: 'user stop' }, { notify: true })).status, 202)
+  const r = (await pending).result
+  assert.equal(r.structuredContent.cancelled, true)
+  assert.equal(r.structuredContent.timedOut, false)
+  assert.match(text(r), /^working\n/)
+  assert.match(text(r), /cancelled by the client/)
+  assert.equal(text(await call('run_python', { code: '"finished" in globals()' })), 'False\n')
+  assert.equal((await rpc('notifications/cancelled', { requestId: id }, { notify: true, session: 'e'.repeat(32) })).status, 404)
+})
+
 test('output past the bound is cut with a note, and the kernel stays usable', async () => {
   const r = await call('run_python', { code: 'for i in range(3000):\n    print("y" * 1000)' })
   assert.equal(r.isError, false)
