@@ -265,8 +265,8 @@ static enum MHD_Result dispatch(struct request *req, const cJSON *msg)
         if (!sid)
                 return reply(req, id, NULL, -32600, "Mcp-Session-Id header is required", NULL);
         if (notification) { /* never waits for the call in flight */
-                if (session_cancel(sid, strcmp(m, "notifications/cancelled") == 0 ? params
-                                                                                   : NULL) < 0)
+                if (session_cancel(sid, strcmp(m, "notifications/cancelled") == 0 ? params : NULL) <
+                    0)
                         return v1_reply_error(req, 404, "not_found",
                                               "unknown or ended MCP session: initialize a new one");
                 return http_reply_json(req, 202, "{}");

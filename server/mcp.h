@@ -42,7 +42,7 @@ struct mcp_call {
         struct server *srv;
         char sandbox_id[32];
         int idle_s;
-        bool had_sandbox;           /* a sandbox existed before for this session */
+        bool had_sandbox;          /* a sandbox existed before for this session */
         const atomic_bool *cancel; /* set by notifications/cancelled for this call */
 };
 
