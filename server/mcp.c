@@ -145,13 +145,12 @@ static void session_end(struct server *srv, struct mcp_session *s)
         pthread_mutex_unlock(&s->call_lock);
 }
 
-/* notifications/cancelled: flag the session's call in flight when it is the one named (the
- * call's own thread holds call_lock, so this looks only under table_lock). 0, or -ENOENT for
- * an unknown session. */
-static int session_cancel(const char *id, const cJSON *params)
+/* A message that needs no sandbox: look the session up (never waiting for its call in
+ * flight, which holds call_lock), count it as used, and when cancel_id (the JSON of a request
+ * id, from notifications/cancelled) names the call in flight, or cancel_any (the session is
+ * ending), flag that call. 0, or -ENOENT for an unknown session. */
+static int session_touch(const char *id, const char *cancel_id, bool cancel_any)
 {
-        const cJSON *rid = cJSON_GetObjectItemCaseSensitive(params, "requestId");
-        _cleanup_free_ char *want = rid ? cJSON_PrintUnformatted(rid) : NULL;
         int r = -ENOENT;
         if (!id || strlen(id) != 32)
                 return r;
@@ -161,7 +160,9 @@ static int session_cancel(const char *id, const cJSON *params)
                 if (strcmp(s->id, id) != 0)
                         continue;
                 r = 0;
-                if (want && s->inflight[0] && strcmp(s->inflight, want) == 0)
+                s->last_used = (int64_t)time(NULL);
+                if (s->inflight[0] &&
+                    (cancel_any || (cancel_id && strcmp(s->inflight, cancel_id) == 0)))
                         atomic_store(&s->cancel, true);
                 break;
         }
@@ -260,40 +261,44 @@ static enum MHD_Result dispatch(struct request *req, const cJSON *msg)
         const char *m = method->valuestring;
         if (strcmp(m, "initialize") == 0)
                 return handle_initialize(req, id, params);
-        struct mcp_session *s = NULL;
         const char *sid = http_header(req, "Mcp-Session-Id");
         if (!sid)
                 return reply(req, id, NULL, -32600, "Mcp-Session-Id header is required", NULL);
-        if (notification) { /* never waits for the call in flight */
-                if (session_cancel(sid, strcmp(m, "notifications/cancelled") == 0 ? params : NULL) <
-                    0)
+        if (strcmp(m, "tools/call") == 0 && !notification) {
+                struct mcp_session *s = session_get(sid); /* one call at a time per session */
+                if (!s)
                         return v1_reply_error(req, 404, "not_found",
                                               "unknown or ended MCP session: initialize a new one");
-                return http_reply_json(req, 202, "{}");
+                enum MHD_Result ret = handle_call(req, s, id, params);
+                session_put(s);
+                return ret;
         }
-        s = session_get(sid);
-        if (!s)
+        /* Everything else answers at once, even while a call runs. */
+        const cJSON *rid = notification && strcmp(m, "notifications/cancelled") == 0
+                               ? cJSON_GetObjectItemCaseSensitive(params, "requestId")
+                               : NULL;
+        _cleanup_free_ char *cancel_id = rid ? cJSON_PrintUnformatted(rid) : NULL;
+        if (session_touch(sid, cancel_id, false) < 0)
                 return v1_reply_error(req, 404, "not_found",
                                       "unknown or ended MCP session: initialize a new one");
-        enum MHD_Result ret;
+        if (notification)
+                return http_reply_json(req, 202, "{}");
         if (strcmp(m, "ping") == 0)
-                ret = reply(req, id, cJSON_CreateObject(), 0, NULL, NULL);
-        else if (strcmp(m, "tools/list") == 0) {
+                return reply(req, id, cJSON_CreateObject(), 0, NULL, NULL);
+        if (strcmp(m, "tools/list") == 0) {
                 cJSON *r = cJSON_CreateObject();
                 cJSON_AddItemToObject(r, "tools", mcp_tools_list());
-                ret = reply(req, id, r, 0, NULL, NULL);
-        } else if (strcmp(m, "tools/call") == 0)
-                ret = handle_call(req, s, id, params);
-        else
-                ret = reply(req, id, NULL, -32601, "method not found", NULL);
-        session_put(s);
-        return ret;
+                return reply(req, id, r, 0, NULL, NULL);
+        }
+        return reply(req, id, NULL, -32601, "method not found", NULL);
 }
 
 enum MHD_Result mcp_handle(struct request *req, const char *body, size_t len)
 {
         pthread_once(&init_once, init_table);
         if (strcmp(req->method, "DELETE") == 0) {
+                /* A code call in flight is interrupted rather than waited for. */
+                (void)session_touch(http_header(req, "Mcp-Session-Id"), NULL, true);
                 struct mcp_session *s = session_get(http_header(req, "Mcp-Session-Id"));
                 if (!s)
                         return v1_reply_error(req, 404, "not_found", "unknown MCP session");

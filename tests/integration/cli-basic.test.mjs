@@ -1,11 +1,11 @@
 // The sbx CLI against the running sbxd: sandbox commands, exit codes, --json, files, mcp.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, writeFileSync, readFileSync, mkdtempSync } from 'node:fs'
 import { join } from 'node:path'
 import { tmpdir } from 'node:os'
-import { URL_, KEY } from './v1-lib.mjs'
+import { URL_, KEY, v1 } from './v1-lib.mjs'
 
 const SBX = join(process.env.SBX_TEST_BUILD || 'build', 'cli/sbx')
 const skip = existsSync(SBX) ? false : `${SBX} not built`
@@ -79,4 +79,51 @@ test('sbx mcp: a stdio session with state across calls', { skip }, () => {
   assert.equal(out[0].result.serverInfo.name, 'sbx')
   assert.ok(out[1].result.tools.length >= 6)
   assert.equal(out[3].result.content[0].text, '42\n')
+})
+
+// An interactive `sbx mcp`: lines in as a host writes them, answers read as they come.
+function mcpProcess() {
+  const p = spawn(SBX, ['mcp'], { env, stdio: ['pipe', 'pipe', 'pipe'] })
+  let buf = ''
+  const waiting = []
+  const seen = []
+  p.stdout.on('data', (d) => {
+    buf += d
+    let i
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const msg = JSON.parse(buf.slice(0, i))
+      buf = buf.slice(i + 1)
+      seen.push(msg.id)
+      const w = waiting.findIndex((x) => x.id === msg.id)
+      if (w >= 0) waiting.splice(w, 1)[0].resolve(msg)
+    }
+  })
+  const send = (m) => p.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\n')
+  const request = (id, method, params) => new Promise((resolve) => { waiting.push({ id, resolve }); send({ id, method, params }) })
+  const exited = new Promise((resolve) => p.on('exit', (code, signal) => resolve({ code, signal })))
+  return { p, send, request, seen, exited }
+}
+
+test('sbx mcp: ping and cancel reach sbxd while a call runs; SIGTERM ends the session', { skip }, async () => {
+  const m = mcpProcess()
+  const init = await m.request(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'cli-test', version: '1' } })
+  assert.equal(init.result.serverInfo.name, 'sbx')
+  m.send({ method: 'notifications/initialized' })
+  assert.equal((await m.request(2, 'tools/call', { name: 'run_python', arguments: { code: 'state = "kept"' } })).result.isError, false)
+  const slow = m.request(3, 'tools/call', { name: 'run_python', arguments: { code: 'import time\ntime.sleep(60)\nstate = "overwritten"' } })
+  await new Promise((r) => setTimeout(r, 1000))
+  const pong = await m.request(4, 'ping', {})
+  assert.deepEqual(pong.result, {})
+  assert.deepEqual(m.seen.slice(-1), [4]) // answered while call 3 still runs
+  m.send({ method: 'notifications/cancelled', params: { requestId: 3 } })
+  const r3 = await slow
+  assert.equal(r3.result.structuredContent.cancelled, true)
+  assert.equal((await m.request(5, 'tools/call', { name: 'run_python', arguments: { code: 'state' } })).result.content[0].text, 'kept\n')
+
+  const before = (await v1('GET', '/v1/sandboxes')).json.sandboxes.length
+  m.request(6, 'tools/call', { name: 'run_python', arguments: { code: 'import time\ntime.sleep(60)' } })
+  await new Promise((r) => setTimeout(r, 500))
+  m.p.kill('SIGTERM')
+  assert.deepEqual(await m.exited, { code: 128 + 15, signal: null })
+  assert.equal((await v1('GET', '/v1/sandboxes')).json.sandboxes.length, before - 1)
 })
