@@ -2,12 +2,16 @@
 #include "agent-native.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "agent-files.h"
 #include "agent-http.h"
@@ -196,6 +200,52 @@ static int collect_append(struct collect *c, int stream, const uint8_t *d, size_
         return 0;
 }
 
+/* Bytes for the process's stdin (run-code's prefix and code): written as the pipe takes them,
+ * then the pipe is closed (ours and the table's end) so the reader sees EOF. */
+struct feed {
+        const char *part[2];
+        size_t len[2], off; /* off counts over both parts */
+        int fd;             /* a non-blocking dup of the stdin pipe; -EBADF when none or done */
+};
+
+static void feed_done(struct feed *in)
+{
+        in->fd = safe_close(in->fd);
+}
+
+static int feed_write(struct feed *in, const struct agent_selector *sel)
+{
+        for (;;) {
+                struct iovec iov[2];
+                size_t skip = in->off;
+                int n_iov = 0;
+                for (int i = 0; i < 2; i++) {
+                        if (skip >= in->len[i]) {
+                                skip -= in->len[i];
+                                continue;
+                        }
+                        iov[n_iov++] = (struct iovec){.iov_base = (char *)in->part[i] + skip,
+                                                      .iov_len = in->len[i] - skip};
+                        skip = 0;
+                }
+                if (n_iov == 0)
+                        break;
+                ssize_t n = writev(in->fd, iov, n_iov);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && errno == EAGAIN)
+                        return 0;
+                if (n < 0 && errno == EPIPE)
+                        break; /* the reader is gone (a missing interpreter): nothing to feed */
+                if (n < 0)
+                        return -errno;
+                in->off += (size_t)n;
+        }
+        feed_done(in);
+        (void)agent_process_close_stdin(sel);
+        return 0;
+}
+
 /* Whether the request's client (sbxd) went away: the request was read to its END, so the
  * socket turning readable means EOF. */
 static bool client_gone(const struct agent_request *r, short revents)
@@ -203,28 +253,36 @@ static bool client_gone(const struct agent_request *r, short revents)
         return revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR);
 }
 
+/* On every early return the process group is killed before the caller closes in->fd: the
+ * table still holds the pipe then, so a reader never sees EOF after part of its input. */
 static int collect_loop(struct agent_request *r, struct native_stream *st, int pid,
-                        int64_t deadline, struct collect *c)
+                        int64_t deadline, struct feed *in, struct collect *c)
 {
         struct agent_selector sel = {.pid = (uint32_t)pid};
         for (;;) {
-                struct pollfd p[2] = {{.fd = native_stream_fd(st), .events = POLLIN},
-                                      {.fd = r->fd, .events = POLLRDHUP}};
+                struct pollfd p[3] = {{.fd = native_stream_fd(st), .events = POLLIN},
+                                      {.fd = r->fd, .events = POLLRDHUP},
+                                      {.fd = in->fd, .events = POLLOUT}};
                 int64_t left = deadline - now_ms();
+                int e;
                 if (left <= 0) {
                         (void)agent_process_signal(&sel, SIGKILL);
                         return -ETIMEDOUT;
                 }
-                if (poll(p, 2, (int)MIN(left, (int64_t)1000)) < 0 && errno != EINTR)
+                if (poll(p, 3, (int)MIN(left, (int64_t)1000)) < 0 && errno != EINTR)
                         return -errno;
                 if (client_gone(r, p[1].revents)) {
                         (void)agent_process_signal(&sel, SIGKILL);
                         return -ECONNRESET;
                 }
+                if (in->fd >= 0 && p[2].revents && (e = feed_write(in, &sel)) < 0) {
+                        (void)agent_process_signal(&sel, SIGKILL);
+                        return e;
+                }
                 if (!p[0].revents)
                         continue;
                 struct native_event ev;
-                int e = native_stream_next(st, &ev);
+                e = native_stream_next(st, &ev);
                 if (e < 0)
                         return e == -EPIPE ? 0 : e;
                 if (ev.kind == NATIVE_EV_DATA) {
@@ -245,12 +303,37 @@ static int collect_loop(struct agent_request *r, struct native_stream *st, int p
         }
 }
 
-/* Run spec to completion. Answers the error itself (returning its send result, or -EINVAL
- * when nothing else is to be sent) unless it returns 0. */
-static int run_collect(struct agent_request *r, const struct native_spec *spec, size_t max,
-                       struct collect *c)
+/* A non-blocking dup of pid's stdin pipe for in; a process that already exited needs none.
+ * The pipe (created by the agent, so owned by the sandbox's root with mode 0600) is made
+ * readable by its user too, before anything is written: bash reopens it as /dev/stdin, which
+ * the inode's permissions decide (only the process itself, or one that may ptrace it, reaches
+ * its /proc/self/fd, so this opens it to nobody else). */
+static int feed_open(struct feed *in, int pid)
+{
+        bool pty;
+        int fl, e = agent_process_input_fd(&(struct agent_selector){.pid = (uint32_t)pid}, &pty,
+                                           &in->fd);
+        if (e == -ESRCH) {
+                in->fd = -EBADF;
+                return 0;
+        }
+        if (e < 0)
+                return e;
+        if ((fl = fcntl(in->fd, F_GETFL)) < 0 || fcntl(in->fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
+            fchmod(in->fd, 0644) < 0)
+                return -errno;
+        return 0;
+}
+
+/* Run spec to completion, writing pre (a string, or NULL) and input[0..input_len) to its stdin
+ * (spec->stdin_pipe) when input is not NULL. Answers the error itself (returning its send
+ * result, or -EINVAL when nothing else is to be sent) unless it returns 0. */
+static int run_collect(struct agent_request *r, const struct native_spec *spec, const char *pre,
+                       const char *input, size_t input_len, size_t max, struct collect *c)
 {
         _cleanup_native_stream_ struct native_stream *st = NULL;
+        struct feed in = {
+            .part = {pre, input}, .len = {pre ? strlen(pre) : 0, input_len}, .fd = -EBADF};
         char err[600];
         int pid, e;
         int64_t t0 = now_ms();
@@ -263,15 +346,20 @@ static int run_collect(struct agent_request *r, const struct native_spec *spec, 
                 return native_error(r, 400, "bad_request", "%s", err);
         if (e < 0)
                 return native_error(r, 500, "internal", "starting the process: %s", strerror(-e));
-        e = collect_loop(r, st, pid, t0 + spec->timeout_ms + 5000, c);
+        if (input && (e = feed_open(&in, pid)) < 0) {
+                (void)agent_process_signal(&(struct agent_selector){.pid = (uint32_t)pid}, SIGKILL);
+                feed_done(&in);
+                return native_error(r, 500, "internal", "feeding the process: %s", strerror(-e));
+        }
+        e = collect_loop(r, st, pid, t0 + spec->timeout_ms + 5000, &in, c);
+        feed_done(&in);
         c->duration_ms = now_ms() - t0;
         if (e == -ECONNRESET)
                 return e;
         if (e == -ETIMEDOUT)
                 c->timed_out = true;
         else if (e < 0)
-                return native_error(r, 500, "internal", "reading the process output: %s",
-                                    strerror(-e));
+                return native_error(r, 500, "internal", "running the process: %s", strerror(-e));
         if (c->too_large)
                 return native_error(r, 422, "output_too_large",
                                     "combined stdout and stderr exceeded %zu bytes (the process "
@@ -325,7 +413,7 @@ static int handle_exec(struct agent_request *r)
         if (native_user_name(cJSON_IsString(u) ? u->valuestring : NULL, &user) < 0)
                 return native_error(r, 400, "bad_request", "user must be \"user\" or \"root\"");
         spec.user = user;
-        e = run_collect(r, &spec, output_bound(body), &c);
+        e = run_collect(r, &spec, NULL, NULL, 0, output_bound(body), &c);
         if (e != 0) {
                 collect_done(&c);
                 return e;
@@ -343,29 +431,60 @@ static int handle_exec(struct agent_request *r)
         return native_json(r, 200, out);
 }
 
-/* The interpreter for lang and its "run this string" flag. */
-static int lang_interpreter(const char *lang, const char **ret_bin, const char **ret_flag)
+/* run-code hands the code to the interpreter on stdin rather than as one argv string (Linux
+ * caps one at MAX_ARG_STRLEN, 128 KiB): the agent writes it into the stdin pipe and closes it.
+ * Every interpreter reads stdin to EOF before any of the code runs, so the code then finds its
+ * stdin empty (at EOF, as /dev/null was when the code was an argument) and no other fd is
+ * open; a bash or sh command reading stdin cannot eat the rest of the script.
+ * - python: `python3 -` (tracebacks say File "<stdin>", line N; sys.argv is ['-']).
+ * - node: `node -` would read it through process.stdin, which then never ends for the code
+ *   (readline never closes), so a `-e` bootstrap reads fd 0 itself and runs the code as -e
+ *   would (a script in the main context, `[stdin]:N` in stack traces, dynamic import() through
+ *   the default loader, its once-only ExperimentalWarning dropped). No top-level bindings: it
+ *   shares the global lexical scope with the code.
+ * - bash: `. /dev/stdin` reads the whole file before running it (errors say /dev/stdin: line N).
+ *   It opens the pipe anew, which feed_open()'s chmod allows; the one byte the agent writes
+ *   first (after the chmod), waited for by `read -n 1`, makes sure bash opens it only then.
+ * - sh: dash sources a file piecewise, so the code is read with cat first and eval'd (errors say
+ *   sh: N: eval: ...); a failed read exits without running a part of it. */
+#define NODE_BOOT                                                                                  \
+        "(() => { const vm = require('vm'), emit = process.emitWarning; "                          \
+        "process.emitWarning = function (w, ...a) { "                                              \
+        "if (!String(w).startsWith('vm.USE_MAIN_CONTEXT_DEFAULT_LOADER')) "                        \
+        "return emit.call(this, w, ...a) }; "                                                      \
+        "return new vm.Script(require('fs').readFileSync(0, 'utf8'), { filename: '[stdin]', "      \
+        "importModuleDynamically: vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER }) })()"           \
+        ".runInThisContext()"
+#define SH_BOOT "__sbx_code=$(cat 2>/dev/null) || exit; eval \"unset __sbx_code; $__sbx_code\""
+
+/* The interpreter for lang, the arguments that make it read the code from stdin, and what
+ * the agent writes there before the code (NULL: nothing). */
+static const struct lang {
+        const char *name;
+        const char *argv[3];
+        const char *pre;
+} langs[] = {
+    {"python", {"python3", "-"}, NULL},
+    {"node", {"node", "-e", NODE_BOOT}, NULL},
+    {"bash", {"bash", "-c", "IFS= read -r -d '' -n 1 _ && . /dev/stdin"}, "\n"},
+    {"sh", {"sh", "-c", SH_BOOT}, NULL},
+};
+
+static const struct lang *lang_find(const char *name)
 {
-        static const char *const table[][3] = {
-            {"python", "python3", "-c"},
-            {"node", "node", "-e"},
-            {"bash", "bash", "-c"},
-            {"sh", "sh", "-c"},
-        };
-        for (size_t i = 0; i < ELEMENTSOF(table); i++)
-                if (strcmp(lang, table[i][0]) == 0) {
-                        *ret_bin = table[i][1];
-                        *ret_flag = table[i][2];
-                        return 0;
-                }
-        return -EINVAL;
+        for (size_t i = 0; i < ELEMENTSOF(langs); i++)
+                if (strcmp(name, langs[i].name) == 0)
+                        return &langs[i];
+        return NULL;
 }
 
 static int handle_run_code(struct agent_request *r)
 {
         _cleanup_cjson_ cJSON *body = NULL, *out = cJSON_CreateObject();
-        const char *lang = "python", *bin, *flag, *user;
+        const char *lang = "python", *user;
+        const struct lang *lp;
         struct collect c;
+        size_t code_len;
         int e;
 
         if ((e = native_read_json(r, &body)) != 0)
@@ -375,7 +494,8 @@ static int handle_run_code(struct agent_request *r)
         const cJSON *u = cJSON_GetObjectItemCaseSensitive(body, "user");
         if (!cJSON_IsString(code))
                 return native_error(r, 400, "bad_request", "code must be a string");
-        if (strlen(code->valuestring) > NATIVE_CODE_MAX)
+        code_len = strlen(code->valuestring);
+        if (code_len > NATIVE_CODE_MAX)
                 return native_error(r, 413, "payload_too_large",
                                     "code is longer than %u bytes: write it to a file with the "
                                     "filesystem API and run it with exec",
@@ -384,22 +504,26 @@ static int handle_run_code(struct agent_request *r)
                 lang = l->valuestring;
         else if (l && !cJSON_IsNull(l))
                 return native_error(r, 400, "bad_request", "lang must be a string");
-        if (lang_interpreter(lang, &bin, &flag) < 0)
+        if (!(lp = lang_find(lang)))
                 return native_error(r, 400, "bad_request",
                                     "lang must be python, node, bash or sh (got \"%.64s\")", lang);
         if (native_user_name(cJSON_IsString(u) ? u->valuestring : NULL, &user) < 0)
                 return native_error(r, 400, "bad_request", "user must be \"user\" or \"root\"");
-        /* A missing interpreter exits 127 with no output at all (not the shell's complaint). */
-        const char *argv[] = {
-            "/bin/sh", "-c", "command -v \"$0\" >/dev/null 2>&1 || exit 127; exec \"$0\" \"$@\"",
-            bin,       flag, code->valuestring,
-            NULL};
-        struct native_spec spec = {.argv = argv, .user = user};
+        /* A missing interpreter exits 127 with no output at all (not the shell's complaint),
+         * without reading its stdin. */
+        const char *argv[] = {"/bin/sh",
+                              "-c",
+                              "command -v \"$0\" >/dev/null 2>&1 || exit 127; exec \"$0\" \"$@\"",
+                              lp->argv[0],
+                              lp->argv[1],
+                              lp->argv[2],
+                              NULL};
+        struct native_spec spec = {.argv = argv, .user = user, .stdin_pipe = true};
         if (parse_timeout(body, &spec.timeout_ms) < 0)
                 return native_error(r, 400, "bad_request",
                                     "timeout_ms must be an integer from 1 to %d (default %d)",
                                     NATIVE_TIMEOUT_MAX, NATIVE_TIMEOUT_DEFAULT);
-        e = run_collect(r, &spec, output_bound(body), &c);
+        e = run_collect(r, &spec, lp->pre, code->valuestring, code_len, output_bound(body), &c);
         if (e != 0) {
                 collect_done(&c);
                 return e;

@@ -29,7 +29,7 @@
 #define NATIVE_TIMEOUT_DEFAULT 30000                 /* ms, exec and run-code */
 #define NATIVE_TIMEOUT_MAX     300000                /* ms */
 #define NATIVE_OUTPUT_MAX      (16u * 1024u * 1024u) /* combined stdout + stderr */
-#define NATIVE_CODE_MAX        (120u * 1024u)        /* one execve argument (MAX_ARG_STRLEN) */
+#define NATIVE_CODE_MAX        (4u * 1024u * 1024u)  /* run-code code bytes (fed on stdin) */
 
 /* Serve r when it is a native route: returns what the handler returned, or -ENOENT without
  * touching r when the path is not one (the caller answers 404). */

@@ -109,6 +109,93 @@ test('run-code: languages, missing interpreter, output limit', async () => {
   assert.equal(r.json.stdout.length, 15 << 20)
 })
 
+// Code is handed to the interpreter on stdin, not as one argv string: Linux caps one at 128 KiB
+// (MAX_ARG_STRLEN), so these all failed (413) while run-code used `python3 -c CODE`.
+const CODE_MAX = 4 << 20
+const MiB = 1 << 20
+// "0,1,2,..." of at least n bytes, and how many numbers and their sum
+function numbers(n, sep = ',') {
+  const parts = []
+  let len = 0
+  for (let i = 0; len < n; i++) { const s = String(i); parts.push(s); len += s.length + 1 }
+  return { list: parts.join(sep), count: parts.length, sum: (parts.length * (parts.length - 1)) / 2 }
+}
+const runCode = (body, sid = id) => v1('POST', `/v1/sandboxes/${sid}/run-code`, { body })
+
+test('run-code: 1 MiB programs in every language', async () => {
+  const n = numbers(MiB)
+  let r = await runCode({ code: `xs = [${n.list}]\nprint(len(xs), sum(xs))\n` })
+  assert.equal(r.status, 200, r.text.slice(0, 500))
+  assert.deepEqual([r.json.stdout, r.json.stderr, r.json.exit_code], [`${n.count} ${n.sum}\n`, '', 0])
+  r = await runCode({ lang: 'node', code: `const xs = [${n.list}]\nconsole.log(xs.length, xs.reduce((a, b) => a + b, 0))\n` })
+  assert.equal(r.status, 200, r.text.slice(0, 500))
+  assert.deepEqual([r.json.stdout, r.json.stderr, r.json.exit_code], [`${n.count} ${n.sum}\n`, '', 0])
+  const w = numbers(MiB, ' ')
+  r = await runCode({ lang: 'bash', code: `a=(${w.list})\necho "\${#a[@]} \${a[-1]}"\n` })
+  assert.equal(r.status, 200, r.text.slice(0, 500))
+  assert.deepEqual([r.json.stdout, r.json.stderr, r.json.exit_code], [`${w.count} ${w.count - 1}\n`, '', 0])
+  r = await runCode({ lang: 'sh', code: `set -- ${w.list}\necho "$#"\n` })
+  assert.equal(r.status, 200, r.text.slice(0, 500))
+  assert.deepEqual([r.json.stdout, r.json.stderr, r.json.exit_code], [`${w.count}\n`, '', 0])
+  // errors still point at the right line of the code
+  r = await runCode({ code: `xs = [${n.list}]\nx = 1\nraise ValueError("late")\n` })
+  assert.equal(r.json.exit_code, 1)
+  assert.match(r.json.stderr, /File "<stdin>", line 3, in <module>\n.*ValueError: late/s)
+  r = await runCode({ lang: 'node', code: `const xs = [${n.list}]\n\nthrow new Error('late')\n` })
+  assert.equal(r.json.exit_code, 1)
+  assert.match(r.json.stderr, /\[stdin\]:3\n/)
+  assert.match(r.json.stderr, /Error: late/)
+  r = await runCode({ lang: 'bash', code: 'true\nno-such-command-x\n' })
+  assert.equal(r.json.exit_code, 127)
+  assert.match(r.json.stderr, /line 2: no-such-command-x: command not found/)
+})
+
+test('run-code: the code limit is 4 MiB, beyond it 413', async () => {
+  // exactly the maximum runs
+  const head = 'print("at max")\n#'
+  let r = await runCode({ code: head + 'x'.repeat(CODE_MAX - head.length) })
+  assert.equal(r.status, 200, r.text.slice(0, 500))
+  assert.equal(r.json.stdout, 'at max\n')
+  r = await runCode({ code: head + 'x'.repeat(CODE_MAX - head.length + 1) })
+  assertError(r, 413, 'payload_too_large')
+  assert.match(r.json.error.message, /4194304 bytes/)
+  // the JSON body bound (8 MiB) answers with the same shape
+  assertError(await runCode({ code: '\n'.repeat(CODE_MAX) }), 413, 'payload_too_large')
+})
+
+test('run-code: stdin is empty and the code fd does not leak', async () => {
+  const pad = '#' + 'p'.repeat(MiB) + '\n'
+  // a script whose first command reads stdin does not eat the rest of the script
+  let r = await runCode({ lang: 'bash', code: 'cat\n' + pad + 'echo after\n' })
+  assert.deepEqual([r.json.stdout, r.json.stderr, r.json.exit_code], ['after\n', '', 0])
+  r = await runCode({ lang: 'sh', code: 'cat; echo after\n' + pad + 'echo end\n' })
+  assert.deepEqual([r.json.stdout, r.json.stderr, r.json.exit_code], ['after\nend\n', '', 0])
+  r = await runCode({ lang: 'bash', code: 'read -r x || echo "eof"; echo "${x:-nothing}"' })
+  assert.equal(r.json.stdout, 'eof\nnothing\n')
+  r = await runCode({ code: 'import sys\nprint(repr(sys.stdin.read()))\ntry:\n  input()\nexcept EOFError:\n  print("EOFError")\n' + pad })
+  assert.equal(r.json.stdout, "''\nEOFError\n")
+  // node: process.stdin ends (readline closes), as with /dev/null
+  r = await runCode({ lang: 'node', code: 'console.log(JSON.stringify(require("fs").readFileSync(0, "utf8")))\nrequire("readline").createInterface({ input: process.stdin }).on("close", () => console.log("closed"))\n' + '//' + pad })
+  assert.deepEqual([r.json.stdout, r.json.stderr], ['""\nclosed\n', ''])
+  // only 0, 1, 2 are open in the user's code
+  r = await runCode({ code: 'import os\nprint([fd for fd in range(256) if os.path.exists(f"/proc/self/fd/{fd}")])' })
+  assert.equal(r.json.stdout, '[0, 1, 2]\n')
+  r = await runCode({ lang: 'bash', code: 'ls /proc/$$/fd | tr "\\n" " "' })
+  assert.equal(r.json.stdout, '0 1 2 ')
+  // node has fds of its own (epoll, eventfd): none of them is the code's pipe (stdin)
+  r = await runCode({ lang: 'node', code: 'const fs = require("fs"), l = (fd) => { try { return fs.readlinkSync(`/proc/self/fd/${fd}`) } catch { return "" } }\nconsole.log(fs.readdirSync("/proc/self/fd").filter((fd) => fd !== "0" && l(fd) === l(0)).length)' })
+  assert.deepEqual([r.json.stdout, r.json.stderr], ['0\n', ''])
+  // dynamic import() works as it did with node -e, without a warning
+  r = await runCode({ lang: 'node', code: 'import("node:os").then((m) => console.log(typeof m.cpus))' })
+  assert.deepEqual([r.json.stdout, r.json.stderr], ['function\n', ''])
+  // a big program for a missing interpreter: still 127 and nothing else
+  const bare = await createSandbox({ env: { PATH: '/nonexistent' } })
+  try {
+    r = await runCode({ code: pad + 'print(1)' }, bare)
+    assert.deepEqual([r.status, r.json.exit_code, r.json.stdout, r.json.stderr], [200, 127, '', ''])
+  } finally { await killSandbox(bare) }
+})
+
 test('a paused sandbox says so instead of hanging, and works again once resumed', async () => {
   const e2b = (method, path, body) => fetch(process.env.E2B_API_URL + path, { method, headers: { 'X-API-KEY': process.env.E2B_API_KEY, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) })
   const p = await createSandbox()
