@@ -329,3 +329,14 @@ int sbx_frame_read(int fd, uint8_t *ret_type, uint8_t *buf, uint32_t *ret_len)
         *ret_len = len;
         return 0;
 }
+
+int sbx_frame_read_body(int fd, uint8_t *buf, uint32_t *ret_len)
+{
+        uint8_t type;
+        int e = sbx_frame_read(fd, &type, buf, ret_len);
+        if (e < 0)
+                return e;
+        if (type == SBX_FRAME_END)
+                return 0;
+        return type == SBX_FRAME_DATA ? 1 : -EPROTO;
+}

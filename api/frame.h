@@ -68,3 +68,6 @@ const char *sbx_header_get(const struct sbx_header *h, size_t n, const char *nam
  * (capacity SBX_FRAME_MAX_PAYLOAD) and returns -EPIPE on a clean EOF before a frame. */
 int sbx_frame_write(int fd, uint8_t type, const void *payload, size_t len);
 int sbx_frame_read(int fd, uint8_t *ret_type, uint8_t *buf, uint32_t *ret_len);
+/* The next frame of a body: 1 with a DATA frame in buf (*ret_len bytes), 0 at its END, -EPROTO
+ * for a frame of another type, else sbx_frame_read()'s error. */
+int sbx_frame_read_body(int fd, uint8_t *buf, uint32_t *ret_len);

@@ -159,15 +159,12 @@ static int fill_envelope(struct native_stream *st, uint8_t *ret_flags, const uin
                         return (int)n;
                 if (n > 0)
                         return (int)n;
-                uint8_t type;
                 uint32_t len;
-                int e = sbx_frame_read(st->fd, &type, st->frame, &len);
+                int e = sbx_frame_read_body(st->fd, st->frame, &len);
                 if (e < 0)
                         return e;
-                if (type == SBX_FRAME_END)
+                if (e == 0)
                         return -EPIPE;
-                if (type != SBX_FRAME_DATA)
-                        return -EPROTO;
                 if (st->len + len > CONNECT_MAX_MESSAGE + CONNECT_ENVELOPE_HEADER_SIZE)
                         return -EMSGSIZE;
                 if (st->len + len > st->cap) {

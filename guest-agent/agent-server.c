@@ -44,21 +44,18 @@ const char *agent_request_header(const struct agent_request *r, const char *name
 
 int agent_request_read_body(struct agent_request *r, const uint8_t **ret_buf, size_t *ret_len)
 {
-        uint8_t type;
         uint32_t len;
         int e;
 
         if (r->body_done)
                 return 0;
-        e = sbx_frame_read(r->fd, &type, r->frame_buf, &len);
+        e = sbx_frame_read_body(r->fd, r->frame_buf, &len);
         if (e < 0)
                 return e == -EPIPE ? -EPROTO : e;
-        if (type == SBX_FRAME_END) {
+        if (e == 0) {
                 r->body_done = true;
                 return 0;
         }
-        if (type != SBX_FRAME_DATA)
-                return -EPROTO;
         *ret_buf = r->frame_buf;
         *ret_len = len;
         return 1;

@@ -101,12 +101,10 @@ static int read_response(int fd)
         int status = h.status;
         sbx_resp_head_free(&h);
         for (;;) {
-                r = sbx_frame_read(fd, &type, buf, &len);
-                if (r < 0)
-                        return r;
-                if (type == SBX_FRAME_END)
-                        return status;
-                if (type != SBX_FRAME_DATA || (body += len) > 1024 * 1024)
+                r = sbx_frame_read_body(fd, buf, &len);
+                if (r <= 0)
+                        return r < 0 ? r : status;
+                if ((body += len) > 1024 * 1024)
                         return -EPROTO;
         }
 }

@@ -253,17 +253,10 @@ static int read_stream(int fd, int64_t deadline, const atomic_bool *cancel, stru
                         return -errno;
                 if (r <= 0)
                         continue;
-                uint8_t type;
                 uint32_t len;
-                r = sbx_frame_read(fd, &type, frame, &len);
-                if (r == -EAGAIN)
-                        return -ETIMEDOUT;
-                if (r < 0)
-                        return r;
-                if (type == SBX_FRAME_END)
-                        return 0;
-                if (type != SBX_FRAME_DATA)
-                        return -EPROTO;
+                r = sbx_frame_read_body(fd, frame, &len);
+                if (r <= 0)
+                        return r == -EAGAIN ? -ETIMEDOUT : r;
                 feed(x, (const char *)frame, len);
         }
 }

@@ -179,17 +179,12 @@ enum MHD_Result proxy_upload(struct request *req, const char *data, size_t len)
 static int drain(int fd, int client_fd, uint8_t *buf)
 {
         for (int i = 0; i < 64; i++) {
-                uint8_t type;
                 uint32_t len;
                 int r = wait_agent(fd, client_fd);
                 if (r >= 0)
-                        r = sbx_frame_read(fd, &type, buf, &len);
-                if (r < 0)
+                        r = sbx_frame_read_body(fd, buf, &len);
+                if (r <= 0)
                         return r;
-                if (type == SBX_FRAME_END)
-                        return 0;
-                if (type != SBX_FRAME_DATA)
-                        return -EPROTO;
         }
         return -EPROTO;
 }

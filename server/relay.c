@@ -108,17 +108,15 @@ ssize_t relay_stream_read(void *cls, uint64_t pos, char *out, size_t max)
                 }
                 if (relay_wait_agent(st->fd, st->client_fd, st->stop) < 0)
                         return MHD_CONTENT_READER_END_WITH_ERROR;
-                uint8_t type;
                 uint32_t len;
-                if (sbx_frame_read(st->fd, &type, st->buf, &len) < 0)
+                int r = sbx_frame_read_body(st->fd, st->buf, &len);
+                if (r < 0)
                         return MHD_CONTENT_READER_END_WITH_ERROR;
-                if (type == SBX_FRAME_END) {
+                if (r == 0) {
                         if (st->expected != MHD_SIZE_UNKNOWN && st->sent != st->expected)
                                 return MHD_CONTENT_READER_END_WITH_ERROR;
                         return MHD_CONTENT_READER_END_OF_STREAM;
                 }
-                if (type != SBX_FRAME_DATA)
-                        return MHD_CONTENT_READER_END_WITH_ERROR;
                 st->sent += len;
                 if (st->count_proxy_bytes)
                         stats_count_proxy_bytes(0, len);

@@ -98,19 +98,16 @@ static int read_body(int fd, int client_fd, uint8_t *frame, size_t max, int time
         if (!b)
                 return -ENOMEM;
         for (;;) {
-                uint8_t type;
                 uint32_t len;
                 int r = client_fd >= -1 ? relay_wait_agent(fd, client_fd, NULL) : 0;
                 if (r >= 0)
-                        r = sbx_frame_read(fd, &type, frame, &len);
+                        r = sbx_frame_read_body(fd, frame, &len);
                 if (r == -EAGAIN)
                         r = -ETIMEDOUT;
                 if (r < 0)
                         return r;
-                if (type == SBX_FRAME_END)
+                if (r == 0)
                         break;
-                if (type != SBX_FRAME_DATA)
-                        return -EPROTO;
                 if (n + len > max)
                         return -EMSGSIZE;
                 char *nb = realloc(b, n + len + 1);

@@ -180,6 +180,28 @@ static void test_io(void)
         close(sv[1]);
 }
 
+static void test_read_body(void)
+{
+        int sv[2];
+        static uint8_t buf[SBX_FRAME_MAX_PAYLOAD];
+        uint32_t len = 0;
+        CHECK_EQ_INT(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        CHECK_EQ_INT(sbx_frame_write(sv[0], SBX_FRAME_DATA, "abc", 3), 0);
+        CHECK_EQ_INT(sbx_frame_write(sv[0], SBX_FRAME_DATA, NULL, 0), 0);
+        CHECK_EQ_INT(sbx_frame_write(sv[0], SBX_FRAME_END, NULL, 0), 0);
+        CHECK_EQ_INT(sbx_frame_write(sv[0], SBX_FRAME_RESP_HEAD, "x", 1), 0);
+        CHECK_EQ_INT(sbx_frame_read_body(sv[1], buf, &len), 1);
+        CHECK_EQ_INT(len, 3);
+        CHECK(memcmp(buf, "abc", 3) == 0);
+        CHECK_EQ_INT(sbx_frame_read_body(sv[1], buf, &len), 1); /* an empty DATA frame */
+        CHECK_EQ_INT(len, 0);
+        CHECK_EQ_INT(sbx_frame_read_body(sv[1], buf, &len), 0);       /* END */
+        CHECK_EQ_INT(sbx_frame_read_body(sv[1], buf, &len), -EPROTO); /* not a body frame */
+        close(sv[0]);
+        CHECK_EQ_INT(sbx_frame_read_body(sv[1], buf, &len), -EPIPE);
+        close(sv[1]);
+}
+
 int main(void)
 {
         test_header_bounds();
@@ -187,5 +209,6 @@ int main(void)
         test_req_head_invalid();
         test_resp_head();
         test_io();
+        test_read_body();
         return unit_finish("test-frame");
 }
