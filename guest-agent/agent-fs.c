@@ -124,8 +124,12 @@ int agent_fs_request(struct agent_request *r, bool stream, cJSON **ret_root, str
         if (has_escaped_nul(msg, mlen))
                 return answer(r, stream, "invalid_argument", "path contains a NUL byte", NULL);
         e = agent_request_user(r, NULL, u, &name);
-        if (e == -ENOENT || e == -EINVAL)
-                return answer(r, stream, "unauthenticated", "invalid username: ", name);
+        if (e == -ENOENT || e == -EINVAL) {
+                _cleanup_free_ char *quoted = NULL;
+                if (asprintf(&quoted, "'%s'", name ? name : "") < 0)
+                        return -ENOMEM;
+                return answer(r, stream, "unauthenticated", "invalid username: ", quoted);
+        }
         if (e < 0)
                 return answer(r, stream, "internal", "user lookup failed", NULL);
         root = cJSON_ParseWithLength((const char *)msg, mlen);

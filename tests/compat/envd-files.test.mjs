@@ -192,7 +192,7 @@ test('root-only files stay root-only; user root can read them', async () => {
 
 test('unknown user → AuthenticationError (REST and RPC)', async () => {
   await assert.rejects(sbx.files.read('/home/user/a.txt', { user: 'nobody-here' }), (e) => e instanceof AuthenticationError)
-  await assert.rejects(sbx.files.list('/home/user', { user: 'nobody-here' }), (e) => e instanceof AuthenticationError)
+  await assert.rejects(sbx.files.list('/home/user', { user: 'nobody-here' }), (e) => e instanceof AuthenticationError && /invalid username: 'nobody-here'/.test(e.message))
   await assert.rejects(sbx.files.exists('/home/user', { user: 'nobody-here' }), (e) => e instanceof AuthenticationError)
 })
 
