@@ -336,6 +336,18 @@ static cJSON *tool_install(struct mcp_call *c, const cJSON *args, const char **r
 
 /* ---- files ---- */
 
+/* A file call that failed: the agent's own message (its {"error":{"code","message"}}), or the
+ * local error when there was no answer. */
+static cJSON *file_failure(const char *what, const char *path, int r, const struct v1_reply *rep)
+{
+        char code[41], msg[1025];
+        if (r < 0)
+                snprintf(msg, sizeof(msg), "%s", strerror(-r));
+        else
+                v1_error_fields(rep->body ? rep->body : "", rep->len, code, msg);
+        return mcp_failure("%s %.256s failed: %.512s", what, path, msg);
+}
+
 static cJSON *tool_put_file(struct mcp_call *c, const cJSON *args, const char **ret_msg)
 {
         const cJSON *path = cJSON_GetObjectItemCaseSensitive(args, "path");
@@ -374,15 +386,9 @@ static cJSON *tool_put_file(struct mcp_call *c, const cJSON *args, const char **
         _cleanup_json_ cJSON *o = r == 200 ? cJSON_ParseWithLength(rep.body, rep.len) : NULL;
         const cJSON *w = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(o, 0), "path");
         cJSON *res;
-        if (!cJSON_IsString(w)) {
-                cJSON *e = r > 0 ? cJSON_ParseWithLength(rep.body, rep.len) : NULL;
-                const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "message");
-                res = mcp_failure("put_failed: writing %.256s failed: %.512s", path->valuestring,
-                                  cJSON_IsString(m) ? m->valuestring
-                                  : r < 0           ? strerror(-r)
-                                                    : "the sandbox refused the write");
-                cJSON_Delete(e);
-        } else {
+        if (!cJSON_IsString(w))
+                res = file_failure("put_failed: writing", path->valuestring, r, &rep);
+        else {
                 char msg[600];
                 snprintf(msg, sizeof(msg), "%sWrote %zu bytes to %.512s", note ? note : "", len,
                          w->valuestring);
@@ -486,15 +492,9 @@ static cJSON *tool_get_file(struct mcp_call *c, const cJSON *args, const char **
                 res = mcp_failure("get_failed: %.256s is larger than %d bytes: process it with "
                                   "run_python instead of reading it into the conversation",
                                   path->valuestring, MCP_MAX_GET_BLOB);
-        else if (r != 200) {
-                cJSON *e = r > 0 ? cJSON_ParseWithLength(rep.body, rep.len) : NULL;
-                const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "message");
-                res = mcp_failure("get_failed: reading %.256s failed: %.512s", path->valuestring,
-                                  cJSON_IsString(m) ? m->valuestring
-                                  : r < 0           ? strerror(-r)
-                                                    : "the sandbox refused the read");
-                cJSON_Delete(e);
-        } else {
+        else if (r != 200)
+                res = file_failure("get_failed: reading", path->valuestring, r, &rep);
+        else {
                 char type[128];
                 const char *want = cJSON_IsString(ct) && *ct->valuestring ? ct->valuestring : NULL;
                 snprintf(type, sizeof(type), "%s", want ? want : rep.content_type);

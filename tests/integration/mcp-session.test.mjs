@@ -135,10 +135,14 @@ test('tools/call: every tool, state persisting across calls', async () => {
   // tool failures carry a message a model can act on
   r = await call('get_file', { path: '/nope/missing.txt' })
   assert.equal(r.isError, true)
-  assert.match(text(r), /get_failed/)
+  assert.match(text(r), /^get_failed: reading \/nope\/missing.txt failed: /)
+  assert.doesNotMatch(text(r), /refused/) // the agent's own reason reaches the model
+  const reason = text(r).replace(/^get_failed: reading \/nope\/missing.txt failed: /, '')
+  assert.ok(reason.length > 5, reason)
   r = await call('put_file', { path: '/proc/forbidden/x', content: 'x' })
   assert.equal(r.isError, true)
-  assert.match(text(r), /put_failed/)
+  assert.match(text(r), /^put_failed: writing \/proc\/forbidden\/x failed: /)
+  assert.doesNotMatch(text(r), /refused/)
   r = await call('install_package', { manager: 'pip', packages: ['requests'] })
   assert.equal(r.isError, true)
   assert.match(text(r), /no network/)
