@@ -66,7 +66,7 @@ struct execution {
         struct text_buf results; /* the text of each result, one per line */
         struct text_buf traceback;
         size_t dropped; /* output bytes beyond MCP_MAX_OUTPUT */
-        unsigned images_dropped;
+        unsigned results_dropped;
         cJSON *images;        /* content items */
         cJSON *result_list;   /* structuredContent.results */
         cJSON *error;         /* {name, value, traceback} */
@@ -151,7 +151,7 @@ static void add_result(struct execution *x, const cJSON *o)
                 if (!data)
                         continue;
                 if (cJSON_GetArraySize(x->images) >= CODE_MAX_IMAGES || !base64_plausible(data)) {
-                        x->images_dropped++;
+                        x->results_dropped++;
                         break;
                 }
                 cJSON *item = cJSON_CreateObject();
@@ -212,7 +212,7 @@ static void feed(struct execution *x, const char *data, size_t len)
                 if (!x->skipping && x->line.len + n > CODE_MAX_LINE) {
                         x->skipping = true;
                         x->line.len = 0;
-                        x->images_dropped++;
+                        x->results_dropped++;
                 }
                 if (!x->skipping && buf_add(&x->line, data, n) < 0)
                         x->skipping = true;
@@ -293,11 +293,11 @@ static cJSON *code_result(struct execution *x, const char *note, const char *lan
                          "\n[output cut: %zu more bytes were dropped; write large output to a file "
                          "and read a summary of it]",
                          x->dropped);
-        if (x->images_dropped)
+        if (x->results_dropped)
                 snprintf(tail + strlen(tail), sizeof(tail) - strlen(tail),
-                         "\n[%u image result(s) not shown: at most %d per call, each under %d "
-                         "bytes; save them to files instead]",
-                         x->images_dropped, CODE_MAX_IMAGES, CODE_MAX_IMAGE_BYTES);
+                         "\n[%u result(s) not shown: at most %d images per call, each under %d "
+                         "bytes of base64; save large results to files instead]",
+                         x->results_dropped, CODE_MAX_IMAGES, CODE_MAX_IMAGE_BYTES);
         if (timed_out)
                 snprintf(tail + strlen(tail), sizeof(tail) - strlen(tail),
                          "\n[timed out after %d ms: the execution was interrupted; what it defined "

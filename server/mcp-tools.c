@@ -162,18 +162,17 @@ static int agent_json(struct sandbox *s, const char *path, cJSON *body, int time
                 v1_reply_done(&rep);
                 return r;
         }
+        if (rep.status != 200) {
+                char code[41], msg[1025];
+                v1_error_fields(rep.body ? rep.body : "", rep.len, code, msg);
+                v1_reply_done(&rep);
+                *ret_fail = mcp_failure("%.900s", msg);
+                return -EIO;
+        }
         cJSON *o = json_depth(rep.body, rep.len) <= JSON_MAX_DEPTH
                        ? cJSON_ParseWithLength(rep.body, rep.len)
                        : NULL;
         v1_reply_done(&rep);
-        if (rep.status != 200) {
-                const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
-                const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "message");
-                *ret_fail = mcp_failure(
-                    "%.900s", cJSON_IsString(m) ? m->valuestring : "the sandbox refused the call");
-                cJSON_Delete(o);
-                return -EIO;
-        }
         if (!cJSON_IsObject(o)) {
                 cJSON_Delete(o);
                 *ret_fail = mcp_failure("The sandbox sent an invalid answer.");

@@ -113,6 +113,10 @@ test('tools/call: every tool, state persisting across calls', async () => {
   assert.equal(text(r), '3\n')
   r = await call('run_shell', { command: 'cd data && wc -l < in.csv && ls ~' })
   assert.equal(text(r), '3\nbin.dat\ndata\n')
+  // the agent's refusal reaches the model as a tool failure with its reason
+  r = await call('run_shell', { command: '' })
+  assert.equal(r.isError, true)
+  assert.match(text(r), /cmd must be a non-empty/)
   r = await call('run_shell', { command: 'echo oops >&2; exit 4' })
   assert.equal(r.isError, false)
   assert.match(text(r), /oops/)
