@@ -51,12 +51,13 @@ static int idle_default(void)
 
 /* ---- JSON-RPC answers ---- */
 
-static enum MHD_Result reply(struct request *req, const cJSON *id, cJSON *result, int code,
-                             const char *msg, const char *session)
+cJSON *mcp_rpc_message(const cJSON *id, cJSON *result, int code, const char *msg)
 {
-        _cleanup_json_ cJSON *o = cJSON_CreateObject();
-        if (!o)
-                return MHD_NO;
+        cJSON *o = cJSON_CreateObject();
+        if (!o) {
+                cJSON_Delete(result);
+                return NULL;
+        }
         cJSON_AddStringToObject(o, "jsonrpc", "2.0");
         cJSON_AddItemToObject(o, "id", id ? cJSON_Duplicate(id, 1) : cJSON_CreateNull());
         if (result)
@@ -66,8 +67,24 @@ static enum MHD_Result reply(struct request *req, const cJSON *id, cJSON *result
                 cJSON_AddNumberToObject(e, "code", code);
                 cJSON_AddStringToObject(e, "message", msg);
         }
-        unsigned status = result || code != -32600 ? 200 : 400;
-        return v1_reply_json(req, status, o, session ? "Mcp-Session-Id" : NULL, session);
+        return o;
+}
+
+static enum MHD_Result reply_message(struct request *req, cJSON *o, const char *session)
+{
+        _cleanup_json_ cJSON *m = o;
+        if (!m)
+                return MHD_NO;
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(m, "error");
+        const cJSON *code = cJSON_GetObjectItemCaseSensitive(e, "code");
+        unsigned status = cJSON_IsNumber(code) && code->valueint == -32600 ? 400 : 200;
+        return v1_reply_json(req, status, m, session ? "Mcp-Session-Id" : NULL, session);
+}
+
+static enum MHD_Result reply(struct request *req, const cJSON *id, cJSON *result, int code,
+                             const char *msg, const char *session)
+{
+        return reply_message(req, mcp_rpc_message(id, result, code, msg), session);
 }
 
 /* ---- sessions ---- */
@@ -216,17 +233,16 @@ static enum MHD_Result handle_initialize(struct request *req, const cJSON *id, c
         return reply(req, id, initialize_result(params), 0, NULL, sid);
 }
 
-static enum MHD_Result handle_call(struct request *req, struct mcp_session *s, const cJSON *id,
-                                   const cJSON *params)
+/* One tools/call on s (its call_lock held): the JSON-RPC answer. */
+static cJSON *call_message(struct server *srv, struct mcp_session *s, const cJSON *id,
+                           const cJSON *params)
 {
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
         if (!cJSON_IsString(name))
-                return reply(req, id, NULL, -32602, "params.name must be a string", NULL);
-        struct mcp_call c = {.srv = req->srv,
-                             .idle_s = s->idle_s,
-                             .had_sandbox = s->had_sandbox,
-                             .cancel = &s->cancel};
+                return mcp_rpc_message(id, NULL, -32602, "params.name must be a string");
+        struct mcp_call c = {
+            .srv = srv, .idle_s = s->idle_s, .had_sandbox = s->had_sandbox, .cancel = &s->cancel};
         snprintf(c.sandbox_id, sizeof(c.sandbox_id), "%s", s->sandbox_id);
         cJSON *result = NULL;
         const char *msg = "invalid arguments";
@@ -242,8 +258,24 @@ static enum MHD_Result handle_call(struct request *req, struct mcp_session *s, c
         snprintf(s->sandbox_id, sizeof(s->sandbox_id), "%s", c.sandbox_id);
         s->had_sandbox = c.had_sandbox;
         if (r < 0)
-                return reply(req, id, NULL, -32602, msg, NULL);
-        return reply(req, id, result, 0, NULL, NULL);
+                return mcp_rpc_message(id, NULL, -32602, msg);
+        return mcp_rpc_message(id, result, 0, NULL);
+}
+
+cJSON *mcp_session_call(struct server *srv, const char *sid, const cJSON *id, const cJSON *params)
+{
+        struct mcp_session *s = session_get(sid); /* one call at a time per session */
+        if (!s)
+                return NULL;
+        cJSON *m = call_message(srv, s, id, params);
+        session_put(s);
+        return m;
+}
+
+int mcp_session_cancel(const char *sid, const cJSON *id)
+{
+        _cleanup_free_ char *want = id ? cJSON_PrintUnformatted(id) : NULL;
+        return session_touch(sid, want, false);
 }
 
 static enum MHD_Result dispatch(struct request *req, const cJSON *msg)
@@ -265,13 +297,17 @@ static enum MHD_Result dispatch(struct request *req, const cJSON *msg)
         if (!sid)
                 return reply(req, id, NULL, -32600, "Mcp-Session-Id header is required", NULL);
         if (strcmp(m, "tools/call") == 0 && !notification) {
-                struct mcp_session *s = session_get(sid); /* one call at a time per session */
-                if (!s)
+                const cJSON *meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
+                const cJSON *token = cJSON_GetObjectItemCaseSensitive(meta, "progressToken");
+                const char *accept = http_header(req, "Accept");
+                if ((cJSON_IsString(token) || cJSON_IsNumber(token)) && accept &&
+                    strstr(accept, "text/event-stream") && session_touch(sid, NULL, false) == 0)
+                        return mcp_sse_call(req, sid, id, params, token);
+                cJSON *answer = mcp_session_call(req->srv, sid, id, params);
+                if (!answer)
                         return v1_reply_error(req, 404, "not_found",
                                               "unknown or ended MCP session: initialize a new one");
-                enum MHD_Result ret = handle_call(req, s, id, params);
-                session_put(s);
-                return ret;
+                return reply_message(req, answer, NULL);
         }
         /* Everything else answers at once, even while a call runs. */
         const cJSON *rid = notification && strcmp(m, "notifications/cancelled") == 0

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * MCP (Model Context Protocol) over streamable HTTP at /mcp (Bearer auth like /v1):
- *   POST   /mcp   one JSON-RPC 2.0 message; a request is answered with application/json, a
- *                 notification or response with 202. `initialize` issues Mcp-Session-Id; every
- *                 later message must carry it (missing 400, unknown or ended 404).
+ *   POST   /mcp   one JSON-RPC 2.0 message; a request is answered with application/json (a
+ *                 tools/call with a progressToken, from a client accepting text/event-stream,
+ *                 with an SSE stream: mcp_sse_call()), a notification or response with
+ *                 202. `initialize` issues Mcp-Session-Id; every later message must carry it
+ *                 (missing 400, unknown or ended 404).
  *   GET    /mcp   405 (no server-initiated stream)
  *   DELETE /mcp   ends the session and kills its sandbox (204)
  * Methods: initialize, ping, tools/list, tools/call (mcp-tools.c); others -32601.
@@ -35,6 +37,22 @@
 
 /* The whole (bounded) body is in; queue exactly one response. */
 enum MHD_Result mcp_handle(struct request *req, const char *body, size_t len);
+
+/* {"jsonrpc":"2.0","id":id,"result":result} (taking result), or with {"error":{code,msg}}
+ * when result is NULL. */
+cJSON *mcp_rpc_message(const cJSON *id, cJSON *result, int code, const char *msg);
+/* One tools/call in session sid, waiting for the session's call in flight: the answer, or NULL
+ * for an unknown session. */
+cJSON *mcp_session_call(struct server *srv, const char *sid, const cJSON *id, const cJSON *params);
+/* Interrupt session sid's call id when it is in flight (notifications/cancelled). 0, or
+ * -ENOENT for an unknown session. */
+int mcp_session_cancel(const char *sid, const cJSON *id);
+/* A tools/call that asked for progress (params._meta.progressToken) from a client that accepts
+ * text/event-stream: answered as an SSE stream (mcp-sse.c): notifications/progress every
+ * MCP_PROGRESS_INTERVAL_MS while the call runs, then its answer. */
+#define MCP_PROGRESS_INTERVAL_MS 2000
+enum MHD_Result mcp_sse_call(struct request *req, const char *sid, const cJSON *id,
+                             const cJSON *params, const cJSON *token);
 
 /* What a tool call sees of its session (mcp-tools.c). sandbox_id may be rewritten when the
  * sandbox is (re)created. */

@@ -77,6 +77,19 @@ test('streamable HTTP: initialize, tools, state across calls, a chart as an imag
     r = await client.callTool({ name: 'run_python', arguments: { code: '"slept" in globals(), statistics.mean(data)' } })
     assert.equal(text(r), '(False, 3.875)\n')
 
+    // progress keeps a call alive past the request timeout when the host asks for it
+    const seen = []
+    r = await client.callTool({ name: 'run_python', arguments: { code: 'import time\ntime.sleep(7)\n"awake"' } }, undefined,
+      { timeout: 3000, resetTimeoutOnProgress: true, onprogress: (p) => seen.push(p) })
+    assert.equal(text(r), 'awake\n')
+    assert.ok(seen.length >= 3, JSON.stringify(seen))
+    assert.match(seen[0].message, /running for/)
+    // without progress the same host gives up at its timeout (and cancels the call)
+    await assert.rejects(client.callTool({ name: 'run_python', arguments: { code: 'import time\ntime.sleep(7)\nlate = True' } }, undefined, { timeout: 1500 }),
+      (e) => e.code === -32001)
+    r = await client.callTool({ name: 'run_python', arguments: { code: '"late" in globals()' } })
+    assert.equal(text(r), 'False\n')
+
     // ending the session kills its sandbox; the session id is then unknown
     const sid = transport.sessionId
     await transport.terminateSession()

@@ -188,6 +188,53 @@ test('notifications/cancelled interrupts the call in flight without waiting for 
   assert.equal((await rpc('notifications/cancelled', { requestId: id }, { notify: true, session: 'e'.repeat(32) })).status, 404)
 })
 
+// SSE events of a streamed answer, as parsed JSON-RPC messages.
+function sseMessages(body) {
+  return body.split('\n\n').filter((e) => e.trim()).map((e) => {
+    const lines = e.split('\n')
+    assert.ok(lines.includes('event: message'), e)
+    return JSON.parse(lines.find((l) => l.startsWith('data: ')).slice(6))
+  })
+}
+
+test('a call with a progressToken from an SSE client streams progress, then its answer', async () => {
+  const h = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': sid }
+  const id = nextId++
+  const res = await fetch(`${URL_}/mcp`, {
+    method: 'POST', headers: h,
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'run_python', arguments: { code: 'import time\ntime.sleep(5)\nprint("done")' }, _meta: { progressToken: 'tok-1' } } }),
+  })
+  assert.equal(res.status, 200)
+  assert.match(res.headers.get('content-type'), /^text\/event-stream/)
+  const msgs = sseMessages(await res.text())
+  const progress = msgs.filter((m) => m.method === 'notifications/progress')
+  assert.ok(progress.length >= 2, JSON.stringify(msgs))
+  for (const p of progress) assert.equal(p.params.progressToken, 'tok-1')
+  for (let i = 1; i < progress.length; i++) assert.ok(progress[i].params.progress > progress[i - 1].params.progress)
+  const last = msgs[msgs.length - 1]
+  assert.equal(last.id, id)
+  assert.equal(last.result.content[0].text, 'done\n')
+
+  // no text/event-stream in Accept: a plain JSON answer, progressToken or not
+  const j = await fetch(`${URL_}/mcp`, {
+    method: 'POST', headers: { ...h, Accept: 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name: 'run_python', arguments: { code: '2 + 2' }, _meta: { progressToken: 7 } } }),
+  })
+  assert.match(j.headers.get('content-type'), /^application\/json/)
+  assert.equal((await j.json()).result.content[0].text, '4\n')
+
+  // a streaming client that goes away cancels its call: the cell never finishes
+  const ac = new AbortController()
+  const gone = fetch(`${URL_}/mcp`, {
+    method: 'POST', headers: h, signal: ac.signal,
+    body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name: 'run_python', arguments: { code: 'import time\ntime.sleep(30)\nslept = True' }, _meta: { progressToken: 'tok-2' } } }),
+  }).then((r) => r.text())
+  await new Promise((r) => setTimeout(r, 1000))
+  ac.abort()
+  await assert.rejects(gone)
+  assert.equal(text(await call('run_python', { code: '"slept" in globals()' })), 'False\n')
+})
+
 test('output past the bound is cut with a note, and the kernel stays usable', async () => {
   const r = await call('run_python', { code: 'for i in range(3000):\n    print("y" * 1000)' })
   assert.equal(r.isError, false)
