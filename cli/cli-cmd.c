@@ -70,9 +70,14 @@ int cli_cmd_status(struct cli *c, int argc, char **argv)
 int cli_cmd_keys(struct cli *c, int argc, char **argv)
 {
         const char *k = c->key ? c->key : "";
-        if (c->json)
-                printf("{\"key\":\"%s\",\"url\":\"%s\"}\n", k, c->url);
-        else if (!*k) {
+        if (c->json) {
+                _cleanup_json_ cJSON *o = cJSON_CreateObject();
+                _cleanup_free_ char *t = NULL;
+                if (!o || !cJSON_AddStringToObject(o, "key", k) ||
+                    !cJSON_AddStringToObject(o, "url", c->url) || !(t = cJSON_PrintUnformatted(o)))
+                        return 1;
+                printf("%s\n", t);
+        } else if (!*k) {
                 fprintf(stderr, "sbx: no API key: set SBX_API_KEY or SBX_STATE_DIR\n");
                 return 1;
         } else

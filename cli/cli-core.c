@@ -33,13 +33,24 @@ int cli_config(struct cli *c)
                 u = getenv("E2B_API_URL");
         if (!k || !*k)
                 k = getenv("E2B_API_KEY");
-        c->url = strdup(u && *u ? u : "http://127.0.0.1:3000");
+        const char *st = getenv("SBX_STATE_DIR");
+        char path[4096];
+        if (!st || !*st)
+                st = "/var/lib/sbx";
+        if (u && *u)
+                c->url = strdup(u);
+        else {
+                snprintf(path, sizeof(path), "%s/url", st); /* sbxd writes it once listening */
+                c->url = first_line(path);
+                if (!c->url || strncmp(c->url, "http", 4) != 0) {
+                        free(c->url);
+                        c->url = strdup("http://127.0.0.1:3000");
+                }
+        }
         if (k && *k)
                 c->key = strdup(k);
         else {
-                const char *st = getenv("SBX_STATE_DIR");
-                char path[4096];
-                snprintf(path, sizeof(path), "%s/keys", st && *st ? st : "/var/lib/sbx");
+                snprintf(path, sizeof(path), "%s/keys", st);
                 c->key = first_line(path);
         }
         if (!c->url)

@@ -17,7 +17,8 @@ static const char usage[] =
     "  keys | status\n"
     "  mcp                 MCP server on stdin/stdout (tools run in one sandbox per session)\n"
     "Configuration: SBX_URL and SBX_API_KEY (else E2B_API_URL / E2B_API_KEY, else the local\n"
-    "state dir $SBX_STATE_DIR or /var/lib/sbx and http://127.0.0.1:3000).\n";
+    "state dir $SBX_STATE_DIR or /var/lib/sbx: its url and keys files, written by sbxd;\n"
+    "http://127.0.0.1:3000 when there is no url file).\n";
 
 int main(int argc, char **argv)
 {

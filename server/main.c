@@ -78,18 +78,25 @@ static int setup_state_dir(const char *state)
         return 0;
 }
 
-static int write_port_file(const char *path, unsigned port)
+/* path holds text once this returns 0 (written aside, renamed into place). */
+static int write_file_atomic(const char *path, const char *text)
 {
-        char tmp[4096], buf[16];
+        char tmp[4096];
         snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-        snprintf(buf, sizeof(buf), "%u\n", port);
         _cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd < 0)
                 return -errno;
-        int r = write_full(fd, buf, strlen(buf));
+        int r = write_full(fd, text, strlen(text));
         if (r < 0)
                 return r;
         return rename(tmp, path) < 0 ? -errno : 0;
+}
+
+static int write_port_file(const char *path, unsigned port)
+{
+        char buf[16];
+        snprintf(buf, sizeof(buf), "%u\n", port);
+        return write_file_atomic(path, buf);
 }
 
 /* The three lines users export (stdout), and the log line. */
@@ -99,10 +106,17 @@ static void announce(const struct sbxd_config *cfg, const struct keys *keys, uns
                            : strcmp(cfg->host, "::") == 0    ? "::1"
                                                              : cfg->host;
         const char *lb = strchr(host, ':') ? "[" : "", *rb = *lb ? "]" : "";
-        printf("export E2B_API_URL=http://%s%s%s:%u\n", lb, host, rb, port);
-        printf("export E2B_SANDBOX_URL=http://%s%s%s:%u\n", lb, host, rb, port);
+        char url[160], path[4096];
+        snprintf(url, sizeof(url), "http://%s%s%s:%u\n", lb, host, rb, port);
+        printf("export E2B_API_URL=%s", url);
+        printf("export E2B_SANDBOX_URL=%s", url);
         printf("export E2B_API_KEY=%s\n", keys->key[0]);
         fflush(stdout);
+        /* For the sbx CLI on this machine (cli/README.md): the URL beside the keys. */
+        snprintf(path, sizeof(path), "%s/" SBXD_URL_FILE, cfg->state_dir);
+        int r = write_file_atomic(path, url);
+        if (r < 0)
+                log_warning_errno(r, "writing %s: %m", path);
         log_info("listening on %s%s%s:%u (state %s, jailer %s, agent %s)", lb, host, rb, port,
                  cfg->state_dir, cfg->jailer, cfg->agent);
 }
@@ -236,6 +250,9 @@ int main(int argc, char **argv)
         lifecycle_timer_stop(&srv);
         save_all(&srv);
         registry_free(srv.registry);
+        char url_path[4096];
+        snprintf(url_path, sizeof(url_path), "%s/" SBXD_URL_FILE, cfg.state_dir);
+        (void)unlink(url_path); /* nobody listens there any more */
         config_done(&cfg);
         return 0;
 

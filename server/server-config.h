@@ -28,6 +28,9 @@ struct sbxd_config {
         unsigned persist_paused_after_s; /* 0: never persist a paused sandbox to disk */
 };
 
+/* <state>/url: the URL sbxd listens on, written once listening, removed at a clean stop
+ * (read by the sbx CLI when SBX_URL and E2B_API_URL are unset). */
+#define SBXD_URL_FILE               "url"
 #define SBXD_DEFAULT_POOL_SIZE      2
 #define SBXD_DEFAULT_POOL_TEMPLATES "base,code-interpreter-v1"
 #define SBXD_DEFAULT_MAX_SANDBOXES  2048

@@ -64,6 +64,18 @@ test('sandbox create, exec (exit code), run-code, files, list, kill', { skip }, 
   assert.equal(sbx(['bogus']).status, 2)
 })
 
+test('with no URL or key in the environment, the CLI finds both in the state dir', { skip }, () => {
+  const bare = { PATH: process.env.PATH, SBX_STATE_DIR: process.env.SBX_TEST_STATE }
+  let r = spawnSync(SBX, ['--json', 'keys'], { env: bare, encoding: 'utf8' })
+  assert.equal(r.status, 0, r.stderr)
+  assert.deepEqual(JSON.parse(r.stdout), { key: KEY, url: URL_ })
+  r = spawnSync(SBX, ['keys'], { env: bare, encoding: 'utf8' })
+  assert.equal(r.stdout, `export SBX_URL=${URL_}\nexport SBX_API_KEY=${KEY}\n`)
+  r = spawnSync(SBX, ['status'], { env: bare, encoding: 'utf8' })
+  assert.equal(r.status, 0, r.stderr)
+  assert.match(r.stdout, new RegExp(`sbxd at ${URL_}: up`))
+})
+
 test('sbx mcp: a stdio session with state across calls', { skip }, () => {
   const msgs = [
     { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'cli-test', version: '1' } } },
