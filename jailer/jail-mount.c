@@ -12,6 +12,8 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/loop.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -211,11 +213,57 @@ static int mount_upper_tmpfs(const struct jail_spec *s)
         return 0;
 }
 
+/* The ext4 image at spec->disk_image, attached to a free loop device (autoclear: the device
+ * goes with the last unmount; direct I/O: the image's blocks are not cached twice), mounted
+ * at rootfs nosuid,nodev,noatime. A full disk is then ENOSPC, and the page cache over it is
+ * reclaimable, where a tmpfs upper is memory charged to the sandbox (its OOM killer, not
+ * ENOSPC, when it fills). The image's root dir becomes 0700 like the tmpfs's. */
+static int mount_upper_image(const struct jail_spec *s)
+{
+        _cleanup_close_ int img = open(s->disk_image, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        _cleanup_close_ int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+        if (img < 0 || ctl < 0)
+                return -errno;
+        struct loop_config cfg = {
+            .fd = (uint32_t)img,
+            .info = {.lo_flags = LO_FLAGS_AUTOCLEAR | LO_FLAGS_DIRECT_IO},
+        };
+        for (int attempt = 0; attempt < 32; attempt++) {
+                char dev[32];
+                int n = ioctl(ctl, LOOP_CTL_GET_FREE);
+                if (n < 0)
+                        return -errno;
+                snprintf(dev, sizeof(dev), "/dev/loop%d", n);
+                _cleanup_close_ int lfd = open(dev, O_RDWR | O_CLOEXEC);
+                if (lfd < 0)
+                        return -errno;
+                if (ioctl(lfd, LOOP_CONFIGURE, &cfg) < 0) {
+                        if (errno == EBUSY) /* another jailer took it first */
+                                continue;
+                        return -errno;
+                }
+                /* Mounted, the fs holds the device; closing lfd leaves autoclear to the
+                 * unmount. Not mounted, closing lfd detaches it. */
+                if (mount(dev, s->rootfs, "ext4", MS_NOSUID | MS_NODEV | MS_NOATIME,
+                          "errors=remount-ro") < 0)
+                        return -errno;
+                _cleanup_close_ int root = open(s->rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (root < 0 || fchmod(root, 0700) < 0 ||
+                    (unlinkat(root, "lost+found", AT_REMOVEDIR) < 0 && errno != ENOENT)) {
+                        int r = -errno;
+                        umount2(s->rootfs, MNT_DETACH);
+                        return r;
+                }
+                return 0;
+        }
+        return -EBUSY;
+}
+
 int jail_mount_upper_host(const struct jail_spec *s)
 {
         if (!s->upper_on_host)
                 return 0;
-        int r = mount_upper_tmpfs(s);
+        int r = s->disk_image ? mount_upper_image(s) : mount_upper_tmpfs(s);
         if (r < 0)
                 return r;
         /* Never propagate it to the host's peers, nor receive anything under it. */

@@ -23,10 +23,11 @@
  * to the host mount namespace. */
 int jail_mount_private_ns(void);
 
-/* Parent, before jail_mount_private_ns(), only when spec->upper_on_host: the size-limited
- * tmpfs that holds the writable upper is mounted at spec->rootfs in the host mount namespace
- * (MS_PRIVATE, nosuid,nodev), so sbxd can read the upper for snapshots without entering
- * a namespace. sbxd unmounts it at teardown (also after a failed start). */
+/* Parent, before jail_mount_private_ns(), only when spec->upper_on_host: the file system that
+ * holds the writable upper (the ext4 image spec->disk_image on a loop device, else a tmpfs of
+ * spec->disk_bytes) is mounted at spec->rootfs in the host mount namespace (MS_PRIVATE,
+ * nosuid,nodev), so sbxd can read the upper for snapshots without entering a namespace. sbxd
+ * unmounts it at teardown (also after a failed start). */
 int jail_mount_upper_host(const struct jail_spec *spec);
 
 /* Parent: builds the root at spec->rootfs (overlay over a tmpfs upper of spec->disk_bytes),

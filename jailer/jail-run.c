@@ -374,7 +374,7 @@ static int step_private_mounts(struct jail *j)
 {
         int r = jail_mount_upper_host(j->spec);
         if (r < 0)
-                return fail(j, STEP_PRIVATE_MOUNTS, r, "tmpfs upper on the host");
+                return fail(j, STEP_PRIVATE_MOUNTS, r, "the upper's file system on the host");
         r = jail_mount_private_ns();
         return r < 0 ? fail(j, STEP_PRIVATE_MOUNTS, r, "private mount namespace") : 0;
 }

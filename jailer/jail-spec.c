@@ -90,6 +90,7 @@ struct jail_spec *jail_spec_free(struct jail_spec *s)
                 return NULL;
         free(s->id);
         free(s->rootfs);
+        free(s->disk_image);
         free(s->socket);
         for (size_t i = 0; i < s->n_layers; i++)
                 free(s->layers[i]);
@@ -321,6 +322,14 @@ static int parse_limits(const cJSON *o, struct jail_spec *s, const char **msg)
                         return -EINVAL;
                 }
                 s->upper_on_host = cJSON_IsTrue(uh);
+        }
+        if (cJSON_GetObjectItemCaseSensitive(o, "disk_image")) {
+                if ((r = get_path(o, "disk_image", &s->disk_image, msg)) < 0)
+                        return r;
+                if (!s->upper_on_host) {
+                        *msg = "disk_image needs upper_on_host";
+                        return -EINVAL;
+                }
         }
         return 0;
 }

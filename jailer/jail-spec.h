@@ -44,7 +44,8 @@ struct jail_spec {
         int64_t cpu_quota_us; /* -1: unlimited */
         uint64_t cpu_period_us;
         uint64_t disk_bytes;
-        int upper_on_host; /* the tmpfs upper is mounted at rootfs in the host mount ns */
+        int upper_on_host; /* the upper is mounted at rootfs in the host mount ns */
+        char *disk_image;  /* NULL, or an ext4 image of disk_bytes that holds the upper */
         char **env;        /* NULL-terminated "KEY=value" strings, n_env of them */
         size_t n_env;
 };

@@ -13,7 +13,8 @@ export SBX_TEST_STATE="$state"
 
 bash templates/build-all.sh "$state/templates" || { echo "template build failed"; exit 1; }
 
-"$SBXD" --listen 127.0.0.1:0 --state-dir "$state" --port-file "$state/port" \
+# SBXD_ARGS: extra sbxd options for a run (e.g. --disk tmpfs)
+"$SBXD" --listen 127.0.0.1:0 --state-dir "$state" --port-file "$state/port" ${SBXD_ARGS:-} \
         >"$state/sbxd.out" 2>"$state/sbxd.log" &
 sbxd_pid=$!
 for _ in $(seq 100); do [ -s "$state/port" ] && break; sleep 0.05; done

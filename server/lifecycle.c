@@ -22,6 +22,7 @@
 #include "random-util.h"
 #include "stats.h"
 #include "teardown.h"
+#include "disk-image.h"
 #include "template.h"
 
 cJSON *lifecycle_jail_spec(const struct server *srv, const struct sandbox *s,
@@ -48,8 +49,12 @@ cJSON *lifecycle_jail_spec(const struct server *srv, const struct sandbox *s,
         cJSON_AddNumberToObject(j, "cpu_quota_us", (double)s->cpu_count * CPU_PERIOD_US);
         cJSON_AddNumberToObject(j, "cpu_period_us", CPU_PERIOD_US);
         cJSON_AddNumberToObject(j, "disk_bytes", (double)s->disk_mb * 1024 * 1024);
-        /* the upper's tmpfs is visible at <dir>/rootfs on the host: snapshots read it */
+        /* the upper's file system is visible at <dir>/rootfs on the host: snapshots read it */
         cJSON_AddTrueToObject(j, "upper_on_host");
+        if (srv->disk_images) {
+                snprintf(path, sizeof(path), "%s/" DISK_IMAGE_NAME, s->dir);
+                cJSON_AddStringToObject(j, "disk_image", path);
+        }
         cJSON *env = t->env ? cJSON_Duplicate(t->env, 1) : cJSON_CreateObject();
         if (env && !cJSON_GetObjectItemCaseSensitive(env, "PATH"))
                 cJSON_AddStringToObject(
@@ -216,6 +221,13 @@ int lifecycle_spawn(struct server *srv, struct sandbox *s, const struct template
         int r = make_sandbox_dir(srv, s);
         if (r < 0) {
                 snprintf(errmsg, errlen, "sandbox start failed at state-dir: %s", strerror(-r));
+                return r;
+        }
+        if (srv->disk_images &&
+            (r = disk_image_create(srv->config->state_dir, (uint64_t)s->disk_mb * 1024 * 1024,
+                                   s->dir)) < 0) {
+                snprintf(errmsg, errlen, "sandbox start failed at its disk image: %s",
+                         strerror(-r));
                 return r;
         }
         return start(srv, s, t, errmsg, errlen);

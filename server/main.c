@@ -15,6 +15,7 @@
 
 #include "server-config.h"
 #include "adopt.h"
+#include "disk-image.h"
 #include "fd-util.h"
 #include "http.h"
 #include "layer-store.h"
@@ -216,6 +217,9 @@ int main(int argc, char **argv)
                         log_info("layer store: %d unreferenced layer(s) removed", g);
                 r = sampler_start(&srv);
         }
+        if (r >= 0 && !cfg.tmpfs_disks)
+                srv.disk_images =
+                    disk_image_probe(cfg.state_dir, (uint64_t)TEMPLATE_DEFAULT_DISK_MB << 20);
         if (r >= 0)
                 r = pool_start(&srv, &srv.pool);
         if (r < 0) {

@@ -27,7 +27,10 @@ static const char usage[] =
     "  --max-sandboxes N         running + paused sandboxes (default 2048; then 429)\n"
     "  --max-creates N           cold creates in flight (default 32; then 429)\n"
     "  --persist-paused-after S  persist a sandbox paused for S seconds to disk (default 0: "
-    "never)\n";
+    "never)\n"
+    "  --disk image|tmpfs        a sandbox's disk: an ext4 image on a loop device (default;\n"
+    "                            tmpfs when loop devices or mkfs.ext4 are missing) or a tmpfs\n"
+    "                            (faster, but charged to the sandbox's memory)\n";
 
 int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, socklen_t *ret_len,
                         char **ret_host)
@@ -181,6 +184,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"max-sandboxes", required_argument, NULL, 1002},
             {"max-creates", required_argument, NULL, 1003},
             {"persist-paused-after", required_argument, NULL, 1004},
+            {"disk", required_argument, NULL, 1005},
             {},
         };
         const char *listen = SBXD_DEFAULT_LISTEN, *state = SBXD_DEFAULT_STATE_DIR;
@@ -220,6 +224,13 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                         break;
                 case 1001:
                         pool_templates = optarg;
+                        break;
+                case 1005:
+                        if (strcmp(optarg, "image") != 0 && strcmp(optarg, "tmpfs") != 0) {
+                                fprintf(stderr, "sbxd: --disk takes image or tmpfs\n");
+                                return -EINVAL;
+                        }
+                        c.tmpfs_disks = strcmp(optarg, "tmpfs") == 0;
                         break;
                 default:
                         fputs(usage, stderr);

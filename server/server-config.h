@@ -3,6 +3,7 @@
 #pragma once
 
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -26,6 +27,7 @@ struct sbxd_config {
         unsigned max_sandboxes;          /* running + paused; past it creates get 429 */
         unsigned max_creates;            /* cold creates in flight; past it 429 */
         unsigned persist_paused_after_s; /* 0: never persist a paused sandbox to disk */
+        bool tmpfs_disks;                /* --disk tmpfs: no ext4 image disks (disk-image.h) */
 };
 
 /* <state>/url: the URL sbxd listens on, written once listening, removed at a clean stop

@@ -28,4 +28,5 @@ struct server {
         pthread_cond_t sampler_cond;
         bool stopping;              /* under sampler_lock */
         unsigned requests_inflight; /* __atomic: http.c, between URI log and completion */
+        bool disk_images;           /* disk-image.h: ext4 image disks (else tmpfs uppers) */
 };

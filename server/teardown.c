@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cgroup-util.h"
+#include "disk-image.h"
 #include "fd-util.h"
 #include "macros.h"
 #include "missing-syscalls.h"
@@ -129,6 +130,11 @@ int teardown_processes(const char *id, pid_t pid, int pidfd, const char *dir)
                 ret = r;
         if (dir) {
                 r = umount_upper(dir);
+                if (r < 0 && ret == 0)
+                        ret = r;
+                /* its loop device goes with the unmount (autoclear); a persisted sandbox
+                 * keeps its upper in the layer store, not here */
+                r = disk_image_remove(dir);
                 if (r < 0 && ret == 0)
                         ret = r;
         }

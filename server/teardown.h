@@ -5,7 +5,8 @@
  *      process in it) through its pidfd and wait (bounded) for it to die;
  *   2. cgroup.kill of sbx/<id> and wait (bounded, 5 s) for "populated 0" (common/cgroup-util.h);
  *   3. rmdir sbx/<id> (children first) in the v2 hierarchy and in every v1 hierarchy;
- *   3b. unmount the tmpfs upper at <state>/sandboxes/<id>/rootfs (jailer upper_on_host);
+ *   3b. unmount the upper's file system at <state>/sandboxes/<id>/rootfs (jailer
+ *       upper_on_host; its loop device goes with it) and remove its disk image;
  *   4. remove <state>/sandboxes/<id> without following symlinks or crossing mounts.
  * Every step runs even when an earlier one failed; the first error is returned.
  */

@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
 import { Sandbox, SandboxError, NotEnoughSpaceError } from 'e2b'
-import { sleep, sandboxFetch, envelope, parseEnvelopes, STATE } from '../lib/env.mjs'
+import { api, sleep, sandboxFetch, envelope, parseEnvelopes, STATE } from '../lib/env.mjs'
 
 let sbx
 
@@ -136,15 +136,29 @@ test('C13: device nodes cannot be created', async () => {
   await assert.rejects(sbx.commands.run('mknod /tmp/mem c 1 1', { user: 'root' }))
 })
 
-test('C14: out of disk → NotEnoughSpaceError (507), nothing half-written', async () => {
-  // /dev/shm is a 64 MiB tmpfs: filling the 1 GiB root instead would hit the memory limit
-  // first (the writable layer is tmpfs charged to the sandbox), which is not what C14 is about.
-  const big = new Uint8Array(96 * 1024 * 1024)
-  await assert.rejects(sbx.files.write('/dev/shm/big.bin', big.buffer), (e) => e instanceof NotEnoughSpaceError)
-  const left = await sbx.commands.run('ls -a /dev/shm | grep -c -e "^big.bin$" -e "^.sbx-upload" || true')
-  assert.equal(left.stdout.trim(), '0')
-  await sbx.files.write('/dev/shm/after.txt', 'ok')
-  assert.equal(await sbx.files.read('/dev/shm/after.txt'), 'ok')
+test('C14: out of disk → NotEnoughSpaceError (507), nothing half-written, the sandbox lives on', async () => {
+  // A disk larger than the memory limit: the disk is its own file system (an ext4 image), so
+  // filling it is ENOSPC, never the OOM killer (as a tmpfs disk charged to memory would be).
+  const r = await api('POST', '/sandboxes', { body: { templateID: 'base', memoryMB: 64, diskSizeMB: 192 } })
+  assert.equal(r.status, 201, JSON.stringify(r.json))
+  const small = await Sandbox.connect(r.json.sandboxID)
+  try {
+    const big = new Uint8Array(256 * 1024 * 1024)
+    await assert.rejects(small.files.write('/home/user/big.bin', big.buffer), (e) => e instanceof NotEnoughSpaceError)
+    const left = await small.commands.run('ls -a /home/user | grep -c -e "^big.bin$" -e "^.sbx-upload" || true')
+    assert.equal(left.stdout.trim(), '0')
+    await small.files.write('/home/user/after.txt', 'ok')
+    assert.equal(await small.files.read('/home/user/after.txt'), 'ok')
+    // the same from a process: ENOSPC, and everything still runs
+    const dd = await small.commands.run('dd if=/dev/zero of=/home/user/fill bs=1M count=400 2>&1; echo "rc=$?"')
+    assert.match(dd.stdout, /No space left on device/)
+    assert.match(dd.stdout, /rc=1/)
+    assert.equal((await small.commands.run('rm /home/user/fill && echo alive')).stdout, 'alive\n')
+    const oom = await small.commands.run('cat /sys/fs/cgroup/memory.events 2>/dev/null | grep oom_kill || echo none')
+    assert.match(oom.stdout, /none|oom_kill 0/)
+  } finally {
+    await small.kill().catch(() => {})
+  }
 })
 
 test('C15: a sparse-file bomb is stat-ed cheaply and a download can be abandoned', async () => {

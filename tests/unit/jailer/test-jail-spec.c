@@ -190,6 +190,23 @@ static void test_limits(void)
         CHECK_EQ_INT(parse_edit("\"disk_bytes\":1073741824",
                                 "\"disk_bytes\":1073741824,\"upper_on_host\":1"),
                      -EINVAL);
+        /* disk_image: optional normalised absolute path, only with upper_on_host */
+        CHECK_EQ_INT(parse_edit("\"disk_bytes\":1073741824",
+                                "\"disk_bytes\":1073741824,\"upper_on_host\":true,"
+                                "\"disk_image\":\"/var/lib/sbx/sandboxes/x/disk.img\""),
+                     0);
+        CHECK_EQ_INT(parse_edit("\"disk_bytes\":1073741824",
+                                "\"disk_bytes\":1073741824,"
+                                "\"disk_image\":\"/var/lib/sbx/sandboxes/x/disk.img\""),
+                     -EINVAL);
+        CHECK_EQ_INT(parse_edit("\"disk_bytes\":1073741824",
+                                "\"disk_bytes\":1073741824,\"upper_on_host\":true,"
+                                "\"disk_image\":\"disk.img\""),
+                     -EINVAL);
+        CHECK_EQ_INT(parse_edit("\"disk_bytes\":1073741824",
+                                "\"disk_bytes\":1073741824,\"upper_on_host\":true,"
+                                "\"disk_image\":\"/a/../b\""),
+                     -EINVAL);
 }
 
 static void test_validators(void)
