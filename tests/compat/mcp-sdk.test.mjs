@@ -79,8 +79,9 @@ test('streamable HTTP: initialize, tools, state across calls, a chart as an imag
 
     // progress keeps a call alive past the request timeout when the host asks for it
     const seen = []
-    r = await client.callTool({ name: 'run_python', arguments: { code: 'import time\ntime.sleep(7)\n"awake"' } }, undefined,
-      { timeout: 3000, resetTimeoutOnProgress: true, onprogress: (p) => seen.push(p) })
+    // (progress every 2 s against a 5 s timeout: slack for a loaded machine)
+    r = await client.callTool({ name: 'run_python', arguments: { code: 'import time\ntime.sleep(8)\n"awake"' } }, undefined,
+      { timeout: 5000, resetTimeoutOnProgress: true, onprogress: (p) => seen.push(p) })
     assert.equal(text(r), 'awake\n')
     assert.ok(seen.length >= 3, JSON.stringify(seen))
     assert.match(seen[0].message, /running for/)
