@@ -8,7 +8,8 @@
  * Images are sparse copies of a pristine one per size, <state>/disk-images/ext4-<bytes>,
  * formatted once by mkfs.ext4 (e2fsprogs; no journal: the upper does not outlive its
  * sandbox, a persisted or snapshotted one is copied out file by file). A copy writes only the
- * few hundred KiB of metadata mkfs wrote, so it costs about a millisecond.
+ * few hundred KiB of metadata mkfs wrote, so it costs about a millisecond. At most
+ * DISK_IMAGE_CACHE_MAX sizes are kept.
  */
 #pragma once
 
@@ -16,6 +17,9 @@
 #include <stdint.h>
 
 #define DISK_IMAGE_NAME "disk.img"
+/* Pristine images kept (one per disk size); a sandbox of yet another size gets an image
+ * formatted for it alone. */
+#define DISK_IMAGE_CACHE_MAX 16
 
 /* Whether sandboxes get image disks: loop devices and mkfs.ext4 work here (checked once by
  * formatting the pristine image of default_bytes). false: tmpfs uppers, with a warning. */

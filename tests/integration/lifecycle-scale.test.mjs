@@ -134,3 +134,27 @@ test('an OOM-killed sandbox is reported as such, not a silent 404', { skip }, as
   if (info.status === 404) assert.match(info.json.message, /out of memory/)
   else await d.api('DELETE', `/sandboxes/${s.sandboxID}`)
 })
+
+test('disks: each size its own ext4 file system; at most 16 pristine images kept', { skip, timeout: 120_000 }, async () => {
+  await d?.stop()
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates, args: ['--pool-size', '0'] })
+  // 20 distinct sizes: 16 are cached as pristine images, the rest formatted per sandbox
+  const sizes = Array.from({ length: 20 }, (_, i) => 32 + i)
+  const boxes = await pool(sizes.length, 4, async (i) => {
+    const r = await d.api('POST', '/v2/sandboxes', { body: { templateID: 'base', diskSizeMB: sizes[i] } })
+    assert.equal(r.status, 201, r.text)
+    return r.json
+  })
+  const images = readdirSync(`${d.state}/disk-images`).filter((n) => n.startsWith('ext4-'))
+  assert.ok(images.length <= 16, images.join())
+  assert.ok(images.includes(`ext4-${1024 * 1024 * 1024}`)) // the default size, made at start
+  const outs = await pool(boxes.length, 4, (i) => run(boxes[i], "df -k / | awk 'NR==2 {print $2}'; echo x > /home/user/f && cat /home/user/f"))
+  outs.forEach((o, i) => {
+    const [kb, x] = o.trim().split('\n')
+    // ext4 keeps a few % for its own metadata
+    assert.ok(Number(kb) > sizes[i] * 1024 * 0.85 && Number(kb) <= sizes[i] * 1024, `${sizes[i]} MiB: ${o}`)
+    assert.equal(x, 'x')
+  })
+  await pool(boxes.length, 8, (i) => d.api('DELETE', `/sandboxes/${boxes[i].sandboxID}`))
+  assert.deepEqual(readdirSync(`${d.state}/sandboxes`), [])
+})
