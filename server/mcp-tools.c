@@ -514,6 +514,32 @@ struct tool {
         const char *schema; /* inputSchema JSON */
 };
 
+/* What a host shows and may rely on (MCP tool annotations: hints, not guarantees): a title,
+ * whether a tool only reads, whether calling it twice does no more than once, whether it
+ * reaches outside the sandbox (only package installs would, and they need the network). */
+struct tool_hints {
+        const char *name, *title;
+        bool read_only, destructive, idempotent, open_world;
+};
+
+static const struct tool_hints hints[] = {
+    {"run_python", "Run Python (persistent kernel)", false, true, false, false},
+    {"run_node", "Run JavaScript (persistent Node.js kernel)", false, true, false, false},
+    {"run_shell", "Run a shell command", false, true, false, false},
+    {"install_package", "Install packages (pip, npm, apt)", false, false, true, true},
+    {"put_file", "Write a file into the sandbox", false, true, true, false},
+    {"upload_file", "Upload a file into the sandbox", false, true, true, false},
+    {"get_file", "Read a file from the sandbox", true, false, true, false},
+};
+
+static const struct tool_hints *hints_of(const char *name)
+{
+        for (size_t i = 0; i < ELEMENTSOF(hints); i++)
+                if (strcmp(hints[i].name, name) == 0)
+                        return &hints[i];
+        return NULL;
+}
+
 static const struct tool tools[] = {
     {"run_python",
      "Run Python code in this session's sandbox, in a persistent kernel: variables, imports, "
@@ -579,9 +605,19 @@ cJSON *mcp_tools_list(void)
         cJSON *arr = cJSON_CreateArray();
         for (size_t i = 0; i < ELEMENTSOF(tools); i++) {
                 cJSON *t = cJSON_CreateObject();
+                const struct tool_hints *h = hints_of(tools[i].name);
                 cJSON_AddStringToObject(t, "name", tools[i].name);
                 cJSON_AddStringToObject(t, "description", tools[i].description);
                 cJSON_AddItemToObject(t, "inputSchema", cJSON_Parse(tools[i].schema));
+                if (h) {
+                        cJSON_AddStringToObject(t, "title", h->title);
+                        cJSON *a = cJSON_AddObjectToObject(t, "annotations");
+                        cJSON_AddStringToObject(a, "title", h->title);
+                        cJSON_AddBoolToObject(a, "readOnlyHint", h->read_only);
+                        cJSON_AddBoolToObject(a, "destructiveHint", h->destructive);
+                        cJSON_AddBoolToObject(a, "idempotentHint", h->idempotent);
+                        cJSON_AddBoolToObject(a, "openWorldHint", h->open_world);
+                }
                 cJSON_AddItemToArray(arr, t);
         }
         return arr;

@@ -47,6 +47,11 @@ test('initialize, tools/list and protocol errors', async () => {
     assert.ok(t.description.length > 40)
   }
   assert.match(l.json.result.tools.find((t) => t.name === 'run_python').description, /large file/)
+  for (const t of l.json.result.tools) {
+    assert.ok(t.title && t.annotations.title === t.title, t.name)
+    assert.equal(t.annotations.readOnlyHint, t.name === 'get_file', t.name)
+    assert.equal(t.annotations.openWorldHint, t.name === 'install_package', t.name)
+  }
   assert.equal((await rpc('ping', {})).json.result !== undefined, true)
   assert.equal((await rpc('tools/list', {}, { session: null })).status, 400)
   assert.equal((await rpc('tools/list', {}, { session: 'f'.repeat(32) })).status, 404)
