@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,18 +32,32 @@ static int name_ok(const char *name)
         return 1;
 }
 
-/* Calls fn(mountpoint, fstype_is_v2, userdata) for each cgroup/cgroup2 mount in
- * /proc/self/mountinfo; stops at the first fn returning != 0 and returns that. */
-static int for_each_hierarchy(int (*fn)(const char *, int, void *), void *userdata)
+/* The cgroup and cgroup2 mounts, read from /proc/self/mountinfo once per process: they do not
+ * change while it runs, and the table grows with every other mount (one per running sandbox
+ * in sbxd), so reading it for each call made creates slower as sandboxes accumulated. */
+#define MAX_HIERARCHIES 32
+static struct {
+        char *mnt[MAX_HIERARCHIES];
+        int v2[MAX_HIERARCHIES];
+        size_t n;
+        int err;
+} hier;
+static pthread_once_t hier_once = PTHREAD_ONCE_INIT;
+
+static void read_hierarchies(void)
 {
         _cleanup_close_ int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
+        if (fd < 0) {
+                hier.err = -errno;
+                return;
+        }
         _cleanup_free_ char *buf = NULL;
-        int r = read_all(fd, 4 * 1024 * 1024, &buf, NULL);
-        if (r < 0)
-                return r;
-        for (char *line = buf, *next; line && *line; line = next) {
+        int r = read_all(fd, 64 * 1024 * 1024, &buf, NULL);
+        if (r < 0) {
+                hier.err = r;
+                return;
+        }
+        for (char *line = buf, *next; line && *line && hier.n < MAX_HIERARCHIES; line = next) {
                 next = strchr(line, '\n');
                 if (next)
                         *next++ = 0;
@@ -57,7 +72,24 @@ static int for_each_hierarchy(int (*fn)(const char *, int, void *), void *userda
                         continue;
                 if (strchr(mnt, '\\')) /* octal-escaped: not a path we made */
                         continue;
-                if ((r = fn(mnt, v2, userdata)) != 0)
+                if (!(hier.mnt[hier.n] = strdup(mnt))) {
+                        hier.err = -ENOMEM;
+                        return;
+                }
+                hier.v2[hier.n++] = v2;
+        }
+}
+
+/* Calls fn(mountpoint, fstype_is_v2, userdata) for each cgroup/cgroup2 mount; stops at the
+ * first fn returning != 0 and returns that. */
+static int for_each_hierarchy(int (*fn)(const char *, int, void *), void *userdata)
+{
+        pthread_once(&hier_once, read_hierarchies);
+        if (hier.err < 0)
+                return hier.err;
+        for (size_t i = 0; i < hier.n; i++) {
+                int r = fn(hier.mnt[i], hier.v2[i], userdata);
+                if (r != 0)
                         return r;
         }
         return 0;
