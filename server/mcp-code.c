@@ -228,11 +228,28 @@ static void feed(struct execution *x, const char *data, size_t len)
         }
 }
 
-static int64_t now_ms(void)
+int64_t mcp_now_ms(void)
 {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int mcp_wait_readable(int fd, int64_t deadline, const atomic_bool *cancel)
+{
+        for (;;) {
+                int64_t left = deadline - mcp_now_ms();
+                struct pollfd p = {.fd = fd, .events = POLLIN};
+                if (left <= 0)
+                        return -ETIMEDOUT;
+                if (cancel && atomic_load(cancel))
+                        return -ECANCELED;
+                int r = poll(&p, 1, (int)MIN(left, (int64_t)CODE_CANCEL_POLL_MS));
+                if (r < 0 && errno != EINTR)
+                        return -errno;
+                if (r > 0)
+                        return 0;
+        }
 }
 
 /* Read the stream until END, the deadline (-ETIMEDOUT) or a cancel (-ECANCELED). */
@@ -242,17 +259,9 @@ static int read_stream(int fd, int64_t deadline, const atomic_bool *cancel, stru
         if (!frame)
                 return -ENOMEM;
         for (;;) {
-                int64_t left = deadline - now_ms();
-                struct pollfd p = {.fd = fd, .events = POLLIN};
-                if (left <= 0)
-                        return -ETIMEDOUT;
-                if (cancel && atomic_load(cancel))
-                        return -ECANCELED;
-                int r = poll(&p, 1, (int)MIN(left, (int64_t)CODE_CANCEL_POLL_MS));
-                if (r < 0 && errno != EINTR)
-                        return -errno;
-                if (r <= 0)
-                        continue;
+                int r = mcp_wait_readable(fd, deadline, cancel);
+                if (r < 0)
+                        return r;
                 uint32_t len;
                 r = sbx_frame_read_body(fd, frame, &len);
                 if (r <= 0)
@@ -354,7 +363,7 @@ cJSON *mcp_run_code(struct mcp_call *c, const char *language, const char *code, 
                 execution_done(&x);
                 return NULL;
         }
-        int64_t deadline = now_ms() + timeout_ms;
+        int64_t deadline = mcp_now_ms() + timeout_ms;
         r = v1_agent_open(s->dir, SBX_PORT_CODE, "POST", "/execute", "", "application/json", text,
                           strlen(text), timeout_ms + CODE_HEAD_GRACE_MS, &fd, &rep);
         if (r >= 0)

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "frame.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "macros.h"
@@ -145,16 +146,27 @@ struct run_out {
         bool timed_out;
 };
 
-/* POST path with JSON body; on success *ret holds the parsed answer. Failures → *ret_fail. */
-static int agent_json(struct sandbox *s, const char *path, cJSON *body, int timeout_ms, cJSON **ret,
-                      cJSON **ret_fail)
+/* POST path with JSON body; on success *ret holds the parsed answer. Failures → *ret_fail;
+ * -ECANCELED (no *ret_fail) when the client cancelled the call: the connection is closed
+ * before the answer, and the agent kills the process. */
+static int agent_json(struct sandbox *s, const char *path, cJSON *body, int timeout_ms,
+                      const atomic_bool *cancel, cJSON **ret, cJSON **ret_fail)
 {
         _cleanup_free_ char *text = cJSON_PrintUnformatted(body);
-        struct v1_reply rep;
+        _cleanup_close_ int fd = -EBADF;
+        struct v1_reply rep = {};
         if (!text)
                 return -ENOMEM;
-        int r = v1_agent_call(s->dir, "POST", path, "", "application/json", text, strlen(text),
-                              MCP_MAX_REPLY, timeout_ms + 10000, &rep);
+        int r = v1_agent_send(s->dir, SBX_PORT_INTERNAL, "POST", path, "", "application/json", text,
+                              strlen(text), timeout_ms + 10000, &fd);
+        if (r >= 0) /* the agent answers once the process is done */
+                r = mcp_wait_readable(fd, mcp_now_ms() + timeout_ms + 10000, cancel);
+        if (r == -ECANCELED)
+                return r;
+        if (r >= 0)
+                r = v1_agent_read_head(fd, &rep);
+        if (r >= 0)
+                r = v1_agent_read_body(fd, MCP_MAX_REPLY, timeout_ms, &rep);
         if (r < 0) {
                 *ret_fail = mcp_failure("The sandbox did not answer (%s). Try again; if it keeps "
                                         "failing the sandbox may have run out of memory.",
@@ -247,8 +259,15 @@ static cJSON *run_tool(struct mcp_call *c, const char *path, cJSON *body, int ti
                     err[0] ? err : strerror(-r));
         cJSON_AddNumberToObject(body, "timeout_ms", timeout_ms);
         cJSON_AddNumberToObject(body, "max_output_bytes", MCP_MAX_OUTPUT);
-        r = agent_json(s, path, body, timeout_ms, &ans, &fail);
+        r = agent_json(s, path, body, timeout_ms, c->cancel, &ans, &fail);
         mcp_touch(c, s);
+        if (r == -ECANCELED) {
+                cJSON *res =
+                    mcp_text_result("[cancelled by the client: the command was killed]", false);
+                cJSON_AddBoolToObject(cJSON_AddObjectToObject(res, "structuredContent"),
+                                      "cancelled", true);
+                return res;
+        }
         if (r < 0)
                 return fail;
         const cJSON *res = cJSON_GetObjectItemCaseSensitive(ans, "result");

@@ -8,7 +8,9 @@
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "macros.h"
 #include "mcp.h"
@@ -32,6 +34,12 @@ cJSON *mcp_failure(const char *fmt, ...) _printf_(1, 2);
  * text) says when a fresh sandbox replaced a reaped one. -errno with err filled on failure. */
 int mcp_ensure_sandbox(struct mcp_call *c, int call_ms, struct sandbox **ret, const char **note,
                        char *err, size_t errlen);
+/* Monotonic milliseconds. */
+int64_t mcp_now_ms(void);
+/* Wait until fd is readable (0), the deadline passes (-ETIMEDOUT) or cancel is set
+ * (-ECANCELED, looked at every 100 ms: notifications/cancelled). */
+int mcp_wait_readable(int fd, int64_t deadline, const atomic_bool *cancel);
+
 /* After a call: the idle timeout counts from now. */
 void mcp_touch(struct mcp_call *c, struct sandbox *s);
 

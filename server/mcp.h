@@ -10,8 +10,9 @@
  *   DELETE /mcp   ends the session and kills its sandbox (204)
  * Methods: initialize, ping, tools/list, tools/call (mcp-tools.c); others -32601.
  * Notifications are answered 202 without waiting for the session's call in flight;
- * notifications/cancelled naming that call's id interrupts run_python / run_node (the other
- * tools run to their end or their timeout).
+ * notifications/cancelled naming that call's id interrupts run_python / run_node (the kernel
+ * keeps its state) or kills the command of run_shell / install_package (the file tools run to
+ * their end).
  *
  * One sandbox per session (template SBX_MCP_TEMPLATE, default MCP_TEMPLATE_DEFAULT), created
  * lazily by the first tool call and shared by every call of the session, so files, installed

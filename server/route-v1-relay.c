@@ -241,26 +241,32 @@ static int send_body(int fd, const void *body, size_t len)
         return r < 0 ? r : sbx_frame_write(fd, SBX_FRAME_END, NULL, 0);
 }
 
-int v1_agent_open(const char *sandbox_dir, uint16_t port, const char *method, const char *path,
+int v1_agent_send(const char *sandbox_dir, uint16_t port, const char *method, const char *path,
                   const char *query, const char *content_type, const void *body, size_t len,
-                  int timeout_ms, int *ret_fd, struct v1_reply *ret)
+                  int timeout_ms, int *ret_fd)
 {
         _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ uint8_t *frame = malloc(SBX_FRAME_MAX_PAYLOAD);
-        struct sbx_resp_head h = {};
-        uint8_t type;
-        uint32_t flen;
         int r;
-
-        *ret = (struct v1_reply){0};
-        if (!frame)
-                return -ENOMEM;
         if ((r = agent_connect(sandbox_dir, &fd)) < 0 ||
             (r = agent_set_timeouts(fd, timeout_ms)) < 0 ||
             (r = send_head(fd, port, method, path, query, content_type)) < 0 ||
             (r = send_body(fd, body, len)) < 0)
                 return r;
-        r = sbx_frame_read(fd, &type, frame, &flen);
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+int v1_agent_read_head(int fd, struct v1_reply *ret)
+{
+        _cleanup_free_ uint8_t *frame = malloc(SBX_FRAME_MAX_PAYLOAD);
+        struct sbx_resp_head h = {};
+        uint8_t type;
+        uint32_t flen;
+
+        *ret = (struct v1_reply){0};
+        if (!frame)
+                return -ENOMEM;
+        int r = sbx_frame_read(fd, &type, frame, &flen);
         if (r == -EAGAIN)
                 return -ETIMEDOUT;
         if (r < 0)
@@ -271,8 +277,22 @@ int v1_agent_open(const char *sandbox_dir, uint16_t port, const char *method, co
         const char *ct = sbx_header_get(h.headers, h.n_headers, "Content-Type");
         snprintf(ret->content_type, sizeof(ret->content_type), "%s", ct ? ct : "");
         sbx_resp_head_free(&h);
-        *ret_fd = TAKE_FD(fd);
         return ret->status;
+}
+
+int v1_agent_open(const char *sandbox_dir, uint16_t port, const char *method, const char *path,
+                  const char *query, const char *content_type, const void *body, size_t len,
+                  int timeout_ms, int *ret_fd, struct v1_reply *ret)
+{
+        _cleanup_close_ int fd = -EBADF;
+        *ret = (struct v1_reply){0};
+        int r = v1_agent_send(sandbox_dir, port, method, path, query, content_type, body, len,
+                              timeout_ms, &fd);
+        if (r >= 0)
+                r = v1_agent_read_head(fd, ret);
+        if (r >= 0)
+                *ret_fd = TAKE_FD(fd);
+        return r;
 }
 
 int v1_agent_read_body(int fd, size_t max, int timeout_ms, struct v1_reply *ret)

@@ -62,4 +62,10 @@ void v1_reply_done(struct v1_reply *r);
 int v1_agent_open(const char *sandbox_dir, uint16_t port, const char *method, const char *path,
                   const char *query, const char *content_type, const void *body, size_t len,
                   int timeout_ms, int *ret_fd, struct v1_reply *ret);
+/* v1_agent_open() in its two halves, for a caller that waits in between (on its own terms:
+ * MCP polls for a cancel): connect and send everything; then read the answer head. */
+int v1_agent_send(const char *sandbox_dir, uint16_t port, const char *method, const char *path,
+                  const char *query, const char *content_type, const void *body, size_t len,
+                  int timeout_ms, int *ret_fd);
+int v1_agent_read_head(int fd, struct v1_reply *ret);
 int v1_agent_read_body(int fd, size_t max, int timeout_ms, struct v1_reply *ret);

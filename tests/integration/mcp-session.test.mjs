@@ -190,6 +190,18 @@ test('notifications/cancelled interrupts the call in flight without waiting for 
   assert.match(text(r), /^working\n/)
   assert.match(text(r), /cancelled by the client/)
   assert.equal(text(await call('run_python', { code: '"finished" in globals()' })), 'False\n')
+  // run_shell too: the command is killed
+  const shellId = nextId++
+  const shell = fetch(`${URL_}/mcp`, {
+    method: 'POST', headers: h,
+    body: JSON.stringify({ jsonrpc: '2.0', id: shellId, method: 'tools/call', params: { name: 'run_shell', arguments: { command: 'sleep 30; echo late > /tmp/shell-done' } } }),
+  }).then((r) => r.json())
+  await new Promise((r) => setTimeout(r, 1000))
+  await rpc('notifications/cancelled', { requestId: shellId }, { notify: true })
+  const rs = (await shell).result
+  assert.equal(rs.structuredContent.cancelled, true)
+  assert.match(text(rs), /cancelled by the client/)
+  assert.equal(text(await call('run_shell', { command: 'pgrep -x sleep || echo none; ls /tmp/shell-done 2>/dev/null || echo absent' })), 'none\nabsent\n')
   assert.equal((await rpc('notifications/cancelled', { requestId: id }, { notify: true, session: 'e'.repeat(32) })).status, 404)
 })
 
