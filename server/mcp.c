@@ -11,6 +11,7 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "macros.h"
+#include "mcp-tools.h"
 #include "random-util.h"
 #include "route-v1.h"
 #include "validate.h"
@@ -24,6 +25,10 @@ struct mcp_session {
         pthread_mutex_t call_lock; /* serializes the calls of one session */
         char inflight[72];         /* JSON id of the tools/call running, under table_lock */
         atomic_bool cancel;        /* that call was cancelled by the client */
+        /* ids cancelled while not in flight (a call still waiting for call_lock), under
+         * table_lock: such a call answers "cancelled" without running */
+        char cancelled[MCP_EARLY_CANCELS][72];
+        unsigned cancelled_next;
 };
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -35,12 +40,6 @@ static void init_table(void)
         for (size_t i = 0; i < ELEMENTSOF(sessions); i++)
                 pthread_mutex_init(&sessions[i].call_lock, NULL);
 }
-
-static void cjson_deletep(cJSON **j)
-{
-        cJSON_Delete(*j);
-}
-#define _cleanup_json_ _cleanup_(cjson_deletep)
 
 static int idle_default(void)
 {
@@ -113,6 +112,7 @@ static int session_new(struct server *srv, int idle_s, char ret_id[static 33])
         victim->sandbox_id[0] = 0;
         victim->had_sandbox = false;
         victim->inflight[0] = 0;
+        memset(victim->cancelled, 0, sizeof(victim->cancelled));
         victim->idle_s = idle_s;
         victim->last_used = (int64_t)time(NULL);
         pthread_mutex_unlock(&table_lock);
@@ -165,7 +165,8 @@ static void session_end(struct server *srv, struct mcp_session *s)
 /* A message that needs no sandbox: look the session up (never waiting for its call in
  * flight, which holds call_lock), count it as used, and when cancel_id (the JSON of a request
  * id, from notifications/cancelled) names the call in flight, or cancel_any (the session is
- * ending), flag that call. 0, or -ENOENT for an unknown session. */
+ * ending), flag that call; a cancel_id not in flight is remembered for a call still waiting for
+ * the session (MCP_EARLY_CANCELS of them). 0, or -ENOENT for an unknown session. */
 static int session_touch(const char *id, const char *cancel_id, bool cancel_any)
 {
         int r = -ENOENT;
@@ -181,6 +182,9 @@ static int session_touch(const char *id, const char *cancel_id, bool cancel_any)
                 if (s->inflight[0] &&
                     (cancel_any || (cancel_id && strcmp(s->inflight, cancel_id) == 0)))
                         atomic_store(&s->cancel, true);
+                else if (cancel_id && strlen(cancel_id) < sizeof(s->cancelled[0]))
+                        snprintf(s->cancelled[s->cancelled_next++ % MCP_EARLY_CANCELS],
+                                 sizeof(s->cancelled[0]), "%s", cancel_id);
                 break;
         }
         pthread_mutex_unlock(&table_lock);
@@ -247,11 +251,23 @@ static cJSON *call_message(struct server *srv, struct mcp_session *s, const cJSO
         cJSON *result = NULL;
         const char *msg = "invalid arguments";
         _cleanup_free_ char *rid = cJSON_PrintUnformatted(id);
+        bool early = false;
         pthread_mutex_lock(&table_lock);
         snprintf(s->inflight, sizeof(s->inflight), "%s", rid && strlen(rid) < 72 ? rid : "");
         atomic_store(&s->cancel, false);
+        for (size_t i = 0; s->inflight[0] && i < MCP_EARLY_CANCELS; i++)
+                if (strcmp(s->cancelled[i], s->inflight) == 0) {
+                        s->cancelled[i][0] = 0;
+                        early = true;
+                }
         pthread_mutex_unlock(&table_lock);
-        int r = mcp_tools_call(&c, name->valuestring, args, &result, &msg);
+        int r = 0;
+        if (early) {
+                result = mcp_text_result("[cancelled by the client before it started]", false);
+                cJSON_AddBoolToObject(cJSON_AddObjectToObject(result, "structuredContent"),
+                                      "cancelled", true);
+        } else
+                r = mcp_tools_call(&c, name->valuestring, args, &result, &msg);
         pthread_mutex_lock(&table_lock);
         s->inflight[0] = 0;
         pthread_mutex_unlock(&table_lock);

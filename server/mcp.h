@@ -32,6 +32,7 @@
 #include "http.h"
 
 #define MCP_MAX_SESSIONS     256
+#define MCP_EARLY_CANCELS    8 /* cancels remembered per session for calls not started yet */
 #define MCP_TEMPLATE_DEFAULT "code-interpreter-v1"
 #define MCP_IDLE_DEFAULT_S   600
 #define MCP_PROTOCOL_LATEST  "2025-06-18"

@@ -190,6 +190,22 @@ test('notifications/cancelled interrupts the call in flight without waiting for 
   assert.match(text(r), /^working\n/)
   assert.match(text(r), /cancelled by the client/)
   assert.equal(text(await call('run_python', { code: '"finished" in globals()' })), 'False\n')
+  // a call cancelled while it waits behind another never runs
+  const post = (id, code) => fetch(`${URL_}/mcp`, {
+    method: 'POST', headers: h,
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'run_python', arguments: { code } } }),
+  }).then((r) => r.json())
+  const firstId = nextId++, queuedId = nextId++
+  const first = post(firstId, 'import time\ntime.sleep(2)\n"first done"')
+  await new Promise((r) => setTimeout(r, 300))
+  const queued = post(queuedId, 'queued_ran = True')
+  await new Promise((r) => setTimeout(r, 300))
+  assert.equal((await rpc('notifications/cancelled', { requestId: queuedId }, { notify: true })).status, 202)
+  assert.equal((await first).result.content[0].text, 'first done\n')
+  const q = (await queued).result
+  assert.equal(q.structuredContent.cancelled, true)
+  assert.match(text(q), /before it started/)
+  assert.equal(text(await call('run_python', { code: '"queued_ran" in globals()' })), 'False\n')
   // run_shell too: the command is killed
   const shellId = nextId++
   const shell = fetch(`${URL_}/mcp`, {
