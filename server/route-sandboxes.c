@@ -135,12 +135,16 @@ int list_query_parse(const char *limit, const char *next_token, const char *meta
                 q.limit = (unsigned)l;
         }
         if (next_token && *next_token) {
-                unsigned long long o = strtoull(next_token, &end, 10);
-                if (*end || o > 1000000) {
+                errno = 0;
+                long long t = strtoll(next_token, &end, 10);
+                if (end == next_token || *end != '.' || errno || t < 0 ||
+                    strlen(end + 1) >= sizeof(q.after_id) || !sandbox_id_valid(end + 1)) {
                         *ret_msg = "invalid nextToken";
                         return -EINVAL;
                 }
-                q.offset = (size_t)o;
+                q.after = true;
+                q.after_started = t;
+                snprintf(q.after_id, sizeof(q.after_id), "%s", end + 1);
         }
         if (state && *state) {
                 q.want_running = q.want_paused = false;
@@ -183,7 +187,9 @@ static enum MHD_Result handle_list(struct request *req, bool v2)
                 return http_reply_error(req, r, NULL, "%s", msg);
 
         struct sandbox **all = NULL;
-        size_t n = 0, skipped = 0;
+        size_t n = 0;
+        int64_t last_started = 0;
+        char last_id[32] = "";
         r = registry_list(req->srv->registry, &all, &n);
         if (r < 0) {
                 list_query_done(&q);
@@ -194,13 +200,16 @@ static enum MHD_Result handle_list(struct request *req, bool v2)
         for (size_t i = 0; i < n; i++) {
                 struct sandbox *s = all[i];
                 bool want = sandbox_is_paused(s) ? q.want_paused : q.want_running;
-                if (want && (!q.metadata || sandbox_metadata_matches(s, q.metadata))) {
-                        if (skipped < q.offset)
-                                skipped++;
-                        else if ((unsigned)cJSON_GetArraySize(arr) >= q.limit && v2)
+                bool past = !q.after || s->started_at > q.after_started ||
+                            (s->started_at == q.after_started && strcmp(s->id, q.after_id) > 0);
+                if (want && past && (!q.metadata || sandbox_metadata_matches(s, q.metadata))) {
+                        if ((unsigned)cJSON_GetArraySize(arr) >= q.limit && v2)
                                 more = true;
-                        else if (arr)
+                        else if (arr) {
                                 cJSON_AddItemToArray(arr, sandbox_to_json(s, SHAPE_LISTED));
+                                last_started = s->started_at;
+                                snprintf(last_id, sizeof(last_id), "%s", s->id);
+                        }
                 }
                 sandbox_unref(s);
         }
@@ -212,8 +221,8 @@ static enum MHD_Result handle_list(struct request *req, bool v2)
                 return http_reply_error(req, -ENOMEM, NULL, "out of memory");
         if (!more)
                 return http_reply_json(req, 200, text);
-        char tok[32];
-        snprintf(tok, sizeof(tok), "%zu", q.offset + (size_t)cJSON_GetArraySize(arr));
+        char tok[64];
+        snprintf(tok, sizeof(tok), "%lld.%s", (long long)last_started, last_id);
         return http_reply_json_hdr(req, 200, text, "X-Next-Token", tok);
 }
 

@@ -35,8 +35,27 @@ test('list: metadata and state filters, limit + nextToken pagination', async () 
   assert.deepEqual(pages.map((x) => x.length), [2, 2, 1])
   const seen = new Set(pages.flat().map((s) => s.sandboxId))
   assert.equal(seen.size, 5)
-  const raw = await api('GET', `/v2/sandboxes?limit=2&metadata=${encodeURIComponent(`tag=${tag}`)}`)
-  assert.equal(raw.headers.get('x-next-token'), '2')
+  const q = `/v2/sandboxes?limit=2&metadata=${encodeURIComponent(`tag=${tag}`)}`
+  const raw = await api('GET', q)
+  const first = raw.json.map((s) => s.sandboxID)
+  assert.equal(first.length, 2)
+  // the token is a cursor: killing a listed sandbox does not make the next page skip one
+  const token = raw.headers.get('x-next-token')
+  assert.match(token, /^\d+\.[a-z0-9]+$/)
+  const doomed = made.find((s) => s.sandboxId === first[0])
+  await doomed.kill()
+  made.splice(made.indexOf(doomed), 1)
+  const next = await api('GET', `${q}&nextToken=${token}`)
+  const rest = [...next.json.map((s) => s.sandboxID)]
+  let tok = next.headers.get('x-next-token')
+  while (tok) {
+    const more = await api('GET', `${q}&nextToken=${tok}`)
+    rest.push(...more.json.map((s) => s.sandboxID))
+    tok = more.headers.get('x-next-token')
+  }
+  assert.equal(rest.length, 3, JSON.stringify(rest))
+  assert.ok(rest.every((id) => !first.includes(id)))
+  assert.equal((await api('GET', `/v2/sandboxes?nextToken=10`)).status, 400)
 })
 
 test('getInfo reports cpu/memory/disk sizes; per-sandbox sizes from the request', async () => {
