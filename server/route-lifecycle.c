@@ -165,18 +165,15 @@ static enum MHD_Result handle_snapshot_list(struct request *req)
         long limit = lim ? strtol(lim, &end, 10) : 100;
         if (lim && (*end || limit < 1 || limit > 100))
                 return http_reply_error(req, -EINVAL, NULL, "limit must be between 1 and 100");
-        unsigned long long off = tok && *tok ? strtoull(tok, &end, 10) : 0;
-        if (tok && *tok && (*end || off > 1000000))
-                return http_reply_error(req, -EINVAL, NULL, "invalid nextToken");
         _cleanup_json_ cJSON *arr = NULL;
-        bool more = false;
-        int r = snapshot_list(req->srv, arg(req, "sandboxID"), arg(req, "name"), (size_t)off,
-                              (size_t)limit, &arr, &more);
+        char next[64];
+        int r = snapshot_list(req->srv, arg(req, "sandboxID"), arg(req, "name"), tok, (size_t)limit,
+                              &arr, next);
+        if (r == -EINVAL)
+                return http_reply_error(req, r, NULL, "invalid nextToken");
         if (r < 0)
                 return http_reply_error(req, r, NULL, "listing snapshots failed");
-        char next[32];
-        snprintf(next, sizeof(next), "%llu", off + (unsigned long long)limit);
-        return reply_json(req, 200, arr, more ? "X-Next-Token" : NULL, more ? next : NULL);
+        return reply_json(req, 200, arr, next[0] ? "X-Next-Token" : NULL, next[0] ? next : NULL);
 }
 
 static enum MHD_Result handle_template_delete(struct request *req)

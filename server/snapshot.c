@@ -209,7 +209,7 @@ int snapshot_create(struct server *srv, struct sandbox *s, const char *name, boo
 }
 
 struct snap_item {
-        double created;
+        int64_t created; /* createdAtUnix: whole seconds */
         char id[SNAPSHOT_ID_MAX];
         cJSON *names;
 };
@@ -264,8 +264,9 @@ static int collect(struct server *srv, const char *sandbox_id, const char *name,
                                 v = nv;
                 }
                 if (ok) {
-                        v[n].created = cJSON_GetNumberValue(
+                        double c = cJSON_GetNumberValue(
                             cJSON_GetObjectItemCaseSensitive(j, "createdAtUnix"));
+                        v[n].created = c >= 0 && c < 1e15 ? (int64_t)c : 0;
                         snprintf(v[n].id, sizeof(v[n].id), "%s", de->d_name);
                         v[n].names =
                             cJSON_IsArray(names) ? cJSON_Duplicate(names, 1) : cJSON_CreateArray();
@@ -281,26 +282,41 @@ static int collect(struct server *srv, const char *sandbox_id, const char *name,
         return 0;
 }
 
-int snapshot_list(struct server *srv, const char *sandbox_id, const char *name, size_t offset,
-                  size_t limit, cJSON **ret, bool *ret_more)
+int snapshot_list(struct server *srv, const char *sandbox_id, const char *name, const char *after,
+                  size_t limit, cJSON **ret, char ret_next[static 64])
 {
+        long long after_created = -1;
+        const char *after_id = "";
+        ret_next[0] = 0;
+        if (after && *after) {
+                char *end;
+                errno = 0;
+                after_created = strtoll(after, &end, 10);
+                if (end == after || *end != '.' || errno || after_created < 0 ||
+                    !template_name_valid(end + 1))
+                        return -EINVAL;
+                after_id = end + 1;
+        }
         struct snap_item *v = NULL;
-        size_t n = 0;
+        size_t n = 0, taken = 0;
         int r = collect(srv, sandbox_id, name, &v, &n);
         if (r < 0)
                 return r;
         cJSON *arr = cJSON_CreateArray();
         for (size_t i = 0; i < n; i++) {
-                if (arr && i >= offset && i < offset + limit) {
+                bool past = v[i].created > after_created ||
+                            (v[i].created == after_created && strcmp(v[i].id, after_id) > 0);
+                if (arr && past && taken < limit) {
                         cJSON *o = cJSON_CreateObject();
                         cJSON_AddStringToObject(o, "snapshotID", v[i].id);
                         cJSON_AddItemToObject(o, "names", v[i].names);
                         cJSON_AddItemToArray(arr, o);
+                        if (++taken == limit && i + 1 < n)
+                                snprintf(ret_next, 64, "%lld.%s", (long long)v[i].created, v[i].id);
                 } else {
                         cJSON_Delete(v[i].names);
                 }
         }
-        *ret_more = n > offset + limit;
         free(v);
         if (!arr)
                 return -ENOMEM;

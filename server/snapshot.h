@@ -24,9 +24,11 @@
 int snapshot_create(struct server *srv, struct sandbox *s, const char *name, bool hidden,
                     char *ret_id, char *errmsg, size_t errlen);
 /* {snapshotID, names[]} items, filtered by sandbox id and/or name (both may be NULL), sorted
- * by creation time; offset/limit pagination, *ret_more when more exist. */
-int snapshot_list(struct server *srv, const char *sandbox_id, const char *name, size_t offset,
-                  size_t limit, cJSON **ret, bool *ret_more);
+ * by (creation second, id); at most limit of them after the cursor after (NULL, or
+ * "<created>.<id>" from an earlier ret_next). ret_next: the cursor of the next page, "" when
+ * there is none. -EINVAL for a malformed cursor. */
+int snapshot_list(struct server *srv, const char *sandbox_id, const char *name, const char *after,
+                  size_t limit, cJSON **ret, char ret_next[static 64]);
 /* Delete snapshot id (or its name) and its aliases, then gc the store. -ENOENT unknown,
  * -EPERM for a template that is not a snapshot. */
 int snapshot_delete(struct server *srv, const char *id);

@@ -150,6 +150,30 @@ test('named snapshot, listSnapshots with filters and pagination, delete (then 40
   assert.equal(base.status, 400)
 })
 
+test('listSnapshots pages by cursor: deleting a listed snapshot does not skip the next one', async () => {
+  const src = await create()
+  const ids = []
+  for (let i = 0; i < 3; i++) {
+    const x = await src.createSnapshot()
+    snaps.push(x.snapshotId)
+    ids.push(x.snapshotId)
+  }
+  const q = `/snapshots?sandboxID=${src.sandboxId}&limit=1`
+  const p1 = await api('GET', q)
+  assert.equal(p1.json.length, 1)
+  const token = p1.headers.get('x-next-token')
+  assert.match(token, /^\d+\.snap-[0-9a-f]+$/)
+  assert.equal(await Sandbox.deleteSnapshot(p1.json[0].snapshotID), true)
+  const rest = []
+  for (let tok = token; tok;) {
+    const page = await api('GET', `${q}&nextToken=${tok}`)
+    rest.push(...page.json.map((x) => x.snapshotID))
+    tok = page.headers.get('x-next-token')
+  }
+  assert.deepEqual(rest.sort(), ids.filter((id) => id !== p1.json[0].snapshotID).sort())
+  assert.equal((await api('GET', '/snapshots?nextToken=1')).status, 400)
+})
+
 test('layers are content-addressed: two identical snapshots share one layer; gc drops unused', async () => {
   const src = await create()
   await src.files.write('/home/user/same.txt', 'same')
