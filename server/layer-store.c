@@ -137,6 +137,32 @@ static int list_dir(int dfd, char ***ret, size_t *ret_n)
         return 0;
 }
 
+/* The user.* extended attributes of in (the files API keeps X-Metadata there as user.e2b.*),
+ * hashed into the layer and set on out (out < 0: hashed only, the file is hard-linked). The
+ * kernel bounds them (64 KiB of names, 64 KiB per value); user.overlay.* is overlayfs's own
+ * namespace in some mounts and never copied. */
+static int copy_user_xattrs(struct walk *w, int in, int out)
+{
+        static __thread char names[64 * 1024], value[64 * 1024];
+        ssize_t n = flistxattr(in, names, sizeof(names));
+        if (n < 0)
+                return errno == ENOTSUP || errno == ERANGE ? 0 : -errno;
+        for (ssize_t off = 0; off < n; off += (ssize_t)strlen(names + off) + 1) {
+                const char *name = names + off;
+                if (strncmp(name, "user.", 5) != 0 || strncmp(name, "user.overlay.", 13) == 0)
+                        continue;
+                ssize_t k = fgetxattr(in, name, value, sizeof(value));
+                if (k < 0)
+                        continue; /* removed meanwhile, or larger than the kernel allows */
+                sha256_update(&w->h, "xattr", 6);
+                sha256_update(&w->h, name, strlen(name) + 1);
+                sha256_update(&w->h, value, (size_t)k);
+                if (out >= 0 && fsetxattr(out, name, value, (size_t)k, 0) < 0)
+                        return -errno;
+        }
+        return 0;
+}
+
 static int copy_file(struct walk *w, int sdfd, int ddfd, const char *name, const struct stat *st)
 {
         _cleanup_close_ int in =
@@ -172,6 +198,9 @@ static int copy_file(struct walk *w, int sdfd, int ddfd, const char *name, const
                                 return r;
                 }
         }
+        int r = copy_user_xattrs(w, in, out);
+        if (r < 0)
+                return r;
         if (w->link)
                 return linkat(sdfd, name, ddfd, name, 0) < 0 ? -errno : 0;
         if (fchown(out, map_id(w, st->st_uid), map_id(w, st->st_gid)) < 0 ||
@@ -204,7 +233,10 @@ static int copy_subdir(struct walk *w, int sdfd, int ddfd, const char *name, con
                 if (fsetxattr(dsub, OPAQUE_XATTR, v, (size_t)k, 0) < 0)
                         return -errno;
         }
-        int r = walk_dir(w, sub, dsub, path, depth + 1);
+        int r = copy_user_xattrs(w, sub, dsub);
+        if (r < 0)
+                return r;
+        r = walk_dir(w, sub, dsub, path, depth + 1);
         if (r < 0)
                 return r;
         if (fchown(dsub, map_id(w, st->st_uid), map_id(w, st->st_gid)) < 0 ||

@@ -25,6 +25,7 @@ const SECRET = 'hunter2-' + Math.random().toString(16).slice(2)
 test('snapshot → create(snapshotId): identical files, deletions, links, modes, owners', async () => {
   const src = await create(undefined, { envs: { MY_SECRET: SECRET } })
   await src.files.write('/home/user/a.txt', 'hello snapshot')
+  await src.files.write('/home/user/meta.txt', 'm', { metadata: { owner: 'me' } })
   await src.commands.run([
     'mkdir -p /home/user/d/e && printf "x\\0y" > /home/user/d/e/bin && chmod 640 /home/user/d/e/bin',
     'ln -s ../a.txt /home/user/d/link && dd if=/dev/urandom of=/home/user/big bs=1k count=300 2>/dev/null',
@@ -47,6 +48,8 @@ test('snapshot → create(snapshotId): identical files, deletions, links, modes,
   ].join('; '))
   assert.equal(r.stdout, ['hello snapshot', '640 user user', '0000000   x  \\0   y', '../a.txt', 'md5ok', 'fifo',
     'skel-gone', 'hostname-gone', 'root', 'passwd-there', ''].join('\n'))
+  // file metadata (user.* xattrs) survives the snapshot
+  assert.deepEqual((await s.files.getInfo('/home/user/meta.txt')).metadata, { owner: 'me' })
   const info = await s.getInfo()
   assert.equal(info.templateId, snap.snapshotId)
   assert.notEqual(s.sandboxId, src.sandboxId)
