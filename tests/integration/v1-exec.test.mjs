@@ -180,7 +180,9 @@ test('run-code: stdin is empty and the code fd does not leak', async () => {
   // only 0, 1, 2 are open in the user's code
   r = await runCode({ code: 'import os\nprint([fd for fd in range(256) if os.path.exists(f"/proc/self/fd/{fd}")])' })
   assert.equal(r.json.stdout, '[0, 1, 2]\n')
-  r = await runCode({ lang: 'bash', code: 'ls /proc/$$/fd | tr "\\n" " "' })
+  // (not `ls | tr`: bash holds the pipe's ends until it has forked both sides, and ls may
+  // look before that)
+  r = await runCode({ lang: 'bash', code: 'ls /proc/$$/fd > /tmp/fds; tr "\\n" " " < /tmp/fds' })
   assert.equal(r.json.stdout, '0 1 2 ')
   // node has fds of its own (epoll, eventfd): none of them is the code's pipe (stdin)
   r = await runCode({ lang: 'node', code: 'const fs = require("fs"), l = (fd) => { try { return fs.readlinkSync(`/proc/self/fd/${fd}`) } catch { return "" } }\nconsole.log(fs.readdirSync("/proc/self/fd").filter((fd) => fd !== "0" && l(fd) === l(0)).length)' })
