@@ -196,10 +196,10 @@ test('notifications/cancelled interrupts the call in flight without waiting for 
     body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'run_python', arguments: { code } } }),
   }).then((r) => r.json())
   const firstId = nextId++, queuedId = nextId++
-  const first = post(firstId, 'import time\ntime.sleep(2)\n"first done"')
-  await new Promise((r) => setTimeout(r, 300))
+  const first = post(firstId, 'import time\ntime.sleep(3)\n"first done"')
+  await new Promise((r) => setTimeout(r, 1000)) // the first holds the session by now
   const queued = post(queuedId, 'queued_ran = True')
-  await new Promise((r) => setTimeout(r, 300))
+  await new Promise((r) => setTimeout(r, 500))
   assert.equal((await rpc('notifications/cancelled', { requestId: queuedId }, { notify: true })).status, 202)
   assert.equal((await first).result.content[0].text, 'first done\n')
   const q = (await queued).result
