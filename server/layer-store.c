@@ -58,13 +58,70 @@ int layer_store_is_layer(const char *state, const char *path, char *ret_hex)
         return 1;
 }
 
+#define WALK_MAX_HARDLINKED 65536 /* multiply-linked files tracked per layer; more are copied */
+
+struct hardlinked {
+        ino_t ino;
+        char *path; /* its first copy, relative to the layer's root; NULL: a free slot */
+};
+
 struct walk {
         struct sha256 h;
-        bool upper; /* shift owners into sandbox ids, keep whiteouts */
-        bool link;  /* hard-link regular files instead of copying them */
-        uid_t base; /* host id of sandbox id 0 (upper) */
-        dev_t dev;  /* never leave this file system */
+        bool upper;   /* shift owners into sandbox ids, keep whiteouts */
+        bool link;    /* hard-link regular files instead of copying them */
+        uid_t base;   /* host id of sandbox id 0 (upper) */
+        dev_t dev;    /* never leave this file system */
+        int dst_root; /* the new layer's root dir */
+        /* files with st_nlink > 1 copied so far, an open-addressing table on the inode
+         * number (size a power of two, at most half full): their other names become links */
+        struct hardlinked *seen;
+        size_t n_seen, cap_seen;
 };
+
+static void walk_done(struct walk *w)
+{
+        for (size_t i = 0; i < w->cap_seen; i++)
+                free(w->seen[i].path);
+        free(w->seen);
+        w->seen = NULL;
+        w->n_seen = w->cap_seen = 0;
+}
+
+static size_t seen_slot(const struct hardlinked *t, size_t cap, ino_t ino)
+{
+        size_t i = (size_t)(ino * 0x9E3779B97F4A7C15ULL) & (cap - 1);
+        while (t[i].path && t[i].ino != ino)
+                i = (i + 1) & (cap - 1);
+        return i;
+}
+
+static const char *seen_path(const struct walk *w, ino_t ino)
+{
+        return w->cap_seen ? w->seen[seen_slot(w->seen, w->cap_seen, ino)].path : NULL;
+}
+
+static void seen_add(struct walk *w, ino_t ino, const char *path)
+{
+        if (w->n_seen >= WALK_MAX_HARDLINKED)
+                return; /* not tracked: its other names are copied */
+        if (2 * (w->n_seen + 1) > w->cap_seen) {
+                size_t cap = MAX(w->cap_seen * 2, (size_t)64);
+                struct hardlinked *t = calloc(cap, sizeof(*t));
+                if (!t)
+                        return;
+                for (size_t i = 0; i < w->cap_seen; i++)
+                        if (w->seen[i].path)
+                                t[seen_slot(t, cap, w->seen[i].ino)] = w->seen[i];
+                free(w->seen);
+                w->seen = t;
+                w->cap_seen = cap;
+        }
+        char *p = strdup(path);
+        if (!p)
+                return;
+        w->seen[seen_slot(w->seen, w->cap_seen, ino)] = (struct hardlinked){ino, p};
+        w->n_seen++;
+}
 
 static unsigned map_id(const struct walk *w, unsigned id)
 {
@@ -163,8 +220,20 @@ static int copy_user_xattrs(struct walk *w, int in, int out)
         return 0;
 }
 
-static int copy_file(struct walk *w, int sdfd, int ddfd, const char *name, const struct stat *st)
+/* A regular file: its bytes, owner, mode, times and user xattrs; a further name of a
+ * multiply-linked file already copied is linked to that copy (hashed as such). path: the
+ * entry's path from the layer's root, "/a/b". */
+static int copy_file(struct walk *w, int sdfd, int ddfd, const char *name, const char *path,
+                     const struct stat *st)
 {
+        if (!w->link && st->st_nlink > 1) {
+                const char *first = seen_path(w, st->st_ino);
+                if (first) {
+                        sha256_update(&w->h, "hardlink", 9);
+                        sha256_update(&w->h, first, strlen(first) + 1);
+                        return linkat(w->dst_root, first, ddfd, name, 0) < 0 ? -errno : 0;
+                }
+        }
         _cleanup_close_ int in =
             openat(sdfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
         if (in < 0)
@@ -208,6 +277,8 @@ static int copy_file(struct walk *w, int sdfd, int ddfd, const char *name, const
                 return -errno;
         struct timespec ts[2] = {st->st_atim, st->st_mtim};
         futimens(out, ts);
+        if (st->st_nlink > 1)
+                seen_add(w, st->st_ino, path + 1);
         return 0;
 }
 
@@ -300,7 +371,7 @@ static int walk_dir(struct walk *w, int sdfd, int ddfd, const char *path, int de
                 if (S_ISDIR(st.st_mode))
                         r = copy_subdir(w, sdfd, ddfd, names[i], sub, &st, depth);
                 else if (S_ISREG(st.st_mode))
-                        r = copy_file(w, sdfd, ddfd, names[i], &st);
+                        r = copy_file(w, sdfd, ddfd, names[i], sub, &st);
                 else
                         r = copy_special(w, sdfd, ddfd, names[i], &st);
         }
@@ -341,7 +412,9 @@ static int ingest(const char *state, int src, struct walk *w, char *ret_hex)
         if (mkdir(tmp, 0700) < 0)
                 return -errno;
         _cleanup_close_ int dst = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        w->dst_root = dst;
         r = dst < 0 ? -errno : walk_dir(w, src, dst, "", 0);
+        walk_done(w);
         if (r >= 0 && (fchown(dst, map_id(w, st.st_uid), map_id(w, st.st_gid)) < 0 ||
                        fchmod(dst, st.st_mode & 07777) < 0))
                 r = -errno;

@@ -29,7 +29,7 @@ test('snapshot → create(snapshotId): identical files, deletions, links, modes,
   await src.commands.run([
     'mkdir -p /home/user/d/e && printf "x\\0y" > /home/user/d/e/bin && chmod 640 /home/user/d/e/bin',
     'ln -s ../a.txt /home/user/d/link && dd if=/dev/urandom of=/home/user/big bs=1k count=300 2>/dev/null',
-    'mkfifo /home/user/fifo && md5sum /home/user/big > /home/user/big.md5',
+    'mkfifo /home/user/fifo && md5sum /home/user/big > /home/user/big.md5 && ln /home/user/big /home/user/d/big-again',
   ].join(' && '))
   await src.commands.run('rm -rf /etc/skel /etc/hostname && mkdir -p /opt/x && touch /opt/x/root-owned', { user: 'root' })
 
@@ -44,10 +44,10 @@ test('snapshot → create(snapshotId): identical files, deletions, links, modes,
     'cat /home/user/a.txt; echo', 'stat -c "%a %U %G" /home/user/d/e/bin', 'od -c /home/user/d/e/bin | head -1',
     'readlink /home/user/d/link', 'md5sum -c /home/user/big.md5 >/dev/null && echo md5ok', 'test -p /home/user/fifo && echo fifo',
     'test -e /etc/skel || echo skel-gone', 'test -e /etc/hostname || echo hostname-gone', 'stat -c %U /opt/x/root-owned',
-    'test -e /etc/passwd && echo passwd-there',
+    'test -e /etc/passwd && echo passwd-there', 'test /home/user/big -ef /home/user/d/big-again && stat -c %h /home/user/big',
   ].join('; '))
   assert.equal(r.stdout, ['hello snapshot', '640 user user', '0000000   x  \\0   y', '../a.txt', 'md5ok', 'fifo',
-    'skel-gone', 'hostname-gone', 'root', 'passwd-there', ''].join('\n'))
+    'skel-gone', 'hostname-gone', 'root', 'passwd-there', '2', ''].join('\n'))
   // file metadata (user.* xattrs) survives the snapshot
   assert.deepEqual((await s.files.getInfo('/home/user/meta.txt')).metadata, { owner: 'me' })
   const info = await s.getInfo()

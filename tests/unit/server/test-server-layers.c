@@ -87,6 +87,13 @@ static int fake_upper(const char *dir, unsigned base)
         CHECK(setxattr(p, "trusted.overlay.opaque", "y", 1, 0) == 0);
         snprintf(p, sizeof(p), "%s/rootfs/upper/foreign", dir);
         put(p, "x", 0644, 0); /* host root's: becomes nobody */
+        /* a second name of home/f, and file metadata as the files API stores it */
+        char f[512];
+        snprintf(f, sizeof(f), "%s/rootfs/upper/home/f", dir);
+        snprintf(p, sizeof(p), "%s/rootfs/upper/opaque/f-again", dir);
+        CHECK(link(f, p) == 0);
+        CHECK(setxattr(f, "user.e2b.owner", "me", 2, 0) == 0);
+        CHECK(setxattr(f, "user.overlay.origin", "x", 1, 0) == 0);
         return 0;
 }
 
@@ -136,6 +143,16 @@ static void test_ingest(void)
         CHECK(getxattr(p, "trusted.overlay.opaque", v, sizeof(v)) == 1 && v[0] == 'y');
         snprintf(p, sizeof(p), "%s/foreign", layer);
         CHECK(lstat(p, &st) == 0 && st.st_uid == 65534);
+        /* hard links stay one file; user.* xattrs are kept, user.overlay.* is not */
+        struct stat st2;
+        snprintf(p, sizeof(p), "%s/home/f", layer);
+        char p2[600];
+        snprintf(p2, sizeof(p2), "%s/opaque/f-again", layer);
+        CHECK(lstat(p, &st) == 0 && lstat(p2, &st2) == 0 && st.st_ino == st2.st_ino &&
+              st.st_nlink == 2);
+        char xv[8] = "";
+        CHECK(getxattr(p, "user.e2b.owner", xv, sizeof(xv)) == 2 && memcmp(xv, "me", 2) == 0);
+        CHECK(getxattr(p, "user.overlay.origin", xv, sizeof(xv)) < 0);
         /* same content: same layer, stored once */
         CHECK_EQ_INT(layer_store_ingest_upper(state, s, hex2), 0);
         CHECK_STREQ(hex, hex2);
