@@ -341,7 +341,6 @@ static cJSON *code_result(struct execution *x, const char *note, const char *lan
 
 cJSON *mcp_run_code(struct mcp_call *c, const char *language, const char *code, int timeout_ms)
 {
-        char err[768] = "";
         const char *note = NULL;
         _cleanup_sandbox_ struct sandbox *s = NULL;
         _cleanup_json_ cJSON *body = cJSON_CreateObject();
@@ -351,11 +350,11 @@ cJSON *mcp_run_code(struct mcp_call *c, const char *language, const char *code, 
         struct v1_reply rep;
         cJSON *ret;
 
-        int r = mcp_ensure_sandbox(c, timeout_ms, &s, &note, err, sizeof(err));
-        if (r < 0)
-                return mcp_failure("sandbox_unavailable: no sandbox could be started (%s). Try "
-                                   "again later.",
-                                   err[0] ? err : strerror(-r));
+        cJSON *fail = mcp_ensure_sandbox(c, timeout_ms, &s, &note);
+        if (fail) {
+                execution_done(&x);
+                return fail;
+        }
         cJSON_AddStringToObject(body, "code", code);
         cJSON_AddStringToObject(body, "language", language);
         text = cJSON_PrintUnformatted(body);
@@ -364,8 +363,8 @@ cJSON *mcp_run_code(struct mcp_call *c, const char *language, const char *code, 
                 return NULL;
         }
         int64_t deadline = mcp_now_ms() + timeout_ms;
-        r = v1_agent_open(s->dir, SBX_PORT_CODE, "POST", "/execute", "", "application/json", text,
-                          strlen(text), timeout_ms + CODE_HEAD_GRACE_MS, &fd, &rep);
+        int r = v1_agent_open(s->dir, SBX_PORT_CODE, "POST", "/execute", "", "application/json",
+                              text, strlen(text), timeout_ms + CODE_HEAD_GRACE_MS, &fd, &rep);
         if (r >= 0)
                 (void)agent_set_timeouts(fd, CODE_READ_TIMEOUT_MS);
         if (r >= 0 && r != 200) {

@@ -102,23 +102,25 @@ static int base64_decode(const char *in, uint8_t **ret, size_t *ret_len)
 
 /* ---- the session's sandbox ---- */
 
-int mcp_ensure_sandbox(struct mcp_call *c, int call_ms, struct sandbox **ret, const char **note,
-                       char *err, size_t errlen)
+cJSON *mcp_ensure_sandbox(struct mcp_call *c, int call_ms, struct sandbox **ret, const char **note)
 {
+        char err[768] = "";
         struct sandbox *s = c->sandbox_id[0] ? registry_get(c->srv->registry, c->sandbox_id) : NULL;
         if (s && sandbox_is_paused(s)) {
                 sandbox_unref(s);
-                snprintf(err, errlen, "this session's sandbox is paused; resume it first");
-                return -EBUSY;
+                return mcp_failure("sandbox_unavailable: this session's sandbox is paused; resume "
+                                   "it first");
         }
         if (!s) {
                 struct create_params p = {.timeout_s = c->idle_s + call_ms / 1000 + 1};
                 const char *t = getenv("SBX_MCP_TEMPLATE");
                 snprintf(p.template_id, sizeof(p.template_id), "%s",
                          t && *t ? t : MCP_TEMPLATE_DEFAULT);
-                int r = lifecycle_create(c->srv, &p, &s, err, errlen);
+                int r = lifecycle_create(c->srv, &p, &s, err, sizeof(err));
                 if (r < 0)
-                        return r;
+                        return mcp_failure("sandbox_unavailable: no sandbox could be started "
+                                           "(%s). Try again later.",
+                                           err[0] ? err : strerror(-r));
                 if (c->had_sandbox)
                         *note =
                             "Note: this session's previous sandbox was reaped after being idle, "
@@ -130,7 +132,14 @@ int mcp_ensure_sandbox(struct mcp_call *c, int call_ms, struct sandbox **ret, co
         registry_set_end_at(c->srv->registry, s,
                             (int64_t)time(NULL) + c->idle_s + call_ms / 1000 + 1, false);
         *ret = s;
-        return 0;
+        return NULL;
+}
+
+cJSON *mcp_cancelled_result(const char *text)
+{
+        cJSON *r = mcp_text_result(text, false);
+        cJSON_AddBoolToObject(cJSON_AddObjectToObject(r, "structuredContent"), "cancelled", true);
+        return r;
 }
 
 void mcp_touch(struct mcp_call *c, struct sandbox *s)
@@ -246,28 +255,18 @@ static int arg_timeout(const cJSON *args)
 static cJSON *run_tool(struct mcp_call *c, const char *path, cJSON *body, int timeout_ms,
                        int (*interpret)(const struct run_out *, cJSON **))
 {
-        char err[768] = "";
         const char *note = NULL;
         _cleanup_sandbox_ struct sandbox *s = NULL;
         _cleanup_json_ cJSON *ans = NULL;
-        cJSON *fail = NULL, *result = NULL;
-        int r = mcp_ensure_sandbox(c, timeout_ms, &s, &note, err, sizeof(err));
-        if (r < 0)
-                return mcp_failure(
-                    "sandbox_unavailable: no sandbox could be started (%s). Try again "
-                    "later.",
-                    err[0] ? err : strerror(-r));
+        cJSON *fail = mcp_ensure_sandbox(c, timeout_ms, &s, &note), *result = NULL;
+        if (fail)
+                return fail;
         cJSON_AddNumberToObject(body, "timeout_ms", timeout_ms);
         cJSON_AddNumberToObject(body, "max_output_bytes", MCP_MAX_OUTPUT);
-        r = agent_json(s, path, body, timeout_ms, c->cancel, &ans, &fail);
+        int r = agent_json(s, path, body, timeout_ms, c->cancel, &ans, &fail);
         mcp_touch(c, s);
-        if (r == -ECANCELED) {
-                cJSON *res =
-                    mcp_text_result("[cancelled by the client: the command was killed]", false);
-                cJSON_AddBoolToObject(cJSON_AddObjectToObject(res, "structuredContent"),
-                                      "cancelled", true);
-                return res;
-        }
+        if (r == -ECANCELED)
+                return mcp_cancelled_result("[cancelled by the client: the command was killed]");
         if (r < 0)
                 return fail;
         const cJSON *res = cJSON_GetObjectItemCaseSensitive(ans, "result");
@@ -390,16 +389,15 @@ static cJSON *tool_put_file(struct mcp_call *c, const cJSON *args, const char **
                 *ret_msg = "give content (text) or content_base64 (bytes)";
                 return NULL;
         }
-        char err[768] = "";
         const char *note = NULL;
         _cleanup_sandbox_ struct sandbox *s = NULL;
-        int r = mcp_ensure_sandbox(c, 60000, &s, &note, err, sizeof(err));
-        if (r < 0)
-                return mcp_failure("sandbox_unavailable: no sandbox could be started (%s)", err);
+        cJSON *fail = mcp_ensure_sandbox(c, 60000, &s, &note);
+        if (fail)
+                return fail;
         query_append(&query, "path", path->valuestring);
         struct v1_reply rep;
-        r = v1_agent_call(s->dir, "PUT", "/v1/files", query, "application/octet-stream", bytes, len,
-                          64 * 1024, 60000, &rep);
+        int r = v1_agent_call(s->dir, "PUT", "/v1/files", query, "application/octet-stream", bytes,
+                              len, 64 * 1024, 60000, &rep);
         mcp_touch(c, s);
         _cleanup_json_ cJSON *o = r == 200 ? cJSON_ParseWithLength(rep.body, rep.len) : NULL;
         const cJSON *w = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(o, 0), "path");
@@ -491,19 +489,18 @@ static cJSON *tool_get_file(struct mcp_call *c, const cJSON *args, const char **
                 *ret_msg = "path must be a non-empty string";
                 return NULL;
         }
-        char err[768] = "";
         const char *note = NULL;
         _cleanup_sandbox_ struct sandbox *s = NULL;
-        int r = mcp_ensure_sandbox(c, 60000, &s, &note, err, sizeof(err));
-        if (r < 0)
-                return mcp_failure("sandbox_unavailable: no sandbox could be started (%s)", err);
+        cJSON *fail = mcp_ensure_sandbox(c, 60000, &s, &note);
+        if (fail)
+                return fail;
         if (note)
                 return mcp_failure("get_failed: %sThere is no %.256s in the new sandbox.", note,
                                    path->valuestring);
         query_append(&query, "path", path->valuestring);
         struct v1_reply rep;
-        r = v1_agent_call(s->dir, "GET", "/v1/files", query, NULL, NULL, 0, MCP_MAX_GET_BLOB, 60000,
-                          &rep);
+        int r = v1_agent_call(s->dir, "GET", "/v1/files", query, NULL, NULL, 0, MCP_MAX_GET_BLOB,
+                              60000, &rep);
         mcp_touch(c, s);
         cJSON *res;
         if (r == -EMSGSIZE)

@@ -31,9 +31,11 @@ cJSON *mcp_text_result(const char *text, bool is_error);
 cJSON *mcp_failure(const char *fmt, ...) _printf_(1, 2);
 
 /* Make sure c has a live sandbox and push its timeout past a call of call_ms; *note (static
- * text) says when a fresh sandbox replaced a reaped one. -errno with err filled on failure. */
-int mcp_ensure_sandbox(struct mcp_call *c, int call_ms, struct sandbox **ret, const char **note,
-                       char *err, size_t errlen);
+ * text) says when a fresh sandbox replaced a reaped one. NULL when *ret is ready, else the
+ * tool failure (sandbox_unavailable) to answer with. */
+cJSON *mcp_ensure_sandbox(struct mcp_call *c, int call_ms, struct sandbox **ret, const char **note);
+/* A result (not a failure) saying the call was cancelled: structuredContent.cancelled. */
+cJSON *mcp_cancelled_result(const char *text);
 /* Monotonic milliseconds. */
 int64_t mcp_now_ms(void);
 /* Wait until fd is readable (0), the deadline passes (-ETIMEDOUT) or cancel is set

@@ -262,11 +262,9 @@ static cJSON *call_message(struct server *srv, struct mcp_session *s, const cJSO
                 }
         pthread_mutex_unlock(&table_lock);
         int r = 0;
-        if (early) {
-                result = mcp_text_result("[cancelled by the client before it started]", false);
-                cJSON_AddBoolToObject(cJSON_AddObjectToObject(result, "structuredContent"),
-                                      "cancelled", true);
-        } else
+        if (early)
+                result = mcp_cancelled_result("[cancelled by the client before it started]");
+        else
                 r = mcp_tools_call(&c, name->valuestring, args, &result, &msg);
         pthread_mutex_lock(&table_lock);
         s->inflight[0] = 0;
