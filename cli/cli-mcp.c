@@ -2,7 +2,7 @@
 /*
  * `sbx mcp`: MCP over stdio, bridged to sbxd's /mcp (streamable HTTP). Each line on stdin is
  * one JSON-RPC message, POSTed with the session id sbxd issued at initialize; each answer is
- * one line on stdout. The tools, the session and its sandbox live in sbxd (server/mcp.h).
+ * one line on stdout. The tools, the session and its sandbox live in sbxd (server/mcp/mcp.h).
  *
  * tools/call requests are forwarded in order by one worker thread, so that the reader goes on:
  * a ping, tools/list or a notifications/cancelled from the client reaches sbxd while a long

@@ -2,6 +2,7 @@
 #include "fd-util.h"
 #include "macros.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -118,4 +119,63 @@ int fd_set_cloexec(int fd, int on)
         if (nfl != fl && fcntl(fd, F_SETFD, nfl) < 0)
                 return -errno;
         return 0;
+}
+
+static int rm_rf_children(int dfd, dev_t dev)
+{
+        _cleanup_close_ int dup = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+        if (dup < 0)
+                return -errno;
+        DIR *d = fdopendir(dup);
+        if (!d)
+                return -errno;
+        TAKE_FD(dup);
+        int ret = 0;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                struct stat st;
+                if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                if (S_ISDIR(st.st_mode)) {
+                        if (st.st_dev != dev) {
+                                /* a mount point: never descend, leave it (reported) */
+                                ret = ret ? ret : -EBUSY;
+                                continue;
+                        }
+                        _cleanup_close_ int sub = openat(
+                            dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (sub >= 0) {
+                                int r = rm_rf_children(sub, dev);
+                                if (r < 0 && !ret)
+                                        ret = r;
+                        }
+                        if (unlinkat(dfd, de->d_name, AT_REMOVEDIR) < 0 && !ret)
+                                ret = -errno;
+                } else if (unlinkat(dfd, de->d_name, 0) < 0 && errno != ENOENT && !ret) {
+                        ret = -errno;
+                }
+        }
+        closedir(d);
+        return ret;
+}
+
+int rm_rf(const char *path)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+                if (errno == ENOENT)
+                        return 0;
+                if (errno == ENOTDIR || errno == ELOOP)
+                        return unlink(path) < 0 ? -errno : 0;
+                return -errno;
+        }
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        int r = rm_rf_children(fd, st.st_dev);
+        if (rmdir(path) < 0 && r == 0)
+                r = -errno;
+        return r;
 }

@@ -17,3 +17,7 @@ int write_file(const char *path, const char *value);
 /* Set or clear O_NONBLOCK / FD_CLOEXEC. */
 int fd_set_nonblock(int fd, int on);
 int fd_set_cloexec(int fd, int on);
+
+/* rm -rf path: never follows symlinks, never leaves the file system path is on. 0 when path
+ * does not exist; -EBUSY when a mount point below it was left in place. */
+int rm_rf(const char *path);

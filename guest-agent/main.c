@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 
-#include "agent-init.h"
+#include "core/init.h"
 #include "log.h"
 
 int main(int argc, char **argv)

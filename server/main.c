@@ -13,20 +13,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server-config.h"
-#include "adopt.h"
-#include "disk-image.h"
+#include "core/server-config.h"
+#include "lifecycle/adopt.h"
+#include "storage/disk-image.h"
 #include "fd-util.h"
-#include "http.h"
-#include "layer-store.h"
-#include "lifecycle.h"
+#include "front/front.h"
+#include "http/http.h"
+#include "storage/layer-store.h"
+#include "lifecycle/lifecycle.h"
 #include "log.h"
-#include "monitor.h"
+#include "lifecycle/monitor.h"
 #include "macros.h"
-#include "pool.h"
-#include "proxy.h"
-#include "sampler.h"
-#include "server.h"
+#include "lifecycle/pool.h"
+#include "e2b/proxy.h"
+#include "lifecycle/sampler.h"
+#include "core/server.h"
 
 static int mkdir_p(const char *path, mode_t mode)
 {
@@ -183,7 +184,8 @@ int main(int argc, char **argv)
         sigset_t blocked = mask;
         sigaddset(&blocked, SIGCHLD);               /* read by the monitor's signalfd */
         pthread_sigmask(SIG_BLOCK, &blocked, NULL); /* every thread inherits it */
-        /* Agents outlive their jailer: be their parent then, and reap them (monitor.h). */
+        /* Agents outlive their jailer: be their parent then, and reap them (lifecycle/monitor.h).
+         */
         if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
                 log_warning_errno(errno, "PR_SET_CHILD_SUBREAPER: %m");
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # Hook of templates/build.sh for "code-interpreter-v1": the base layer plus the code
-# interpreter's kernels (guest-agent/kernels/) at /opt/sbx/kernels, which is what makes
+# interpreter's kernels (guest-agent/interp/kernels/) at /opt/sbx/kernels, which is what makes
 # sbx-agent serve port 49999 in a sandbox.
 #   layer.sh LAYERDIR   build
 #   layer.sh --inputs   print the host paths used (for the build fingerprint)
@@ -24,7 +24,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 base=$here/../base/layer.sh
-kernels=$(cd "$here/../../guest-agent/kernels" && pwd)
+kernels=$(cd "$here/../../guest-agent/interp/kernels" && pwd)
 PY=/usr/bin/python3
 PRELOAD="numpy pandas matplotlib matplotlib.pyplot PIL.Image"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
-#include "agent-connect-json.h"
+#include "envd/connect-json.h"
 #include "unit.h"
 
 #define CHECK_JSON(call, expected)                                                                 \

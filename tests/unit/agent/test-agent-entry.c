@@ -9,7 +9,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "agent-entry.h"
+#include "envd/entry.h"
 #include "unit.h"
 
 static const char *str(const cJSON *o, const char *k)

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "agent-files-meta.h"
+#include "envd/files-meta.h"
 #include "unit.h"
 
 static int parse(struct sbx_header *h, size_t n, struct agent_metadata *m)

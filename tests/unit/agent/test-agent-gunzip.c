@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <zlib.h>
 
-#include "agent-gunzip.h"
+#include "envd/gunzip.h"
 #include "unit.h"
 
 struct out {

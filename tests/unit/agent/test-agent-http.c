@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "agent-http.h"
+#include "core/http.h"
 #include "unit.h"
 #include "url-util.h"
 

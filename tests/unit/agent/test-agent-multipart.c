@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "agent-multipart.h"
+#include "envd/multipart.h"
 #include "macros.h"
 #include "unit.h"
 

@@ -2,7 +2,7 @@
 /* The retained output log behind process.Process/Connect: bounded, reference-counted. */
 #include <string.h>
 
-#include "agent-outlog.h"
+#include "proc/outlog.h"
 #include "unit.h"
 
 int main(void)

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "agent-path.h"
+#include "core/path.h"
 #include "unit.h"
 
 static void check_resolve(const char *path, const char *workdir, const char *expected)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent-code-json.h"
+#include "interp/code-json.h"
 #include "unit.h"
 
 static char *json_of(const char *s, size_t n)

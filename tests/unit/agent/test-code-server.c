@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent-process.h"
-#include "agent-server.h"
+#include "proc/process.h"
+#include "core/server.h"
 #include "frame.h"
 #include "macros.h"
 #include "unit.h"

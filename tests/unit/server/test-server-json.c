@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "errors.h"
-#include "sandbox.h"
+#include "core/errors.h"
+#include "lifecycle/sandbox.h"
 #include "unit.h"
 
 static const char *str(const cJSON *o, const char *k)

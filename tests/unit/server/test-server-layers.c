@@ -11,12 +11,13 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "layer-store.h"
-#include "registry.h"
-#include "route-sandboxes.h"
-#include "route.h"
+#include "fd-util.h"
+#include "storage/layer-store.h"
+#include "lifecycle/registry.h"
+#include "e2b/routes-sandboxes.h"
+#include "http/route.h"
 #include "sha256.h"
-#include "teardown.h"
+#include "lifecycle/teardown.h"
 #include "unit.h"
 
 static char tmp[] = "/tmp/sbx-unit-layers.XXXXXX";
@@ -114,14 +115,14 @@ static void test_ingest(void)
         snprintf(p, sizeof(p), "%s/rootfs/upper", dir);
         mkdir(p, 0755);
         char hex[LAYER_ID_MAX], hex2[LAYER_ID_MAX];
-        CHECK_EQ_INT(layer_store_ingest_upper(state, s, hex), -ENODEV);
+        CHECK_EQ_INT(layer_store_ingest_upper(state, dir, base, UID_SLOT_SIZE, hex), -ENODEV);
         rmdir(p);
         if (fake_upper(dir, base) < 0) {
                 fprintf(stderr, "no tmpfs mount (not root?): ingest skipped\n");
                 sandbox_unref(s);
                 return;
         }
-        CHECK_EQ_INT(layer_store_ingest_upper(state, s, hex), 0);
+        CHECK_EQ_INT(layer_store_ingest_upper(state, dir, base, UID_SLOT_SIZE, hex), 0);
         CHECK_EQ_INT(strlen(hex), 64);
         layer_store_path(state, hex, layer, sizeof(layer));
         CHECK(layer_store_is_layer(state, layer, NULL));
@@ -154,7 +155,7 @@ static void test_ingest(void)
         CHECK(getxattr(p, "user.e2b.owner", xv, sizeof(xv)) == 2 && memcmp(xv, "me", 2) == 0);
         CHECK(getxattr(p, "user.overlay.origin", xv, sizeof(xv)) < 0);
         /* same content: same layer, stored once */
-        CHECK_EQ_INT(layer_store_ingest_upper(state, s, hex2), 0);
+        CHECK_EQ_INT(layer_store_ingest_upper(state, dir, base, UID_SLOT_SIZE, hex2), 0);
         CHECK_STREQ(hex, hex2);
         /* unreferenced: gc removes it; a template naming it keeps it */
         char tdir[512], tj[600];

@@ -8,13 +8,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "adopt.h"
-#include "jail-spawn.h"
-#include "keys.h"
-#include "lifecycle.h"
-#include "registry.h"
-#include "teardown.h"
-#include "template.h"
+#include "fd-util.h"
+#include "lifecycle/adopt.h"
+#include "lifecycle/jail-spawn.h"
+#include "core/keys.h"
+#include "lifecycle/lifecycle.h"
+#include "lifecycle/registry.h"
+#include "lifecycle/teardown.h"
+#include "storage/template.h"
 #include "unit.h"
 
 static char tmp[] = "/tmp/test-server-lifecycle.XXXXXX";

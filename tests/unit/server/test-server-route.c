@@ -4,10 +4,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "proxy.h"
-#include "query.h"
-#include "route.h"
-#include "server-config.h"
+#include "e2b/proxy.h"
+#include "core/query.h"
+#include "http/route.h"
+#include "core/server-config.h"
 #include "unit.h"
 #include "url-util.h"
 

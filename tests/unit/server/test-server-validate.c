@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "keys.h"
-#include "route-sandboxes.h"
-#include "validate.h"
+#include "core/keys.h"
+#include "e2b/routes-sandboxes.h"
+#include "core/validate.h"
 #include "unit.h"
 
 static int timeout_of(const char *json, int64_t def, int64_t *ret)

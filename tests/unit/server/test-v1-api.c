@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mcp.h"
-#include "route-v1-relay.h"
-#include "route-v1.h"
+#include "mcp/mcp.h"
+#include "native/v1-relay.h"
+#include "native/v1.h"
 #include "unit.h"
 
 static void test_paths(void)

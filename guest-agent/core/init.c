@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "core/init.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proc/process.h"
+#include "core/server.h"
+#include "log.h"
+#include "macros.h"
+
+#define USER_HOME     "/home/user"
+#define USER_UID      1000
+#define USER_GID      1000
+#define STOP_GRACE_MS 2000
+
+int agent_init_setup(void)
+{
+        struct stat st;
+
+        /* No ptrace or /proc/1/mem access to the agent from user code, and no core dumps. */
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                return log_error_errno(errno, "prctl(PR_SET_DUMPABLE): %m");
+        /* Outside a pid namespace (development), still collect orphaned grandchildren. */
+        if (getpid() != 1)
+                (void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        umask(022);
+
+        /* The template's lower layer has /home/user owned by an id that is unmapped in this
+         * user namespace. Only that directory: lchown never follows a planted symlink. */
+        if (lstat(USER_HOME, &st) == 0 && S_ISDIR(st.st_mode)) {
+                if (lchown(USER_HOME, USER_UID, USER_GID) < 0)
+                        log_warning_errno(errno, "chown %s: %m", USER_HOME);
+        }
+        if (lstat("/tmp", &st) < 0) {
+                if (mkdir("/tmp", 01777) < 0)
+                        log_warning_errno(errno, "mkdir /tmp: %m");
+        }
+        if (lstat("/tmp", &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) != 01777) {
+                if (chmod("/tmp", 01777) < 0)
+                        log_warning_errno(errno, "chmod /tmp: %m");
+        }
+        return 0;
+}
+
+static void reap_children(void)
+{
+        for (;;) {
+                siginfo_t si = {0};
+                if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return; /* ECHILD */
+                }
+                if (si.si_pid == 0)
+                        return;
+                agent_process_on_exit(si.si_pid, si.si_code, si.si_status);
+        }
+}
+
+/* After forwarding a stop signal: reap until no child is left or grace_ms passed. When PID 1
+ * exits, the kernel kills whatever is left in the pid namespace. */
+static void wait_children(int sfd, int grace_ms)
+{
+        struct timespec start, now;
+
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        for (;;) {
+                struct pollfd pfd = {.fd = sfd, .events = POLLIN};
+                struct signalfd_siginfo ssi;
+                siginfo_t si = {0};
+                long elapsed;
+
+                /* waitid with WNOWAIT: does any child exist at all? */
+                reap_children();
+                if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD)
+                        return;
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                elapsed =
+                    (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+                if (elapsed >= grace_ms)
+                        return;
+                if (poll(&pfd, 1, (int)(grace_ms - elapsed)) > 0)
+                        while (read(sfd, &ssi, sizeof(ssi)) > 0)
+                                ;
+        }
+}
+
+static void accept_all(int listen_fd)
+{
+        for (;;) {
+                int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+                if (fd < 0) {
+                        if (errno == EINTR || errno == ECONNABORTED)
+                                continue;
+                        if (errno != EAGAIN)
+                                log_warning_errno(errno, "accept: %m");
+                        return;
+                }
+                agent_server_spawn(fd);
+        }
+}
+
+int agent_init_run(int listen_fd)
+{
+        _cleanup_close_ int sfd = -EBADF, wake = -EBADF;
+        sigset_t mask;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGCHLD);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGQUIT);
+        sigaddset(&mask, SIGUSR1);
+        sigaddset(&mask, SIGUSR2);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return log_error_errno(errno, "sigprocmask: %m");
+        /* Writes to a closed stdin pipe must fail with EPIPE, not kill the agent. */
+        signal(SIGPIPE, SIG_IGN);
+
+        sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sfd < 0)
+                return log_error_errno(errno, "signalfd: %m");
+        wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (wake < 0)
+                return log_error_errno(errno, "eventfd: %m");
+        agent_process_set_wake_fd(wake);
+        if (fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) | O_NONBLOCK) < 0)
+                return log_error_errno(errno, "listen fd: %m");
+
+        log_info("sbx-agent ready (pid %d)", (int)getpid());
+        /* Children that exited before the signalfd existed. */
+        reap_children();
+
+        for (;;) {
+                struct pollfd pfd[3] = {
+                    {.fd = sfd, .events = POLLIN},
+                    {.fd = listen_fd, .events = POLLIN},
+                    {.fd = wake, .events = POLLIN},
+                };
+                int timeout = agent_process_enforce_deadlines();
+
+                if (poll(pfd, ELEMENTSOF(pfd), timeout) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return log_error_errno(errno, "poll: %m");
+                }
+                if (pfd[2].revents) {
+                        eventfd_t v;
+                        (void)eventfd_read(wake, &v);
+                }
+                if (pfd[0].revents) {
+                        struct signalfd_siginfo ssi;
+                        while (read(sfd, &ssi, sizeof(ssi)) == (ssize_t)sizeof(ssi)) {
+                                switch (ssi.ssi_signo) {
+                                case SIGCHLD:
+                                        break; /* reaped below, once per batch */
+                                case SIGTERM:
+                                case SIGINT:
+                                        log_info("signal %d: stopping", (int)ssi.ssi_signo);
+                                        agent_process_signal_all((int)ssi.ssi_signo);
+                                        wait_children(sfd, STOP_GRACE_MS);
+                                        return 0;
+                                default:
+                                        break;
+                                }
+                        }
+                        reap_children();
+                }
+                if (pfd[1].revents & POLLIN)
+                        accept_all(listen_fd);
+                else if (pfd[1].revents & (POLLERR | POLLHUP | POLLNVAL))
+                        return log_error_errno(EBADF, "listening socket failed");
+        }
+}

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "interp/code-json.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "macros.h"
+
+void cbuf_done(struct cbuf *b)
+{
+        free(b->p);
+        *b = (struct cbuf){0};
+}
+
+static int cbuf_reserve(struct cbuf *b, size_t n)
+{
+        size_t want;
+        char *p;
+
+        if (n > ((size_t)-1) / 2 - b->len)
+                return -ENOMEM;
+        want = b->len + n + 1;
+        if (want <= b->cap)
+                return 0;
+        want = want < 256 ? 256 : want;
+        if (want < b->cap * 2)
+                want = b->cap * 2;
+        p = realloc(b->p, want);
+        if (!p)
+                return -ENOMEM;
+        b->p = p;
+        b->cap = want;
+        return 0;
+}
+
+int cbuf_add(struct cbuf *b, const void *data, size_t n)
+{
+        if (cbuf_reserve(b, n) < 0)
+                return -ENOMEM;
+        if (n)
+                memcpy(b->p + b->len, data, n);
+        b->len += n;
+        b->p[b->len] = '\0';
+        return 0;
+}
+
+int cbuf_adds(struct cbuf *b, const char *s)
+{
+        return cbuf_add(b, s, strlen(s));
+}
+
+int cbuf_printf(struct cbuf *b, const char *fmt, ...)
+{
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vsnprintf(NULL, 0, fmt, ap);
+        va_end(ap);
+        if (n < 0 || cbuf_reserve(b, (size_t)n) < 0)
+                return -ENOMEM;
+        va_start(ap, fmt);
+        vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+        b->len += (size_t)n;
+        return 0;
+}
+
+void cbuf_consume(struct cbuf *b, size_t n)
+{
+        if (n >= b->len) {
+                b->len = 0;
+        } else {
+                memmove(b->p, b->p + n, b->len - n);
+                b->len -= n;
+        }
+        if (b->p)
+                b->p[b->len] = '\0';
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid or truncated. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+        size_t len;
+        unsigned cp;
+
+        if (s[0] < 0x80)
+                return 1;
+        if (s[0] >= 0xc2 && s[0] <= 0xdf)
+                len = 2, cp = s[0] & 0x1f;
+        else if (s[0] >= 0xe0 && s[0] <= 0xef)
+                len = 3, cp = s[0] & 0x0f;
+        else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+                len = 4, cp = s[0] & 0x07;
+        else
+                return 0;
+        if (n < len)
+                return 0;
+        for (size_t i = 1; i < len; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = (cp << 6) | (s[i] & 0x3f);
+        }
+        if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+            (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+                return 0;
+        return len;
+}
+
+size_t utf8_complete_prefix(const char *s, size_t n)
+{
+        const unsigned char *u = (const unsigned char *)s;
+        /* Look back at most 3 bytes for the start of a sequence that needs more bytes. */
+        for (size_t back = 1; back <= 3 && back <= n; back++) {
+                unsigned char c = u[n - back];
+                size_t need;
+                if ((c & 0xc0) == 0x80)
+                        continue; /* continuation byte: keep looking for the lead */
+                if (c >= 0xc2 && c <= 0xdf)
+                        need = 2;
+                else if (c >= 0xe0 && c <= 0xef)
+                        need = 3;
+                else if (c >= 0xf0 && c <= 0xf4)
+                        need = 4;
+                else
+                        return n;
+                return need > back ? n - back : n;
+        }
+        return n;
+}
+
+int json_add_string(struct cbuf *b, const char *s, size_t n)
+{
+        const unsigned char *u = (const unsigned char *)s;
+        size_t i = 0;
+        int e = cbuf_add(b, "\"", 1);
+
+        while (e >= 0 && i < n) {
+                size_t run = 0, k;
+                /* Copy the longest run of bytes that need no escaping at once. */
+                while (i + run < n && u[i + run] >= 0x20 && u[i + run] != '"' &&
+                       u[i + run] != '\\' && u[i + run] < 0x80)
+                        run++;
+                if (run) {
+                        e = cbuf_add(b, s + i, run);
+                        i += run;
+                        continue;
+                }
+                if (u[i] >= 0x80) {
+                        k = utf8_seq(u + i, n - i);
+                        if (k) {
+                                e = cbuf_add(b, s + i, k);
+                                i += k;
+                        } else {
+                                e = cbuf_adds(b, "\\ufffd");
+                                i++;
+                        }
+                        continue;
+                }
+                switch (u[i]) {
+                case '"':
+                        e = cbuf_adds(b, "\\\"");
+                        break;
+                case '\\':
+                        e = cbuf_adds(b, "\\\\");
+                        break;
+                case '\n':
+                        e = cbuf_adds(b, "\\n");
+                        break;
+                case '\r':
+                        e = cbuf_adds(b, "\\r");
+                        break;
+                case '\t':
+                        e = cbuf_adds(b, "\\t");
+                        break;
+                default:
+                        e = cbuf_printf(b, "\\u%04x", u[i]);
+                        break;
+                }
+                i++;
+        }
+        return e < 0 ? e : cbuf_add(b, "\"", 1);
+}
+
+void iso_timestamp(char out[static 40])
+{
+        struct timespec ts;
+        struct tm tm;
+        char base[32];
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        gmtime_r(&ts.tv_sec, &tm);
+        strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+        snprintf(out, 40, "%s.%06dZ", base, (int)(ts.tv_nsec / 1000));
+}
+
+static const char *const lang_names[] = {
+    [CODE_LANG_PYTHON] = "python",
+    [CODE_LANG_JAVASCRIPT] = "javascript",
+    [CODE_LANG_TYPESCRIPT] = "typescript",
+    [CODE_LANG_BASH] = "bash",
+};
+
+enum code_lang code_lang_parse(const char *name)
+{
+        char buf[32];
+        size_t n;
+
+        if (!name)
+                return CODE_LANG_PYTHON;
+        while (isspace((unsigned char)*name))
+                name++;
+        n = strlen(name);
+        while (n > 0 && isspace((unsigned char)name[n - 1]))
+                n--;
+        if (n == 0)
+                return CODE_LANG_PYTHON;
+        if (n >= sizeof(buf))
+                return CODE_LANG_UNKNOWN;
+        for (size_t i = 0; i < n; i++)
+                buf[i] = (char)tolower((unsigned char)name[i]);
+        buf[n] = '\0';
+        if (strcmp(buf, "js") == 0)
+                return CODE_LANG_JAVASCRIPT;
+        if (strcmp(buf, "ts") == 0)
+                return CODE_LANG_TYPESCRIPT;
+        for (size_t i = 0; i < CODE_LANG_UNKNOWN; i++)
+                if (strcmp(buf, lang_names[i]) == 0)
+                        return (enum code_lang)i;
+        return CODE_LANG_UNKNOWN;
+}
+
+const char *code_lang_name(enum code_lang l)
+{
+        return l < CODE_LANG_UNKNOWN ? lang_names[l] : "unknown";
+}
+
+int bash_quote(struct cbuf *b, const char *s, size_t n)
+{
+        int e = cbuf_adds(b, "$'");
+        for (size_t i = 0; e >= 0 && i < n; i++) {
+                unsigned char c = (unsigned char)s[i];
+                if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\')
+                        e = cbuf_add(b, &s[i], 1);
+                else if (c != 0)
+                        e = cbuf_printf(b, "\\x%02x", c);
+        }
+        return e < 0 ? e : cbuf_adds(b, "'");
+}
+
+int bash_marker_scan(const char *buf, size_t len, const char *nonce, size_t *ret_start,
+                     size_t *ret_end, unsigned *ret_seq, int *ret_status)
+{
+        char head[64];
+        size_t hlen;
+
+        hlen = (size_t)snprintf(head, sizeof(head), "\x1eSBX%s:", nonce);
+        for (size_t i = 0; i < len; i++) {
+                const char *end;
+                size_t avail = len - i;
+                unsigned seq;
+                int status, used = 0;
+
+                if (buf[i] != '\x1e')
+                        continue;
+                if (memcmp(buf + i, head, MIN(avail, hlen)) != 0)
+                        continue; /* a stray 0x1e: plain data */
+                if (avail < hlen) {
+                        *ret_start = i; /* maybe the beginning of a marker */
+                        return 0;
+                }
+                end = memchr(buf + i + hlen, '\x1e', avail - hlen);
+                if (!end) {
+                        if (avail - hlen > 24)
+                                continue; /* too long to be ours */
+                        *ret_start = i;
+                        return 0;
+                }
+                if (sscanf(buf + i + hlen, "%u:%d%n", &seq, &status, &used) != 2 ||
+                    buf + i + hlen + used != end)
+                        continue;
+                *ret_start = i;
+                *ret_end = (size_t)(end - buf) + 1;
+                *ret_seq = seq;
+                *ret_status = status;
+                return 1;
+        }
+        *ret_start = len;
+        return 0;
+}

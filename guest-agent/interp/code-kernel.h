@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Kernel processes of the code interpreter (guest-agent/interp/kernels/). A kernel is a user
+ * process started through agent_spawn (the sandbox user, no capabilities, its own session), with
+ * stdout/stderr pipes that carry the user's output. Python and JavaScript kernels connect back
+ * to a one-shot abstract unix socket (the peer's pid is checked) that carries the protocol
+ * both ways; the bash kernel is an interactive bash that reads command lines on its stdin and
+ * ends each with a marker on stderr (interp/code-json.h). A kernel is owned by one context and
+ * used by one execution at a time (the context's exec lock).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "interp/code-json.h"
+
+#define CODE_KERNELS_DIR_DEFAULT "/opt/sbx/kernels"
+
+struct code_kernel {
+        enum code_lang lang; /* python, javascript (also typescript) or bash */
+        pid_t pid;           /* session and process-group leader */
+        int pidfd;           /* readable once the kernel exited */
+        int sock;            /* protocol socket (python, javascript), else -EBADF */
+        int in_fd;           /* bash: stdin pipe for command lines, else -EBADF */
+        int out_fd, err_fd;  /* user stdout/stderr, O_NONBLOCK */
+        char nonce[33];      /* bash: marker nonce */
+        unsigned seq;        /* bash: last command line sent */
+        char **genv;         /* the global env the kernel last got (strv) */
+        struct cbuf rbuf;    /* unparsed protocol bytes (socket, or bash stderr) */
+};
+
+/* The kernels directory: $SBX_CODE_KERNELS_DIR or CODE_KERNELS_DIR_DEFAULT. */
+const char *code_kernels_dir(void);
+/* Whether this sandbox's template ships kernels (the python kernel exists). */
+bool code_kernels_available(void);
+
+/*
+ * Start a kernel for lang in cwd as the default user and wait until it is ready (preload: the
+ * python kernel imports its template's preload list first). timeout_ms bounds the wait.
+ * -ENOENT unknown user or missing interpreter, -ETIMEDOUT, -ECHILD when the kernel exited
+ * while starting (e.g. cwd missing), other -errno. On failure nothing is left running.
+ */
+int code_kernel_start(enum code_lang lang, const char *cwd, bool preload, int timeout_ms,
+                      struct code_kernel **ret);
+
+/* SIGKILL the kernel's process group (if still alive) and free everything. NULL is fine. */
+void code_kernel_free(struct code_kernel *k);
+
+/* Send sig to the kernel's process group while the kernel is alive. */
+void code_kernel_signal(struct code_kernel *k, int sig);
+
+bool code_kernel_alive(struct code_kernel *k);

@@ -1,0 +1,559 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "interp/code.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "interp/code-exec.h"
+#include "interp/code-kernel.h"
+#include "log.h"
+#include "macros.h"
+#include "random-util.h"
+
+#define MAX_BODY         (32u * 1024u * 1024u)
+#define MAX_CONTEXTS     256u
+#define START_TIMEOUT_MS 15000
+#define PREWARM_WAIT_MS  6000
+#define DEFAULT_CWD      "/home/user"
+
+struct code_context {
+        struct code_context *next;
+        char id[37];
+        enum code_lang lang;
+        char *cwd;
+        unsigned refs;   /* table lock */
+        bool removed;    /* table lock */
+        bool is_default; /* table lock */
+        int kill_pidfd;  /* table lock: a dup of the kernel's pidfd, to stop it from outside */
+        pid_t kill_pid;  /* table lock */
+        pthread_mutex_t exec_lock;
+        struct code_kernel *kernel; /* exec lock */
+        unsigned count;             /* exec lock */
+};
+
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct code_context *contexts;
+static struct code_context *defaults[CODE_LANG_UNKNOWN];
+static unsigned n_contexts;
+static bool defaults_made;
+
+/* ---- table ---- */
+
+static void uuid4(char out[static 37])
+{
+        unsigned char b[16];
+        if (random_bytes(b, sizeof(b)) < 0)
+                memset(b, 0, sizeof(b));
+        b[6] = (b[6] & 0x0f) | 0x40;
+        b[8] = (b[8] & 0x3f) | 0x80;
+        snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+                 b[13], b[14], b[15]);
+}
+
+/* Caller holds table_lock. */
+static struct code_context *ctx_new_locked(enum code_lang lang, const char *cwd)
+{
+        struct code_context *c;
+
+        if (n_contexts >= MAX_CONTEXTS)
+                return NULL;
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return NULL;
+        c->cwd = strdup(cwd);
+        if (!c->cwd) {
+                free(c);
+                return NULL;
+        }
+        uuid4(c->id);
+        c->lang = lang;
+        c->refs = 1; /* the table's */
+        c->kill_pidfd = -EBADF;
+        pthread_mutex_init(&c->exec_lock, NULL);
+        c->next = contexts;
+        contexts = c;
+        n_contexts++;
+        return c;
+}
+
+static void ctx_unref(struct code_context *c)
+{
+        bool last;
+
+        pthread_mutex_lock(&table_lock);
+        last = --c->refs == 0;
+        pthread_mutex_unlock(&table_lock);
+        if (!last)
+                return;
+        code_kernel_free(c->kernel);
+        safe_close(c->kill_pidfd);
+        pthread_mutex_destroy(&c->exec_lock);
+        free(c->cwd);
+        free(c);
+}
+
+static void make_defaults_locked(void)
+{
+        if (defaults_made)
+                return;
+        defaults_made = true;
+        defaults[CODE_LANG_PYTHON] = ctx_new_locked(CODE_LANG_PYTHON, DEFAULT_CWD);
+        defaults[CODE_LANG_JAVASCRIPT] = ctx_new_locked(CODE_LANG_JAVASCRIPT, DEFAULT_CWD);
+        for (int i = 0; i < CODE_LANG_UNKNOWN; i++)
+                if (defaults[i])
+                        defaults[i]->is_default = true;
+}
+
+/* A referenced context: by id, or the default one of lang (created when missing). */
+static struct code_context *ctx_get(const char *id, enum code_lang lang)
+{
+        struct code_context *c = NULL;
+
+        pthread_mutex_lock(&table_lock);
+        make_defaults_locked();
+        if (id) {
+                for (c = contexts; c && strcmp(c->id, id) != 0; c = c->next)
+                        ;
+        } else if (lang < CODE_LANG_UNKNOWN) {
+                c = defaults[lang];
+                if (!c && (c = ctx_new_locked(lang, DEFAULT_CWD))) {
+                        c->is_default = true;
+                        defaults[lang] = c;
+                }
+        }
+        if (c)
+                c->refs++;
+        pthread_mutex_unlock(&table_lock);
+        return c;
+}
+
+/* Remove from the table (the table's reference is dropped). */
+static void ctx_remove(struct code_context *c)
+{
+        pthread_mutex_lock(&table_lock);
+        for (struct code_context **pp = &contexts; *pp; pp = &(*pp)->next)
+                if (*pp == c) {
+                        *pp = c->next;
+                        c->removed = true;
+                        n_contexts--;
+                        break;
+                }
+        for (int i = 0; i < CODE_LANG_UNKNOWN; i++)
+                if (defaults[i] == c)
+                        defaults[i] = NULL;
+        pthread_mutex_unlock(&table_lock);
+        ctx_unref(c);
+}
+
+/* Stop the running kernel from another thread (restart, delete): its execution sees the
+ * kernel die and returns. */
+static void ctx_kill_kernel(struct code_context *c)
+{
+        pthread_mutex_lock(&table_lock);
+        if (c->kill_pidfd >= 0) {
+                struct pollfd p = {.fd = c->kill_pidfd, .events = POLLIN};
+                if (poll(&p, 1, 0) == 0) {
+                        (void)kill(-c->kill_pid, SIGKILL);
+                        (void)pidfd_send_signal(c->kill_pidfd, SIGKILL, NULL, 0);
+                }
+        }
+        pthread_mutex_unlock(&table_lock);
+}
+
+/* Caller holds the exec lock. */
+static void ctx_set_kernel(struct code_context *c, struct code_kernel *k)
+{
+        code_kernel_free(c->kernel);
+        c->kernel = k;
+        c->count = 0;
+        pthread_mutex_lock(&table_lock);
+        c->kill_pidfd = safe_close(c->kill_pidfd);
+        if (k) {
+                c->kill_pidfd = fcntl(k->pidfd, F_DUPFD_CLOEXEC, 3);
+                c->kill_pid = k->pid;
+        }
+        pthread_mutex_unlock(&table_lock);
+}
+
+/* Caller holds the exec lock. A live kernel, started now if needed. */
+static int ctx_ensure_kernel(struct code_context *c, int timeout_ms)
+{
+        struct code_kernel *k;
+        bool preload;
+        int e;
+
+        if (c->kernel && code_kernel_alive(c->kernel))
+                return 0;
+        pthread_mutex_lock(&table_lock);
+        preload = c->is_default && c->lang == CODE_LANG_PYTHON;
+        pthread_mutex_unlock(&table_lock);
+        e = code_kernel_start(c->lang, c->cwd, preload, timeout_ms, &k);
+        if (e < 0) {
+                ctx_set_kernel(c, NULL);
+                return e;
+        }
+        ctx_set_kernel(c, k);
+        return 0;
+}
+
+/* ---- answers ---- */
+
+static int respond_text(struct agent_request *r, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int respond_text(struct agent_request *r, int status, const char *fmt, ...)
+{
+        _cleanup_free_ char *msg = NULL;
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vasprintf(&msg, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+                return -ENOMEM;
+        return agent_respond(r, status, "text/plain; charset=utf-8", msg, (size_t)n);
+}
+
+static int respond_json(struct agent_request *r, int status, cJSON *j)
+{
+        _cleanup_free_ char *s = j ? cJSON_PrintUnformatted(j) : NULL;
+        cJSON_Delete(j);
+        if (!s)
+                return respond_text(r, 500, "out of memory");
+        return agent_respond(r, status, "application/json", s, strlen(s));
+}
+
+static cJSON *ctx_json(const struct code_context *c)
+{
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "id", c->id);
+        cJSON_AddStringToObject(o, "language", code_lang_name(c->lang));
+        cJSON_AddStringToObject(o, "cwd", c->cwd);
+        return o;
+}
+
+static const char *kernel_error(int e)
+{
+        switch (e) {
+        case -ETIMEDOUT:
+                return "the kernel did not start in time";
+        case -ECHILD:
+                return "the kernel exited while starting";
+        case -ENOENT:
+                return "unknown user or missing interpreter";
+        default:
+                return strerror(-e);
+        }
+}
+
+/* Body as a JSON object; answers 4xx itself and returns NULL then (*ret_e set). */
+static cJSON *read_json_body(struct agent_request *r, int *ret_e)
+{
+        _cleanup_free_ uint8_t *body = NULL;
+        size_t len;
+        cJSON *j;
+
+        *ret_e = agent_request_read_body_all(r, MAX_BODY, &body, &len);
+        if (*ret_e == -EMSGSIZE) {
+                *ret_e = respond_text(r, 413, "Request body too large");
+                return NULL;
+        }
+        if (*ret_e < 0)
+                return NULL;
+        j = cJSON_ParseWithLength((const char *)body, len);
+        if (!cJSON_IsObject(j)) {
+                cJSON_Delete(j);
+                *ret_e = respond_text(r, 422, "Invalid JSON body");
+                return NULL;
+        }
+        return j;
+}
+
+/* ---- POST /execute ---- */
+
+static bool string_map(const cJSON *o)
+{
+        const cJSON *v;
+        if (!o || cJSON_IsNull(o))
+                return true;
+        if (!cJSON_IsObject(o))
+                return false;
+        cJSON_ArrayForEach(v, o) if (!cJSON_IsString(v)) return false;
+        return true;
+}
+
+static int run_execute(struct agent_request *r, struct code_context *c, const cJSON *body,
+                       enum code_lang lang)
+{
+        const cJSON *code = cJSON_GetObjectItemCaseSensitive(body, "code");
+        const cJSON *env = cJSON_GetObjectItemCaseSensitive(body, "env_vars");
+        struct code_exec x = {.code = code->valuestring,
+                              .code_len = strlen(code->valuestring),
+                              .env_vars = cJSON_IsObject(env) ? env : NULL,
+                              .lang = lang};
+        int e;
+
+        pthread_mutex_lock(&c->exec_lock);
+        pthread_mutex_lock(&table_lock);
+        bool removed = c->removed;
+        pthread_mutex_unlock(&table_lock);
+        if (removed) { /* deleted while this execution waited for its turn */
+                pthread_mutex_unlock(&c->exec_lock);
+                return respond_text(r, 404, "Context %s not found", c->id);
+        }
+        e = ctx_ensure_kernel(c, START_TIMEOUT_MS);
+        if (e < 0) {
+                pthread_mutex_unlock(&c->exec_lock);
+                return respond_text(r, 500, "Failed to start the %s kernel: %s",
+                                    code_lang_name(c->lang), kernel_error(e));
+        }
+        e = agent_respond_head(r, 200, NULL);
+        if (e >= 0) {
+                x.execution_count = ++c->count;
+                if (code_exec_run(r, c->kernel, &x) == -ECHILD)
+                        ctx_set_kernel(c, NULL);
+        }
+        pthread_mutex_unlock(&c->exec_lock);
+        return e;
+}
+
+static int handle_execute(struct agent_request *r)
+{
+        const cJSON *code, *ctx_id, *lang;
+        enum code_lang l = CODE_LANG_PYTHON;
+        struct code_context *c;
+        cJSON *body;
+        int e;
+
+        body = read_json_body(r, &e);
+        if (!body)
+                return e;
+        code = cJSON_GetObjectItemCaseSensitive(body, "code");
+        ctx_id = cJSON_GetObjectItemCaseSensitive(body, "context_id");
+        lang = cJSON_GetObjectItemCaseSensitive(body, "language");
+        if (!cJSON_IsString(code) || (ctx_id && !cJSON_IsNull(ctx_id) && !cJSON_IsString(ctx_id)) ||
+            (lang && !cJSON_IsNull(lang) && !cJSON_IsString(lang)) ||
+            !string_map(cJSON_GetObjectItemCaseSensitive(body, "env_vars"))) {
+                cJSON_Delete(body);
+                return respond_text(r, 422, "Invalid execution request");
+        }
+        if (cJSON_IsString(ctx_id) && cJSON_IsString(lang)) {
+                cJSON_Delete(body);
+                return respond_text(r, 400, "Only one of context_id or language can be provided");
+        }
+        if (cJSON_IsString(lang)) {
+                l = code_lang_parse(lang->valuestring);
+                if (l == CODE_LANG_UNKNOWN) {
+                        e = respond_text(r, 500,
+                                         "Failed to create context: no kernel for language '%s'",
+                                         lang->valuestring);
+                        cJSON_Delete(body);
+                        return e;
+                }
+        }
+        c = ctx_get(cJSON_IsString(ctx_id) ? ctx_id->valuestring : NULL, l);
+        if (!c) {
+                e = cJSON_IsString(ctx_id)
+                        ? respond_text(r, 404, "Context %s not found", ctx_id->valuestring)
+                        : respond_text(r, 500, "Failed to create context: too many contexts");
+                cJSON_Delete(body);
+                return e;
+        }
+        if (cJSON_IsString(ctx_id))
+                l = c->lang;
+        e = run_execute(r, c, body, l);
+        ctx_unref(c);
+        cJSON_Delete(body);
+        return e;
+}
+
+/* ---- contexts ---- */
+
+static int handle_create(struct agent_request *r)
+{
+        const cJSON *lang, *cwd;
+        struct code_context *c;
+        enum code_lang l;
+        const char *dir;
+        struct stat st;
+        cJSON *body;
+        int e;
+
+        body = read_json_body(r, &e);
+        if (!body)
+                return e;
+        lang = cJSON_GetObjectItemCaseSensitive(body, "language");
+        cwd = cJSON_GetObjectItemCaseSensitive(body, "cwd");
+        l = code_lang_parse(cJSON_IsString(lang) ? lang->valuestring : NULL);
+        dir = cJSON_IsString(cwd) && *cwd->valuestring ? cwd->valuestring : DEFAULT_CWD;
+        if (l == CODE_LANG_UNKNOWN) {
+                e = respond_text(r, 500, "Failed to create context: no kernel for language '%s'",
+                                 lang->valuestring);
+                goto out;
+        }
+        if (dir[0] != '/' || stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                e = respond_text(r, 500, "Failed to set working directory");
+                goto out;
+        }
+        pthread_mutex_lock(&table_lock);
+        make_defaults_locked();
+        c = ctx_new_locked(l, dir);
+        if (c)
+                c->refs++;
+        pthread_mutex_unlock(&table_lock);
+        if (!c) {
+                e = respond_text(r, 500, "Failed to create context: too many contexts");
+                goto out;
+        }
+        pthread_mutex_lock(&c->exec_lock);
+        e = ctx_ensure_kernel(c, START_TIMEOUT_MS);
+        pthread_mutex_unlock(&c->exec_lock);
+        if (e < 0) {
+                ctx_remove(c);
+                e = respond_text(r, 500, "Failed to create context: %s", kernel_error(e));
+        } else {
+                e = respond_json(r, 200, ctx_json(c));
+        }
+        ctx_unref(c);
+out:
+        cJSON_Delete(body);
+        return e;
+}
+
+static int handle_list(struct agent_request *r)
+{
+        cJSON *a = cJSON_CreateArray();
+        int e = agent_request_discard_body(r, 64 * 1024);
+
+        if (e < 0) {
+                cJSON_Delete(a);
+                return e;
+        }
+        pthread_mutex_lock(&table_lock);
+        make_defaults_locked();
+        for (struct code_context *c = contexts; c && a; c = c->next)
+                cJSON_AddItemToArray(a, ctx_json(c));
+        pthread_mutex_unlock(&table_lock);
+        return respond_json(r, 200, a);
+}
+
+/* Discard the body and look up context id. Returns 1 with *ret (a reference the caller drops
+ * with ctx_unref), or the result of answering 404 / of a failed read (<= 0). */
+static int ctx_lookup(struct agent_request *r, const char *id, struct code_context **ret)
+{
+        struct code_context *c;
+        int e = agent_request_discard_body(r, 64 * 1024);
+
+        if (e < 0)
+                return e;
+        c = ctx_get(id, CODE_LANG_UNKNOWN);
+        if (!c)
+                return respond_text(r, 404, "Context %s not found", id);
+        *ret = c;
+        return 1;
+}
+
+static int handle_delete(struct agent_request *r, const char *id)
+{
+        struct code_context *c = NULL;
+        int e = ctx_lookup(r, id, &c);
+
+        if (e <= 0)
+                return e;
+        ctx_kill_kernel(c);
+        ctx_remove(c);
+        ctx_unref(c);
+        return agent_respond(r, 200, "application/json", "null", 4);
+}
+
+static int handle_restart(struct agent_request *r, const char *id)
+{
+        struct code_context *c = NULL;
+        int e = ctx_lookup(r, id, &c);
+
+        if (e <= 0)
+                return e;
+        ctx_kill_kernel(c);
+        pthread_mutex_lock(&c->exec_lock);
+        ctx_set_kernel(c, NULL);
+        e = ctx_ensure_kernel(c, START_TIMEOUT_MS);
+        pthread_mutex_unlock(&c->exec_lock);
+        ctx_unref(c);
+        if (e < 0)
+                return respond_text(r, 500, "Failed to restart context %s: %s", id,
+                                    kernel_error(e));
+        return agent_respond(r, 200, "application/json", "null", 4);
+}
+
+/* ---- routing ---- */
+
+int agent_code_handle(struct agent_request *r)
+{
+        const char *m = r->head.method, *p = r->head.path;
+        const char *rest;
+
+        if (!code_kernels_available()) {
+                /* Not a code-interpreter template. E2B's proxy would answer 502, which the
+                 * SDKs turn into a misleading "sandbox timeout"; a 404 that says why becomes
+                 * NotFoundError(<this text>). */
+                static const char msg[] = "{\"code\":404,\"message\":\"no code interpreter in "
+                                          "this sandbox: its template ships no kernels (use "
+                                          "code-interpreter-v1)\"}";
+                (void)agent_request_discard_body(r, 16u * 1024u * 1024u);
+                return agent_respond(r, 404, "application/json", msg, sizeof(msg) - 1);
+        }
+        if (streq_ptr(m, "POST") && streq_ptr(p, "/execute"))
+                return handle_execute(r);
+        if (streq_ptr(p, "/contexts")) {
+                if (streq_ptr(m, "POST"))
+                        return handle_create(r);
+                if (streq_ptr(m, "GET"))
+                        return handle_list(r);
+        }
+        if (streq_ptr(m, "GET") && streq_ptr(p, "/health")) {
+                (void)agent_request_discard_body(r, 64 * 1024);
+                return agent_respond(r, 200, "application/json", "\"OK\"", 4);
+        }
+        if (p && strncmp(p, "/contexts/", 10) == 0) {
+                rest = p + 10;
+                const char *slash = strchr(rest, '/');
+                if (!slash && *rest && streq_ptr(m, "DELETE"))
+                        return handle_delete(r, rest);
+                if (slash && streq_ptr(slash, "/restart") && streq_ptr(m, "POST")) {
+                        _cleanup_free_ char *id = strndup(rest, (size_t)(slash - rest));
+                        return id ? handle_restart(r, id) : -ENOMEM;
+                }
+        }
+        (void)agent_request_discard_body(r, 16u * 1024u * 1024u);
+        return agent_respond(r, 404, "application/json", "{\"detail\":\"Not Found\"}", 22);
+}
+
+void agent_code_on_init(void)
+{
+        struct code_context *c;
+        int e;
+
+        if (!code_kernels_available())
+                return;
+        c = ctx_get(NULL, CODE_LANG_PYTHON);
+        if (!c)
+                return;
+        pthread_mutex_lock(&c->exec_lock);
+        e = ctx_ensure_kernel(c, PREWARM_WAIT_MS);
+        pthread_mutex_unlock(&c->exec_lock);
+        if (e < 0)
+                log_warning_errno(e, "prewarming the python kernel: %m");
+        ctx_unref(c);
+}

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Native file-system operations. Each runs with the selected user's file-system credentials
+ * (agent_fs_become), so the kernel checks permissions and new entries belong to that user.
+ * Paths resolve as envd's do (agent_path_resolve: relative to the user's home).
+ *
+ * Bounds: list returns at most FS_LIST_MAX entries (then "truncated"). Search and watch are
+ * in native/native-search.c.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "native/native.h"
+#include "core/path.h"
+#include "core/users.h"
+#include "macros.h"
+
+#define FS_LIST_MAX 10000u
+
+struct fs_ctx {
+        struct agent_user u;
+        int creds; /* 1 while agent_fs_become is in force */
+        char *path;
+};
+
+static void fs_ctx_done(struct fs_ctx *c)
+{
+        if (c->creds)
+                agent_fs_restore();
+        c->creds = 0;
+        agent_user_done(&c->u);
+        free(c->path);
+}
+
+static int fs_status(int e)
+{
+        switch (-e) {
+        case ENOENT:
+        case ENOTDIR:
+                return 404;
+        case EACCES:
+        case EPERM:
+                return 403;
+        case EEXIST:
+        case ENOTEMPTY:
+                return 409;
+        case ENOSPC:
+        case EDQUOT:
+                return 507;
+        case EINVAL:
+        case ENAMETOOLONG:
+        case ELOOP:
+        case EISDIR:
+                return 400;
+        default:
+                return 500;
+        }
+}
+
+static int fs_fail(struct agent_request *r, int e, const char *what, const char *path)
+{
+        int st = fs_status(e);
+        return native_error(r, st,
+                            st == 404   ? "not_found"
+                            : st == 403 ? "forbidden"
+                            : st == 409 ? "conflict"
+                            : st == 507 ? "insufficient_storage"
+                            : st == 400 ? "bad_request"
+                                        : "internal",
+                            "%s %s: %s", what, path, strerror(-e));
+}
+
+/* User from ?user=, path from raw (query or body), then become the user. Answers errors. */
+static int fs_begin(struct agent_request *r, const char *raw, struct fs_ctx *c)
+{
+        _cleanup_free_ char *uq = native_query(r, "user"), *name = NULL, *workdir = NULL;
+        const char *user;
+        int e;
+        if (native_user_name(uq, &user) < 0)
+                return native_error(r, 400, "bad_request", "user must be \"user\" or \"root\"");
+        if (!user) {
+                if (agent_config_default_user(&name) < 0)
+                        return native_error(r, 500, "internal", "out of memory");
+                user = name;
+        }
+        if ((e = agent_user_lookup(user, &c->u)) < 0)
+                return native_error(r, 400, "bad_request", "unknown user %s", user);
+        if (!raw)
+                return native_error(r, 400, "bad_request", "path is required");
+        (void)agent_config_default_workdir(&workdir);
+        if (agent_path_resolve(raw, c->u.home, workdir, &c->path) < 0)
+                return native_error(r, 400, "bad_request", "invalid path %.256s", raw);
+        if ((e = agent_fs_become(&c->u)) < 0)
+                return native_error(r, 500, "internal", "switching to %s: %s", user, strerror(-e));
+        c->creds = 1;
+        return 1;
+}
+
+static const char *type_name(mode_t m)
+{
+        return S_ISREG(m) ? "file" : S_ISDIR(m) ? "dir" : S_ISLNK(m) ? "symlink" : "other";
+}
+
+static cJSON *entry_json(const char *path, const struct stat *st)
+{
+        char mode[8];
+        cJSON *o = cJSON_CreateObject();
+        snprintf(mode, sizeof(mode), "%04o", (unsigned)(st->st_mode & 07777));
+        if (!o || !cJSON_AddStringToObject(o, "name", agent_path_basename(path)) ||
+            !cJSON_AddStringToObject(o, "path", path) ||
+            !cJSON_AddStringToObject(o, "type", type_name(st->st_mode)) ||
+            !cJSON_AddNumberToObject(o, "size", (double)st->st_size) ||
+            !cJSON_AddStringToObject(o, "mode", mode) ||
+            !cJSON_AddNumberToObject(o, "mtime", (double)st->st_mtim.tv_sec)) {
+                cJSON_Delete(o);
+                return NULL;
+        }
+        return o;
+}
+
+static char *join(const char *dir, const char *name)
+{
+        char *p;
+        if (asprintf(&p, "%s%s%s", dir, strcmp(dir, "/") == 0 ? "" : "/", name) < 0)
+                return NULL;
+        return p;
+}
+
+static int handle_stat(struct agent_request *r)
+{
+        _cleanup_free_ char *raw = native_query(r, "path");
+        _cleanup_(fs_ctx_done) struct fs_ctx c = {0};
+        struct stat st;
+        int e = fs_begin(r, raw, &c);
+        if (e != 1)
+                return e;
+        if (lstat(c.path, &st) < 0)
+                return fs_fail(r, -errno, "stat", c.path);
+        cJSON *o = entry_json(c.path, &st);
+        e = o ? native_json(r, 200, o) : native_error(r, 500, "internal", "out of memory");
+        cJSON_Delete(o);
+        return e;
+}
+
+static int handle_list(struct agent_request *r)
+{
+        _cleanup_free_ char *raw = native_query(r, "path");
+        _cleanup_(fs_ctx_done) struct fs_ctx c = {0};
+        int e = fs_begin(r, raw, &c);
+        if (e != 1)
+                return e;
+        DIR *d = opendir(c.path);
+        if (!d)
+                return fs_fail(r, -errno, "list", c.path);
+        cJSON *o = cJSON_CreateObject(), *arr = o ? cJSON_AddArrayToObject(o, "entries") : NULL;
+        unsigned n = 0;
+        bool truncated = false;
+        struct dirent *de;
+        while (arr && (de = readdir(d))) {
+                struct stat st;
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if (n++ >= FS_LIST_MAX) {
+                        truncated = true;
+                        break;
+                }
+                _cleanup_free_ char *p = join(c.path, de->d_name);
+                if (p && fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                        cJSON_AddItemToArray(arr, entry_json(p, &st));
+        }
+        closedir(d);
+        cJSON_AddBoolToObject(o, "truncated", truncated);
+        e = arr ? native_json(r, 200, o) : native_error(r, 500, "internal", "out of memory");
+        cJSON_Delete(o);
+        return e;
+}
+
+static int mkdir_p(char *path)
+{
+        for (char *p = path + 1; *p; p++)
+                if (*p == '/') {
+                        *p = 0;
+                        int e = mkdir(path, 0755) < 0 && errno != EEXIST ? -errno : 0;
+                        *p = '/';
+                        if (e < 0)
+                                return e;
+                }
+        return mkdir(path, 0755) < 0 ? -errno : 0;
+}
+
+static int handle_mkdir(struct agent_request *r)
+{
+        cJSON *body = NULL;
+        _cleanup_(fs_ctx_done) struct fs_ctx c = {0};
+        int e = native_read_json(r, &body);
+        if (e != 0)
+                return e;
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(body, "path");
+        e = fs_begin(r, cJSON_IsString(p) ? p->valuestring : NULL, &c);
+        cJSON_Delete(body);
+        if (e != 1)
+                return e;
+        e = mkdir_p(c.path);
+        if (e == -EEXIST) {
+                struct stat st;
+                if (stat(c.path, &st) == 0 && S_ISDIR(st.st_mode))
+                        return native_error(r, 409, "conflict", "%s already exists", c.path);
+        }
+        if (e < 0)
+                return fs_fail(r, e, "mkdir", c.path);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "path", c.path);
+        e = native_json(r, 201, o);
+        cJSON_Delete(o);
+        return e;
+}
+
+static int handle_move(struct agent_request *r)
+{
+        cJSON *body = NULL;
+        _cleanup_(fs_ctx_done) struct fs_ctx c = {0};
+        _cleanup_free_ char *to = NULL, *workdir = NULL;
+        int e = native_read_json(r, &body);
+        if (e != 0)
+                return e;
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(body, "from");
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(body, "to");
+        if (!cJSON_IsString(t)) {
+                cJSON_Delete(body);
+                return native_error(r, 400, "bad_request", "from and to are required");
+        }
+        e = fs_begin(r, cJSON_IsString(f) ? f->valuestring : NULL, &c);
+        (void)agent_config_default_workdir(&workdir);
+        if (e == 1 && agent_path_resolve(t->valuestring, c.u.home, workdir, &to) < 0)
+                e = native_error(r, 400, "bad_request", "invalid path %.256s", t->valuestring);
+        cJSON_Delete(body);
+        if (e != 1)
+                return e;
+        if (rename(c.path, to) < 0)
+                return fs_fail(r, -errno, "move", c.path);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "path", to);
+        e = native_json(r, 200, o);
+        cJSON_Delete(o);
+        return e;
+}
+
+/* Remove name in dirfd, recursively, never following symlinks. */
+static int remove_at(int dfd, const char *name, int depth)
+{
+        if (unlinkat(dfd, name, 0) == 0)
+                return 0;
+        if (errno != EISDIR && errno != EPERM)
+                return -errno;
+        if (depth > 256)
+                return -ELOOP;
+        int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        DIR *d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return -ENOMEM;
+        }
+        struct dirent *de;
+        int e = 0;
+        while (e == 0 && (de = readdir(d)))
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                        e = remove_at(dirfd(d), de->d_name, depth + 1);
+        closedir(d);
+        if (e == 0 && unlinkat(dfd, name, AT_REMOVEDIR) < 0)
+                e = -errno;
+        return e;
+}
+
+static int handle_remove(struct agent_request *r)
+{
+        _cleanup_free_ char *raw = native_query(r, "path"), *rec = native_query(r, "recursive");
+        _cleanup_(fs_ctx_done) struct fs_ctx c = {0};
+        int e = fs_begin(r, raw, &c);
+        if (e != 1)
+                return e;
+        if (strcmp(c.path, "/") == 0)
+                return native_error(r, 400, "bad_request", "refusing to remove /");
+        bool recursive = rec && (strcmp(rec, "true") == 0 || strcmp(rec, "1") == 0);
+        if (recursive)
+                e = remove_at(AT_FDCWD, c.path, 0);
+        else if (unlink(c.path) < 0)
+                e = errno == EISDIR && rmdir(c.path) < 0 ? -errno : errno == EISDIR ? 0 : -errno;
+        if (e == -ENOTEMPTY)
+                return native_error(r, 409, "conflict",
+                                    "%s is a non-empty directory: pass recursive=true", c.path);
+        if (e < 0)
+                return fs_fail(r, e, "remove", c.path);
+        return agent_respond(r, 204, NULL, NULL, 0);
+}
+
+int native_fs_route(struct agent_request *r, const char *m, const char *p)
+{
+        if (strncmp(p, "/v1/fs", 6) != 0)
+                return -ENOENT;
+        p += 6;
+        if (streq_ptr(m, "GET") && streq_ptr(p, "/list"))
+                return handle_list(r);
+        if (streq_ptr(m, "GET") && streq_ptr(p, "/stat"))
+                return handle_stat(r);
+        if (streq_ptr(m, "POST") && streq_ptr(p, "/mkdir"))
+                return handle_mkdir(r);
+        if (streq_ptr(m, "POST") && streq_ptr(p, "/move"))
+                return handle_move(r);
+        if (streq_ptr(m, "DELETE") && (*p == 0 || streq_ptr(p, "/")))
+                return handle_remove(r);
+        if (streq_ptr(m, "GET") && streq_ptr(p, "/search"))
+                return native_fs_search(r);
+        if (streq_ptr(m, "GET") && streq_ptr(p, "/watch"))
+                return native_fs_watch(r);
+        return -ENOENT;
+}

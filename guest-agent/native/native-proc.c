@@ -1,0 +1,434 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Managed processes (native API): started through the loopback (native/native-loop.h) and kept
+ * after their request ended. A reader thread per process turns its events into a bounded log
+ * (stdout and stderr interleaved as produced; the last NATIVE_LOG_MAX bytes are kept, offsets
+ * stay absolute) and its exit status. At most NATIVE_MAX_PROCS entries: starting another
+ * drops the oldest exited one, or is refused while all run.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "native/native-loop.h"
+#include "native/native.h"
+#include "proc/process.h"
+#include "macros.h"
+
+#define NATIVE_LOG_MAX   (1024u * 1024u)
+#define NATIVE_MAX_PROCS 64u
+
+struct mproc {
+        struct mproc *next;
+        int pid;
+        cJSON *cmd;                   /* the request's cmd, as given */
+        int64_t started_at, ended_at; /* unix ms */
+        bool running;
+        int exit_code;
+        char status[96];
+        uint8_t *log;
+        size_t log_len;
+        uint64_t log_base; /* absolute offset of log[0] */
+        struct native_stream *st;
+        unsigned refs; /* table + reader thread + followers; under lock */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
+static struct mproc *procs;
+
+static int64_t unix_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Call with lock held. */
+static void mproc_unref(struct mproc *p)
+{
+        if (--p->refs > 0)
+                return;
+        native_stream_close(p->st);
+        cJSON_Delete(p->cmd);
+        free(p->log);
+        free(p);
+}
+
+static void log_append(struct mproc *p, const uint8_t *d, size_t n)
+{
+        if (n >= NATIVE_LOG_MAX) {
+                p->log_base += p->log_len + (n - NATIVE_LOG_MAX);
+                d += n - NATIVE_LOG_MAX;
+                n = NATIVE_LOG_MAX;
+                p->log_len = 0;
+        } else if (p->log_len + n > NATIVE_LOG_MAX) {
+                size_t drop = p->log_len + n - NATIVE_LOG_MAX;
+                memmove(p->log, p->log + drop, p->log_len - drop);
+                p->log_len -= drop;
+                p->log_base += drop;
+        }
+        memcpy(p->log + p->log_len, d, n);
+        p->log_len += n;
+}
+
+static void *reader(void *arg)
+{
+        struct mproc *p = arg;
+        for (;;) {
+                struct native_event ev;
+                int e = native_stream_next(p->st, &ev);
+                if (e < 0)
+                        break;
+                pthread_mutex_lock(&lock);
+                if (ev.kind == NATIVE_EV_DATA)
+                        log_append(p, ev.data, ev.len);
+                else if (ev.kind == NATIVE_EV_END) {
+                        p->exit_code = ev.exit_code;
+                        snprintf(p->status, sizeof(p->status), "%s", ev.status);
+                } else if (ev.kind == NATIVE_EV_ERROR) {
+                        p->exit_code = -1;
+                        snprintf(p->status, sizeof(p->status), "%.30s: %.40s", ev.code, ev.message);
+                }
+                pthread_cond_broadcast(&changed);
+                pthread_mutex_unlock(&lock);
+                native_event_done(&ev);
+        }
+        pthread_mutex_lock(&lock);
+        p->running = false;
+        p->ended_at = unix_ms();
+        pthread_cond_broadcast(&changed);
+        mproc_unref(p);
+        pthread_mutex_unlock(&lock);
+        return NULL;
+}
+
+/* Find by pid (lock held). */
+static struct mproc *find(int pid)
+{
+        for (struct mproc *p = procs; p; p = p->next)
+                if (p->pid == pid)
+                        return p;
+        return NULL;
+}
+
+static void unlink_proc(struct mproc *p)
+{
+        for (struct mproc **pp = &procs; *pp; pp = &(*pp)->next)
+                if (*pp == p) {
+                        *pp = p->next;
+                        mproc_unref(p);
+                        return;
+                }
+}
+
+/* Make room for one more (lock held): -EBUSY when every entry still runs. */
+static int make_room(void)
+{
+        unsigned n = 0;
+        struct mproc *oldest = NULL;
+        for (struct mproc *p = procs; p; p = p->next) {
+                n++;
+                if (!p->running && (!oldest || p->ended_at < oldest->ended_at))
+                        oldest = p;
+        }
+        if (n < NATIVE_MAX_PROCS)
+                return 0;
+        if (!oldest)
+                return -EBUSY;
+        unlink_proc(oldest);
+        return 0;
+}
+
+static cJSON *proc_json(const struct mproc *p)
+{
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddNumberToObject(o, "pid", p->pid) ||
+            !cJSON_AddItemToObject(o, "cmd", cJSON_Duplicate(p->cmd, 1)) ||
+            !cJSON_AddStringToObject(o, "status", p->running ? "running" : "exited") ||
+            !(p->running ? cJSON_AddNullToObject(o, "exit_code")
+                         : cJSON_AddNumberToObject(o, "exit_code", p->exit_code)) ||
+            !cJSON_AddNumberToObject(o, "started_at_ms", (double)p->started_at) ||
+            !(p->running ? cJSON_AddNullToObject(o, "ended_at_ms")
+                         : cJSON_AddNumberToObject(o, "ended_at_ms", (double)p->ended_at)) ||
+            !cJSON_AddNumberToObject(o, "log_bytes", (double)(p->log_base + p->log_len))) {
+                cJSON_Delete(o);
+                return NULL;
+        }
+        return o;
+}
+
+static int start_reader(struct mproc *p)
+{
+        pthread_attr_t attr;
+        pthread_t t;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, 256u * 1024u);
+        int e = pthread_create(&t, &attr, reader, p);
+        pthread_attr_destroy(&attr);
+        return -e;
+}
+
+static int handle_start(struct agent_request *r)
+{
+        cJSON *body = NULL;
+        char **argv = NULL;
+        const char *msg = "invalid cmd", *user;
+        char err[600];
+        int e, pid;
+
+        if ((e = native_read_json(r, &body)) != 0)
+                return e;
+        const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(body, "cmd");
+        const cJSON *cwd = cJSON_GetObjectItemCaseSensitive(body, "cwd");
+        const cJSON *env = cJSON_GetObjectItemCaseSensitive(body, "env");
+        const cJSON *u = cJSON_GetObjectItemCaseSensitive(body, "user");
+        struct native_spec spec = {.stdin_pipe = false};
+        if ((e = native_argv(cmd, &argv, &msg)) < 0)
+                e = native_error(r, 400, "bad_request", "%s", msg);
+        else if (cwd && !cJSON_IsNull(cwd) && !cJSON_IsString(cwd))
+                e = native_error(r, 400, "bad_request", "cwd must be a string");
+        else if (env && !cJSON_IsNull(env) && !cJSON_IsObject(env))
+                e = native_error(r, 400, "bad_request", "env must be an object of strings");
+        else if (native_user_name(cJSON_IsString(u) ? u->valuestring : NULL, &user) < 0)
+                e = native_error(r, 400, "bad_request", "user must be \"user\" or \"root\"");
+        else
+                e = 1;
+        if (e != 1)
+                goto out;
+        spec.argv = (const char *const *)argv;
+        spec.cwd = cJSON_IsString(cwd) ? cwd->valuestring : NULL;
+        spec.envs = cJSON_IsObject(env) ? env : NULL;
+        spec.user = user;
+
+        struct mproc *p = calloc(1, sizeof(*p));
+        if (!p || !(p->log = malloc(NATIVE_LOG_MAX)) || !(p->cmd = cJSON_Duplicate(cmd, 1))) {
+                if (p) {
+                        free(p->log);
+                        free(p);
+                }
+                e = native_error(r, 500, "internal", "out of memory");
+                goto out;
+        }
+        pthread_mutex_lock(&lock);
+        e = make_room();
+        pthread_mutex_unlock(&lock);
+        if (e == 0)
+                e = native_stream_start(&spec, &p->st, &pid, err, sizeof(err));
+        if (e < 0) {
+                p->refs = 1;
+                pthread_mutex_lock(&lock);
+                mproc_unref(p);
+                pthread_mutex_unlock(&lock);
+                e = e == -EBUSY
+                        ? native_error(r, 409, "conflict",
+                                       "%u managed processes are running already", NATIVE_MAX_PROCS)
+                    : e == -EINVAL || e == -EACCES
+                        ? native_error(r, 400, "bad_request", "%s", err)
+                        : native_error(r, 500, "internal", "starting the process: %s",
+                                       strerror(-e));
+                goto out;
+        }
+        p->pid = pid;
+        p->running = true;
+        p->started_at = unix_ms();
+        p->refs = 2; /* table + reader */
+        pthread_mutex_lock(&lock);
+        p->next = procs;
+        procs = p;
+        cJSON *o = proc_json(p);
+        pthread_mutex_unlock(&lock);
+        if (start_reader(p) < 0) {
+                (void)agent_process_signal(&(struct agent_selector){.pid = (uint32_t)pid}, SIGKILL);
+                pthread_mutex_lock(&lock);
+                p->running = false;
+                mproc_unref(p);
+                pthread_mutex_unlock(&lock);
+        }
+        e = o ? native_json(r, 201, o) : native_error(r, 500, "internal", "out of memory");
+        cJSON_Delete(o);
+out:
+        for (size_t i = 0; argv && argv[i]; i++)
+                free(argv[i]);
+        free(argv);
+        cJSON_Delete(body);
+        return e;
+}
+
+static int handle_list(struct agent_request *r)
+{
+        cJSON *o = cJSON_CreateObject(), *arr = o ? cJSON_AddArrayToObject(o, "processes") : NULL;
+        int e;
+        (void)agent_request_discard_body(r, 64 * 1024);
+        pthread_mutex_lock(&lock);
+        for (struct mproc *p = procs; p && arr; p = p->next)
+                cJSON_AddItemToArray(arr, proc_json(p));
+        pthread_mutex_unlock(&lock);
+        e = arr ? native_json(r, 200, o) : native_error(r, 500, "internal", "out of memory");
+        cJSON_Delete(o);
+        return e;
+}
+
+static int parse_signal(const cJSON *s)
+{
+        static const struct {
+                const char *name;
+                int sig;
+        } names[] = {{"TERM", SIGTERM}, {"KILL", SIGKILL}, {"INT", SIGINT},
+                     {"HUP", SIGHUP},   {"QUIT", SIGQUIT}, {"USR1", SIGUSR1},
+                     {"USR2", SIGUSR2}, {"STOP", SIGSTOP}, {"CONT", SIGCONT}};
+        if (!s || cJSON_IsNull(s))
+                return SIGTERM;
+        if (cJSON_IsNumber(s))
+                return s->valueint >= 1 && s->valueint <= 64 ? s->valueint : -EINVAL;
+        if (!cJSON_IsString(s))
+                return -EINVAL;
+        const char *n = s->valuestring;
+        if (strncmp(n, "SIG", 3) == 0)
+                n += 3;
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (strcmp(n, names[i].name) == 0)
+                        return names[i].sig;
+        return -EINVAL;
+}
+
+static int handle_signal(struct agent_request *r, int pid, int sig_override)
+{
+        cJSON *body = NULL;
+        int e, sig = sig_override;
+        if (sig == 0) {
+                if ((e = native_read_json(r, &body)) != 0)
+                        return e;
+                sig = parse_signal(cJSON_GetObjectItemCaseSensitive(body, "signal"));
+                cJSON_Delete(body);
+                if (sig < 0)
+                        return native_error(r, 400, "bad_request",
+                                            "signal must be a name (SIGTERM, SIGKILL, SIGINT, "
+                                            "...) or a number");
+        } else
+                (void)agent_request_discard_body(r, 64 * 1024);
+        pthread_mutex_lock(&lock);
+        struct mproc *p = find(pid);
+        bool running = p && p->running;
+        pthread_mutex_unlock(&lock);
+        if (!p)
+                return native_error(r, 404, "not_found", "no managed process %d", pid);
+        if (!running)
+                return native_error(r, 409, "conflict", "process %d has already exited", pid);
+        e = agent_process_signal(&(struct agent_selector){.pid = (uint32_t)pid}, sig);
+        if (e < 0)
+                return native_error(r, 409, "conflict", "process %d has already exited", pid);
+        return agent_respond(r, 204, NULL, NULL, 0);
+}
+
+/* Send the log from offset; with follow keep sending until the process ended and the log
+ * is drained, or the client left. */
+static int send_logs(struct agent_request *r, struct mproc *p, uint64_t offset, bool follow)
+{
+        static const char *const hs[] = {"Content-Type", "text/plain; charset=utf-8", NULL};
+        int e = agent_respond_head(r, 200, hs);
+        while (e >= 0) {
+                pthread_mutex_lock(&lock);
+                if (offset < p->log_base)
+                        offset = p->log_base;
+                size_t avail = (size_t)(p->log_base + p->log_len - offset);
+                _cleanup_free_ uint8_t *chunk = avail ? malloc(avail) : NULL;
+                if (chunk)
+                        memcpy(chunk, p->log + (offset - p->log_base), avail);
+                bool running = p->running;
+                if (!avail && running && follow) {
+                        struct timespec ts;
+                        clock_gettime(CLOCK_REALTIME, &ts);
+                        ts.tv_sec += 1;
+                        pthread_cond_timedwait(&changed, &lock, &ts);
+                }
+                pthread_mutex_unlock(&lock);
+                if (chunk) {
+                        e = agent_respond_data(r, chunk, avail);
+                        offset += avail;
+                        continue;
+                }
+                if (!follow || !running)
+                        break;
+                struct pollfd pf = {.fd = r->fd, .events = POLLRDHUP};
+                if (poll(&pf, 1, 0) > 0)
+                        return -ECONNRESET;
+        }
+        return e < 0 ? e : agent_respond_end(r);
+}
+
+static int handle_logs(struct agent_request *r, int pid)
+{
+        _cleanup_free_ char *off = native_query(r, "offset"), *fol = native_query(r, "follow");
+        uint64_t offset = off ? strtoull(off, NULL, 10) : 0;
+        bool follow = fol && (strcmp(fol, "true") == 0 || strcmp(fol, "1") == 0);
+        (void)agent_request_discard_body(r, 64 * 1024);
+        pthread_mutex_lock(&lock);
+        struct mproc *p = find(pid);
+        if (p)
+                p->refs++;
+        pthread_mutex_unlock(&lock);
+        if (!p)
+                return native_error(r, 404, "not_found", "no managed process %d", pid);
+        int e = send_logs(r, p, offset, follow);
+        pthread_mutex_lock(&lock);
+        mproc_unref(p);
+        pthread_mutex_unlock(&lock);
+        return e;
+}
+
+static int handle_get(struct agent_request *r, int pid, bool remove)
+{
+        (void)agent_request_discard_body(r, 64 * 1024);
+        pthread_mutex_lock(&lock);
+        struct mproc *p = find(pid);
+        cJSON *o = p ? proc_json(p) : NULL;
+        if (p && remove && !p->running)
+                unlink_proc(p);
+        pthread_mutex_unlock(&lock);
+        if (!p)
+                return native_error(r, 404, "not_found", "no managed process %d", pid);
+        int e = native_json(r, 200, o);
+        cJSON_Delete(o);
+        return e;
+}
+
+int native_proc_route(struct agent_request *r, const char *m, const char *p)
+{
+        static const char pre[] = "/v1/processes";
+        char *end;
+        if (strncmp(p, pre, sizeof(pre) - 1) != 0)
+                return -ENOENT;
+        p += sizeof(pre) - 1;
+        if (*p == 0 || strcmp(p, "/") == 0) {
+                if (streq_ptr(m, "POST"))
+                        return handle_start(r);
+                if (streq_ptr(m, "GET"))
+                        return handle_list(r);
+                return -ENOENT;
+        }
+        long pid = strtol(p + 1, &end, 10);
+        if (*p != '/' || end == p + 1 || pid <= 0 || pid > 1 << 22)
+                return native_error(r, 404, "not_found", "no such process");
+        if (*end == 0 && streq_ptr(m, "GET"))
+                return handle_get(r, (int)pid, false);
+        if (*end == 0 && streq_ptr(m, "DELETE")) {
+                pthread_mutex_lock(&lock);
+                struct mproc *x = find((int)pid);
+                bool running = x && x->running;
+                pthread_mutex_unlock(&lock);
+                if (x && !running)
+                        return handle_get(r, (int)pid, true); /* forget an exited one */
+                return handle_signal(r, (int)pid, SIGKILL);
+        }
+        if (strcmp(end, "/logs") == 0 && streq_ptr(m, "GET"))
+                return handle_logs(r, (int)pid);
+        if (strcmp(end, "/signal") == 0 && streq_ptr(m, "POST"))
+                return handle_signal(r, (int)pid, 0);
+        return -ENOENT;
+}

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "core/server-config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "macros.h"
+
+static const char usage[] =
+    "Usage: sbxd [--listen HOST:PORT] [--state-dir DIR] [--jailer PATH] [--agent PATH]\n"
+    "            [--port-file FILE]\n"
+    "  --listen     address to serve HTTP on (default " SBXD_DEFAULT_LISTEN "; port 0 picks one)\n"
+    "  --state-dir  keys, templates and sandboxes (default " SBXD_DEFAULT_STATE_DIR ")\n"
+    "  --jailer     sbx-jailer binary (default: ../jailer/sbx-jailer next to sbxd's build dir,\n"
+    "               else <prefix>/libexec/sbx/sbx-jailer, else " SBXD_LIBEXEC_DIR "/sbx-jailer)\n"
+    "  --agent      sbx-agent binary (same search with guest-agent/sbx-agent)\n"
+    "  --port-file  write the bound port there once listening\n"
+    "  --pool-size N             warm sandboxes per pooled template (default 2, 0: off)\n"
+    "  --pool-templates A,B      templates with a warm pool\n"
+    "                            (default base,code-interpreter-v1)\n"
+    "  --max-sandboxes N         running + paused sandboxes (default 2048; then 429)\n"
+    "  --max-creates N           cold creates in flight (default 32; then 429)\n"
+    "  --persist-paused-after S  persist a sandbox paused for S seconds to disk (default 0: "
+    "never)\n"
+    "  --disk image|tmpfs        a sandbox's disk: an ext4 image on a loop device (default;\n"
+    "                            tmpfs when loop devices or mkfs.ext4 are missing) or a tmpfs\n"
+    "                            (faster, but charged to the sandbox's memory)\n";
+
+int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, socklen_t *ret_len,
+                        char **ret_host)
+{
+        _cleanup_free_ char *host = NULL;
+        const char *port_s;
+        struct sockaddr_storage ss = {};
+
+        if (s[0] == '[') {
+                const char *e = strchr(s, ']');
+                if (!e || e[1] != ':')
+                        return -EINVAL;
+                host = strndup(s + 1, (size_t)(e - s - 1));
+                port_s = e + 2;
+        } else {
+                const char *c = strrchr(s, ':');
+                if (!c)
+                        return -EINVAL;
+                host = strndup(s, (size_t)(c - s));
+                port_s = c + 1;
+        }
+        if (!host)
+                return -ENOMEM;
+        if (!*port_s || strlen(port_s) > 5 || strspn(port_s, "0123456789") != strlen(port_s))
+                return -EINVAL;
+        long port = strtol(port_s, NULL, 10);
+        if (port < 0 || port > 65535)
+                return -EINVAL;
+
+        struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
+        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+        socklen_t len;
+        if (inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
+                in4->sin_family = AF_INET;
+                in4->sin_port = htons((uint16_t)port);
+                len = sizeof(*in4);
+        } else if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+                in6->sin6_family = AF_INET6;
+                in6->sin6_port = htons((uint16_t)port);
+                len = sizeof(*in6);
+        } else {
+                return -EINVAL;
+        }
+        *ret_addr = ss;
+        *ret_len = len;
+        if (ret_host)
+                *ret_host = TAKE_PTR(host);
+        return 0;
+}
+
+int config_resolve_helper(const char *rel, char **ret)
+{
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (n < 0)
+                return -errno;
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash)
+                *slash = 0;
+        const char *base = strrchr(rel, '/');
+        base = base ? base + 1 : rel;
+
+        char *cand[3] = {};
+        if (asprintf(&cand[0], "%s/../%s", exe, rel) < 0)
+                cand[0] = NULL;
+        if (asprintf(&cand[1], "%s/../libexec/sbx/%s", exe, base) < 0)
+                cand[1] = NULL;
+        if (asprintf(&cand[2], "%s/%s", SBXD_LIBEXEC_DIR, base) < 0)
+                cand[2] = NULL;
+        if (!cand[0] || !cand[1] || !cand[2]) {
+                for (size_t i = 0; i < ELEMENTSOF(cand); i++)
+                        free(cand[i]);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(cand); i++) {
+                char *r = realpath(cand[i], NULL);
+                if (r && access(r, X_OK) == 0) {
+                        for (size_t k = 0; k < ELEMENTSOF(cand); k++)
+                                free(cand[k]);
+                        *ret = r;
+                        return 0;
+                }
+                free(r);
+        }
+        /* Nothing installed yet: keep the build-tree path so the error names it. */
+        *ret = cand[0];
+        free(cand[1]);
+        free(cand[2]);
+        return 0;
+}
+
+static int absolutize(const char *p, char **ret)
+{
+        if (p[0] == '/') {
+                *ret = strdup(p);
+        } else {
+                char cwd[PATH_MAX];
+                if (!getcwd(cwd, sizeof(cwd)))
+                        return -errno;
+                if (asprintf(ret, "%s/%s", cwd, p) < 0)
+                        *ret = NULL;
+        }
+        return *ret ? 0 : -ENOMEM;
+}
+
+void config_done(struct sbxd_config *c)
+{
+        free(c->listen);
+        free(c->host);
+        free(c->state_dir);
+        free(c->jailer);
+        free(c->agent);
+        free(c->port_file);
+        free(c->pool_templates);
+        *c = (struct sbxd_config){};
+}
+
+/* --pool-size and friends: a decimal count in a sane range. */
+static int parse_count(int opt, const char *arg, struct sbxd_config *c)
+{
+        char *end;
+        unsigned long v = strtoul(arg, &end, 10);
+        unsigned long max = opt == 1000 ? 64 : opt == 1004 ? 30 * 86400 : 100000;
+        if (!*arg || *end || v > max || ((opt == 1002 || opt == 1003) && v == 0)) {
+                fprintf(stderr, "sbxd: bad value '%s' (0..%lu)\n", arg, max);
+                return -EINVAL;
+        }
+        if (opt == 1000)
+                c->pool_size = (unsigned)v;
+        else if (opt == 1002)
+                c->max_sandboxes = (unsigned)v;
+        else if (opt == 1003)
+                c->max_creates = (unsigned)v;
+        else
+                c->persist_paused_after_s = (unsigned)v;
+        return 0;
+}
+
+int config_parse(int argc, char **argv, struct sbxd_config *ret)
+{
+        static const struct option opts[] = {
+            {"listen", required_argument, NULL, 'l'},
+            {"state-dir", required_argument, NULL, 's'},
+            {"jailer", required_argument, NULL, 'j'},
+            {"agent", required_argument, NULL, 'a'},
+            {"port-file", required_argument, NULL, 'p'},
+            {"help", no_argument, NULL, 'h'},
+            {"pool-size", required_argument, NULL, 1000},
+            {"pool-templates", required_argument, NULL, 1001},
+            {"max-sandboxes", required_argument, NULL, 1002},
+            {"max-creates", required_argument, NULL, 1003},
+            {"persist-paused-after", required_argument, NULL, 1004},
+            {"disk", required_argument, NULL, 1005},
+            {},
+        };
+        const char *listen = SBXD_DEFAULT_LISTEN, *state = SBXD_DEFAULT_STATE_DIR;
+        const char *jailer = NULL, *agent = NULL, *port_file = NULL;
+        struct sbxd_config c = {.pool_size = SBXD_DEFAULT_POOL_SIZE,
+                                .max_sandboxes = SBXD_DEFAULT_MAX_SANDBOXES,
+                                .max_creates = SBXD_DEFAULT_MAX_CREATES};
+        const char *pool_templates = SBXD_DEFAULT_POOL_TEMPLATES;
+        int o, r;
+
+        while ((o = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
+                switch (o) {
+                case 'l':
+                        listen = optarg;
+                        break;
+                case 's':
+                        state = optarg;
+                        break;
+                case 'j':
+                        jailer = optarg;
+                        break;
+                case 'a':
+                        agent = optarg;
+                        break;
+                case 'p':
+                        port_file = optarg;
+                        break;
+                case 'h':
+                        fputs(usage, stdout);
+                        return 1;
+                case 1000:
+                case 1002:
+                case 1003:
+                case 1004:
+                        if (parse_count(o, optarg, &c) < 0)
+                                return -EINVAL;
+                        break;
+                case 1001:
+                        pool_templates = optarg;
+                        break;
+                case 1005:
+                        if (strcmp(optarg, "image") != 0 && strcmp(optarg, "tmpfs") != 0) {
+                                fprintf(stderr, "sbxd: --disk takes image or tmpfs\n");
+                                return -EINVAL;
+                        }
+                        c.tmpfs_disks = strcmp(optarg, "tmpfs") == 0;
+                        break;
+                default:
+                        fputs(usage, stderr);
+                        return -EINVAL;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "sbxd: unexpected argument '%s'\n%s", argv[optind], usage);
+                return -EINVAL;
+        }
+        if (config_parse_listen(listen, &c.addr, &c.addr_len, &c.host) < 0) {
+                fprintf(stderr, "sbxd: bad --listen '%s' (want HOST:PORT)\n", listen);
+                return -EINVAL;
+        }
+        c.listen = strdup(listen);
+        c.pool_templates = strdup(pool_templates);
+        r = absolutize(state, &c.state_dir);
+        if (r >= 0)
+                r = jailer ? absolutize(jailer, &c.jailer)
+                           : config_resolve_helper("jailer/sbx-jailer", &c.jailer);
+        if (r >= 0)
+                r = agent ? absolutize(agent, &c.agent)
+                          : config_resolve_helper("guest-agent/sbx-agent", &c.agent);
+        if (r >= 0 && port_file)
+                r = absolutize(port_file, &c.port_file);
+        if (r < 0 || !c.listen || !c.pool_templates) {
+                config_done(&c);
+                return r < 0 ? r : -ENOMEM;
+        }
+        *ret = c;
+        return 0;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* sbxd command line and defaults. */
+#pragma once
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define SBXD_DEFAULT_LISTEN    "127.0.0.1:3000"
+#define SBXD_DEFAULT_STATE_DIR "/var/lib/sbx"
+/* Installed helpers live here when no build-tree sibling exists (see config_resolve_helper). */
+#define SBXD_LIBEXEC_DIR "/usr/libexec/sbx"
+
+struct sbxd_config {
+        char *listen; /* as given, e.g. "127.0.0.1:3000" */
+        char *host;   /* host part used for the printed URLs */
+        struct sockaddr_storage addr;
+        socklen_t addr_len;
+        char *state_dir; /* absolute */
+        char *jailer;    /* absolute path of sbx-jailer */
+        char *agent;     /* absolute path of sbx-agent */
+        char *port_file; /* optional */
+        /* lifecycle (server/README.md "Lifecycle at scale") */
+        unsigned pool_size;              /* warm sandboxes kept per pooled template; 0: no pool */
+        char *pool_templates;            /* comma-separated template names */
+        unsigned max_sandboxes;          /* running + paused; past it creates get 429 */
+        unsigned max_creates;            /* cold creates in flight; past it 429 */
+        unsigned persist_paused_after_s; /* 0: never persist a paused sandbox to disk */
+        bool tmpfs_disks; /* --disk tmpfs: no ext4 image disks (storage/disk-image.h) */
+};
+
+/* <state>/url: the URL sbxd listens on, written once listening, removed at a clean stop
+ * (read by the sbx CLI when SBX_URL and E2B_API_URL are unset). */
+#define SBXD_URL_FILE               "url"
+#define SBXD_DEFAULT_POOL_SIZE      2
+#define SBXD_DEFAULT_POOL_TEMPLATES "base,code-interpreter-v1"
+#define SBXD_DEFAULT_MAX_SANDBOXES  2048
+#define SBXD_DEFAULT_MAX_CREATES    32
+
+/* Parse argv into *ret (owned strings; free with config_done). Returns 0, 1 when --help was
+ * printed, or -EINVAL with a message on stderr. */
+int config_parse(int argc, char **argv, struct sbxd_config *ret);
+void config_done(struct sbxd_config *c);
+
+/* Parse "HOST:PORT" / "[V6]:PORT" into a sockaddr. Pure; used by tests. */
+int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, socklen_t *ret_len,
+                        char **ret_host);
+
+/* Default path of a helper binary ("jailer/sbx-jailer", "guest-agent/sbx-agent"): the first
+ * that exists of <exe dir>/../<rel> (build tree), <exe dir>/../libexec/sbx/<base>, and
+ * SBXD_LIBEXEC_DIR/<base>; the build-tree path when none exists. Returns malloc'd string. */
+int config_resolve_helper(const char *rel, char **ret);

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The daemon's shared state, passed to every handler. */
+#pragma once
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "core/server-config.h"
+#include "core/keys.h"
+
+struct registry;
+struct pool;
+
+struct server {
+        const struct sbxd_config *config;
+        struct keys keys;
+        struct registry *registry;
+        pthread_t timer;
+        bool timer_started;
+        pthread_t monitor; /* lifecycle/monitor.h */
+        bool monitor_started;
+        int monitor_epoll, monitor_wake, monitor_sigchld;
+        /* lifecycle at scale */
+        struct pool *pool;         /* lifecycle/pool.h; NULL when off */
+        unsigned creates_inflight; /* __atomic: cold creates running now */
+        unsigned starting;         /* __atomic: sandboxes being created (counted in limits) */
+        pthread_t sampler;         /* lifecycle/sampler.h: metrics + persist-paused thread */
+        bool sampler_started;
+        pthread_mutex_t sampler_lock;
+        pthread_cond_t sampler_cond;
+        bool stopping;              /* under sampler_lock */
+        unsigned requests_inflight; /* __atomic: http/http.c, between URI log and completion */
+        bool disk_images;           /* storage/disk-image.h: ext4 image disks (else tmpfs uppers) */
+};

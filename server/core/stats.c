@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "core/stats.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "macros.h"
+
+/* Create latency buckets, seconds (Prometheus "le"). */
+static const double buckets_s[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5};
+#define N_BUCKETS ELEMENTSOF(buckets_s)
+
+static struct {
+        uint64_t creates_pool, creates_cold, create_errors, rejected;
+        uint64_t bucket[N_BUCKETS]; /* non-cumulative; summed when rendered */
+        uint64_t latency_us_sum, latency_count;
+        uint64_t proxy_in, proxy_out;
+        uint64_t http_4xx, http_5xx;
+        uint64_t pauses, resumes, snapshots, ooms;
+} st;
+
+#define INC(f, n) __atomic_add_fetch(&st.f, (n), __ATOMIC_RELAXED)
+#define GET(f)    __atomic_load_n(&st.f, __ATOMIC_RELAXED)
+
+int64_t stats_now_us(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void stats_observe_create(int64_t us, bool pooled)
+{
+        if (pooled)
+                INC(creates_pool, 1);
+        else
+                INC(creates_cold, 1);
+        for (size_t i = 0; i < N_BUCKETS; i++)
+                if ((double)us / 1e6 <= buckets_s[i]) {
+                        INC(bucket[i], 1);
+                        break;
+                }
+        INC(latency_us_sum, (uint64_t)(us > 0 ? us : 0));
+        INC(latency_count, 1);
+}
+
+void stats_count_create_error(void)
+{
+        INC(create_errors, 1);
+}
+void stats_count_rejected(void)
+{
+        INC(rejected, 1);
+}
+void stats_count_proxy_bytes(uint64_t in, uint64_t out)
+{
+        if (in)
+                INC(proxy_in, in);
+        if (out)
+                INC(proxy_out, out);
+}
+void stats_count_http_error(unsigned status)
+{
+        if (status >= 500)
+                INC(http_5xx, 1);
+        else if (status >= 400)
+                INC(http_4xx, 1);
+}
+void stats_count_pause(void)
+{
+        INC(pauses, 1);
+}
+void stats_count_resume(void)
+{
+        INC(resumes, 1);
+}
+void stats_count_snapshot(void)
+{
+        INC(snapshots, 1);
+}
+void stats_count_oom(void)
+{
+        INC(ooms, 1);
+}
+
+static void counter(FILE *f, const char *name, const char *help, const char *labels, uint64_t v,
+                    bool head)
+{
+        if (head)
+                fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+        fprintf(f, "%s%s %llu\n", name, labels, (unsigned long long)v);
+}
+
+static void render_sandboxes(FILE *f, const struct stats_gauges *g)
+{
+        fprintf(f, "# HELP sbx_sandboxes Sandboxes by state.\n# TYPE sbx_sandboxes gauge\n");
+        fprintf(f, "sbx_sandboxes{state=\"running\"} %zu\n", g->running);
+        fprintf(f, "sbx_sandboxes{state=\"paused\"} %zu\n", g->paused);
+        fprintf(f, "sbx_sandboxes{state=\"pool\"} %zu\n", g->pool);
+        fprintf(f, "sbx_sandboxes{state=\"starting\"} %zu\n", g->starting);
+}
+
+static void render_histogram(FILE *f)
+{
+        fprintf(f, "# HELP sbx_create_duration_seconds Server-side create latency.\n"
+                   "# TYPE sbx_create_duration_seconds histogram\n");
+        uint64_t cum = 0;
+        for (size_t i = 0; i < N_BUCKETS; i++) {
+                cum += GET(bucket[i]);
+                fprintf(f, "sbx_create_duration_seconds_bucket{le=\"%g\"} %llu\n", buckets_s[i],
+                        (unsigned long long)cum);
+        }
+        fprintf(f, "sbx_create_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
+                (unsigned long long)GET(latency_count));
+        fprintf(f, "sbx_create_duration_seconds_sum %.6f\n", (double)GET(latency_us_sum) / 1e6);
+        fprintf(f, "sbx_create_duration_seconds_count %llu\n",
+                (unsigned long long)GET(latency_count));
+}
+
+int stats_render(const struct stats_gauges *g, char **ret, size_t *ret_len)
+{
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        if (!f)
+                return -ENOMEM;
+        render_sandboxes(f, g);
+        counter(f, "sbx_creates_total", "Sandboxes created.", "{source=\"pool\"}",
+                GET(creates_pool), true);
+        counter(f, "sbx_creates_total", "", "{source=\"cold\"}", GET(creates_cold), false);
+        counter(f, "sbx_create_errors_total", "Creates that failed.", "", GET(create_errors), true);
+        counter(f, "sbx_rejected_total", "Creates refused with 429 (limits).", "", GET(rejected),
+                true);
+        render_histogram(f);
+        counter(f, "sbx_proxy_bytes_total", "Bytes proxied to/from sandboxes.",
+                "{direction=\"in\"}", GET(proxy_in), true);
+        counter(f, "sbx_proxy_bytes_total", "", "{direction=\"out\"}", GET(proxy_out), false);
+        counter(f, "sbx_http_errors_total", "Error responses.", "{class=\"4xx\"}", GET(http_4xx),
+                true);
+        counter(f, "sbx_http_errors_total", "", "{class=\"5xx\"}", GET(http_5xx), false);
+        counter(f, "sbx_pauses_total", "Sandboxes paused.", "", GET(pauses), true);
+        counter(f, "sbx_resumes_total", "Sandboxes resumed.", "", GET(resumes), true);
+        counter(f, "sbx_snapshots_total", "Snapshots taken.", "", GET(snapshots), true);
+        counter(f, "sbx_oom_kills_total", "OOM kills seen in sandboxes.", "", GET(ooms), true);
+        if (fclose(f) != 0) {
+                free(buf);
+                return -ENOMEM;
+        }
+        *ret = buf;
+        *ret_len = len;
+        return 0;
+}

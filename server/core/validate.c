@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "core/validate.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "macros.h"
+
+size_t json_depth(const char *buf, size_t len)
+{
+        size_t depth = 0, max = 0;
+        bool in_str = false;
+        for (size_t i = 0; i < len; i++) {
+                char c = buf[i];
+                if (in_str) {
+                        if (c == '\\')
+                                i++;
+                        else if (c == '"')
+                                in_str = false;
+                        continue;
+                }
+                if (c == '"') {
+                        in_str = true;
+                } else if (c == '[' || c == '{') {
+                        if (++depth > max)
+                                max = depth;
+                } else if ((c == ']' || c == '}') && depth > 0) {
+                        depth--;
+                }
+        }
+        return max;
+}
+
+int json_parse_body(const char *buf, size_t len, cJSON **ret, const char **ret_msg)
+{
+        if (len == 0) {
+                *ret = NULL;
+                return 0;
+        }
+        if (json_depth(buf, len) > JSON_MAX_DEPTH) {
+                *ret_msg = "JSON nested too deeply";
+                return -ELOOP;
+        }
+        cJSON *j = cJSON_ParseWithLength(buf, len);
+        if (!j) {
+                *ret_msg = "request body is not valid JSON";
+                return -EBADMSG;
+        }
+        if (!cJSON_IsObject(j)) {
+                cJSON_Delete(j);
+                *ret_msg = "request body must be a JSON object";
+                return -EBADMSG;
+        }
+        *ret = j;
+        return 0;
+}
+
+static bool is_alnum(char c)
+{
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+bool template_name_valid(const char *name)
+{
+        size_t l = name ? strlen(name) : 0;
+        if (l == 0 || l > TEMPLATE_NAME_MAX || !is_alnum(name[0]) || strstr(name, ".."))
+                return false;
+        for (size_t i = 0; i < l; i++)
+                if (!is_alnum(name[i]) && name[i] != '.' && name[i] != '_' && name[i] != '-')
+                        return false;
+        return true;
+}
+
+bool sandbox_id_valid(const char *id)
+{
+        size_t l = id ? strlen(id) : 0;
+        if (l == 0 || l > 63)
+                return false;
+        for (size_t i = 0; i < l; i++)
+                if (!((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= '0' && id[i] <= '9')))
+                        return false;
+        return true;
+}
+
+int validate_timeout(const cJSON *body, int64_t def, int64_t *ret, const char **ret_msg)
+{
+        const cJSON *t = body ? cJSON_GetObjectItemCaseSensitive(body, "timeout") : NULL;
+        if (!t || cJSON_IsNull(t)) {
+                if (def < 0) {
+                        *ret_msg = "timeout is required";
+                        return -EINVAL;
+                }
+                *ret = def;
+                return 0;
+        }
+        if (!cJSON_IsNumber(t)) {
+                *ret_msg = "timeout must be an integer number of seconds";
+                return -EINVAL;
+        }
+        if (!(t->valuedouble > 0)) {
+                *ret_msg = "timeout must be greater than 0";
+                return -EINVAL;
+        }
+        if (t->valuedouble > TIMEOUT_MAX_S) {
+                *ret_msg = "Timeout cannot be greater than 24 hours";
+                return -EINVAL;
+        }
+        if (t->valuedouble != (double)(int64_t)t->valuedouble) {
+                *ret_msg = "timeout must be an integer number of seconds";
+                return -EINVAL;
+        }
+        *ret = (int64_t)t->valuedouble;
+        return 0;
+}
+
+int validate_string_map(const cJSON *body, const char *field, cJSON **ret, const char **ret_msg)
+{
+        const cJSON *m = body ? cJSON_GetObjectItemCaseSensitive(body, field) : NULL;
+        static __thread char msg[128];
+        size_t n = 0, total = 0;
+
+        *ret = NULL;
+        if (!m || cJSON_IsNull(m))
+                return 0;
+        if (!cJSON_IsObject(m)) {
+                snprintf(msg, sizeof(msg), "%s must be an object of strings", field);
+                *ret_msg = msg;
+                return -EINVAL;
+        }
+        const cJSON *e;
+        cJSON_ArrayForEach(e, m)
+        {
+                size_t kl = strlen(e->string);
+                if (!cJSON_IsString(e)) {
+                        snprintf(msg, sizeof(msg), "%s values must be strings", field);
+                        *ret_msg = msg;
+                        return -EINVAL;
+                }
+                size_t vl = strlen(e->valuestring);
+                if (++n > MAP_MAX_ENTRIES || kl == 0 || kl > MAP_MAX_KEY || vl > MAP_MAX_VALUE ||
+                    (total += kl + vl) > MAP_MAX_TOTAL) {
+                        snprintf(msg, sizeof(msg),
+                                 "%s too large or has an empty key (max %d entries, key %d, "
+                                 "value %d bytes)",
+                                 field, MAP_MAX_ENTRIES, MAP_MAX_KEY, MAP_MAX_VALUE);
+                        *ret_msg = msg;
+                        return -EINVAL;
+                }
+        }
+        cJSON *copy = cJSON_Duplicate(m, 1);
+        if (!copy)
+                return -ENOMEM;
+        *ret = copy;
+        return 0;
+}
+
+void create_params_done(struct create_params *p)
+{
+        cJSON_Delete(p->metadata);
+        cJSON_Delete(p->env_vars);
+        p->metadata = p->env_vars = NULL;
+}
+
+/* Optional integer member in [min, max]; absent/null leaves *ret alone. */
+static int opt_uint(const cJSON *body, const char *name, unsigned min, unsigned max, unsigned *ret,
+                    const char **ret_msg)
+{
+        const cJSON *v = body ? cJSON_GetObjectItemCaseSensitive(body, name) : NULL;
+        if (!v || cJSON_IsNull(v))
+                return 0;
+        if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble ||
+            v->valuedouble < min || v->valuedouble > max) {
+                static __thread char msg[128];
+                snprintf(msg, sizeof(msg), "%s must be an integer between %u and %u", name, min,
+                         max);
+                *ret_msg = msg;
+                return -EINVAL;
+        }
+        *ret = (unsigned)v->valuedouble;
+        return 0;
+}
+
+/* autoPause (bool) and autoResume ({enabled: bool}); anything else there is a 400. */
+static int lifecycle_fields(const cJSON *body, struct create_params *p, const char **ret_msg)
+{
+        const cJSON *ap = body ? cJSON_GetObjectItemCaseSensitive(body, "autoPause") : NULL;
+        const cJSON *ar = body ? cJSON_GetObjectItemCaseSensitive(body, "autoResume") : NULL;
+        if (ap && !cJSON_IsNull(ap) && !cJSON_IsBool(ap)) {
+                *ret_msg = "autoPause must be a boolean";
+                return -EINVAL;
+        }
+        p->auto_pause = cJSON_IsTrue(ap);
+        if (ar && !cJSON_IsNull(ar)) {
+                const cJSON *en = cJSON_GetObjectItemCaseSensitive(ar, "enabled");
+                if (!cJSON_IsObject(ar) || (en && !cJSON_IsBool(en))) {
+                        *ret_msg = "autoResume must be {\"enabled\": bool}";
+                        return -EINVAL;
+                }
+                p->auto_resume = cJSON_IsTrue(en);
+        }
+        int r = opt_uint(body, "cpuCount", 1, SANDBOX_MAX_CPU, &p->cpu_count, ret_msg);
+        if (r >= 0)
+                r = opt_uint(body, "memoryMB", SANDBOX_MIN_MEMORY_MB, SANDBOX_MAX_MEMORY_MB,
+                             &p->memory_mb, ret_msg);
+        if (r >= 0)
+                r = opt_uint(body, "diskSizeMB", SANDBOX_MIN_DISK_MB, SANDBOX_MAX_DISK_MB,
+                             &p->disk_mb, ret_msg);
+        return r;
+}
+
+int validate_create(const cJSON *body, struct create_params *ret, const char **ret_msg)
+{
+        struct create_params p = {};
+        int r;
+
+        const cJSON *t = body ? cJSON_GetObjectItemCaseSensitive(body, "templateID") : NULL;
+        if (!cJSON_IsString(t) || !t->valuestring[0]) {
+                *ret_msg = "templateID is required";
+                return -EINVAL;
+        }
+        if (!template_name_valid(t->valuestring)) {
+                *ret_msg = "Invalid template reference";
+                return -EINVAL;
+        }
+        strcpy(p.template_id, t->valuestring);
+
+        r = validate_timeout(body, TIMEOUT_DEFAULT_S, &p.timeout_s, ret_msg);
+        if (r < 0)
+                return r;
+        r = lifecycle_fields(body, &p, ret_msg);
+        if (r >= 0)
+                r = validate_string_map(body, "metadata", &p.metadata, ret_msg);
+        if (r >= 0)
+                r = validate_string_map(body, "envVars", &p.env_vars, ret_msg);
+        if (r < 0) {
+                create_params_done(&p);
+                return r;
+        }
+        *ret = p;
+        return 0;
+}

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "e2b/routes-lifecycle.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/errors.h"
+#include "lifecycle/lifecycle.h"
+#include "lifecycle/pool.h"
+#include "log.h"
+#include "macros.h"
+#include "lifecycle/sampler.h"
+#include "lifecycle/snapshot.h"
+#include "core/stats.h"
+#include "core/validate.h"
+
+#define RETRY_AFTER_S "1"
+
+static void cjson_deletep(cJSON **j)
+{
+        cJSON_Delete(*j);
+}
+#define _cleanup_json_ _cleanup_(cjson_deletep)
+
+bool route_lifecycle_owns(enum route_op op)
+{
+        return op >= OP_PAUSE && op <= OP_PROMETHEUS;
+}
+
+enum MHD_Result route_reply_errno(struct request *req, int r, const char *msg)
+{
+        if (r != -EDQUOT)
+                return http_reply_error(req, r, NULL, "%s", msg);
+        unsigned status;
+        _cleanup_free_ char *body = NULL;
+        if (api_error_build(r, NULL, msg, &status, &body) < 0)
+                return MHD_NO;
+        return http_reply_json_hdr(req, status, body, "Retry-After", RETRY_AFTER_S);
+}
+
+static enum MHD_Result reply_json(struct request *req, unsigned status, cJSON *o, const char *hdr,
+                                  const char *value)
+{
+        _cleanup_free_ char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+        if (!text)
+                return http_reply_error(req, -ENOMEM, NULL, "out of memory");
+        return http_reply_json_hdr(req, status, text, hdr, value);
+}
+
+enum MHD_Result route_reply_not_found(struct request *req, const char *id)
+{
+        char why[96];
+        if (tombstone_get(id, why, sizeof(why)))
+                return http_reply_error(req, -ENOENT, NULL, "sandbox \"%s\" was removed: %s", id,
+                                        why);
+        return http_reply_error(req, -ENOENT, NULL,
+                                "sandbox \"%s\" doesn't exist or you don't have access to it", id);
+}
+
+struct sandbox *route_sandbox_get(struct request *req, const char *id, enum MHD_Result *reply)
+{
+        struct sandbox *s = sandbox_id_valid(id) ? registry_get(req->srv->registry, id) : NULL;
+        if (!s)
+                *reply = route_reply_not_found(req, id);
+        return s;
+}
+
+static const char *arg(struct request *req, const char *name)
+{
+        return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+static int64_t arg_unix(struct request *req, const char *name)
+{
+        const char *v = arg(req, name);
+        return v ? strtoll(v, NULL, 10) : 0;
+}
+
+static enum MHD_Result handle_resume(struct request *req, struct sandbox *s, const cJSON *body)
+{
+        int64_t timeout;
+        const char *msg = NULL;
+        int r = validate_timeout(body, TIMEOUT_DEFAULT_S, &timeout, &msg);
+        if (r < 0)
+                return http_reply_error(req, r, NULL, "%s", msg);
+        if (!sandbox_is_paused(s))
+                return http_reply_error(req, -EBUSY, NULL, "sandbox \"%s\" is not paused", s->id);
+        char err[512] = "";
+        bool resumed;
+        r = lifecycle_resume(req->srv, s, timeout, &resumed, err, sizeof(err));
+        if (r < 0)
+                return http_reply_error(req, r, NULL, "resuming failed: %s", err);
+        _cleanup_json_ cJSON *o = sandbox_to_json(s, SHAPE_SANDBOX);
+        return reply_json(req, 201, o, NULL, NULL);
+}
+
+static enum MHD_Result handle_refresh(struct request *req, struct sandbox *s, const cJSON *body)
+{
+        const cJSON *d = body ? cJSON_GetObjectItemCaseSensitive(body, "duration") : NULL;
+        double v = cJSON_IsNumber(d) ? d->valuedouble : d ? -1 : 0;
+        if (v < 0 || v > 3600 || v != (double)(int64_t)v)
+                return http_reply_error(req, -EINVAL, NULL,
+                                        "duration must be an integer between 0 and 3600");
+        registry_set_end_at(req->srv->registry, s, (int64_t)time(NULL) + (int64_t)v, true);
+        sandbox_save(s);
+        return http_reply_204(req);
+}
+
+static enum MHD_Result handle_metrics(struct request *req, struct sandbox *s)
+{
+        int64_t start = arg_unix(req, "start"), end = arg_unix(req, "end");
+        _cleanup_json_ cJSON *arr = sampler_metrics_json(s, 0, 0);
+        if (cJSON_GetArraySize(arr) == 0) { /* nothing sampled yet: one sample now */
+                sampler_sample(s);
+        }
+        cJSON_Delete(arr);
+        arr = sampler_metrics_json(s, start, end);
+        return reply_json(req, 200, arr, NULL, NULL);
+}
+
+static enum MHD_Result handle_snapshot(struct request *req, struct sandbox *s, const cJSON *body)
+{
+        const cJSON *n = body ? cJSON_GetObjectItemCaseSensitive(body, "name") : NULL;
+        if (n && !cJSON_IsNull(n) && !cJSON_IsString(n))
+                return http_reply_error(req, -EINVAL, NULL, "name must be a string");
+        const char *name = cJSON_IsString(n) && n->valuestring[0] ? n->valuestring : NULL;
+        char id[SNAPSHOT_ID_MAX], err[256] = "";
+        int r = snapshot_create(req->srv, s, name, false, id, err, sizeof(err));
+        if (r < 0)
+                return http_reply_error(req, r, NULL, "%s", err);
+        _cleanup_json_ cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "snapshotID", id);
+        cJSON *names = cJSON_AddArrayToObject(o, "names");
+        if (name)
+                cJSON_AddItemToArray(names, cJSON_CreateString(name));
+        return reply_json(req, 201, o, NULL, NULL);
+}
+
+static enum MHD_Result handle_fork(struct request *req, struct sandbox *s, const cJSON *body)
+{
+        int64_t timeout;
+        const char *msg = NULL;
+        int r = validate_timeout(body, TIMEOUT_DEFAULT_S, &timeout, &msg);
+        if (r < 0)
+                return http_reply_error(req, r, NULL, "%s", msg);
+        const cJSON *c = body ? cJSON_GetObjectItemCaseSensitive(body, "count") : NULL;
+        double count = cJSON_IsNumber(c) ? c->valuedouble : (c && !cJSON_IsNull(c)) ? -1 : 1;
+        if (count < 1 || count > FORK_MAX_COUNT || count != (double)(int)count)
+                return http_reply_error(req, -EINVAL, NULL, "count must be between 1 and %d",
+                                        FORK_MAX_COUNT);
+        char err[256] = "";
+        _cleanup_json_ cJSON *arr = NULL;
+        r = snapshot_fork(req->srv, s, (unsigned)count, timeout, &arr, err, sizeof(err));
+        if (r < 0)
+                return http_reply_error(req, r, NULL, "%s", err[0] ? err : "fork failed");
+        return reply_json(req, 201, arr, NULL, NULL);
+}
+
+static enum MHD_Result handle_snapshot_list(struct request *req)
+{
+        const char *lim = arg(req, "limit"), *tok = arg(req, "nextToken");
+        char *end;
+        long limit = lim ? strtol(lim, &end, 10) : 100;
+        if (lim && (*end || limit < 1 || limit > 100))
+                return http_reply_error(req, -EINVAL, NULL, "limit must be between 1 and 100");
+        _cleanup_json_ cJSON *arr = NULL;
+        char next[64];
+        int r = snapshot_list(req->srv, arg(req, "sandboxID"), arg(req, "name"), tok, (size_t)limit,
+                              &arr, next);
+        if (r == -EINVAL)
+                return http_reply_error(req, r, NULL, "invalid nextToken");
+        if (r < 0)
+                return http_reply_error(req, r, NULL, "listing snapshots failed");
+        return reply_json(req, 200, arr, next[0] ? "X-Next-Token" : NULL, next[0] ? next : NULL);
+}
+
+static enum MHD_Result handle_template_delete(struct request *req)
+{
+        if (!template_name_valid(req->id))
+                return http_reply_error(req, -ENOENT, NULL, "template '%s' not found", req->id);
+        int r = snapshot_delete(req->srv, req->id);
+        if (r == -ENOENT)
+                return http_reply_error(req, r, NULL, "template '%s' not found", req->id);
+        if (r == -EPERM)
+                return http_reply_error(req, -EINVAL, NULL,
+                                        "template '%s' is not a snapshot; built templates are "
+                                        "managed with templates/build.sh",
+                                        req->id);
+        return r < 0 ? http_reply_error(req, r, NULL, "deleting failed") : http_reply_204(req);
+}
+
+static void count_sandboxes(struct server *srv, struct stats_gauges *g)
+{
+        struct sandbox **all = NULL;
+        size_t n = 0;
+        if (registry_list(srv->registry, &all, &n) >= 0) {
+                for (size_t i = 0; i < n; i++) {
+                        g->paused += sandbox_is_paused(all[i]);
+                        sandbox_unref(all[i]);
+                }
+                free(all);
+        }
+        g->running = n - g->paused;
+        g->pool = srv->pool ? pool_count(srv->pool) : 0;
+        g->starting = __atomic_load_n(&srv->starting, __ATOMIC_RELAXED);
+}
+
+static enum MHD_Result handle_prometheus(struct request *req)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        struct stats_gauges g = {0};
+        count_sandboxes(req->srv, &g);
+        if (stats_render(&g, &text, &len) < 0)
+                return http_reply_error(req, -ENOMEM, NULL, "out of memory");
+        struct MHD_Response *resp =
+            MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_COPY);
+        if (!resp)
+                return MHD_NO;
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                "text/plain; version=0.0.4; charset=utf-8");
+        req->status = 200;
+        enum MHD_Result ret = MHD_queue_response(req->conn, 200, resp);
+        MHD_destroy_response(resp);
+        return ret;
+}
+
+static enum MHD_Result handle_sandbox_op(struct request *req, struct sandbox *s, const cJSON *body)
+{
+        char err[256] = "";
+        int r;
+        switch (req->op) {
+        case OP_PAUSE:
+                r = lifecycle_pause(req->srv, s);
+                if (r == -EBUSY)
+                        return http_reply_error(req, r, NULL, "sandbox \"%s\" is already paused",
+                                                s->id);
+                return r < 0 ? http_reply_error(req, r, NULL, "pausing failed: %s", strerror(-r))
+                             : http_reply_204(req);
+        case OP_RESUME:
+                return handle_resume(req, s, body);
+        case OP_REFRESH:
+                return handle_refresh(req, s, body);
+        case OP_METRICS:
+                return handle_metrics(req, s);
+        case OP_SNAPSHOT_CREATE:
+                return handle_snapshot(req, s, body);
+        case OP_FORK:
+                return handle_fork(req, s, body);
+        default:
+                break;
+        }
+        snprintf(err, sizeof(err), "no such route");
+        return http_reply_error(req, -ENOENT, NULL, "%s", err);
+}
+
+enum MHD_Result route_lifecycle_handle(struct request *req, const cJSON *body)
+{
+        switch (req->op) {
+        case OP_SNAPSHOT_LIST:
+                return handle_snapshot_list(req);
+        case OP_TEMPLATE_DELETE:
+                return handle_template_delete(req);
+        case OP_PROMETHEUS:
+                return handle_prometheus(req);
+        default:
+                break;
+        }
+        enum MHD_Result reply;
+        _cleanup_sandbox_ struct sandbox *s = route_sandbox_get(req, req->id, &reply);
+        if (!s)
+                return reply;
+        return handle_sandbox_op(req, s, body);
+}

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Pause (cgroup freezer), resume, and persisting a paused sandbox to disk. Every operation
+ * holds the sandbox's op_lock, so pause, resume, snapshot and persist of one sandbox never
+ * interleave; the registry lock is only taken for the end_at update.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cgroup-freeze.h"
+#include "storage/layer-store.h"
+#include "lifecycle/lifecycle.h"
+#include "log.h"
+#include "macros.h"
+#include "lifecycle/monitor.h"
+#include "core/stats.h"
+#include "lifecycle/teardown.h"
+
+#define FREEZE_TIMEOUT_MS 2000
+
+static void cgroup_name(const struct sandbox *s, char buf[static 96])
+{
+        snprintf(buf, 96, "%s/%s", CGROUP_PARENT, s->id);
+}
+
+static void save(struct sandbox *s)
+{
+        int r = sandbox_save(s);
+        if (r < 0 && r != -ESRCH)
+                log_warning_errno(r, "sandbox %s: saving record: %m", s->id);
+}
+
+/* Under op_lock. */
+static int freeze_locked(struct sandbox *s)
+{
+        char cg[96];
+        cgroup_name(s, cg);
+        int r = cgroup_freeze(cg, true, FREEZE_TIMEOUT_MS);
+        if (r < 0) {
+                cgroup_freeze(cg, false, FREEZE_TIMEOUT_MS);
+                return r;
+        }
+        s->paused_at = (int64_t)time(NULL);
+        sandbox_set_paused(s, true);
+        save(s);
+        stats_count_pause();
+        return 0;
+}
+
+int lifecycle_pause(struct server *srv, struct sandbox *s)
+{
+        pthread_mutex_lock(&s->op_lock);
+        int r = sandbox_is_paused(s) ? -EBUSY : freeze_locked(s);
+        pthread_mutex_unlock(&s->op_lock);
+        if (r >= 0)
+                log_info("sandbox %s: paused", s->id);
+        return r;
+}
+
+int lifecycle_pause_expired(struct server *srv, struct sandbox *s)
+{
+        pthread_mutex_lock(&s->op_lock);
+        /* a connect may have resumed it (and moved endAt) between the timer's mark and here */
+        if (!sandbox_is_paused(s) || sandbox_get_end_at(s) > (int64_t)time(NULL)) {
+                pthread_mutex_unlock(&s->op_lock);
+                return 0;
+        }
+        int r = s->persisted ? 0 : freeze_locked(s);
+        if (r < 0)
+                sandbox_set_paused(s, false);
+        pthread_mutex_unlock(&s->op_lock);
+        if (r >= 0)
+                log_info("sandbox %s: paused (timeout, onTimeout pause)", s->id);
+        return r;
+}
+
+/* A persisted sandbox: start its processes again on its layers (the persisted upper on top),
+ * same id, token, uid slot, env. Under op_lock. */
+static int restart_locked(struct server *srv, struct sandbox *s, char *errmsg, size_t errlen)
+{
+        struct template_info t = {};
+        char ignored[256];
+        /* the template gives env and default user/workdir; layers and binds are the record's */
+        if (lifecycle_load_template(srv, s->template_id, &t, ignored, sizeof(ignored)) < 0) {
+                t.default_user = strdup("user");
+                t.default_workdir = strdup("/home/user");
+                if (!t.default_user || !t.default_workdir) {
+                        template_done(&t);
+                        return -ENOMEM;
+                }
+        }
+        int r = lifecycle_spawn(srv, s, &t, errmsg, errlen);
+        template_done(&t);
+        if (r < 0) {
+                /* back to "persisted": nothing may be left running */
+                teardown_processes(s->id, s->pid, s->pidfd, s->dir);
+                s->pidfd = safe_close(s->pidfd);
+                s->pid = 0;
+                return r;
+        }
+        s->persisted = false;
+        r = monitor_watch(srv, s);
+        if (r < 0)
+                log_warning_errno(r, "sandbox %s: cannot watch the agent: %m", s->id);
+        return 0;
+}
+
+int lifecycle_resume(struct server *srv, struct sandbox *s, int64_t timeout_s, bool *ret_resumed,
+                     char *errmsg, size_t errlen)
+{
+        int64_t end = (int64_t)time(NULL) + timeout_s;
+        int r = 0;
+        layer_store_read_lock(); /* a persisted sandbox's layers must not be collected */
+        pthread_mutex_lock(&s->op_lock);
+        bool paused = sandbox_is_paused(s);
+        if (paused && s->persisted) {
+                r = restart_locked(srv, s, errmsg, errlen);
+        } else if (paused) {
+                char cg[96];
+                cgroup_name(s, cg);
+                r = cgroup_freeze(cg, false, FREEZE_TIMEOUT_MS);
+                if (r < 0)
+                        snprintf(errmsg, errlen, "thawing the sandbox failed: %s", strerror(-r));
+        }
+        if (r >= 0) {
+                /* resumed: the timeout starts again; running: connect only extends it */
+                registry_set_end_at(srv->registry, s, end, !paused);
+                sandbox_set_paused(s, false);
+                registry_wake(srv->registry);
+                save(s);
+                if (paused)
+                        stats_count_resume();
+        }
+        pthread_mutex_unlock(&s->op_lock);
+        layer_store_unlock();
+        if (r >= 0 && paused)
+                log_info("sandbox %s: resumed", s->id);
+        *ret_resumed = paused;
+        return r;
+}
+
+int lifecycle_auto_resume(struct server *srv, struct sandbox *s)
+{
+        if (!s->auto_resume)
+                return 0;
+        char err[256];
+        bool resumed;
+        int r = lifecycle_resume(srv, s, s->timeout_s > 0 ? s->timeout_s : TIMEOUT_DEFAULT_S,
+                                 &resumed, err, sizeof(err));
+        if (r < 0)
+                return log_warning_errno(r, "sandbox %s: auto-resume failed: %s", s->id, err);
+        if (resumed)
+                log_info("sandbox %s: resumed by traffic (autoResume)", s->id);
+        return 1;
+}
+
+int lifecycle_persist(struct server *srv, struct sandbox *s)
+{
+        int r = 0;
+        char hex[LAYER_ID_MAX];
+        layer_store_read_lock(); /* lock order: store, then op_lock (as snapshots) */
+        pthread_mutex_lock(&s->op_lock);
+        if (!sandbox_is_paused(s) || s->persisted) {
+                r = sandbox_is_paused(s) ? 0 : -EINVAL;
+                goto out;
+        }
+        r = layer_store_ingest_upper(srv->config->state_dir, s->dir, registry_uid_base(s->slot),
+                                     UID_SLOT_SIZE, hex);
+        cJSON *layers = r >= 0 ? cJSON_Duplicate(s->layers, 1) : NULL;
+        if (r >= 0 && layers) {
+                char path[4096];
+                layer_store_path(srv->config->state_dir, hex, path, sizeof(path));
+                cJSON_AddItemToArray(layers, cJSON_CreateString(path));
+                cJSON_Delete(s->layers);
+                s->layers = layers;
+                s->persisted = true;
+                save(s); /* the layer is referenced before the processes go */
+        } else if (r >= 0) {
+                r = -ENOMEM;
+        }
+        if (r < 0)
+                goto out;
+        monitor_unwatch(srv, s);
+        int t = teardown_processes(s->id, s->pid, s->pidfd, s->dir);
+        if (t < 0)
+                log_warning_errno(t, "sandbox %s: stopping its processes: %m", s->id);
+        s->pidfd = safe_close(s->pidfd);
+        s->pid = 0;
+        save(s);
+        log_info("sandbox %s: persisted to disk (layer %.12s)", s->id, hex);
+out:
+        pthread_mutex_unlock(&s->op_lock);
+        layer_store_unlock();
+        return r;
+}

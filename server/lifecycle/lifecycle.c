@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "lifecycle/lifecycle.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "channel/agent-client.h"
+#include "lifecycle/jail-spawn.h"
+#include "storage/layer-store.h"
+#include "log.h"
+#include "lifecycle/monitor.h"
+#include "macros.h"
+#include "missing-syscalls.h"
+#include <sys/pidfd.h>
+#include "lifecycle/pool.h"
+#include "random-util.h"
+#include "core/stats.h"
+#include "lifecycle/teardown.h"
+#include "storage/disk-image.h"
+#include "storage/template.h"
+
+cJSON *lifecycle_jail_spec(const struct server *srv, const struct sandbox *s,
+                           const struct template_info *t)
+{
+        char path[4096];
+        cJSON *j = cJSON_CreateObject();
+        if (!j)
+                return NULL;
+        cJSON_AddStringToObject(j, "id", s->id);
+        snprintf(path, sizeof(path), "%s/rootfs", s->dir);
+        cJSON_AddStringToObject(j, "rootfs", path);
+        snprintf(path, sizeof(path), "%s/%s", s->dir, AGENT_SOCKET_NAME);
+        cJSON_AddStringToObject(j, "socket", path);
+        cJSON_AddItemToObject(j, "layers", cJSON_Duplicate(s->layers ? s->layers : t->layers, 1));
+        cJSON_AddItemToObject(j, "binds", cJSON_Duplicate(s->binds ? s->binds : t->binds, 1));
+        cJSON_AddStringToObject(j, "agent", srv->config->agent);
+        cJSON_AddNumberToObject(j, "uid_base", (double)registry_uid_base(s->slot));
+        cJSON_AddNumberToObject(j, "uid_count", UID_SLOT_SIZE);
+        snprintf(path, sizeof(path), "%s/%s", CGROUP_PARENT, s->id);
+        cJSON_AddStringToObject(j, "cgroup", path);
+        cJSON_AddNumberToObject(j, "memory_bytes", (double)s->memory_mb * 1024 * 1024);
+        cJSON_AddNumberToObject(j, "pids_max", SANDBOX_PIDS_MAX);
+        cJSON_AddNumberToObject(j, "cpu_quota_us", (double)s->cpu_count * CPU_PERIOD_US);
+        cJSON_AddNumberToObject(j, "cpu_period_us", CPU_PERIOD_US);
+        cJSON_AddNumberToObject(j, "disk_bytes", (double)s->disk_mb * 1024 * 1024);
+        /* the upper's file system is visible at <dir>/rootfs on the host: snapshots read it */
+        cJSON_AddTrueToObject(j, "upper_on_host");
+        if (srv->disk_images) {
+                snprintf(path, sizeof(path), "%s/" DISK_IMAGE_NAME, s->dir);
+                cJSON_AddStringToObject(j, "disk_image", path);
+        }
+        cJSON *env = t->env ? cJSON_Duplicate(t->env, 1) : cJSON_CreateObject();
+        if (env && !cJSON_GetObjectItemCaseSensitive(env, "PATH"))
+                cJSON_AddStringToObject(
+                    env, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+        cJSON_AddItemToObject(j, "env", env);
+        return j;
+}
+
+static int make_sandbox_dir(const struct server *srv, struct sandbox *s)
+{
+        char path[4096];
+        if (s->dir) { /* resuming a persisted sandbox: its dir and record exist */
+                snprintf(path, sizeof(path), "%s/rootfs", s->dir);
+                return mkdir(path, 0700) < 0 && errno != EEXIST ? -errno : 0;
+        }
+        snprintf(path, sizeof(path), "%s/sandboxes", srv->config->state_dir);
+        if (mkdir(path, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        _cleanup_free_ char *dir = NULL;
+        if (asprintf(&dir, "%s/%s", path, s->id) < 0)
+                return -ENOMEM;
+        if (mkdir(dir, 0700) < 0)
+                return -errno;
+        /* Only a dir we created is ever removed on failure. */
+        s->dir = TAKE_PTR(dir);
+        snprintf(path, sizeof(path), "%s/rootfs", s->dir);
+        if (mkdir(path, 0700) < 0)
+                return -errno;
+        return 0;
+}
+
+/* The last bytes of a (small) log file, for an error line; "" when unreadable. */
+static const char *log_tail(const char *path, char *buf, size_t size)
+{
+        buf[0] = 0;
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return buf;
+        off_t end = lseek(fd, 0, SEEK_END);
+        off_t from = end > (off_t)size - 1 ? end - (off_t)size + 1 : 0;
+        ssize_t n = pread(fd, buf, size - 1, from);
+        buf[n > 0 ? n : 0] = 0;
+        return buf;
+}
+
+int lifecycle_init_agent(const struct sandbox *s, const struct template_info *t)
+{
+        cJSON *j = cJSON_CreateObject();
+        if (!j)
+                return -ENOMEM;
+        cJSON_AddItemToObject(j, "envVars",
+                              s->env_vars ? cJSON_Duplicate(s->env_vars, 1) : cJSON_CreateObject());
+        cJSON_AddStringToObject(j, "defaultUser", t->default_user);
+        cJSON_AddStringToObject(j, "defaultWorkdir", t->default_workdir);
+        cJSON_AddStringToObject(j, "accessToken", s->token);
+        _cleanup_free_ char *body = cJSON_PrintUnformatted(j);
+        cJSON_Delete(j);
+        if (!body)
+                return -ENOMEM;
+        int st = agent_call_internal(s->dir, "POST", "/init", body, AGENT_INIT_TIMEOUT_MS);
+        if (st < 0)
+                return st;
+        return st >= 200 && st < 300 ? 0 : -EPROTO;
+}
+
+/* Steps after the slot and dir exist; on failure the caller tears down. */
+static int start(struct server *srv, struct sandbox *s, const struct template_info *t, char *errmsg,
+                 size_t errlen)
+{
+        int r;
+        cJSON *spec = lifecycle_jail_spec(srv, s, t);
+        if (!spec)
+                return -ENOMEM;
+        struct jail_result jr;
+        char log_path[4096];
+        snprintf(log_path, sizeof(log_path), "%s/%s", s->dir, SANDBOX_LOG_NAME);
+        r = jail_spawn(srv->config->jailer, log_path, spec, &jr);
+        cJSON_Delete(spec);
+        if (r < 0 || !jr.ok) {
+                char tail[1024];
+                snprintf(errmsg, errlen, "sandbox start failed at %s: %s", jr.step, jr.message);
+                log_error("sandbox %s: jailer failed at %s (errno %d): %s; its log: %s", s->id,
+                          jr.step, jr.err, jr.message, log_tail(log_path, tail, sizeof(tail)));
+                return -EIO;
+        }
+        s->pid = jr.pid;
+        s->pidfd = pidfd_open(s->pid, 0);
+        if (s->pidfd < 0)
+                log_warning_errno(errno, "sandbox %s: pidfd_open(%d): %m", s->id, (int)s->pid);
+
+        r = lifecycle_init_agent(s, t);
+        if (r < 0) {
+                snprintf(errmsg, errlen, "sandbox start failed at agent-init: %s", strerror(-r));
+                log_error_errno(r, "sandbox %s: agent /init failed: %m", s->id);
+                return -EIO;
+        }
+        r = sandbox_save(s);
+        if (r < 0) {
+                snprintf(errmsg, errlen, "sandbox start failed at save-record: %s", strerror(-r));
+                return log_error_errno(r, "sandbox %s: writing sandbox.json: %m", s->id);
+        }
+        return 0;
+}
+
+int lifecycle_new_identity(struct sandbox *s)
+{
+        int r = random_sandbox_id(s->id);
+        if (r >= 0)
+                r = random_hex(s->token, TOKEN_HEX_BYTES);
+        return r;
+}
+
+/* The request's part of a sandbox: what a pooled sandbox gets when it is taken. */
+int lifecycle_apply_params(struct sandbox *s, const struct create_params *p)
+{
+        cJSON_Delete(s->metadata);
+        cJSON_Delete(s->env_vars);
+        s->metadata = s->env_vars = NULL;
+        if ((p->metadata && !(s->metadata = cJSON_Duplicate(p->metadata, 1))) ||
+            (p->env_vars && !(s->env_vars = cJSON_Duplicate(p->env_vars, 1))))
+                return -ENOMEM;
+        s->auto_pause = p->auto_pause;
+        s->auto_resume = p->auto_resume;
+        s->timeout_s = p->timeout_s;
+        s->started_at = (int64_t)time(NULL);
+        sandbox_set_end_at(s, s->started_at + p->timeout_s);
+        return 0;
+}
+
+static int fill_identity(struct sandbox *s, const struct create_params *p,
+                         const struct template_info *t)
+{
+        int r = lifecycle_new_identity(s);
+        if (r < 0)
+                return r;
+        snprintf(s->template_id, sizeof(s->template_id), "%s", p->template_id);
+        s->cpu_count = p->cpu_count ? p->cpu_count : t->cpu_count;
+        s->memory_mb = p->memory_mb ? p->memory_mb : t->memory_mb;
+        s->disk_mb = p->disk_mb ? p->disk_mb : t->disk_mb;
+        if (!(s->layers = cJSON_Duplicate(t->layers, 1)) ||
+            !(s->binds = cJSON_Duplicate(t->binds, 1)))
+                return -ENOMEM;
+        return lifecycle_apply_params(s, p);
+}
+
+int lifecycle_load_template(struct server *srv, const char *name, struct template_info *t,
+                            char *errmsg, size_t errlen)
+{
+        int r = template_load(srv->config->state_dir, name, t);
+        if (r < 0) {
+                if (r == -ENOENT)
+                        snprintf(errmsg, errlen, "template '%s' not found", name);
+                else
+                        snprintf(errmsg, errlen, "template '%s' is unusable: %s", name,
+                                 strerror(-r));
+                return r == -ENOENT ? r : -EIO;
+        }
+        return 0;
+}
+
+int lifecycle_spawn(struct server *srv, struct sandbox *s, const struct template_info *t,
+                    char *errmsg, size_t errlen)
+{
+        int r = make_sandbox_dir(srv, s);
+        if (r < 0) {
+                snprintf(errmsg, errlen, "sandbox start failed at state-dir: %s", strerror(-r));
+                return r;
+        }
+        if (srv->disk_images &&
+            (r = disk_image_create(srv->config->state_dir, (uint64_t)s->disk_mb * 1024 * 1024,
+                                   s->dir)) < 0) {
+                snprintf(errmsg, errlen, "sandbox start failed at its disk image: %s",
+                         strerror(-r));
+                return r;
+        }
+        return start(srv, s, t, errmsg, errlen);
+}
+
+int lifecycle_register(struct server *srv, struct sandbox *s)
+{
+        int r = registry_add(srv->registry, s);
+        if (r < 0)
+                return r;
+        r = monitor_watch(srv, s);
+        if (r < 0)
+                log_warning_errno(r, "sandbox %s: cannot watch the agent: %m", s->id);
+        return 0;
+}
+
+/* Past --max-sandboxes (running + paused + being created): -EDQUOT (429). */
+static int admit(struct server *srv, char *errmsg, size_t errlen)
+{
+        unsigned n = (unsigned)registry_count(srv->registry) +
+                     __atomic_add_fetch(&srv->starting, 1, __ATOMIC_RELAXED);
+        if (n > srv->config->max_sandboxes) {
+                __atomic_sub_fetch(&srv->starting, 1, __ATOMIC_RELAXED);
+                snprintf(errmsg, errlen, "too many sandboxes (limit %u)",
+                         srv->config->max_sandboxes);
+                stats_count_rejected();
+                return -EDQUOT;
+        }
+        return 0;
+}
+
+static int create_cold(struct server *srv, const struct create_params *p,
+                       const struct template_info *t, struct sandbox **ret, char *errmsg,
+                       size_t errlen)
+{
+        unsigned inflight = __atomic_add_fetch(&srv->creates_inflight, 1, __ATOMIC_RELAXED);
+        if (inflight > srv->config->max_creates) {
+                __atomic_sub_fetch(&srv->creates_inflight, 1, __ATOMIC_RELAXED);
+                snprintf(errmsg, errlen, "too many sandbox creations in progress (limit %u)",
+                         srv->config->max_creates);
+                stats_count_rejected();
+                return -EDQUOT;
+        }
+        _cleanup_sandbox_ struct sandbox *s = sandbox_new();
+        int r = s ? registry_slot_acquire(srv->registry, &s->slot) : -ENOMEM;
+        if (r == -EUSERS)
+                snprintf(errmsg, errlen, "too many sandboxes (%d uid slots)", REGISTRY_MAX_SLOTS);
+        if (r >= 0)
+                r = fill_identity(s, p, t);
+        if (r >= 0)
+                r = lifecycle_spawn(srv, s, t, errmsg, errlen);
+        if (r >= 0)
+                r = lifecycle_register(srv, s);
+        __atomic_sub_fetch(&srv->creates_inflight, 1, __ATOMIC_RELAXED);
+        if (r < 0) {
+                if (!errmsg[0])
+                        snprintf(errmsg, errlen, "sandbox start failed: %s", strerror(-r));
+                if (s && r != -EUSERS)
+                        lifecycle_destroy(srv, TAKE_PTR(s), "failed start");
+                return r == -EUSERS || r == -ENOMEM ? r : -EIO;
+        }
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int lifecycle_create(struct server *srv, const struct create_params *p, struct sandbox **ret,
+                     char *errmsg, size_t errlen)
+{
+        struct template_info t = {};
+        int64_t t0 = stats_now_us();
+        errmsg[0] = 0;
+        /* held until the record (which references the layers) is written: no gc meanwhile */
+        layer_store_read_lock();
+        int r = lifecycle_load_template(srv, p->template_id, &t, errmsg, errlen);
+        if (r >= 0)
+                r = admit(srv, errmsg, errlen);
+        if (r < 0) {
+                layer_store_unlock();
+                template_done(&t);
+                return r;
+        }
+        struct sandbox *s = NULL;
+        bool pooled = false;
+        if (srv->pool && !p->cpu_count && !p->memory_mb && !p->disk_mb)
+                pooled = pool_take(srv->pool, p, &s) >= 0;
+        if (!pooled)
+                r = create_cold(srv, p, &t, &s, errmsg, errlen);
+        __atomic_sub_fetch(&srv->starting, 1, __ATOMIC_RELAXED);
+        layer_store_unlock();
+        template_done(&t);
+        if (r < 0) {
+                stats_count_create_error();
+                return r;
+        }
+        int64_t us = stats_now_us() - t0;
+        stats_observe_create(us, pooled);
+        log_info(
+            "sandbox %s: started (template %s, pid %d, uid slot %d, endAt +%llds%s) in %lld us",
+            s->id, s->template_id, (int)s->pid, s->slot, (long long)p->timeout_s,
+            pooled ? ", from the warm pool" : "", (long long)us);
+        *ret = s;
+        return 0;
+}
+
+void lifecycle_destroy(struct server *srv, struct sandbox *s, const char *why)
+{
+        if (!s)
+                return;
+        sandbox_mark_gone(s); /* a concurrent timeout/connect must not write into the dir */
+        int r = teardown_sandbox(s->id, s->pid, s->pidfd, s->dir);
+        if (r < 0)
+                log_error_errno(r, "sandbox %s: teardown (%s) incomplete: %m", s->id, why);
+        else
+                log_info("sandbox %s: removed (%s)", s->id, why);
+        /* A slot whose processes may still run is never reused. */
+        if (r != -ETIMEDOUT)
+                registry_slot_release(srv->registry, s->slot);
+        sandbox_unref(s);
+}
+
+int lifecycle_kill(struct server *srv, const char *id)
+{
+        struct sandbox *s = registry_take(srv->registry, id);
+        if (!s)
+                return -ENOENT;
+        lifecycle_destroy(srv, s, "killed");
+        return 0;
+}
+
+static void *timer_main(void *arg)
+{
+        struct server *srv = arg;
+        struct sandbox *s;
+        bool pause;
+        while ((s = registry_wait_expired(srv->registry, &pause))) {
+                if (!pause) {
+                        lifecycle_destroy(srv, s, "timeout");
+                        continue;
+                }
+                /* onTimeout "pause": freeze; a sandbox that cannot be frozen is killed */
+                int r = lifecycle_pause_expired(srv, s);
+                if (r < 0) {
+                        log_warning_errno(r, "sandbox %s: auto-pause failed, killing: %m", s->id);
+                        lifecycle_kill(srv, s->id);
+                }
+                sandbox_unref(s);
+        }
+        return NULL;
+}
+
+int lifecycle_timer_start(struct server *srv)
+{
+        int r = pthread_create(&srv->timer, NULL, timer_main, srv);
+        if (r != 0)
+                return -r;
+        srv->timer_started = true;
+        return 0;
+}
+
+void lifecycle_timer_stop(struct server *srv)
+{
+        registry_shutdown(srv->registry);
+        if (srv->timer_started)
+                pthread_join(srv->timer, NULL);
+        srv->timer_started = false;
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Sandbox lifecycle: create (jailer + agent /init), kill, and the timeout thread.
+ *
+ * Create, in order: template → uid slot → id, token → <state>/sandboxes/<id>/{rootfs/} →
+ * jail spec → sbx-jailer (status line) → agent /init (port 0) → sandbox.json → registry.
+ * Any failure tears down what exists (lifecycle/teardown.h) and gives the slot back. The registry
+ * lock is held for table updates only, never while the jailer runs.
+ */
+#pragma once
+
+#include <stddef.h>
+
+#include "core/server.h"
+#include "lifecycle/registry.h"
+#include "storage/template.h"
+#include "core/validate.h"
+
+#define AGENT_INIT_TIMEOUT_MS 10000
+#define SANDBOX_LOG_NAME      "agent.log" /* jailer and agent stderr, in the sandbox dir */
+#define SANDBOX_PIDS_MAX      1024
+#define CPU_PERIOD_US         100000
+
+/* On success *ret is a referenced, registered sandbox, taken from the warm pool when one is
+ * ready (lifecycle/pool.h) and the request asks for no sizes of its own. On failure: -ENOENT
+ * (unknown template), -EDQUOT (--max-sandboxes or --max-creates reached: 429), -EUSERS (no uid slot
+ * left), -EIO (the sandbox did not start) and others, with a client-facing message in errmsg. */
+int lifecycle_create(struct server *srv, const struct create_params *p, struct sandbox **ret,
+                     char *errmsg, size_t errlen);
+
+/* Pieces of create, shared with the pool, resume-from-disk and fork (lifecycle/lifecycle.c):
+ * a fresh random id + token; the request's metadata/env/timeout/lifecycle onto s; loading a
+ * template with the client-facing message; starting the jailer + agent /init + record for a
+ * filled-in s (its dir is created unless s->dir is set); registry + monitor. */
+int lifecycle_new_identity(struct sandbox *s);
+int lifecycle_apply_params(struct sandbox *s, const struct create_params *p);
+int lifecycle_load_template(struct server *srv, const char *name, struct template_info *t,
+                            char *errmsg, size_t errlen);
+int lifecycle_spawn(struct server *srv, struct sandbox *s, const struct template_info *t,
+                    char *errmsg, size_t errlen);
+int lifecycle_init_agent(const struct sandbox *s, const struct template_info *t);
+int lifecycle_register(struct server *srv, struct sandbox *s);
+
+/* Remove from the registry and tear down. -ENOENT when unknown (or already being killed). */
+int lifecycle_kill(struct server *srv, const char *id);
+
+/* Tear down a sandbox already removed from the registry; drops the reference. */
+void lifecycle_destroy(struct server *srv, struct sandbox *s, const char *why);
+
+/* Build the jail spec for s (pure apart from allocation; used by tests). */
+cJSON *lifecycle_jail_spec(const struct server *srv, const struct sandbox *s,
+                           const struct template_info *t);
+
+/* Pause and resume (lifecycle/lifecycle-pause.c). Pause freezes the sandbox's cgroup (v2
+ * cgroup.freeze): processes and memory stay, no CPU is used, its timeout stops running. -EBUSY when
+ * already paused (409). lifecycle_pause_expired is the timer's onTimeout "pause" (already marked).
+ */
+int lifecycle_pause(struct server *srv, struct sandbox *s);
+int lifecycle_pause_expired(struct server *srv, struct sandbox *s);
+/* Thaw a paused sandbox (or restart a persisted one from its layers) and set endAt = now +
+ * timeout; for a running one only extend endAt. *ret_resumed tells whether it was paused. */
+int lifecycle_resume(struct server *srv, struct sandbox *s, int64_t timeout_s, bool *ret_resumed,
+                     char *errmsg, size_t errlen);
+/* autoResume: resume a paused sandbox with autoResume set for its create's timeout (a proxied
+ * request arrived). 1 when it runs now, 0 when it stays paused (no autoResume), -errno. */
+int lifecycle_auto_resume(struct server *srv, struct sandbox *s);
+/* Persist a paused (frozen) sandbox to disk: its upper becomes a store layer on top of its
+ * layers, its processes, cgroups and tmpfs go; the record stays (state paused, persisted).
+ * -EINVAL when not paused, 0 when already persisted. */
+int lifecycle_persist(struct server *srv, struct sandbox *s);
+
+/* Timeout thread: kills sandboxes whose endAt passed (or pauses those with autoPause). */
+int lifecycle_timer_start(struct server *srv);
+void lifecycle_timer_stop(struct server *srv);

@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "lifecycle/sampler.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <time.h>
+
+#include "cgroup-freeze.h"
+#include "storage/layer-store.h"
+#include "lifecycle/lifecycle.h"
+#include "log.h"
+#include "macros.h"
+#include "core/stats.h"
+#include "lifecycle/teardown.h"
+
+struct sample {
+        int64_t ts;
+        double cpu_pct;
+        uint64_t mem_used, mem_cache, mem_total, disk_used, disk_total;
+};
+
+struct sandbox_metrics {
+        pthread_mutex_t lock;
+        struct sample ring[SAMPLE_RING];
+        size_t head, n;
+        uint64_t last_cpu_ns, last_oom;
+        int64_t last_us;
+};
+
+static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct sandbox_metrics *metrics_of(struct sandbox *s)
+{
+        pthread_mutex_lock(&create_lock);
+        if (!s->metrics) {
+                s->metrics = calloc(1, sizeof(*s->metrics));
+                if (s->metrics)
+                        pthread_mutex_init(&s->metrics->lock, NULL);
+        }
+        pthread_mutex_unlock(&create_lock);
+        return s->metrics;
+}
+
+static void disk_usage(const struct sandbox *s, uint64_t *used, uint64_t *total)
+{
+        char path[4096];
+        struct statvfs v;
+        *used = 0;
+        *total = (uint64_t)s->disk_mb * 1024 * 1024;
+        snprintf(path, sizeof(path), "%s/rootfs", s->dir);
+        if (!s->persisted && statvfs(path, &v) == 0 && v.f_blocks > 0) {
+                *used = (uint64_t)(v.f_blocks - v.f_bfree) * v.f_frsize;
+                *total = (uint64_t)v.f_blocks * v.f_frsize;
+        }
+}
+
+void sampler_sample(struct sandbox *s)
+{
+        struct sandbox_metrics *m = metrics_of(s);
+        if (!m || !s->dir)
+                return;
+        char cg[96];
+        struct cgroup_stats st = {};
+        snprintf(cg, sizeof(cg), "%s/%s", CGROUP_PARENT, s->id);
+        if (!s->persisted && cgroup_read_stats(cg, &st) < 0)
+                return;
+        int64_t now_us = stats_now_us();
+        struct sample x = {.ts = (int64_t)time(NULL)};
+        pthread_mutex_lock(&m->lock);
+        if (m->last_us && now_us > m->last_us && st.cpu_usage_ns >= m->last_cpu_ns) {
+                double busy = (double)(st.cpu_usage_ns - m->last_cpu_ns) / 1e3;
+                x.cpu_pct = 100.0 * busy / (double)(now_us - m->last_us) / MAX(s->cpu_count, 1u);
+        }
+        if (st.oom_kills > m->last_oom) {
+                log_warning("sandbox %s: %llu process(es) killed by the OOM killer", s->id,
+                            (unsigned long long)(st.oom_kills - m->last_oom));
+                for (uint64_t i = m->last_oom; i < st.oom_kills; i++)
+                        stats_count_oom();
+        }
+        m->last_oom = MAX(m->last_oom, st.oom_kills);
+        m->last_cpu_ns = st.cpu_usage_ns;
+        m->last_us = now_us;
+        x.mem_cache = st.mem_cache;
+        x.mem_used = st.mem_usage > st.mem_cache ? st.mem_usage - st.mem_cache : st.mem_usage;
+        x.mem_total = (uint64_t)s->memory_mb * 1024 * 1024;
+        disk_usage(s, &x.disk_used, &x.disk_total);
+        m->ring[m->head] = x;
+        m->head = (m->head + 1) % SAMPLE_RING;
+        m->n = MIN(m->n + 1, (size_t)SAMPLE_RING);
+        pthread_mutex_unlock(&m->lock);
+}
+
+cJSON *sampler_metrics_json(struct sandbox *s, int64_t start, int64_t end)
+{
+        struct sandbox_metrics *m = metrics_of(s);
+        cJSON *arr = cJSON_CreateArray();
+        if (!m || !arr)
+                return arr;
+        pthread_mutex_lock(&m->lock);
+        for (size_t i = 0; i < m->n; i++) {
+                const struct sample *x = &m->ring[(m->head + SAMPLE_RING - m->n + i) % SAMPLE_RING];
+                if ((start && x->ts < start) || (end && x->ts > end))
+                        continue;
+                cJSON *o = cJSON_CreateObject();
+                char ts[32];
+                if (rfc3339_format(x->ts, ts) >= 0)
+                        cJSON_AddStringToObject(o, "timestamp", ts);
+                cJSON_AddNumberToObject(o, "timestampUnix", (double)x->ts);
+                cJSON_AddNumberToObject(o, "cpuCount", s->cpu_count);
+                cJSON_AddNumberToObject(o, "cpuUsedPct", (double)(int)(x->cpu_pct * 100) / 100);
+                cJSON_AddNumberToObject(o, "memUsed", (double)x->mem_used);
+                cJSON_AddNumberToObject(o, "memTotal", (double)x->mem_total);
+                cJSON_AddNumberToObject(o, "memCache", (double)x->mem_cache);
+                cJSON_AddNumberToObject(o, "diskUsed", (double)x->disk_used);
+                cJSON_AddNumberToObject(o, "diskTotal", (double)x->disk_total);
+                cJSON_AddItemToArray(arr, o);
+        }
+        pthread_mutex_unlock(&m->lock);
+        return arr;
+}
+
+bool sampler_oom_killed(const struct sandbox *s)
+{
+        char cg[96];
+        struct cgroup_stats st = {};
+        snprintf(cg, sizeof(cg), "%s/%s", CGROUP_PARENT, s->id);
+        return cgroup_read_stats(cg, &st) >= 0 && st.oom_kills > 0;
+}
+
+/* ---- tombstones ---- */
+
+#define TOMBSTONES 256
+static struct {
+        char id[21];
+        char reason[64];
+} tombs[TOMBSTONES];
+static size_t tomb_next;
+static pthread_mutex_t tomb_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void tombstone_add(const char *id, const char *reason)
+{
+        pthread_mutex_lock(&tomb_lock);
+        snprintf(tombs[tomb_next].id, sizeof(tombs[0].id), "%s", id);
+        snprintf(tombs[tomb_next].reason, sizeof(tombs[0].reason), "%s", reason);
+        tomb_next = (tomb_next + 1) % TOMBSTONES;
+        pthread_mutex_unlock(&tomb_lock);
+}
+
+int tombstone_get(const char *id, char *reason, size_t size)
+{
+        int found = 0;
+        pthread_mutex_lock(&tomb_lock);
+        for (size_t i = 0; i < TOMBSTONES && !found; i++)
+                if (tombs[i].id[0] && strcmp(tombs[i].id, id) == 0) {
+                        snprintf(reason, size, "%s", tombs[i].reason);
+                        found = 1;
+                }
+        pthread_mutex_unlock(&tomb_lock);
+        return found;
+}
+
+/* ---- the thread ---- */
+
+/* Memory is short when MemAvailable is under a tenth of MemTotal: paused sandboxes then go to
+ * disk whatever --persist-paused-after says (when it is set at all). */
+static bool memory_short(void)
+{
+        char buf[4096];
+        FILE *f = fopen("/proc/meminfo", "re");
+        unsigned long long total = 0, avail = 0;
+        if (!f)
+                return false;
+        while (fgets(buf, sizeof(buf), f)) {
+                sscanf(buf, "MemTotal: %llu kB", &total);
+                sscanf(buf, "MemAvailable: %llu kB", &avail);
+        }
+        fclose(f);
+        return total && avail < total / 10;
+}
+
+void sampler_persist_paused(struct server *srv, bool all)
+{
+        struct sandbox **v = NULL;
+        size_t n = 0;
+        if (registry_list(srv->registry, &v, &n) < 0)
+                return;
+        int64_t now = (int64_t)time(NULL);
+        unsigned after = srv->config->persist_paused_after_s;
+        bool short_mem = !all && after && memory_short();
+        for (size_t i = 0; i < n; i++) {
+                struct sandbox *s = v[i];
+                if (after && sandbox_is_paused(s) && !s->persisted && s->paused_at &&
+                    (all || short_mem || now - s->paused_at >= (int64_t)after)) {
+                        int r = lifecycle_persist(srv, s);
+                        if (r < 0)
+                                log_warning_errno(r, "sandbox %s: persisting to disk: %m", s->id);
+                }
+                sandbox_unref(s);
+        }
+        free(v);
+}
+
+static void tick(struct server *srv)
+{
+        struct sandbox **all = NULL;
+        size_t n = 0;
+        if (registry_list(srv->registry, &all, &n) < 0)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                sampler_sample(all[i]);
+                sandbox_unref(all[i]);
+        }
+        free(all);
+        sampler_persist_paused(srv, false);
+}
+
+#define GC_EVERY_TICKS 12 /* a minute: layers freed by killed sandboxes go */
+
+static void *sampler_main(void *arg)
+{
+        struct server *srv = arg;
+        unsigned ticks = 0;
+        pthread_mutex_lock(&srv->sampler_lock);
+        while (!srv->stopping) {
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                ts.tv_sec += SAMPLE_INTERVAL_S;
+                pthread_cond_timedwait(&srv->sampler_cond, &srv->sampler_lock, &ts);
+                if (srv->stopping)
+                        break;
+                pthread_mutex_unlock(&srv->sampler_lock);
+                tick(srv);
+                size_t layers = 0;
+                if (++ticks % GC_EVERY_TICKS == 0 &&
+                    layer_store_usage(srv->config->state_dir, &layers) >= 0 && layers > 0) {
+                        int g = layer_store_gc(srv->config->state_dir, 0);
+                        if (g > 0)
+                                log_info("layer store: %d unreferenced layer(s) removed", g);
+                }
+                pthread_mutex_lock(&srv->sampler_lock);
+        }
+        pthread_mutex_unlock(&srv->sampler_lock);
+        return NULL;
+}
+
+int sampler_start(struct server *srv)
+{
+        pthread_mutex_init(&srv->sampler_lock, NULL);
+        pthread_cond_init(&srv->sampler_cond, NULL);
+        int r = pthread_create(&srv->sampler, NULL, sampler_main, srv);
+        if (r != 0)
+                return -r;
+        srv->sampler_started = true;
+        return 0;
+}
+
+void sampler_stop(struct server *srv)
+{
+        if (!srv->sampler_started)
+                return;
+        pthread_mutex_lock(&srv->sampler_lock);
+        srv->stopping = true;
+        pthread_cond_broadcast(&srv->sampler_cond);
+        pthread_mutex_unlock(&srv->sampler_lock);
+        pthread_join(srv->sampler, NULL);
+        srv->sampler_started = false;
+}

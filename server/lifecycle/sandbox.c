@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "lifecycle/sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "macros.h"
+
+struct sandbox *sandbox_new(void)
+{
+        struct sandbox *s = calloc(1, sizeof(*s));
+        if (!s)
+                return NULL;
+        s->pidfd = -EBADF;
+        s->slot = -1;
+        s->refs = 1;
+        pthread_mutex_init(&s->record_lock, NULL);
+        pthread_mutex_init(&s->op_lock, NULL);
+        return s;
+}
+
+struct sandbox *sandbox_ref(struct sandbox *s)
+{
+        if (s)
+                __atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+        return s;
+}
+
+void sandbox_unref(struct sandbox *s)
+{
+        if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0)
+                return;
+        safe_close(s->pidfd);
+        pthread_mutex_destroy(&s->record_lock);
+        pthread_mutex_destroy(&s->op_lock);
+        cJSON_Delete(s->layers);
+        cJSON_Delete(s->binds);
+        free(s->metrics);
+        cJSON_Delete(s->metadata);
+        cJSON_Delete(s->env_vars);
+        free(s->dir);
+        free(s);
+}
+
+int64_t sandbox_get_end_at(const struct sandbox *s)
+{
+        return __atomic_load_n(&s->end_at, __ATOMIC_RELAXED);
+}
+
+void sandbox_set_end_at(struct sandbox *s, int64_t t)
+{
+        __atomic_store_n(&s->end_at, t, __ATOMIC_RELAXED);
+}
+
+bool sandbox_is_paused(const struct sandbox *s)
+{
+        return __atomic_load_n(&s->paused, __ATOMIC_ACQUIRE) != 0;
+}
+
+void sandbox_set_paused(struct sandbox *s, bool paused)
+{
+        __atomic_store_n(&s->paused, paused ? 1 : 0, __ATOMIC_RELEASE);
+}
+
+int rfc3339_format(int64_t t, char buf[static 32])
+{
+        struct tm tm;
+        time_t tt = (time_t)t;
+        if (!gmtime_r(&tt, &tm))
+                return -EOVERFLOW;
+        if (strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+                return -EOVERFLOW;
+        return 0;
+}
+
+static void add_time(cJSON *o, const char *name, int64_t t)
+{
+        char buf[32];
+        if (rfc3339_format(t, buf) >= 0)
+                cJSON_AddStringToObject(o, name, buf);
+        else
+                cJSON_AddNullToObject(o, name);
+}
+
+static void add_map(cJSON *o, const char *name, const cJSON *m)
+{
+        cJSON *c = m ? cJSON_Duplicate(m, 1) : cJSON_CreateObject();
+        if (c)
+                cJSON_AddItemToObject(o, name, c);
+}
+
+static void add_listed(cJSON *o, const struct sandbox *s)
+{
+        cJSON_AddStringToObject(o, "sandboxID", s->id);
+        cJSON_AddStringToObject(o, "templateID", s->template_id);
+        cJSON_AddStringToObject(o, "clientID", SBX_CLIENT_ID);
+        cJSON_AddStringToObject(o, "alias", s->template_id);
+        add_time(o, "startedAt", s->started_at);
+        add_time(o, "endAt", sandbox_get_end_at(s));
+        cJSON_AddNumberToObject(o, "cpuCount", s->cpu_count);
+        cJSON_AddNumberToObject(o, "memoryMB", s->memory_mb);
+        cJSON_AddNumberToObject(o, "diskSizeMB", s->disk_mb);
+        cJSON_AddStringToObject(o, "state", sandbox_is_paused(s) ? "paused" : "running");
+        cJSON_AddStringToObject(o, "envdVersion", ENVD_VERSION);
+        add_map(o, "metadata", s->metadata);
+}
+
+cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
+{
+        cJSON *o = cJSON_CreateObject();
+        if (!o)
+                return NULL;
+        switch (shape) {
+        case SHAPE_SANDBOX:
+                cJSON_AddStringToObject(o, "sandboxID", s->id);
+                cJSON_AddStringToObject(o, "templateID", s->template_id);
+                cJSON_AddStringToObject(o, "clientID", SBX_CLIENT_ID);
+                cJSON_AddStringToObject(o, "envdVersion", ENVD_VERSION);
+                cJSON_AddStringToObject(o, "envdAccessToken", s->token);
+                cJSON_AddNullToObject(o, "trafficAccessToken");
+                cJSON_AddNullToObject(o, "domain");
+                cJSON_AddStringToObject(o, "alias", s->template_id);
+                break;
+        case SHAPE_LISTED:
+                add_listed(o, s);
+                break;
+        case SHAPE_DETAIL: {
+                add_listed(o, s);
+                cJSON_AddStringToObject(o, "envdAccessToken", s->token);
+                cJSON_AddNullToObject(o, "domain");
+                cJSON_AddFalseToObject(o, "allowInternetAccess");
+                cJSON *l = cJSON_AddObjectToObject(o, "lifecycle");
+                if (l) {
+                        cJSON_AddBoolToObject(l, "autoResume", s->auto_resume);
+                        cJSON_AddStringToObject(l, "onTimeout", s->auto_pause ? "pause" : "kill");
+                }
+                break;
+        }
+        case SHAPE_RECORD:
+                cJSON_AddNumberToObject(o, "version", 1);
+                cJSON_AddStringToObject(o, "sandboxID", s->id);
+                cJSON_AddStringToObject(o, "templateID", s->template_id);
+                cJSON_AddStringToObject(o, "envdAccessToken", s->token);
+                cJSON_AddNumberToObject(o, "pid", s->pid);
+                cJSON_AddNumberToObject(o, "uidSlot", s->slot);
+                add_time(o, "startedAt", s->started_at);
+                add_time(o, "endAt", sandbox_get_end_at(s));
+                cJSON_AddNumberToObject(o, "startedAtUnix", (double)s->started_at);
+                cJSON_AddNumberToObject(o, "endAtUnix", (double)sandbox_get_end_at(s));
+                cJSON_AddNumberToObject(o, "cpuCount", s->cpu_count);
+                cJSON_AddNumberToObject(o, "memoryMB", s->memory_mb);
+                cJSON_AddNumberToObject(o, "diskSizeMB", s->disk_mb);
+                add_map(o, "metadata", s->metadata);
+                add_map(o, "envVars", s->env_vars);
+                cJSON_AddStringToObject(o, "state", sandbox_is_paused(s) ? "paused" : "running");
+                cJSON_AddBoolToObject(o, "persisted", s->persisted);
+                cJSON_AddNumberToObject(o, "pausedAtUnix", (double)s->paused_at);
+                cJSON_AddBoolToObject(o, "autoPause", s->auto_pause);
+                cJSON_AddBoolToObject(o, "autoResume", s->auto_resume);
+                cJSON_AddNumberToObject(o, "timeoutSeconds", (double)s->timeout_s);
+                cJSON_AddBoolToObject(o, "pool", s->pool);
+                if (s->layers)
+                        cJSON_AddItemToObject(o, "layers", cJSON_Duplicate(s->layers, 1));
+                if (s->binds)
+                        cJSON_AddItemToObject(o, "binds", cJSON_Duplicate(s->binds, 1));
+                break;
+        }
+        return o;
+}
+
+int sandbox_metadata_matches(const struct sandbox *s, const cJSON *filter)
+{
+        const cJSON *f;
+        cJSON_ArrayForEach(f, filter)
+        {
+                const cJSON *v =
+                    s->metadata ? cJSON_GetObjectItemCaseSensitive(s->metadata, f->string) : NULL;
+                if (!cJSON_IsString(v) || !cJSON_IsString(f) ||
+                    strcmp(v->valuestring, f->valuestring) != 0)
+                        return 0;
+        }
+        return 1;
+}
+
+void sandbox_mark_gone(struct sandbox *s)
+{
+        pthread_mutex_lock(&s->record_lock);
+        s->gone = true;
+        pthread_mutex_unlock(&s->record_lock);
+}
+
+static int save_locked(const struct sandbox *s)
+{
+        char tmp[4096], path[4096];
+        if ((size_t)snprintf(path, sizeof(path), "%s/sandbox.json", s->dir) >= sizeof(path) ||
+            /* per-thread temp name: concurrent timeout/connect calls may save at once */
+            (size_t)snprintf(tmp, sizeof(tmp), "%s/.sandbox.json.%d.tmp", s->dir, (int)gettid()) >=
+                sizeof(tmp))
+                return -ENAMETOOLONG;
+        cJSON *j = sandbox_to_json(s, SHAPE_RECORD);
+        _cleanup_free_ char *text = j ? cJSON_Print(j) : NULL;
+        cJSON_Delete(j);
+        if (!text)
+                return -ENOMEM;
+        _cleanup_close_ int fd =
+            open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return -errno;
+        int r = write_full(fd, text, strlen(text));
+        if (r >= 0)
+                r = write_full(fd, "\n", 1);
+        if (r >= 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0)
+                unlink(tmp);
+        return r;
+}
+
+int sandbox_save(struct sandbox *s)
+{
+        pthread_mutex_lock(&s->record_lock);
+        int r = s->gone ? -ESRCH : save_locked(s);
+        pthread_mutex_unlock(&s->record_lock);
+        return r;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* One running sandbox, as sbxd knows it, and its JSON shapes. */
+#pragma once
+
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/validate.h"
+
+#define ENVD_VERSION    "0.6.13"
+#define SBX_CLIENT_ID   "sbx"
+#define TOKEN_HEX_BYTES 24 /* envdAccessToken: 48 hex digits */
+
+struct sandbox_metrics;
+
+struct sandbox {
+        char id[21];
+        char template_id[TEMPLATE_NAME_MAX + 1];
+        char token[2 * TOKEN_HEX_BYTES + 1];
+        char *dir;          /* <state>/sandboxes/<id>, owned */
+        pid_t pid;          /* host pid of the agent (PID 1 of the sandbox) */
+        int pidfd;          /* pidfd of the agent, -EBADF when unknown */
+        int slot;           /* uid slot, -1 when none */
+        uint64_t serial;    /* unique for sbxd's lifetime, never 0 (registry_add sets it) */
+        int64_t started_at; /* unix seconds */
+        int64_t end_at;     /* unix seconds; read/written with __atomic (timeouts change it) */
+        unsigned cpu_count, memory_mb, disk_mb;
+        cJSON *metadata; /* owned object of strings, or NULL */
+        cJSON *env_vars; /* owned object of strings, or NULL */
+        /* lifecycle (lifecycle/lifecycle-pause.c, lifecycle/snapshot.c) */
+        int paused;        /* __atomic: 1 while frozen or persisted (state "paused") */
+        bool persisted;    /* under op_lock: paused on disk, no processes (pid 0) */
+        int64_t paused_at; /* unix seconds, under op_lock */
+        bool auto_pause;   /* onTimeout "pause" instead of kill */
+        bool auto_resume;  /* lifecycle.autoResume: traffic to a paused sandbox resumes it */
+        int64_t timeout_s; /* the create's timeout: what an auto-resume gives it again */
+        bool pool;         /* a warm-pool member: not registered, not listed */
+        cJSON *layers;     /* owned array of absolute layer paths, bottom first */
+        cJSON *binds;      /* owned array of {source,target,readonly} (from the template) */
+        struct sandbox_metrics *metrics; /* owned sample ring, may be NULL */
+        pthread_mutex_t op_lock;         /* serializes pause/resume/snapshot/persist */
+        unsigned refs;                   /* __atomic */
+        pthread_mutex_t record_lock;     /* sandbox.json writes vs. teardown of the dir */
+        bool gone;                       /* under record_lock: the dir is being removed */
+};
+
+enum sandbox_shape {
+        SHAPE_SANDBOX, /* create / connect answer */
+        SHAPE_LISTED,  /* list item */
+        SHAPE_DETAIL,  /* GET /sandboxes/{id} */
+        SHAPE_RECORD,  /* <dir>/sandbox.json */
+};
+
+/* New sandbox with refs = 1 and every field empty. NULL on ENOMEM. */
+struct sandbox *sandbox_new(void);
+struct sandbox *sandbox_ref(struct sandbox *s);
+/* Drops a reference; the last one closes the pidfd and frees. Accepts NULL. */
+void sandbox_unref(struct sandbox *s);
+static inline void sandbox_unrefp(struct sandbox **s)
+{
+        sandbox_unref(*s);
+}
+#define _cleanup_sandbox_ __attribute__((cleanup(sandbox_unrefp)))
+
+int64_t sandbox_get_end_at(const struct sandbox *s);
+bool sandbox_is_paused(const struct sandbox *s);
+void sandbox_set_paused(struct sandbox *s, bool paused);
+void sandbox_set_end_at(struct sandbox *s, int64_t t);
+
+/* "2006-01-02T15:04:05Z" (UTC, second precision). buf >= 32 bytes. */
+int rfc3339_format(int64_t t, char buf[static 32]);
+
+/* JSON object for s in the given shape; NULL on ENOMEM. */
+cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape);
+
+/* Whether every key=value of filter (object of strings, may be NULL) is in s's metadata. */
+int sandbox_metadata_matches(const struct sandbox *s, const cJSON *filter);
+
+/* Write <dir>/sandbox.json atomically (mode 0600). -ESRCH once sandbox_mark_gone() ran. */
+int sandbox_save(struct sandbox *s);
+/* From now on sandbox_save() writes nothing (call before removing the dir). */
+void sandbox_mark_gone(struct sandbox *s);

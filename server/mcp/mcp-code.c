@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * run_python and run_node: one execution on the session sandbox's code interpreter (the
+ * agent's port 49999, guest-agent/interp/code.h), in the default context of the language, so
+ * variables, imports and definitions persist between a model's calls exactly as they do for
+ * an E2B `runCode`. The NDJSON stream (e2b-wire.md §4.1) is read line by line as untrusted
+ * input, with bounds: stdout + stderr up to MCP_MAX_OUTPUT, one line up to CODE_MAX_LINE, at
+ * most CODE_MAX_IMAGES png/jpeg results (CODE_MAX_IMAGE_BYTES of base64 each), which come
+ * back as image content a model can look at. Past the deadline sbxd closes the stream: the
+ * agent interrupts the kernel (KeyboardInterrupt in Python), whose state is kept.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "channel/agent-client.h"
+#include "frame.h"
+#include "lifecycle/lifecycle.h"
+#include "log.h"
+#include "mcp/mcp-tools.h"
+#include "native/v1-relay.h"
+#include "core/validate.h"
+
+#define CODE_MAX_LINE        (16 * 1024 * 1024)
+#define CODE_MAX_IMAGES      4
+#define CODE_MAX_IMAGE_BYTES (4 * 1024 * 1024)
+#define CODE_MAX_RESULTS     64 /* result summaries kept in structuredContent */
+#define CODE_MAX_TRACEBACK   (64 * 1024)
+#define CODE_HEAD_GRACE_MS   5000 /* an interrupted execution may still hold the context */
+#define CODE_READ_TIMEOUT_MS 15000
+#define CODE_CANCEL_POLL_MS  100 /* how often a call looks for notifications/cancelled */
+
+struct text_buf {
+        char *p;
+        size_t len, cap;
+};
+
+static int buf_add(struct text_buf *b, const char *s, size_t n)
+{
+        if (b->len + n + 1 > b->cap) {
+                size_t cap = MAX(b->cap * 2, b->len + n + 1);
+                char *p = realloc(b->p, MAX(cap, (size_t)256));
+                if (!p)
+                        return -ENOMEM;
+                b->p = p;
+                b->cap = MAX(cap, (size_t)256);
+        }
+        memcpy(b->p + b->len, s, n);
+        b->len += n;
+        b->p[b->len] = 0;
+        return 0;
+}
+
+static const char *buf_str(const struct text_buf *b)
+{
+        return b->p ? b->p : "";
+}
+
+struct execution {
+        struct text_buf out[2];  /* stdout, stderr */
+        struct text_buf results; /* the text of each result, one per line */
+        struct text_buf traceback;
+        size_t dropped; /* output bytes beyond MCP_MAX_OUTPUT */
+        unsigned results_dropped;
+        cJSON *images;        /* content items */
+        cJSON *result_list;   /* structuredContent.results */
+        cJSON *error;         /* {name, value, traceback} */
+        struct text_buf line; /* the NDJSON line being read */
+        bool skipping;        /* inside a line longer than CODE_MAX_LINE */
+};
+
+static void execution_done(struct execution *x)
+{
+        for (size_t i = 0; i < 2; i++)
+                free(x->out[i].p);
+        free(x->results.p);
+        free(x->traceback.p);
+        free(x->line.p);
+        cJSON_Delete(x->images);
+        cJSON_Delete(x->result_list);
+        cJSON_Delete(x->error);
+}
+
+static const char *str_field(const cJSON *o, const char *name)
+{
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+        return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Append to one of the texts a model reads; all of them share MCP_MAX_OUTPUT. */
+static void add_text(struct execution *x, struct text_buf *b, const char *text, size_t n)
+{
+        size_t used = x->out[0].len + x->out[1].len + x->results.len;
+        size_t room = MCP_MAX_OUTPUT - MIN((size_t)MCP_MAX_OUTPUT, used);
+        if (n > room) {
+                x->dropped += n - room;
+                n = room;
+        }
+        if (n && buf_add(b, text, n) < 0)
+                x->dropped += n;
+}
+
+static bool base64_plausible(const char *s)
+{
+        size_t n = strlen(s);
+        return n > 0 && n <= CODE_MAX_IMAGE_BYTES &&
+               strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklm"
+                         "nopqrstuvwxyz0123456789+/=\r\n") == n;
+}
+
+/* A result line: its text for the model, a summary, and a png/jpeg as image content. */
+static void add_result(struct execution *x, const cJSON *o)
+{
+        static const char *const formats[] = {"text", "html",  "markdown", "svg",
+                                              "png",  "jpeg",  "pdf",      "latex",
+                                              "json", "chart", "data",     "javascript"};
+        const char *text = str_field(o, "text"), *md = str_field(o, "markdown");
+        bool main_result = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "is_main_result"));
+        cJSON *summary = cJSON_CreateObject(), *fmts = cJSON_AddArrayToObject(summary, "formats");
+        for (size_t i = 0; i < ELEMENTSOF(formats); i++)
+                if (cJSON_GetObjectItemCaseSensitive(o, formats[i]))
+                        cJSON_AddItemToArray(fmts, cJSON_CreateString(formats[i]));
+        if (text)
+                cJSON_AddStringToObject(summary, "text", text);
+        cJSON_AddBoolToObject(summary, "isMainResult", main_result);
+
+        /* The model reads the text form; a result without one is named by its formats. */
+        const char *shown = text ? text : md;
+        _cleanup_free_ char *joined = shown ? NULL : cJSON_PrintUnformatted(fmts);
+        if (shown)
+                add_text(x, &x->results, shown, strlen(shown));
+        else if (joined) {
+                add_text(x, &x->results, "[a result in ", 13);
+                add_text(x, &x->results, joined, strlen(joined));
+                add_text(x, &x->results, "]", 1);
+        }
+        add_text(x, &x->results, "\n", 1);
+        if (cJSON_GetArraySize(x->result_list) < CODE_MAX_RESULTS)
+                cJSON_AddItemToArray(x->result_list, summary);
+        else
+                cJSON_Delete(summary);
+
+        static const char *const images[][2] = {{"png", "image/png"}, {"jpeg", "image/jpeg"}};
+        for (size_t i = 0; i < ELEMENTSOF(images); i++) {
+                const char *data = str_field(o, images[i][0]);
+                if (!data)
+                        continue;
+                if (cJSON_GetArraySize(x->images) >= CODE_MAX_IMAGES || !base64_plausible(data)) {
+                        x->results_dropped++;
+                        break;
+                }
+                cJSON *item = cJSON_CreateObject();
+                cJSON_AddStringToObject(item, "type", "image");
+                cJSON_AddStringToObject(item, "data", data);
+                cJSON_AddStringToObject(item, "mimeType", images[i][1]);
+                cJSON_AddItemToArray(x->images, item);
+                break; /* one image per result */
+        }
+}
+
+static void handle_line(struct execution *x, const char *line, size_t len)
+{
+        cJSON *o =
+            json_depth(line, len) <= JSON_MAX_DEPTH ? cJSON_ParseWithLength(line, len) : NULL;
+        const char *type = str_field(o, "type");
+        if (!type) {
+                cJSON_Delete(o);
+                return;
+        }
+        if (strcmp(type, "stdout") == 0 || strcmp(type, "stderr") == 0) {
+                const char *text = str_field(o, "text");
+                if (text)
+                        add_text(x, &x->out[type[3] == 'e'], text, strlen(text));
+        } else if (strcmp(type, "result") == 0)
+                add_result(x, o);
+        else if (strcmp(type, "error") == 0 && !x->error) {
+                const char *name = str_field(o, "name"), *value = str_field(o, "value");
+                const char *tb = str_field(o, "traceback");
+                x->error = cJSON_CreateObject();
+                cJSON_AddStringToObject(x->error, "name", name ? name : "Error");
+                cJSON_AddStringToObject(x->error, "value", value ? value : "");
+                cJSON_AddStringToObject(x->error, "traceback", tb ? tb : "");
+                if (tb && *tb) {
+                        size_t n = strlen(tb);
+                        if (n > CODE_MAX_TRACEBACK) { /* the end says what went wrong */
+                                (void)buf_add(&x->traceback, "[traceback cut]\n...", 19);
+                                tb += n - CODE_MAX_TRACEBACK;
+                                n = CODE_MAX_TRACEBACK;
+                        }
+                        (void)buf_add(&x->traceback, tb, n);
+                } else {
+                        char head[1200];
+                        snprintf(head, sizeof(head), "%.200s: %.900s", name ? name : "Error",
+                                 value ? value : "");
+                        (void)buf_add(&x->traceback, head, strlen(head));
+                }
+        }
+        cJSON_Delete(o);
+}
+
+/* Split a DATA frame into NDJSON lines. */
+static void feed(struct execution *x, const char *data, size_t len)
+{
+        while (len) {
+                const char *nl = memchr(data, '\n', len);
+                size_t n = nl ? (size_t)(nl - data) : len;
+                if (!x->skipping && x->line.len + n > CODE_MAX_LINE) {
+                        x->skipping = true;
+                        x->line.len = 0;
+                        x->results_dropped++;
+                }
+                if (!x->skipping && buf_add(&x->line, data, n) < 0)
+                        x->skipping = true;
+                if (nl) {
+                        if (!x->skipping)
+                                handle_line(x, buf_str(&x->line), x->line.len);
+                        x->line.len = 0;
+                        x->skipping = false;
+                        n++;
+                }
+                data += n;
+                len -= n;
+        }
+}
+
+int64_t mcp_now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int mcp_wait_readable(int fd, int64_t deadline, const atomic_bool *cancel)
+{
+        for (;;) {
+                int64_t left = deadline - mcp_now_ms();
+                struct pollfd p = {.fd = fd, .events = POLLIN};
+                if (left <= 0)
+                        return -ETIMEDOUT;
+                if (cancel && atomic_load(cancel))
+                        return -ECANCELED;
+                int r = poll(&p, 1, (int)MIN(left, (int64_t)CODE_CANCEL_POLL_MS));
+                if (r < 0 && errno != EINTR)
+                        return -errno;
+                if (r > 0)
+                        return 0;
+        }
+}
+
+/* Read the stream until END, the deadline (-ETIMEDOUT) or a cancel (-ECANCELED). */
+static int read_stream(int fd, int64_t deadline, const atomic_bool *cancel, struct execution *x)
+{
+        _cleanup_free_ uint8_t *frame = malloc(SBX_FRAME_MAX_PAYLOAD);
+        if (!frame)
+                return -ENOMEM;
+        for (;;) {
+                int r = mcp_wait_readable(fd, deadline, cancel);
+                if (r < 0)
+                        return r;
+                uint32_t len;
+                r = sbx_frame_read_body(fd, frame, &len);
+                if (r <= 0)
+                        return r == -EAGAIN ? -ETIMEDOUT : r;
+                feed(x, (const char *)frame, len);
+        }
+}
+
+/* stop: 0, -ETIMEDOUT or -ECANCELED (the execution was interrupted). */
+static cJSON *code_result(struct execution *x, const char *note, const char *language, int stop,
+                          int timeout_ms)
+{
+        bool timed_out = stop == -ETIMEDOUT;
+        struct text_buf t = {};
+        const char *so = buf_str(&x->out[0]), *se = buf_str(&x->out[1]);
+        char tail[768] = "";
+        if (note)
+                (void)buf_add(&t, note, strlen(note));
+        (void)buf_add(&t, so, strlen(so));
+        if (*se) {
+                if (*so && so[strlen(so) - 1] != '\n')
+                        (void)buf_add(&t, "\n", 1);
+                (void)buf_add(&t, "[stderr]\n", 9);
+                (void)buf_add(&t, se, strlen(se));
+        }
+        if (x->results.len) {
+                if (t.len && t.p[t.len - 1] != '\n')
+                        (void)buf_add(&t, "\n", 1);
+                (void)buf_add(&t, buf_str(&x->results), x->results.len);
+        }
+        if (x->traceback.len) {
+                if (t.len && t.p[t.len - 1] != '\n')
+                        (void)buf_add(&t, "\n", 1);
+                (void)buf_add(&t, buf_str(&x->traceback), x->traceback.len);
+        }
+        if (x->dropped)
+                snprintf(tail, sizeof(tail),
+                         "\n[output cut: %zu more bytes were dropped; write large output to a file "
+                         "and read a summary of it]",
+                         x->dropped);
+        if (x->results_dropped)
+                snprintf(tail + strlen(tail), sizeof(tail) - strlen(tail),
+                         "\n[%u result(s) not shown: at most %d images per call, each under %d "
+                         "bytes of base64; save large results to files instead]",
+                         x->results_dropped, CODE_MAX_IMAGES, CODE_MAX_IMAGE_BYTES);
+        if (timed_out)
+                snprintf(tail + strlen(tail), sizeof(tail) - strlen(tail),
+                         "\n[timed out after %d ms: the execution was interrupted; what it defined "
+                         "before the interruption is kept. Run long jobs in the background with "
+                         "run_shell]",
+                         timeout_ms);
+        if (stop == -ECANCELED)
+                snprintf(tail + strlen(tail), sizeof(tail) - strlen(tail),
+                         "\n[cancelled by the client: the execution was interrupted]");
+        (void)buf_add(&t, tail, strlen(tail));
+
+        cJSON *r = mcp_text_result(t.len ? t.p : "(no output)", false);
+        free(t.p);
+        cJSON *content = cJSON_GetObjectItemCaseSensitive(r, "content"), *img;
+        while ((img = cJSON_DetachItemFromArray(x->images, 0)))
+                cJSON_AddItemToArray(content, img);
+        cJSON *sc = cJSON_AddObjectToObject(r, "structuredContent");
+        cJSON_AddStringToObject(sc, "language", language);
+        cJSON_AddStringToObject(sc, "stdout", so);
+        cJSON_AddStringToObject(sc, "stderr", se);
+        cJSON_AddItemToObject(sc, "results", x->result_list);
+        x->result_list = NULL;
+        cJSON_AddItemToObject(sc, "error", x->error ? x->error : cJSON_CreateNull());
+        x->error = NULL;
+        cJSON_AddBoolToObject(sc, "timedOut", timed_out);
+        cJSON_AddBoolToObject(sc, "cancelled", stop == -ECANCELED);
+        cJSON_AddNumberToObject(sc, "outputBytesDropped", (double)x->dropped);
+        cJSON_AddBoolToObject(sc, "sessionPersistent", true);
+        cJSON_AddBoolToObject(sc, "sandboxRecreated", note != NULL);
+        return r;
+}
+
+cJSON *mcp_run_code(struct mcp_call *c, const char *language, const char *code, int timeout_ms)
+{
+        const char *note = NULL;
+        _cleanup_sandbox_ struct sandbox *s = NULL;
+        _cleanup_json_ cJSON *body = cJSON_CreateObject();
+        _cleanup_free_ char *text = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        struct execution x = {.images = cJSON_CreateArray(), .result_list = cJSON_CreateArray()};
+        struct v1_reply rep;
+        cJSON *ret;
+
+        cJSON *fail = mcp_ensure_sandbox(c, timeout_ms, &s, &note);
+        if (fail) {
+                execution_done(&x);
+                return fail;
+        }
+        cJSON_AddStringToObject(body, "code", code);
+        cJSON_AddStringToObject(body, "language", language);
+        text = cJSON_PrintUnformatted(body);
+        if (!text || !x.images || !x.result_list) {
+                execution_done(&x);
+                return NULL;
+        }
+        int64_t deadline = mcp_now_ms() + timeout_ms;
+        int r = v1_agent_open(s->dir, SBX_PORT_CODE, "POST", "/execute", "", "application/json",
+                              text, strlen(text), timeout_ms + CODE_HEAD_GRACE_MS, &fd, &rep);
+        if (r >= 0)
+                (void)agent_set_timeouts(fd, CODE_READ_TIMEOUT_MS);
+        if (r >= 0 && r != 200) {
+                char code_s[41], msg[1025];
+                if (v1_agent_read_body(fd, V1_RELAY_MAX_ERROR, CODE_READ_TIMEOUT_MS, &rep) < 0)
+                        rep.len = 0;
+                v1_error_fields(rep.body ? rep.body : "", rep.len, code_s, msg);
+                v1_reply_done(&rep);
+                mcp_touch(c, s);
+                execution_done(&x);
+                return mcp_failure("code_unavailable: the sandbox cannot run %s code: %s (run "
+                                   "it with run_shell instead)",
+                                   language, msg);
+        }
+        if (r >= 0)
+                r = read_stream(fd, deadline, c->cancel, &x);
+        mcp_touch(c, s);
+        if (r < 0 && r != -ETIMEDOUT && r != -ECANCELED) {
+                log_warning_errno(r, "mcp: sandbox %s: execute: %m", s->id);
+                execution_done(&x);
+                return mcp_failure("The sandbox did not answer (%s). Try again; if it keeps "
+                                   "failing the sandbox may have run out of memory.",
+                                   strerror(-r));
+        }
+        /* On a timeout or a cancel, closing fd (below) makes the agent interrupt the kernel. */
+        ret = code_result(&x, note, language, r, timeout_ms);
+        execution_done(&x);
+        return ret;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The layer store: <state>/layers/<sha256>/, immutable directory trees used as read-only
+ * overlay lower layers. A layer's name is the SHA-256 of a canonical walk of its tree (names
+ * in byte order; type, mode, owner, size, content, link target, device whiteouts, opaque
+ * dirs), so the same files give the same layer and a layer is stored once.
+ *
+ * - ingest_upper: a sandbox's writable upper (the host-visible tmpfs at <dir>/rootfs/upper,
+ *   read with openat(O_NOFOLLOW) from a dirfd: never following a sandbox-made symlink, never
+ *   entering another file system), owners shifted from the sandbox's host uid range back to
+ *   sandbox ids (the jailer idmaps lower layers), overlay whiteouts (0/0 char devices) and
+ *   opaque dirs (trusted.overlay.opaque) kept, so the layer stacks over the sandbox's own
+ *   lower layers exactly as the upper did. Sockets, device nodes other than whiteouts,
+ *   hard-link identity and xattrs other than the opaque mark are not kept.
+ * - import_dir: a template's own layer dir (hard links, not copies: template layers are never
+ *   modified in place, templates/README.md), so a snapshot does not depend on the template
+ *   dir staying as it is. Cached per (path, template stamp) in layers/.imports/.
+ * - References: template.json files name layers as "sha256:<hex>"; sandbox records list the
+ *   absolute paths they run on. layer_store_gc() removes every layer neither mentions
+ *   (reference counts are computed, so a crash can never leave a count wrong). The store lock
+ *   (a rwlock) is held shared by anything that writes a reference, exclusive by gc.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define LAYER_ID_MAX 65 /* 64 hex + NUL */
+#define LAYER_PREFIX "sha256:"
+
+void layer_store_read_lock(void);
+void layer_store_unlock(void);
+
+/* <state>/layers/<hex>. */
+void layer_store_path(const char *state, const char *hex, char *buf, size_t size);
+/* Whether path is <state>/layers/<64 hex>; copies the hex to ret_hex (may be NULL). */
+int layer_store_is_layer(const char *state, const char *path, char *ret_hex);
+
+/* The upper of the sandbox at sandbox_dir (<dir>/rootfs/upper), whose ids uid_base ..
+ * uid_base + uid_count - 1 on the host are ids 0.. inside. Call with the read lock held.
+ * ret_hex: LAYER_ID_MAX bytes. */
+int layer_store_ingest_upper(const char *state, const char *sandbox_dir, uid_t uid_base,
+                             uid_t uid_count, char *ret_hex);
+int layer_store_import_dir(const char *state, const char *dir, char *ret_hex);
+
+/* Remove unreferenced layers (and, with startup, leftover temp dirs). Takes the write lock.
+ * Returns the number of layers removed. */
+int layer_store_gc(const char *state, int startup);
+
+/* Number of layers and their total size in bytes (GET /snapshots extras, metrics). */
+int layer_store_usage(const char *state, size_t *ret_layers);
