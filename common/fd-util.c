@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -118,6 +119,40 @@ int fd_set_cloexec(int fd, int on)
         int nfl = on ? (fl | FD_CLOEXEC) : (fl & ~FD_CLOEXEC);
         if (nfl != fl && fcntl(fd, F_SETFD, nfl) < 0)
                 return -errno;
+        return 0;
+}
+
+int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode)
+{
+        char tmp[4096], dir[4096];
+        const char *slash = strrchr(path, '/');
+        size_t dlen = slash ? (size_t)(slash - path) : 0;
+        /* The thread id keeps concurrent writers of one path (two API calls) apart. */
+        if ((size_t)snprintf(tmp, sizeof(tmp), "%.*s%s.%s.%d.tmp", (int)dlen, path,
+                             slash ? "/" : "", slash ? slash + 1 : path,
+                             (int)gettid()) >= sizeof(tmp) ||
+            dlen >= sizeof(dir))
+                return -ENAMETOOLONG;
+        if (slash)
+                snprintf(dir, sizeof(dir), "%.*s", (int)(dlen ? dlen : 1), path);
+        else
+                snprintf(dir, sizeof(dir), ".");
+        _cleanup_close_ int fd =
+            open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+        if (fd < 0)
+                return -errno;
+        int r = write_full(fd, data, len);
+        if (r >= 0 && fsync(fd) < 0)
+                r = -errno;
+        if (r >= 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0) {
+                (void)unlink(tmp);
+                return r;
+        }
+        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0 || fsync(dfd) < 0)
+                return -errno; /* renamed, but not known to be durable */
         return 0;
 }
 

@@ -14,6 +14,12 @@ int read_exact(int fd, void *buf, size_t len);
 int read_all(int fd, size_t max, char **ret_buf, size_t *ret_len);
 /* Write a string to a file (e.g. a cgroup or /proc knob). */
 int write_file(const char *path, const char *value);
+/* Replace path with len bytes of data, atomically and durably: written to a new temporary
+ * file in the same directory, fsync'ed, renamed over path, and the directory fsync'ed, so
+ * that after a crash path holds either the old or the new contents, and once this returns 0
+ * the new contents survive one. Any failure (ENOSPC on a full disk among them) leaves path as
+ * it was and no temporary file behind. mode applies to a newly created file. */
+int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
 /* Set or clear O_NONBLOCK / FD_CLOEXEC. */
 int fd_set_nonblock(int fd, int on);
 int fd_set_cloexec(int fd, int on);

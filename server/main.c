@@ -80,25 +80,11 @@ static int setup_state_dir(const char *state)
         return 0;
 }
 
-/* path holds text once this returns 0 (written aside, renamed into place). */
-static int write_file_atomic(const char *path, const char *text)
-{
-        char tmp[4096];
-        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-        _cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0)
-                return -errno;
-        int r = write_full(fd, text, strlen(text));
-        if (r < 0)
-                return r;
-        return rename(tmp, path) < 0 ? -errno : 0;
-}
-
 static int write_port_file(const char *path, unsigned port)
 {
         char buf[16];
         snprintf(buf, sizeof(buf), "%u\n", port);
-        return write_file_atomic(path, buf);
+        return write_file_atomic(path, buf, strlen(buf), 0644);
 }
 
 /* The three lines users export (stdout), and the log line. */
@@ -116,7 +102,7 @@ static void announce(const struct sbxd_config *cfg, const struct keys *keys, uns
         fflush(stdout);
         /* For the sbx CLI on this machine (cli/README.md): the URL beside the keys. */
         snprintf(path, sizeof(path), "%s/" SBXD_URL_FILE, cfg->state_dir);
-        int r = write_file_atomic(path, url);
+        int r = write_file_atomic(path, url, strlen(url), 0644);
         if (r < 0)
                 log_warning_errno(r, "writing %s: %m", path);
         log_info("listening on %s%s%s:%u (state %s, jailer %s, agent %s)", lb, host, rb, port,

@@ -43,8 +43,9 @@ unsigned api_error_status(int r)
                 return 429;
         case EAGAIN:
         case EUSERS:
-        case ENOSPC:
                 return 503;
+        case ENOSPC: /* the state disk (or a disk reservation) is full */
+                return 507;
         default:
                 return 500;
         }

@@ -11,7 +11,8 @@
  *   -EMSGSIZE, -EFBIG, -E2BIG                          413 body too large
  *   -EHOSTUNREACH, -ECONNREFUSED, -ECONNRESET, -EPIPE,
  *   -EPROTO, -ENXIO                                    502 sandbox (agent) unreachable / gone
- *   -EAGAIN, -EUSERS, -ENOSPC                          503 out of sandbox slots
+ *   -EAGAIN, -EUSERS                                   503 out of sandbox slots
+ *   -ENOSPC                                            507 no room on the state disk
  *   anything else (-EIO for a failed sandbox start)    500
  */
 #pragma once

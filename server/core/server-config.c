@@ -28,6 +28,8 @@ static const char usage[] =
     "  --max-creates N           cold creates in flight (default 32; then 429)\n"
     "  --persist-paused-after S  persist a sandbox paused for S seconds to disk (default 0: "
     "never)\n"
+    "  --delete-paused-after S   kill a sandbox paused for S seconds (default 0: never; e.g.\n"
+    "                            604800 for 7 days)\n"
     "  --disk image|tmpfs        a sandbox's disk: an ext4 image on a loop device (default;\n"
     "                            tmpfs when loop devices or mkfs.ext4 are missing) or a tmpfs\n"
     "                            (faster, but charged to the sandbox's memory)\n";
@@ -149,12 +151,17 @@ void config_done(struct sbxd_config *c)
         *c = (struct sbxd_config){};
 }
 
+#define OPT_DELETE_PAUSED 1010
+
 /* --pool-size and friends: a decimal count in a sane range. */
 static int parse_count(int opt, const char *arg, struct sbxd_config *c)
 {
         char *end;
         unsigned long v = strtoul(arg, &end, 10);
-        unsigned long max = opt == 1000 ? 64 : opt == 1004 ? 30 * 86400 : 100000;
+        unsigned long max = opt == 1000                ? 64
+                            : opt == 1004              ? 30 * 86400
+                            : opt == OPT_DELETE_PAUSED ? 3650UL * 86400
+                                                       : 100000;
         if (!*arg || *end || v > max || ((opt == 1002 || opt == 1003) && v == 0)) {
                 fprintf(stderr, "sbxd: bad value '%s' (0..%lu)\n", arg, max);
                 return -EINVAL;
@@ -165,8 +172,10 @@ static int parse_count(int opt, const char *arg, struct sbxd_config *c)
                 c->max_sandboxes = (unsigned)v;
         else if (opt == 1003)
                 c->max_creates = (unsigned)v;
-        else
+        else if (opt == 1004)
                 c->persist_paused_after_s = (unsigned)v;
+        else
+                c->delete_paused_after_s = (unsigned)v;
         return 0;
 }
 
@@ -185,6 +194,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"max-creates", required_argument, NULL, 1003},
             {"persist-paused-after", required_argument, NULL, 1004},
             {"disk", required_argument, NULL, 1005},
+            {"delete-paused-after", required_argument, NULL, OPT_DELETE_PAUSED},
             {},
         };
         const char *listen = SBXD_DEFAULT_LISTEN, *state = SBXD_DEFAULT_STATE_DIR;
@@ -219,6 +229,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                 case 1002:
                 case 1003:
                 case 1004:
+                case OPT_DELETE_PAUSED:
                         if (parse_count(o, optarg, &c) < 0)
                                 return -EINVAL;
                         break;

@@ -27,6 +27,7 @@ struct sbxd_config {
         unsigned max_sandboxes;          /* running + paused; past it creates get 429 */
         unsigned max_creates;            /* cold creates in flight; past it 429 */
         unsigned persist_paused_after_s; /* 0: never persist a paused sandbox to disk */
+        unsigned delete_paused_after_s;  /* 0: a paused sandbox is kept until killed */
         bool tmpfs_disks; /* --disk tmpfs: no ext4 image disks (storage/disk-image.h) */
 };
 

@@ -104,8 +104,12 @@ static enum MHD_Result handle_refresh(struct request *req, struct sandbox *s, co
         if (v < 0 || v > 3600 || v != (double)(int64_t)v)
                 return http_reply_error(req, -EINVAL, NULL,
                                         "duration must be an integer between 0 and 3600");
-        registry_set_end_at(req->srv->registry, s, (int64_t)time(NULL) + (int64_t)v, true);
-        sandbox_save(s);
+        int r = lifecycle_set_end_at(req->srv, s, (int64_t)time(NULL) + (int64_t)v, true);
+        if (r < 0)
+                return http_reply_error(req, r, NULL,
+                                        "the refresh could not be recorded (%s); the timeout is "
+                                        "unchanged",
+                                        strerror(-r));
         return http_reply_204(req);
 }
 

@@ -86,10 +86,11 @@ static enum MHD_Result handle_timeout(struct request *req, const char *id, const
         _cleanup_sandbox_ struct sandbox *s = route_sandbox_get(req, id, &reply);
         if (!s)
                 return reply;
-        registry_set_end_at(req->srv->registry, s, (int64_t)time(NULL) + timeout, false);
-        r = sandbox_save(s);
-        if (r < 0 && r != -ESRCH)
-                log_warning_errno(r, "sandbox %s: saving record: %m", s->id);
+        r = lifecycle_set_end_at(req->srv, s, (int64_t)time(NULL) + timeout, false);
+        if (r < 0)
+                return http_reply_error(req, r, NULL,
+                                        "the timeout could not be recorded (%s); it is unchanged",
+                                        strerror(-r));
         return http_reply_204(req);
 }
 

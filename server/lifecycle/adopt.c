@@ -49,7 +49,7 @@ int adopt_parse_record(const char *text, struct sandbox **ret)
         int r = -EBADMSG;
         if (!cJSON_IsObject(j) || !sandbox_id_valid(id) || strlen(id) > 20 ||
             !template_name_valid(tpl) || !tok || strlen(tok) != 2 * TOKEN_HEX_BYTES ||
-            (persisted ? pid != 0 : pid < 2) || pid > 4194304 || slot < 0 ||
+            (!persisted && pid < 2) || pid < 0 || pid > 4194304 || slot < 0 ||
             slot >= REGISTRY_MAX_SLOTS)
                 goto out;
         struct sandbox *s = sandbox_new();
@@ -105,6 +105,8 @@ static int owns_pid(const struct sandbox *s)
         return strstr(buf, want) != NULL;
 }
 
+#define ADOPT_FREEZE_TIMEOUT_MS 2000
+
 static int load_one(struct server *srv, const char *dir, struct sandbox **ret)
 {
         char path[4096 + 512];
@@ -127,7 +129,15 @@ static int load_one(struct server *srv, const char *dir, struct sandbox **ret)
                 return -ENOMEM;
         if (s->pool)
                 return -ESTALE; /* a warm-pool member of a crashed sbxd: not a user's */
-        if (s->persisted) {     /* on disk, no processes: nothing to check */
+        if (s->persisted) {     /* on disk, no processes */
+                if (s->pid != 0) {
+                        /* sbxd stopped between recording the layer and stopping the processes:
+                         * stop what is left by its cgroup (never by a pid that may be reused) */
+                        int t = teardown_processes(s->id, 0, -EBADF, s->dir);
+                        if (t < 0)
+                                return t;
+                        s->pid = 0;
+                }
                 r = registry_slot_reserve(srv->registry, s->slot);
                 if (r >= 0)
                         *ret = TAKE_PTR(s);
@@ -140,13 +150,21 @@ static int load_one(struct server *srv, const char *dir, struct sandbox **ret)
         r = registry_slot_reserve(srv->registry, s->slot);
         if (r < 0)
                 return r;
-        /* the freezer state is the truth: a pause sbxd did not get to record still counts */
+        /* The record is the truth: it says what clients were told. A sandbox frozen by an sbxd
+         * that stopped mid-snapshot (or mid-pause, before the record said so) is thawed; one
+         * recorded paused but found running (stopped mid-resume) is frozen again. */
         char cg[96];
         snprintf(cg, sizeof(cg), "%s/%s", CGROUP_PARENT, s->id);
+        bool want = sandbox_is_paused(s);
         int frozen = cgroup_is_frozen(cg);
-        if (frozen >= 0)
-                sandbox_set_paused(s, frozen);
-        if (frozen > 0 && !s->paused_at)
+        if (frozen >= 0 && frozen != want) {
+                r = cgroup_freeze(cg, want, ADOPT_FREEZE_TIMEOUT_MS);
+                if (r < 0)
+                        return r;
+                log_info("sandbox %s: %s, as its record says", s->id,
+                         want ? "frozen again" : "thawed");
+        }
+        if (want && !s->paused_at)
                 s->paused_at = (int64_t)time(NULL);
         *ret = TAKE_PTR(s);
         return 0;

@@ -32,8 +32,17 @@ static void save(struct sandbox *s)
                 log_warning_errno(r, "sandbox %s: saving record: %m", s->id);
 }
 
-/* Under op_lock. */
-static int freeze_locked(struct sandbox *s)
+/* sandbox_save, with -ESRCH (the dir is going away) counted as saved. */
+static int save_record(struct sandbox *s)
+{
+        int r = sandbox_save(s);
+        return r == -ESRCH ? 0 : r;
+}
+
+/* Under op_lock. must_record: a pause a client asked for is undone (thawed again) when its
+ * record cannot be saved, so that nothing the client was told differs from what a restart
+ * restores; the timer's pause stays in force either way (nobody was told). */
+static int freeze_locked(struct sandbox *s, bool must_record)
 {
         char cg[96];
         cgroup_name(s, cg);
@@ -42,9 +51,19 @@ static int freeze_locked(struct sandbox *s)
                 cgroup_freeze(cg, false, FREEZE_TIMEOUT_MS);
                 return r;
         }
+        int64_t was = s->paused_at;
         s->paused_at = (int64_t)time(NULL);
         sandbox_set_paused(s, true);
-        save(s);
+        r = save_record(s);
+        if (r < 0 && must_record) {
+                log_warning_errno(r, "sandbox %s: saving record: %m; pause undone", s->id);
+                cgroup_freeze(cg, false, FREEZE_TIMEOUT_MS);
+                sandbox_set_paused(s, false);
+                s->paused_at = was;
+                return r;
+        }
+        if (r < 0)
+                log_warning_errno(r, "sandbox %s: saving record: %m", s->id);
         stats_count_pause();
         return 0;
 }
@@ -52,7 +71,7 @@ static int freeze_locked(struct sandbox *s)
 int lifecycle_pause(struct server *srv, struct sandbox *s)
 {
         pthread_mutex_lock(&s->op_lock);
-        int r = sandbox_is_paused(s) ? -EBUSY : freeze_locked(s);
+        int r = sandbox_is_paused(s) ? -EBUSY : freeze_locked(s, true);
         pthread_mutex_unlock(&s->op_lock);
         if (r >= 0)
                 log_info("sandbox %s: paused", s->id);
@@ -67,13 +86,24 @@ int lifecycle_pause_expired(struct server *srv, struct sandbox *s)
                 pthread_mutex_unlock(&s->op_lock);
                 return 0;
         }
-        int r = s->persisted ? 0 : freeze_locked(s);
+        int r = s->persisted ? 0 : freeze_locked(s, false);
         if (r < 0)
                 sandbox_set_paused(s, false);
         pthread_mutex_unlock(&s->op_lock);
         if (r >= 0)
                 log_info("sandbox %s: paused (timeout, onTimeout pause)", s->id);
         return r;
+}
+
+/* Back to "persisted": nothing of a restart may be left running. Under op_lock. */
+static void unrestart_locked(struct server *srv, struct sandbox *s)
+{
+        if (!s->persisted)
+                monitor_unwatch(srv, s);
+        teardown_processes(s->id, s->pid, s->pidfd, s->dir);
+        s->pidfd = safe_close(s->pidfd);
+        s->pid = 0;
+        s->persisted = true;
 }
 
 /* A persisted sandbox: start its processes again on its layers (the persisted upper on top),
@@ -94,10 +124,7 @@ static int restart_locked(struct server *srv, struct sandbox *s, char *errmsg, s
         int r = lifecycle_spawn(srv, s, &t, errmsg, errlen);
         template_done(&t);
         if (r < 0) {
-                /* back to "persisted": nothing may be left running */
-                teardown_processes(s->id, s->pid, s->pidfd, s->dir);
-                s->pidfd = safe_close(s->pidfd);
-                s->pid = 0;
+                unrestart_locked(srv, s);
                 return r;
         }
         s->persisted = false;
@@ -114,22 +141,41 @@ int lifecycle_resume(struct server *srv, struct sandbox *s, int64_t timeout_s, b
         int r = 0;
         layer_store_read_lock(); /* a persisted sandbox's layers must not be collected */
         pthread_mutex_lock(&s->op_lock);
-        bool paused = sandbox_is_paused(s);
-        if (paused && s->persisted) {
+        bool paused = sandbox_is_paused(s), restarted = paused && s->persisted;
+        char cg[96];
+        cgroup_name(s, cg);
+        if (restarted) {
                 r = restart_locked(srv, s, errmsg, errlen);
         } else if (paused) {
-                char cg[96];
-                cgroup_name(s, cg);
                 r = cgroup_freeze(cg, false, FREEZE_TIMEOUT_MS);
                 if (r < 0)
                         snprintf(errmsg, errlen, "thawing the sandbox failed: %s", strerror(-r));
         }
         if (r >= 0) {
                 /* resumed: the timeout starts again; running: connect only extends it */
+                pthread_mutex_lock(&s->end_lock);
+                int64_t old_end = sandbox_get_end_at(s);
                 registry_set_end_at(srv->registry, s, end, !paused);
                 sandbox_set_paused(s, false);
+                r = save_record(s);
+                if (r < 0) {
+                        /* undo: what a restart would restore is what the client was told */
+                        log_warning_errno(r, "sandbox %s: saving record: %m; %s", s->id,
+                                          paused ? "resume undone" : "endAt left as it was");
+                        registry_set_end_at(srv->registry, s, old_end, false);
+                        sandbox_set_paused(s, paused);
+                        if (restarted)
+                                unrestart_locked(srv, s);
+                        else if (paused)
+                                cgroup_freeze(cg, true, FREEZE_TIMEOUT_MS);
+                        snprintf(errmsg, errlen,
+                                 "the sandbox's record could not be saved (%s); it is %s",
+                                 strerror(-r), paused ? "still paused" : "unchanged");
+                }
+                pthread_mutex_unlock(&s->end_lock);
+        }
+        if (r >= 0) {
                 registry_wake(srv->registry);
-                save(s);
                 if (paused)
                         stats_count_resume();
         }
@@ -169,26 +215,34 @@ int lifecycle_persist(struct server *srv, struct sandbox *s)
         r = layer_store_ingest_upper(srv->config->state_dir, s->dir, registry_uid_base(s->slot),
                                      UID_SLOT_SIZE, hex);
         cJSON *layers = r >= 0 ? cJSON_Duplicate(s->layers, 1) : NULL;
-        if (r >= 0 && layers) {
-                char path[4096];
-                layer_store_path(srv->config->state_dir, hex, path, sizeof(path));
-                cJSON_AddItemToArray(layers, cJSON_CreateString(path));
-                cJSON_Delete(s->layers);
-                s->layers = layers;
-                s->persisted = true;
-                save(s); /* the layer is referenced before the processes go */
-        } else if (r >= 0) {
+        if (r >= 0 && !layers)
                 r = -ENOMEM;
-        }
         if (r < 0)
                 goto out;
+        char path[4096];
+        layer_store_path(srv->config->state_dir, hex, path, sizeof(path));
+        cJSON_AddItemToArray(layers, cJSON_CreateString(path));
+        cJSON *was = s->layers;
+        s->layers = layers;
+        s->persisted = true;
+        /* the layer is referenced by the record before the processes go; a record that cannot
+         * say so keeps the sandbox frozen in memory (the sampler tries again later) */
+        r = save_record(s);
+        if (r < 0) {
+                log_warning_errno(r, "sandbox %s: saving record: %m; not persisted", s->id);
+                s->layers = was;
+                s->persisted = false;
+                cJSON_Delete(layers);
+                goto out;
+        }
+        cJSON_Delete(was);
         monitor_unwatch(srv, s);
         int t = teardown_processes(s->id, s->pid, s->pidfd, s->dir);
         if (t < 0)
                 log_warning_errno(t, "sandbox %s: stopping its processes: %m", s->id);
         s->pidfd = safe_close(s->pidfd);
         s->pid = 0;
-        save(s);
+        save(s); /* a record still naming the pid is fine: adoption stops what is left */
         log_info("sandbox %s: persisted to disk (layer %.12s)", s->id, hex);
 out:
         pthread_mutex_unlock(&s->op_lock);

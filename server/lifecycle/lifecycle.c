@@ -394,3 +394,21 @@ void lifecycle_timer_stop(struct server *srv)
                 pthread_join(srv->timer, NULL);
         srv->timer_started = false;
 }
+
+int lifecycle_set_end_at(struct server *srv, struct sandbox *s, int64_t end_at, bool extend_only)
+{
+        /* one change of endAt + record at a time, so that a rollback restores the value this
+         * call replaced and not another call's (not op_lock: a snapshot holds that for long) */
+        pthread_mutex_lock(&s->end_lock);
+        int64_t old = sandbox_get_end_at(s);
+        registry_set_end_at(srv->registry, s, end_at, extend_only);
+        int r = sandbox_save(s);
+        if (r == -ESRCH)
+                r = 0;
+        if (r < 0) {
+                registry_set_end_at(srv->registry, s, old, false);
+                log_warning_errno(r, "sandbox %s: saving record: %m; endAt left as it was", s->id);
+        }
+        pthread_mutex_unlock(&s->end_lock);
+        return r;
+}

@@ -47,6 +47,12 @@ int lifecycle_kill(struct server *srv, const char *id);
 /* Tear down a sandbox already removed from the registry; drops the reference. */
 void lifecycle_destroy(struct server *srv, struct sandbox *s, const char *why);
 
+/* Move s's endAt to end_at (only later, with extend_only) and save its record. A record that
+ * cannot be saved (-ENOSPC on a full state disk, ...) puts the old endAt back and returns the
+ * error: an acknowledged change is never lost at the next restart. -ESRCH (the sandbox is
+ * being removed) counts as saved. */
+int lifecycle_set_end_at(struct server *srv, struct sandbox *s, int64_t end_at, bool extend_only);
+
 /* Build the jail spec for s (pure apart from allocation; used by tests). */
 cJSON *lifecycle_jail_spec(const struct server *srv, const struct sandbox *s,
                            const struct template_info *t);

@@ -203,6 +203,34 @@ void sampler_persist_paused(struct server *srv, bool all)
         free(v);
 }
 
+/* --delete-paused-after: a sandbox paused that long goes, as if killed (its tombstone says
+ * why). serial: the one paused then, not a new sandbox that took the id. */
+static void delete_expired_paused(struct server *srv)
+{
+        unsigned after = srv->config->delete_paused_after_s;
+        struct sandbox **v = NULL;
+        size_t n = 0;
+        if (!after || registry_list(srv->registry, &v, &n) < 0)
+                return;
+        int64_t now = (int64_t)time(NULL);
+        for (size_t i = 0; i < n; i++) {
+                struct sandbox *s = v[i];
+                if (sandbox_is_paused(s) && s->paused_at && now - s->paused_at >= (int64_t)after) {
+                        struct sandbox *gone = registry_take_serial(srv->registry, s->serial);
+                        if (gone) {
+                                log_info("sandbox %s: paused for %llds (--delete-paused-after "
+                                         "%u): removing it",
+                                         gone->id, (long long)(now - gone->paused_at), after);
+                                tombstone_add(gone->id, "was paused for longer than the server "
+                                                        "keeps paused sandboxes");
+                                lifecycle_destroy(srv, gone, "paused retention");
+                        }
+                }
+                sandbox_unref(s);
+        }
+        free(v);
+}
+
 static void tick(struct server *srv)
 {
         struct sandbox **all = NULL;
@@ -215,6 +243,7 @@ static void tick(struct server *srv)
         }
         free(all);
         sampler_persist_paused(srv, false);
+        delete_expired_paused(srv);
 }
 
 #define GC_EVERY_TICKS 12 /* a minute: layers freed by killed sandboxes go */

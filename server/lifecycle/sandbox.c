@@ -22,6 +22,7 @@ struct sandbox *sandbox_new(void)
         s->refs = 1;
         pthread_mutex_init(&s->record_lock, NULL);
         pthread_mutex_init(&s->op_lock, NULL);
+        pthread_mutex_init(&s->end_lock, NULL);
         return s;
 }
 
@@ -39,6 +40,7 @@ void sandbox_unref(struct sandbox *s)
         safe_close(s->pidfd);
         pthread_mutex_destroy(&s->record_lock);
         pthread_mutex_destroy(&s->op_lock);
+        pthread_mutex_destroy(&s->end_lock);
         cJSON_Delete(s->layers);
         cJSON_Delete(s->binds);
         free(s->metrics);
@@ -197,29 +199,21 @@ void sandbox_mark_gone(struct sandbox *s)
 
 static int save_locked(const struct sandbox *s)
 {
-        char tmp[4096], path[4096];
-        if ((size_t)snprintf(path, sizeof(path), "%s/sandbox.json", s->dir) >= sizeof(path) ||
-            /* per-thread temp name: concurrent timeout/connect calls may save at once */
-            (size_t)snprintf(tmp, sizeof(tmp), "%s/.sandbox.json.%d.tmp", s->dir, (int)gettid()) >=
-                sizeof(tmp))
+        char path[4096];
+        if ((size_t)snprintf(path, sizeof(path), "%s/sandbox.json", s->dir) >= sizeof(path))
                 return -ENAMETOOLONG;
         cJSON *j = sandbox_to_json(s, SHAPE_RECORD);
         _cleanup_free_ char *text = j ? cJSON_Print(j) : NULL;
         cJSON_Delete(j);
         if (!text)
                 return -ENOMEM;
-        _cleanup_close_ int fd =
-            open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd < 0)
-                return -errno;
-        int r = write_full(fd, text, strlen(text));
-        if (r >= 0)
-                r = write_full(fd, "\n", 1);
-        if (r >= 0 && rename(tmp, path) < 0)
-                r = -errno;
-        if (r < 0)
-                unlink(tmp);
-        return r;
+        size_t len = strlen(text);
+        char *line = realloc(text, len + 2); /* a line: ends with '\n' */
+        if (!line)
+                return -ENOMEM;
+        text = line;
+        text[len] = '\n';
+        return write_file_atomic(path, text, len + 1, 0600);
 }
 
 int sandbox_save(struct sandbox *s)

@@ -42,6 +42,7 @@ struct sandbox {
         cJSON *binds;      /* owned array of {source,target,readonly} (from the template) */
         struct sandbox_metrics *metrics; /* owned sample ring, may be NULL */
         pthread_mutex_t op_lock;         /* serializes pause/resume/snapshot/persist */
+        pthread_mutex_t end_lock;        /* an endAt change and its record write, together */
         unsigned refs;                   /* __atomic */
         pthread_mutex_t record_lock;     /* sandbox.json writes vs. teardown of the dir */
         bool gone;                       /* under record_lock: the dir is being removed */

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* write_file_atomic: replaces a file whole, leaves no temporary file behind, and on failure
+ * leaves the old contents in place; rm_rf removes a tree without following symlinks. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "macros.h"
+#include "unit.h"
+
+static char tmp[] = "/tmp/sbx-test-fd-util.XXXXXX";
+
+static int count_entries(const char *dir)
+{
+        DIR *d = opendir(dir);
+        int n = 0;
+        struct dirent *de;
+        while (d && (de = readdir(d)))
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                        n++;
+        if (d)
+                closedir(d);
+        return n;
+}
+
+static void test_atomic(void)
+{
+        char path[256], sub[256];
+        snprintf(path, sizeof(path), "%s/record.json", tmp);
+        CHECK_EQ_INT(write_file_atomic(path, "first\n", 6, 0600), 0);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        CHECK(fd >= 0 && read_all(fd, 1024, &text, &len) >= 0);
+        CHECK_STREQ(text, "first\n");
+        struct stat st;
+        CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+
+        CHECK_EQ_INT(write_file_atomic(path, "second", 6, 0600), 0);
+        _cleanup_close_ int fd2 = open(path, O_RDONLY | O_CLOEXEC);
+        _cleanup_free_ char *text2 = NULL;
+        CHECK(fd2 >= 0 && read_all(fd2, 1024, &text2, &len) >= 0);
+        CHECK_STREQ(text2, "second");
+        CHECK_EQ_INT(count_entries(tmp), 1); /* no temporary file left */
+
+        /* A directory in the way of the rename: the old file stays, nothing is left behind. */
+        snprintf(sub, sizeof(sub), "%s/dir", tmp);
+        CHECK(mkdir(sub, 0700) == 0);
+        snprintf(path, sizeof(path), "%s/dir/x", tmp);
+        CHECK(mkdir(path, 0700) == 0);
+        CHECK(write_file_atomic(path, "x", 1, 0600) < 0);
+        CHECK_EQ_INT(count_entries(sub), 1);
+        /* A missing directory. */
+        snprintf(path, sizeof(path), "%s/missing/x", tmp);
+        CHECK_EQ_INT(write_file_atomic(path, "x", 1, 0600), -ENOENT);
+}
+
+static void test_rm_rf(void)
+{
+        char p[256], outside[256];
+        snprintf(outside, sizeof(outside), "%s/outside", tmp);
+        CHECK(mkdir(outside, 0700) == 0);
+        snprintf(p, sizeof(p), "%s/outside/keep", tmp);
+        CHECK(write_file_atomic(p, "k", 1, 0600) == 0);
+        snprintf(p, sizeof(p), "%s/tree", tmp);
+        CHECK(mkdir(p, 0700) == 0);
+        snprintf(p, sizeof(p), "%s/tree/a", tmp);
+        CHECK(mkdir(p, 0700) == 0);
+        snprintf(p, sizeof(p), "%s/tree/a/link", tmp);
+        CHECK(symlink(outside, p) == 0);
+        snprintf(p, sizeof(p), "%s/tree", tmp);
+        CHECK_EQ_INT(rm_rf(p), 0);
+        CHECK(access(p, F_OK) < 0);
+        snprintf(p, sizeof(p), "%s/outside/keep", tmp);
+        CHECK(access(p, F_OK) == 0); /* the symlink's target was not followed */
+        CHECK_EQ_INT(rm_rf("/nonexistent/sbx-test"), 0);
+}
+
+int main(void)
+{
+        if (!mkdtemp(tmp))
+                return 1;
+        test_atomic();
+        test_rm_rf();
+        rm_rf(tmp);
+        return unit_finish("test-fd-util");
+}
