@@ -24,6 +24,8 @@
 
 #define WALK_MAX_DEPTH 256
 #define OPAQUE_XATTR   "trusted.overlay.opaque"
+/* Content is hashed and copied in pieces of this size (copy_content). */
+#define CONTENT_CHUNK (64 * 1024)
 
 static pthread_rwlock_t store_lock = PTHREAD_RWLOCK_INITIALIZER;
 
@@ -222,6 +224,78 @@ static int copy_user_xattrs(struct walk *w, int in, int out)
         return 0;
 }
 
+/* Whether len bytes at p are all zero. */
+static bool all_zero(const char *p, size_t len)
+{
+        return len == 0 || (p[0] == 0 && memcmp(p, p + 1, len - 1) == 0);
+}
+
+static void hash_zero_run(struct walk *w, uint64_t *chunks)
+{
+        if (*chunks == 0)
+                return;
+        char mark[1 + sizeof(uint64_t)] = {'Z'};
+        memcpy(mark + 1, chunks, sizeof(*chunks));
+        sha256_update(&w->h, mark, sizeof(mark));
+        *chunks = 0;
+}
+
+/*
+ * A regular file's bytes, in CONTENT_CHUNK pieces on a fixed grid: a piece of zeros (a hole,
+ * or zeros written out) joins a run hashed as 'Z' + the run's length in pieces, any other piece
+ * is hashed as 'D' + its bytes and written to out (when out >= 0). So holes are never read
+ * (SEEK_DATA skips them), the copy keeps them as holes, the time and space a copy takes are
+ * bounded by the data the file really holds (a `truncate -s 5G` costs nothing), and the hash
+ * depends on the bytes alone, not on where the source had its holes.
+ */
+static int copy_content(struct walk *w, int in, int out, off_t size)
+{
+        static __thread char buf[CONTENT_CHUNK];
+        uint64_t zeros = 0;
+        for (off_t pos = 0; pos < size;) {
+                off_t data = lseek(in, pos, SEEK_DATA);
+                if (data < 0 && errno == ENXIO)
+                        data = size; /* only a hole is left */
+                else if (data < 0)
+                        data = pos; /* no SEEK_DATA here: read everything */
+                off_t skip = MIN(data, size) / CONTENT_CHUNK * CONTENT_CHUNK;
+                if (skip > pos) {
+                        zeros += (uint64_t)(skip - pos) / CONTENT_CHUNK;
+                        pos = skip;
+                        if (pos >= size)
+                                break;
+                }
+                size_t len = (size_t)MIN((off_t)CONTENT_CHUNK, size - pos);
+                for (size_t got = 0; got < len;) {
+                        ssize_t k = pread(in, buf + got, len - got, pos + (off_t)got);
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        if (k <= 0)
+                                return k < 0 ? -errno : -ESTALE; /* shrunk: never, frozen */
+                        got += (size_t)k;
+                }
+                if (all_zero(buf, len)) {
+                        zeros++;
+                } else {
+                        hash_zero_run(w, &zeros);
+                        sha256_update(&w->h, "D", 1);
+                        sha256_update(&w->h, buf, len);
+                        for (size_t put = 0; out >= 0 && put < len;) {
+                                ssize_t k = pwrite(out, buf + put, len - put, pos + (off_t)put);
+                                if (k < 0 && errno == EINTR)
+                                        continue;
+                                if (k < 0)
+                                        return -errno;
+                                put += (size_t)k;
+                        }
+                }
+                pos += (off_t)len;
+        }
+        hash_zero_run(w, &zeros);
+        /* the size is in the entry's hash already; the tail may be a hole */
+        return out >= 0 && ftruncate(out, size) < 0 ? -errno : 0;
+}
+
 /* A regular file: its bytes, owner, mode, times and user xattrs; a further name of a
  * multiply-linked file already copied is linked to that copy (hashed as such). path: the
  * entry's path from the layer's root, "/a/b". */
@@ -252,24 +326,10 @@ static int copy_file(struct walk *w, int sdfd, int ddfd, const char *name, const
                 if (out < 0)
                         return -errno;
         }
-        static __thread char buf[64 * 1024];
-        for (;;) {
-                ssize_t k = read(in, buf, sizeof(buf));
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
-                sha256_update(&w->h, buf, (size_t)k);
-                if (out >= 0) {
-                        int r = write_full(out, buf, (size_t)k);
-                        if (r < 0)
-                                return r;
-                }
-        }
-        int r = copy_user_xattrs(w, in, out);
+        int r = copy_content(w, in, out, st2.st_size);
+        if (r < 0)
+                return r;
+        r = copy_user_xattrs(w, in, out);
         if (r < 0)
                 return r;
         if (w->link)

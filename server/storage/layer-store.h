@@ -3,7 +3,11 @@
  * The layer store: <state>/layers/<sha256>/, immutable directory trees used as read-only
  * overlay lower layers. A layer's name is the SHA-256 of a canonical walk of its tree (names
  * in byte order; type, mode, owner, size, content, link target, device whiteouts, opaque
- * dirs), so the same files give the same layer and a layer is stored once.
+ * dirs), so the same files give the same layer and a layer is stored once. File content is
+ * read, hashed and copied in 64 KiB pieces, runs of zero pieces as one mark: holes are never
+ * read and stay holes in the copy, so a copy costs what the file really holds (a sandbox's
+ * `truncate -s 5G` on a 1 GiB disk is a few KiB and milliseconds, not 5 GiB), and the hash
+ * does not depend on where the source had its holes.
  *
  * - ingest_upper: a sandbox's writable upper (the host-visible tmpfs at <dir>/rootfs/upper,
  *   read with openat(O_NOFOLLOW) from a dirfd: never following a sandbox-made symlink, never

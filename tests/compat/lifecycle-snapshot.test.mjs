@@ -3,7 +3,7 @@
 // randomness in every clone.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, readdirSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { Sandbox, NotFoundError } from 'e2b'
 import { api, STATE, waitFor, sleep } from '../lib/env.mjs'
 
@@ -196,6 +196,33 @@ test('layers are content-addressed: two identical snapshots share one layer; gc 
   const x = await c.createSnapshot()
   await Sandbox.deleteSnapshot(x.snapshotId)
   for (const l of after) assert.ok(!existsSync(`${STATE}/layers/${l}`), `layer ${l} collected`)
+})
+
+test('a sparse file is snapshotted by its data: holes stay holes, the bytes round-trip', async (t) => {
+  const src = await create() // a 1 GiB disk: the 5 GiB file is almost all hole
+  const G5 = 5 * 1024 * 1024 * 1024
+  await src.commands.run([
+    'truncate -s 5G /home/user/sparse',
+    'printf head | dd of=/home/user/sparse conv=notrunc 2>/dev/null',
+    `printf tail | dd of=/home/user/sparse bs=1 seek=${G5 - 4} conv=notrunc 2>/dev/null`,
+    'dd if=/dev/zero of=/home/user/zeros bs=1M count=2 2>/dev/null', // written zeros: data, no holes
+  ].join(' && '))
+  const t0 = Date.now()
+  const snap = await src.createSnapshot()
+  const ms = Date.now() - t0
+  snaps.push(snap.snapshotId)
+  const tpl = JSON.parse(readFileSync(`${STATE}/templates/${snap.snapshotId}/template.json`, 'utf8'))
+  const upper = `${STATE}/layers/${tpl.layers.at(-1).replace('sha256:', '')}`
+  const st = statSync(`${upper}/home/user/sparse`)
+  const z = statSync(`${upper}/home/user/zeros`)
+  t.diagnostic(`5 GiB sparse file: snapshot in ${ms} ms, ${st.blocks * 512} bytes on the host`)
+  assert.equal(st.size, G5)
+  assert.ok(st.blocks * 512 <= 1024 * 1024, `stored sparse: ${st.blocks * 512} bytes allocated`)
+  assert.equal(z.size, 2 * 1024 * 1024)
+  assert.ok(z.blocks * 512 <= 64 * 1024, `zeros written out are stored as a hole: ${z.blocks * 512} bytes`)
+  const c = await create(snap.snapshotId)
+  const r = await c.commands.run(`stat -c %s /home/user/sparse; head -c 4 /home/user/sparse; echo; tail -c 4 /home/user/sparse; echo; cmp -n ${64 * 1024} /home/user/sparse /dev/zero -i 4:0 && echo zeros-between`)
+  assert.equal(r.stdout, `${G5}\nhead\ntail\nzeros-between\n`)
 })
 
 test('snapshot of an unknown sandbox: 404', async () => {

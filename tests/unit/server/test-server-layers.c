@@ -98,6 +98,41 @@ static int fake_upper(const char *dir, unsigned base)
         return 0;
 }
 
+/* Zeros written out and a hole of the same length are the same bytes: the same layer, stored
+ * as a hole either way; a byte of data among them is kept where it was. */
+static void test_sparse(const char *state, const char *dir, unsigned base)
+{
+        char p[512], stored[700], hz[LAYER_ID_MAX], hh[LAYER_ID_MAX], hd[LAYER_ID_MAX];
+        static char zeros[300 * 1024];
+        struct stat st;
+        snprintf(p, sizeof(p), "%s/rootfs/upper/z", dir);
+        int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        CHECK(fd >= 0 && write(fd, zeros, sizeof(zeros)) == (ssize_t)sizeof(zeros));
+        CHECK(fchown(fd, base, base) == 0);
+        close(fd);
+        CHECK_EQ_INT(layer_store_ingest_upper(state, dir, base, UID_SLOT_SIZE, hz), 0);
+        snprintf(stored, sizeof(stored), "%s/layers/%s/z", state, hz);
+        CHECK(stat(stored, &st) == 0 && st.st_size == (off_t)sizeof(zeros) && st.st_blocks == 0);
+        unlink(p);
+        fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        CHECK(fd >= 0 && ftruncate(fd, sizeof(zeros)) == 0 && fchown(fd, base, base) == 0);
+        close(fd);
+        CHECK_EQ_INT(layer_store_ingest_upper(state, dir, base, UID_SLOT_SIZE, hh), 0);
+        CHECK_STREQ(hh, hz);
+        fd = open(p, O_WRONLY);
+        CHECK(fd >= 0 && pwrite(fd, "x", 1, 200 * 1024) == 1);
+        close(fd);
+        CHECK_EQ_INT(layer_store_ingest_upper(state, dir, base, UID_SLOT_SIZE, hd), 0);
+        CHECK(strcmp(hd, hz) != 0);
+        snprintf(stored, sizeof(stored), "%s/layers/%s/z", state, hd);
+        char c = 0;
+        fd = open(stored, O_RDONLY);
+        CHECK(fd >= 0 && pread(fd, &c, 1, 200 * 1024) == 1 && c == 'x');
+        CHECK(fstat(fd, &st) == 0 && st.st_blocks * 512 <= 64 * 1024);
+        close(fd);
+        unlink(p);
+}
+
 static void test_ingest(void)
 {
         char state[256], dir[256], layer[512], p[600];
@@ -172,6 +207,7 @@ static void test_ingest(void)
         unlink(tj);
         CHECK_EQ_INT(layer_store_gc(state, 1), 1);
         CHECK(access(layer, F_OK) < 0);
+        test_sparse(state, dir, base);
         snprintf(p, sizeof(p), "%s/rootfs", dir);
         umount2(p, MNT_DETACH);
         sandbox_unref(s);
