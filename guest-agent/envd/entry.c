@@ -2,6 +2,7 @@
 #include "envd/entry.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -180,48 +181,48 @@ int agent_entry_metadata(const char *path, cJSON **ret)
         return 0;
 }
 
+/* Regular files and directories; every other type leaves it unset (FILE_TYPE_UNSPECIFIED, the
+ * default value, is omitted). envd 0.6.13 never reports FILE_TYPE_SYMLINK: a symlink gets the
+ * type of what it points to. */
 static const char *file_type(mode_t m)
 {
         if (S_ISREG(m))
                 return "FILE_TYPE_FILE";
         if (S_ISDIR(m))
                 return "FILE_TYPE_DIRECTORY";
-        if (S_ISLNK(m))
-                return "FILE_TYPE_SYMLINK";
-        return NULL; /* FILE_TYPE_UNSPECIFIED: the default value is omitted */
+        return NULL;
 }
 
-static int add_symlink_target(cJSON *o, const char *path)
+/*
+ * A symlink as envd 0.6.13 reports it (shared/pkg/filesystem GetEntryInfo): symlinkTarget is the
+ * fully resolved path (EvalSymlinks), or the link's own path when that fails (dangling, loop);
+ * type and mode are those of the target (stat), nothing when it cannot be stat-ed; name, size,
+ * permissions ("Lrwxrwxrwx"), owner, group and time are the link's own (lstat); metadata is the
+ * target's (xattrs are read through the link).
+ */
+static int symlink_target(const char *path, struct stat *ret_target, bool *ret_ok,
+                          char **ret_resolved)
 {
-        _cleanup_free_ char *target = realpath(path, NULL);
-        char buf[PATH_MAX];
+        char *t = realpath(path, NULL);
 
-        if (!target) {
-                /* Dangling or looping: report the link text, made absolute. */
-                ssize_t n = readlink(path, buf, sizeof(buf) - 1);
-                if (n < 0)
-                        return 0;
-                buf[n] = 0;
-                if (buf[0] != '/') {
-                        _cleanup_free_ char *dir = strdup(path);
-                        if (!dir)
-                                return -ENOMEM;
-                        *strrchr(dir, '/') = 0;
-                        if (asprintf(&target, "%s/%s", dir, buf) < 0)
-                                return -ENOMEM;
-                        agent_path_clean(target);
-                } else if (!(target = strdup(buf)))
-                        return -ENOMEM;
-        }
-        return cJSON_AddStringToObject(o, "symlinkTarget", target) ? 0 : -ENOMEM;
+        if (!t && errno == ENOMEM)
+                return -ENOMEM;
+        if (!t && !(t = strdup(path)))
+                return -ENOMEM;
+        *ret_ok = stat(path, ret_target) == 0;
+        *ret_resolved = t;
+        return 0;
 }
 
 int agent_entry_info(const char *path, const struct stat *st, const struct agent_idmap *ids,
                      cJSON **ret)
 {
         char modebuf[16], tsbuf[40], sizebuf[32], ubuf[16], gbuf[16];
+        _cleanup_free_ char *target = NULL;
         const char *type;
-        struct stat sb;
+        struct stat sb, tst;
+        bool link = false, target_ok = false;
+        mode_t perm;
         cJSON *o, *meta = NULL;
 
         if (!st) {
@@ -229,15 +230,21 @@ int agent_entry_info(const char *path, const struct stat *st, const struct agent
                         return negative_errno();
                 st = &sb;
         }
+        if (S_ISLNK(st->st_mode)) {
+                link = true;
+                if (symlink_target(path, &tst, &target_ok, &target) < 0)
+                        return -ENOMEM;
+        }
+        type = !link ? file_type(st->st_mode) : target_ok ? file_type(tst.st_mode) : NULL;
+        perm = !link ? st->st_mode & 0777 : target_ok ? tst.st_mode & 0777 : 0;
         if (!(o = cJSON_CreateObject()))
                 return -ENOMEM;
-        type = file_type(st->st_mode);
         snprintf(sizebuf, sizeof(sizebuf), "%lld", (long long)st->st_size);
         if (!cJSON_AddStringToObject(o, "name", agent_path_basename(path)) ||
             (type && !cJSON_AddStringToObject(o, "type", type)) ||
             !cJSON_AddStringToObject(o, "path", path) ||
             (st->st_size && !cJSON_AddStringToObject(o, "size", sizebuf)) ||
-            ((st->st_mode & 0777) && !cJSON_AddNumberToObject(o, "mode", st->st_mode & 0777)) ||
+            (perm && !cJSON_AddNumberToObject(o, "mode", perm)) ||
             !cJSON_AddStringToObject(o, "permissions", agent_mode_string(st->st_mode, modebuf)) ||
             !cJSON_AddStringToObject(o, "owner",
                                      ids ? idmap_name(ids->users, ids->n_users, st->st_uid, ubuf)
@@ -245,11 +252,10 @@ int agent_entry_info(const char *path, const struct stat *st, const struct agent
             !cJSON_AddStringToObject(o, "group",
                                      ids ? idmap_name(ids->groups, ids->n_groups, st->st_gid, gbuf)
                                          : (snprintf(gbuf, 16, "%u", st->st_gid), gbuf)) ||
-            !cJSON_AddStringToObject(o, "modifiedTime", agent_timestamp(&st->st_mtim, tsbuf)))
+            !cJSON_AddStringToObject(o, "modifiedTime", agent_timestamp(&st->st_mtim, tsbuf)) ||
+            (link && !cJSON_AddStringToObject(o, "symlinkTarget", target)))
                 goto oom;
-        if (S_ISLNK(st->st_mode) && add_symlink_target(o, path) < 0)
-                goto oom;
-        if (agent_entry_metadata(path, &meta) < 0)
+        if (agent_entry_metadata(link && target_ok ? target : path, &meta) < 0)
                 goto oom;
         if (meta && !cJSON_AddItemToObject(o, "metadata", meta)) {
                 cJSON_Delete(meta);

@@ -34,9 +34,11 @@ const char *agent_mode_string(mode_t mode, char buf[static 16]);
 const char *agent_timestamp(const struct timespec *ts, char buf[static 40]);
 
 /*
- * EntryInfo of path (lstat: a symlink is reported as a symlink with its resolved target) as a
- * new cJSON object (caller owns). st may be NULL (then lstat is called). -errno from lstat,
- * -ENOMEM.
+ * EntryInfo of path as a new cJSON object (caller owns). st is path's lstat (NULL: lstat is
+ * called). A symlink is reported as envd 0.6.13 does: the target's type and mode (none when it
+ * cannot be stat-ed), never FILE_TYPE_SYMLINK, its own name, size, permissions, owner and time,
+ * and symlinkTarget, the resolved path (the link's own path when unresolvable). -errno from
+ * lstat, -ENOMEM.
  */
 int agent_entry_info(const char *path, const struct stat *st, const struct agent_idmap *ids,
                      cJSON **ret);

@@ -78,8 +78,27 @@ void agent_metadata_done(struct agent_metadata *m)
         m->n = 0;
 }
 
-int agent_metadata_apply(const struct agent_metadata *m, int fd)
+int agent_metadata_replace(const struct agent_metadata *m, int fd)
 {
+        _cleanup_free_ char *names = malloc(64 * 1024);
+        size_t plen = strlen(AGENT_XATTR_PREFIX);
+        ssize_t n;
+
+        if (!names)
+                return -ENOMEM;
+        n = flistxattr(fd, names, 64 * 1024);
+        if (n < 0 && errno != ENOTSUP && errno != ERANGE)
+                return negative_errno();
+        for (char *p = names; n > 0 && p < names + n; p += strlen(p) + 1) {
+                bool keep = false;
+
+                if (strncmp(p, AGENT_XATTR_PREFIX, plen) != 0)
+                        continue;
+                for (size_t i = 0; i < m->n && !keep; i++)
+                        keep = strcmp(p + plen, m->keys[i]) == 0;
+                if (!keep && fremovexattr(fd, p) < 0 && errno != ENODATA)
+                        return negative_errno();
+        }
         for (size_t i = 0; i < m->n; i++) {
                 char name[sizeof(AGENT_XATTR_PREFIX) + AGENT_METADATA_KEY_MAX];
                 snprintf(name, sizeof(name), "%s%s", AGENT_XATTR_PREFIX, m->keys[i]);

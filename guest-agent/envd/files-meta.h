@@ -23,8 +23,10 @@ int agent_metadata_parse(const struct agent_request *r, struct agent_metadata *r
                          const char **ret_msg);
 void agent_metadata_done(struct agent_metadata *m);
 
-/* Set every key on fd as a user.e2b.<key> xattr. -errno. */
-int agent_metadata_apply(const struct agent_metadata *m, int fd);
+/* Make m the file's whole metadata, as envd's WriteMetadata: every user.e2b.* xattr of fd that
+ * m lacks is removed (an overwritten file keeps its xattrs), then every key of m is set as a
+ * user.e2b.<key> xattr. -errno. */
+int agent_metadata_replace(const struct agent_metadata *m, int fd);
 
 /* Add the metadata as a "metadata" object to o (nothing when empty). -ENOMEM. */
 int agent_metadata_to_json(const struct agent_metadata *m, void *cjson_object);

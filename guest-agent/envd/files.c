@@ -15,6 +15,7 @@
 
 #include "core/config.h"
 #include "envd/files-meta.h"
+#include "envd/dirs.h"
 #include "envd/gunzip.h"
 #include "core/http.h"
 #include "envd/multipart.h"
@@ -22,7 +23,6 @@
 #include "fd-util.h"
 #include "macros.h"
 #include "missing-syscalls.h"
-#include "random-util.h"
 
 #define MAX_UPLOAD_FILES 1024u
 #define SNIFF_LEN        512u
@@ -312,7 +312,7 @@ struct upload {
         char *path;
         int dirfd;
         int fd;
-        char tmp[64];
+        bool created;  /* the upload created the file (else it truncated an existing one) */
         uint8_t *wbuf; /* UPLOAD_WBUF bytes */
         size_t wlen;
         /* done */
@@ -338,13 +338,25 @@ static int upload_fail(struct upload *up, int status, const char *fmt, ...)
         return -ECANCELED;
 }
 
+/* A failed upload leaves no half-written file behind: a file it created is removed (if the
+ * name still refers to it), a file it was overwriting is truncated to empty (its old content is
+ * gone already, and an empty file is plainly incomplete; the space is given back). */
 static void upload_abort_file(struct upload *up)
 {
+        struct stat a, b;
+
         if (!up->active)
                 return;
-        up->fd = safe_close(up->fd);
         up->wlen = 0;
-        (void)unlinkat(up->dirfd, up->tmp, 0);
+        if (up->created) {
+                if (fstat(up->fd, &a) == 0 &&
+                    fstatat(up->dirfd, agent_path_basename(up->path), &b, AT_SYMLINK_NOFOLLOW) ==
+                        0 &&
+                    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+                        (void)unlinkat(up->dirfd, agent_path_basename(up->path), 0);
+        } else
+                (void)!ftruncate(up->fd, 0);
+        up->fd = safe_close(up->fd);
         up->dirfd = safe_close(up->dirfd);
         free(up->path);
         up->path = NULL;
@@ -362,45 +374,56 @@ static void upload_done(struct upload *up)
         free(up->workdir);
 }
 
-/* mkdir -p of the parent of path, as the current fs user, returning an O_PATH fd of it.
- * Symlinks along the way are followed (as envd's os.Stat/Mkdir do), magic links are not. */
-static int open_parent(const char *path, int *ret_dirfd)
+/* Open the target for writing in place, as envd does (O_CREAT|O_TRUNC): a watcher of the
+ * directory sees the file itself created and written, a symlink is written through (magic
+ * links are refused), hard links and the inode are kept. Only regular files are written. */
+static int open_target(struct upload *up, const char *base)
 {
-        _cleanup_free_ char *dir = strdup(path);
-        _cleanup_close_ int dfd = -EBADF;
-        char *slash, *p, *save = NULL;
+        struct open_how how = {.resolve = RESOLVE_NO_MAGICLINKS};
+        const uint64_t flags = O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+        struct stat st;
 
-        if (!dir)
-                return -ENOMEM;
-        slash = strrchr(dir, '/');
-        *slash = '\0';
-        dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0)
-                return negative_errno();
-        for (p = strtok_r(dir, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
-                struct open_how how = {
-                    .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-                    .resolve = RESOLVE_NO_MAGICLINKS,
-                };
-                int nfd;
-
-                if (mkdirat(dfd, p, 0755) < 0 && errno != EEXIST)
+        up->fd = -EBADF;
+        for (unsigned tries = 0; tries < 8 && up->fd < 0; tries++) {
+                how.flags = flags | O_CREAT | O_EXCL, how.mode = 0644;
+                up->fd = openat2(up->dirfd, base, &how, sizeof(how));
+                if (up->fd >= 0) {
+                        up->created = true;
+                        break;
+                }
+                if (errno != EEXIST)
                         return negative_errno();
-                nfd = openat2(dfd, p, &how, sizeof(how));
-                if (nfd < 0)
+                /* It exists, or is a symlink: look at what it is before opening it. */
+                if (fstatat(up->dirfd, base, &st, 0) < 0) {
+                        if (errno != ENOENT)
+                                return negative_errno();
+                        if (fstatat(up->dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                                continue; /* removed meanwhile */
+                        /* A dangling symlink: create its target, as envd's O_CREAT does. */
+                        how.flags = flags | O_CREAT, how.mode = 0644;
+                } else if (S_ISDIR(st.st_mode))
+                        return -EISDIR;
+                else if (!S_ISREG(st.st_mode))
+                        return -EINVAL;
+                else
+                        how.flags = flags | O_TRUNC, how.mode = 0; /* no mode without O_CREAT */
+                up->fd = openat2(up->dirfd, base, &how, sizeof(how));
+                if (up->fd < 0 && errno != ENOENT)
                         return negative_errno();
-                safe_close(dfd);
-                dfd = nfd;
+                up->created = false;
         }
-        *ret_dirfd = TAKE_FD(dfd);
+        if (up->fd < 0)
+                return -EAGAIN;
+        if (fstat(up->fd, &st) < 0 || !S_ISREG(st.st_mode) || fcntl(up->fd, F_SETFL, 0) < 0) {
+                up->fd = safe_close(up->fd);
+                return -EINVAL;
+        }
         return 0;
 }
 
 static int upload_begin(struct upload *up, const char *raw_path)
 {
         _cleanup_free_ char *path = NULL;
-        struct stat st;
-        char hex[17];
         int e;
 
         if (up->query_path)
@@ -424,38 +447,27 @@ static int upload_begin(struct upload *up, const char *raw_path)
         if (up->n_done >= MAX_UPLOAD_FILES)
                 return upload_fail(up, 400, "too many files in one upload");
 
-        e = open_parent(path, &up->dirfd);
+        /* The parents, as envd's EnsureDirs: created with its rights, owned by the user. */
+        _cleanup_free_ char *parent = strdup(path);
+        if (!parent)
+                return upload_fail(up, 500, "out of memory");
+        *strrchr(parent, '/') = '\0';
+        e = agent_fs_ensure_dirs(*parent ? parent : "/", &up->dirfd);
         if (e < 0)
                 return upload_fail(up, agent_files_errno_status(e),
                                    "error ensuring directories for '%s': %s", path, strerror(-e));
         const char *base = agent_path_basename(path);
-        if (fstatat(up->dirfd, base, &st, 0) == 0 && S_ISDIR(st.st_mode)) {
+        e = open_target(up, base);
+        if (e < 0) {
                 up->dirfd = safe_close(up->dirfd);
-                return upload_fail(up, 400, "path is a directory: %s", path);
-        }
-        bool keep_mode =
-            fstatat(up->dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
-        if ((e = random_hex(hex, 8)) < 0) {
-                up->dirfd = safe_close(up->dirfd);
-                return upload_fail(up, 500, "random: %s", strerror(-e));
-        }
-        snprintf(up->tmp, sizeof(up->tmp), ".sbx-upload-%s.tmp", hex);
-        up->fd =
-            openat(up->dirfd, up->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-        if (up->fd < 0) {
-                e = negative_errno();
-                up->dirfd = safe_close(up->dirfd);
-                return upload_fail(up, agent_files_errno_status(e), "error opening file '%s': %s",
-                                   path, strerror(-e));
-        }
-        if (keep_mode)
-                (void)fchmod(up->fd, st.st_mode & 0777);
-        if ((e = agent_metadata_apply(up->meta, up->fd)) < 0) {
-                up->fd = safe_close(up->fd);
-                (void)unlinkat(up->dirfd, up->tmp, 0);
-                up->dirfd = safe_close(up->dirfd);
+                if (e == -EISDIR)
+                        return upload_fail(up, 400, "path is a directory: %s", path);
+                if (e == -EINVAL)
+                        return upload_fail(up, 400, "path is not a regular file: %s", path);
                 return upload_fail(up, agent_files_errno_status(e),
-                                   "error setting metadata on '%s': %s", path, strerror(-e));
+                                   e == -ENOSPC || e == -EDQUOT ? "not enough inodes available: %s"
+                                                                : "error opening file '%s': %s",
+                                   path, strerror(-e));
         }
         up->path = TAKE_PTR(path);
         up->active = true;
@@ -501,6 +513,8 @@ static int upload_data(struct upload *up, const uint8_t *buf, size_t len)
         return 0;
 }
 
+/* The body is complete: flush, then the metadata (as envd, after the data: the request's
+ * X-Metadata-* replace every user.e2b.* the file had). */
 static int upload_commit(struct upload *up)
 {
         int e;
@@ -514,20 +528,25 @@ static int upload_commit(struct upload *up)
                                                  : "error writing file: %s",
                                    strerror(-e));
         }
+        if ((e = agent_metadata_replace(up->meta, up->fd)) < 0) {
+                int status = agent_files_errno_status(e);
+                upload_abort_file(up);
+                return upload_fail(up, status,
+                                   status == 507 ? "not enough space for file metadata: %s"
+                                                 : "error writing file metadata: %s",
+                                   strerror(-e));
+        }
         if (close(up->fd) < 0) {
                 up->fd = -EBADF;
                 e = negative_errno();
-                upload_abort_file(up);
+                up->active = false; /* the fd is gone: nothing to undo through it */
+                up->dirfd = safe_close(up->dirfd);
+                free(up->path);
+                up->path = NULL;
                 return upload_fail(up, agent_files_errno_status(e), "error writing file: %s",
                                    strerror(-e));
         }
         up->fd = -EBADF;
-        if (renameat(up->dirfd, up->tmp, up->dirfd, agent_path_basename(up->path)) < 0) {
-                e = negative_errno();
-                upload_abort_file(up);
-                return upload_fail(up, agent_files_errno_status(e), "error renaming file: %s",
-                                   strerror(-e));
-        }
         up->dirfd = safe_close(up->dirfd);
         up->done[up->n_done++] = TAKE_PTR(up->path);
         up->active = false;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "envd/dirs.h"
 #include "envd/entry.h"
 #include "core/path.h"
 #include "envd/watch.h"
@@ -154,7 +155,10 @@ int agent_fs_request(struct agent_request *r, bool stream, cJSON **ret_root, str
         return 1;
 }
 
-static int respond_entry(struct agent_request *r, const char *path, const char *what)
+/* st: path's lstat when the caller has it (through a dirfd: envd's answer for a directory it
+ * created where the user cannot look up the path), else NULL. */
+static int respond_entry(struct agent_request *r, const char *path, const struct stat *st,
+                         const char *what)
 {
         _cleanup_(agent_idmap_freep) struct agent_idmap *ids = NULL;
         _cleanup_cjson_ cJSON *root = cJSON_CreateObject();
@@ -164,7 +168,7 @@ static int respond_entry(struct agent_request *r, const char *path, const char *
 
         if (!root || agent_idmap_load(&ids) < 0)
                 return agent_respond_connect_error(r, "internal", "out of memory");
-        e = agent_entry_info(path, NULL, ids, &entry);
+        e = agent_entry_info(path, st, ids, &entry);
         if (e < 0)
                 return agent_respond_connect_error(r, agent_fs_errno_code(e), "%s '%s': %s", what,
                                                    path, strerror(-e));
@@ -174,37 +178,9 @@ static int respond_entry(struct agent_request *r, const char *path, const char *
         return agent_respond(r, 200, "application/json", json, strlen(json));
 }
 
-/* mkdir -p as the current fs user. 0 when created, -EEXIST when path existed as a directory. */
-static int mkdir_p(char *path)
-{
-        struct stat st;
-        bool created = false;
-
-        for (char *s = path + 1;; s++) {
-                char c = *s;
-                if (c != '/' && c != 0)
-                        continue;
-                *s = 0;
-                if (mkdir(path, 0755) == 0)
-                        created = true;
-                else if (errno != EEXIST) {
-                        *s = c;
-                        return negative_errno();
-                } else if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
-                        int e = errno == 0 || S_ISDIR(st.st_mode) ? -ENOTDIR : negative_errno();
-                        *s = c;
-                        return e == -ENOENT ? -ENOTDIR : e;
-                }
-                *s = c;
-                if (c == 0)
-                        break;
-        }
-        return created ? 0 : -EEXIST;
-}
-
 static int fs_stat(struct agent_request *r, const char *path)
 {
-        return respond_entry(r, path, "error getting file info for");
+        return respond_entry(r, path, NULL, "error getting file info for");
 }
 
 static int fs_make_dir(struct agent_request *r, char *path)
@@ -220,15 +196,22 @@ static int fs_make_dir(struct agent_request *r, char *path)
                     r, "invalid_argument", "path already exists but it is not a directory: %s",
                     path);
         }
-        e = mkdir_p(path);
+        /* envd: EnsureDirs, the directories owned by the user, created with envd's rights. */
+        _cleanup_close_ int dfd = -EBADF;
+        e = agent_fs_ensure_dirs(path, &dfd);
+        if (e == 0)
+                return agent_respond_connect_error(r, "already_exists",
+                                                   "directory already exists: %s", path);
         if (e == -ENOTDIR)
                 return agent_respond_connect_error(r, "invalid_argument",
                                                    "a parent of '%s' is not a directory", path);
-        if (e < 0 && e != -EEXIST)
+        if (e < 0)
                 return agent_respond_connect_error(r, agent_fs_errno_code(e),
                                                    "error creating directory '%s': %s", path,
                                                    strerror(-e));
-        return respond_entry(r, path, "error getting file info for");
+        if (fstat(dfd, &st) < 0)
+                return agent_respond_connect_error(r, "internal", "error getting file info: %m");
+        return respond_entry(r, path, &st, "error getting file info for");
 }
 
 static int fs_move(struct agent_request *r, const cJSON *root, const struct agent_user *u,
@@ -236,6 +219,8 @@ static int fs_move(struct agent_request *r, const cJSON *root, const struct agen
 {
         _cleanup_free_ char *dest = NULL, *workdir = NULL, *parent = NULL;
         const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "destination");
+        _cleanup_close_ int pfd = -EBADF;
+        struct stat st;
         int e;
 
         if (!cJSON_IsString(d) || !*d->valuestring)
@@ -250,11 +235,12 @@ static int fs_move(struct agent_request *r, const cJSON *root, const struct agen
         if (!(parent = strdup(dest)))
                 return -ENOMEM;
         *strrchr(parent, '/') = 0;
-        if (*parent && (e = mkdir_p(parent)) < 0 && e != -EEXIST)
+        if ((e = agent_fs_ensure_dirs(*parent ? parent : "/", &pfd)) < 0)
                 return agent_respond_connect_error(r, agent_fs_errno_code(e),
                                                    "error creating directory '%s': %s", parent,
                                                    strerror(-e));
-        if (rename(source, dest) < 0) {
+        /* Into the parent's fd: the parent is reachable even where envd's rights made it. */
+        if (renameat(AT_FDCWD, source, pfd, agent_path_basename(dest)) < 0) {
                 e = negative_errno();
                 if (e == -ENOENT)
                         return agent_respond_connect_error(r, "not_found",
@@ -263,7 +249,9 @@ static int fs_move(struct agent_request *r, const cJSON *root, const struct agen
                                                    "error renaming '%s' to '%s': %s", source, dest,
                                                    strerror(-e));
         }
-        return respond_entry(r, dest, "error getting file info for");
+        if (fstatat(pfd, agent_path_basename(dest), &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return agent_respond_connect_error(r, "internal", "error getting file info: %m");
+        return respond_entry(r, dest, &st, "error getting file info for");
 }
 
 /* rm -rf below dirfd/name without following symlinks. */

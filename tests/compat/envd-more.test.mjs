@@ -91,9 +91,12 @@ test('filesystem RPCs honour the Basic user: root sees root-only dirs, user does
   await sbx.commands.run('mkdir -p /rootdir && chmod 700 /rootdir && touch /rootdir/x', { user: 'root' })
   assert.equal((await sbx.files.list('/rootdir', { user: 'root' })).length, 1)
   await assert.rejects(sbx.files.list('/rootdir'))
-  await assert.rejects(sbx.files.makeDir('/rootdir/sub'))
-  assert.equal(await sbx.files.makeDir('/rootdir/sub', { user: 'root' }), true)
-  assert.equal((await sbx.files.getInfo('/rootdir/sub', { user: 'root' })).owner, 'root')
+  await assert.rejects(sbx.files.read('/rootdir/x'))
+  // MakeDir creates directories with envd's rights (envd runs as root), owned by the user
+  assert.equal(await sbx.files.makeDir('/rootdir/sub'), true)
+  assert.equal((await sbx.files.getInfo('/rootdir/sub', { user: 'root' })).owner, 'user')
+  assert.equal(await sbx.files.makeDir('/rootdir/sub2', { user: 'root' }), true)
+  assert.equal((await sbx.files.getInfo('/rootdir/sub2', { user: 'root' })).owner, 'root')
 })
 
 test('sendStdin to a process that never reads: the call gives up with its client, no stuck agent thread', async () => {

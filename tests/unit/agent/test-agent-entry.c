@@ -74,15 +74,30 @@ int main(void)
                 cJSON_Delete(e);
         }
 
+        /* envd 0.6.13: a symlink has its target's type and mode, its own permissions string,
+         * and the resolved target. */
         CHECK_EQ_INT(agent_entry_info(link, NULL, NULL, &e), 0);
-        CHECK_STREQ(str(e, "type"), "FILE_TYPE_SYMLINK");
+        CHECK_STREQ(str(e, "type"), "FILE_TYPE_FILE");
         CHECK_STREQ(str(e, "symlinkTarget"), path);
+        CHECK_STREQ(str(e, "permissions"), "Lrwxrwxrwx");
+        CHECK_EQ_INT(cJSON_GetObjectItemCaseSensitive(e, "mode")->valueint, 0640);
+        CHECK_STREQ(str(e, "size"), "5"); /* the link's own size: strlen("f.txt") */
         cJSON_Delete(e);
 
-        /* A dangling link reports its target made absolute. */
+        /* A link to a directory is a directory. */
         unlink(path);
+        CHECK_EQ_INT(symlink(".", path), 0);
+        CHECK_EQ_INT(agent_entry_info(path, NULL, NULL, &e), 0);
+        CHECK_STREQ(str(e, "type"), "FILE_TYPE_DIRECTORY");
+        CHECK_STREQ(str(e, "symlinkTarget"), dir);
+        cJSON_Delete(e);
+        unlink(path);
+
+        /* A dangling link has no type, no mode, and its own path as the target. */
         CHECK_EQ_INT(agent_entry_info(link, NULL, NULL, &e), 0);
-        CHECK_STREQ(str(e, "symlinkTarget"), path);
+        CHECK(str(e, "type") == NULL);
+        CHECK(cJSON_GetObjectItemCaseSensitive(e, "mode") == NULL);
+        CHECK_STREQ(str(e, "symlinkTarget"), link);
         cJSON_Delete(e);
 
         CHECK_EQ_INT(agent_entry_info(path, NULL, NULL, &e), -ENOENT);

@@ -1,0 +1,116 @@
+// envd parity details that user code relies on (issue 12), through the unmodified npm `e2b` SDK:
+// uploads write the target in place, missing parents are created for the user as envd does,
+// and symlinks are reported as envd 0.6.13 (the version sbx reports) reports them.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { Sandbox, FileType, FilesystemEventType } from 'e2b'
+import { sleep, sandboxFetch } from '../lib/env.mjs'
+
+let sbx
+
+before(async () => {
+  sbx = await Sandbox.create()
+})
+
+after(async () => {
+  if (sbx) await sbx.kill().catch(() => {})
+})
+
+const waitEvent = async (events, pred) => {
+  for (let i = 0; i < 50 && !events.some(pred); i++) await sleep(100)
+  return events.some(pred)
+}
+
+test('files.write writes in place: a watcher sees CREATE and WRITE of the file itself, no other name', async () => {
+  await sbx.files.makeDir('/home/user/wp')
+  const events = []
+  const h = await sbx.files.watchDir('/home/user/wp', (e) => events.push(e))
+  try {
+    await sbx.files.write('/home/user/wp/out.csv', 'a,b\n1,2\n')
+    const write = (e) => e.type === FilesystemEventType.WRITE && e.name === 'out.csv'
+    assert.ok(await waitEvent(events, write), JSON.stringify(events))
+    assert.ok(events.some((e) => e.type === FilesystemEventType.CREATE && e.name === 'out.csv'), JSON.stringify(events))
+    // overwriting an existing file is a WRITE of that file too
+    const n = events.length
+    await sbx.files.write('/home/user/wp/out.csv', 'a,b\n3,4\n', { useOctetStream: true })
+    assert.ok(await waitEvent(events, (e, i) => i >= n && write(e)), JSON.stringify(events))
+  } finally {
+    await h.stop()
+  }
+  assert.deepEqual([...new Set(events.map((e) => e.name))], ['out.csv'], JSON.stringify(events))
+  assert.equal(await sbx.files.read('/home/user/wp/out.csv'), 'a,b\n3,4\n')
+})
+
+test('files.write over an existing file keeps its inode: hard links see it, a symlink is written through', async () => {
+  await sbx.files.write('/home/user/inode.txt', 'old')
+  await sbx.commands.run('ln -f /home/user/inode.txt /home/user/inode-link; ln -sfn inode.txt /home/user/sym.txt')
+  await sbx.files.write('/home/user/inode.txt', 'new content')
+  assert.equal(await sbx.files.read('/home/user/inode-link'), 'new content')
+  await sbx.files.write('/home/user/sym.txt', 'through the link')
+  assert.equal(await sbx.files.read('/home/user/inode.txt'), 'through the link')
+  const r = await sbx.commands.run('test -L /home/user/sym.txt && echo still-a-link')
+  assert.equal(r.stdout, 'still-a-link\n')
+})
+
+test('missing parents are created as envd does, owned by the user: /0/a.txt as the default user', async () => {
+  const info = await sbx.files.write('/0/a.txt', 'top')
+  assert.equal(info.path, '/0/a.txt')
+  assert.equal(await sbx.files.read('/0/a.txt'), 'top')
+  for (const p of ['/0', '/0/a.txt']) {
+    const st = await sbx.files.getInfo(p)
+    assert.equal(st.owner, 'user', p)
+    assert.equal(st.group, 'user', p)
+  }
+  assert.equal((await sbx.files.getInfo('/0')).mode, 0o755)
+  // several levels, several files in one multipart request
+  await sbx.files.writeFiles([
+    { path: '/p1/p2/b.txt', data: 'b' },
+    { path: '/p1/p3/c.txt', data: 'c' },
+  ])
+  assert.equal(await sbx.files.read('/p1/p3/c.txt'), 'c')
+  assert.equal((await sbx.files.getInfo('/p1/p2')).owner, 'user')
+  // MakeDir and Move create their parents the same way
+  assert.equal(await sbx.files.makeDir('/m1/m2'), true)
+  assert.equal((await sbx.files.getInfo('/m1')).owner, 'user')
+  await sbx.files.rename('/0/a.txt', '/r1/r2/a.txt')
+  assert.equal(await sbx.files.read('/r1/r2/a.txt'), 'top')
+  // a file in an existing root-owned directory stays refused for the user
+  await assert.rejects(sbx.files.write('/etc/not-mine', 'x'))
+  // and what the user creates there, user code can use
+  const r = await sbx.commands.run('echo more > /0/b.txt && cat /0/b.txt')
+  assert.equal(r.stdout, 'more\n')
+})
+
+test('symlinks in Stat and List answer as envd 0.6.13: the target\'s type, never FILE_TYPE_SYMLINK', async () => {
+  await sbx.commands.run([
+    'mkdir -p /home/user/ls/dir && echo hi > /home/user/ls/file',
+    'ln -sfn file /home/user/ls/to-file && ln -sfn dir /home/user/ls/to-dir',
+    'ln -sfn nowhere /home/user/ls/dangling',
+  ].join(' && '))
+  const f = await sbx.files.getInfo('/home/user/ls/to-file')
+  assert.equal(f.type, FileType.FILE)
+  assert.equal(f.symlinkTarget, '/home/user/ls/file')
+  assert.equal(f.permissions, 'Lrwxrwxrwx')
+  assert.equal(f.mode, 0o644) // the target's permission bits
+  const d = await sbx.files.getInfo('/home/user/ls/to-dir')
+  assert.equal(d.type, FileType.DIR)
+  assert.equal(d.symlinkTarget, '/home/user/ls/dir')
+  const list = await sbx.files.list('/home/user/ls')
+  const byName = Object.fromEntries(list.map((e) => [e.name, e]))
+  assert.equal(byName['to-file'].type, FileType.FILE)
+  assert.equal(byName['to-dir'].type, FileType.DIR)
+  assert.equal(byName.dangling, undefined) // no type: the SDK drops it, as against envd
+  // on the wire: no FILE_TYPE_SYMLINK, which SDKs that predate it cannot parse
+  const res = await sandboxFetch(sbx.sandboxId, 49983, '/filesystem.Filesystem/ListDir', {
+    method: 'POST',
+    headers: { 'X-Access-Token': sbx.envdAccessToken, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ path: '/home/user/ls', depth: 1 }),
+  })
+  const text = await res.text()
+  assert.equal(res.status, 200, text)
+  assert.doesNotMatch(text, /FILE_TYPE_SYMLINK/)
+  const dangling = JSON.parse(text).entries.find((e) => e.name === 'dangling')
+  assert.equal(dangling.type, undefined)
+  assert.equal(dangling.symlinkTarget, '/home/user/ls/dangling') // envd: the path itself
+  assert.equal(dangling.permissions, 'Lrwxrwxrwx')
+})
