@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Connect protocol (JSON codec) envelopes and error codes: shared/reference/e2b-wire.md §3.3. */
+/* Connect protocol (JSON codec) envelopes and error codes: docs/e2b-wire.md §3.3. */
 #pragma once
 
 #include <stddef.h>

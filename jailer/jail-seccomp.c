@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 /* Denied outright with EPERM. Names unknown to this libseccomp or absent on this arch (vm86,
- * stime, ...) are skipped. Sources: Docker's default profile (shared/reference/escape-battery.md,
+ * stime, ...) are skipped. Sources: Docker's default profile (docs/escape-battery.md,
  * appendix) and battery group B. */
 static const char *const deny_eperm[] = {
     /* B1 keyrings: not namespaced. */

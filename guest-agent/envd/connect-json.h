@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * JSON for the Connect streams envd speaks (shared/reference/e2b-wire.md §3.3-3.5): the
+ * JSON for the Connect streams envd speaks (docs/e2b-wire.md §3.3-3.5): the
  * ProcessEvent messages of a process.Process/Start stream, end-of-stream frames and Connect
  * error bodies. Output follows proto3 canonical JSON as envd (connect-go, protojson) emits it:
  * lowerCamelCase names, bytes as padded standard base64, default values omitted.

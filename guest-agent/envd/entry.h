@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * filesystem.EntryInfo as envd reports it (shared/reference/e2b-wire.md §3.6): name, type, path,
+ * filesystem.EntryInfo as envd reports it (docs/e2b-wire.md §3.6): name, type, path,
  * size, mode, permissions (Go's FileMode.String()), owner and group names (from the sandbox's
  * /etc/passwd and /etc/group, numeric when unknown), modified time (RFC 3339), symlink target
  * and metadata (the file's `user.e2b.*` xattrs, as POST /files stores X-Metadata-* headers).

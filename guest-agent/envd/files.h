@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * envd's REST file transfer: GET /files (download) and POST /files (multipart or raw upload),
- * shared/reference/e2b-wire.md §3.2. File work happens with the selected user's file-system
+ * docs/e2b-wire.md §3.2. File work happens with the selected user's file-system
  * credentials (agent_fs_become), so the kernel checks permissions and new files and
  * directories belong to that user.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * filesystem.Filesystem (shared/reference/e2b-wire.md §3.6): the unary RPCs Stat, MakeDir,
+ * filesystem.Filesystem (docs/e2b-wire.md §3.6): the unary RPCs Stat, MakeDir,
  * Move, ListDir, Remove (this file) and the watch RPCs (envd/watch.c). Every operation runs
  * with the selected user's file-system credentials, so the kernel checks permissions.
  */

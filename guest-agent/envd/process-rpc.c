@@ -2,7 +2,7 @@
 /*
  * Unary process.Process RPCs over the process table: List, SendSignal, SendInput, CloseStdin,
  * Update
- * (Connect unary, JSON codec; shared/reference/e2b-wire.md §3.3, §3.5). Errors as envd words
+ * (Connect unary, JSON codec; docs/e2b-wire.md §3.3, §3.5). Errors as envd words
  * them: an unknown pid or tag is not_found.
  */
 #include <cjson/cJSON.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The code-interpreter API on port 49999 (shared/reference/e2b-wire.md §4): POST /execute
+ * The code-interpreter API on port 49999 (docs/e2b-wire.md §4): POST /execute
  * (NDJSON stream), /contexts create/list/delete/restart, GET /health. Contexts live in one
  * table; each has a kernel (interp/code-kernel.h) started on first use and an exec lock that
  * serialises its executions. Default contexts: python (prewarmed at /init when the template

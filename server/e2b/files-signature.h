@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Signed envd file URLs (shared/reference/e2b-wire.md §3.1): GET/POST /files may carry
+ * Signed envd file URLs (docs/e2b-wire.md §3.1): GET/POST /files may carry
  * `signature` (and `signature_expiration`) instead of X-Access-Token. The signature is
  * "v1_" + base64-std-no-padding(SHA-256("<path>:<read|write>:<username or "">:<token>[:<exp>]"))
  * over the decoded `path` and `username` query parameters, as envd's auth.go checks it: an

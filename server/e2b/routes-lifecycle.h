@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Lifecycle routes of the E2B control plane (shared/reference/e2b-wire.md §2.5), X-API-KEY
+ * Lifecycle routes of the E2B control plane (docs/e2b-wire.md §2.5), X-API-KEY
  * checked by route_sandboxes_begin:
  *   POST /sandboxes/{id}/pause        204; 409 already paused; 404
  *   POST /sandboxes/{id}/resume       201 Sandbox (409 when not paused)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The E2B control plane (shared/reference/e2b-wire.md §2): X-API-KEY auth and
+ * The E2B control plane (docs/e2b-wire.md §2): X-API-KEY auth and
  *   POST /sandboxes, POST /v2/sandboxes                 201 Sandbox
  *   GET /sandboxes, GET /v2/sandboxes                   200 [ListedSandbox] (+X-Next-Token)
  *   GET /sandboxes/{id}                                 200 SandboxDetail

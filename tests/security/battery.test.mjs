@@ -1,4 +1,4 @@
-// Escape battery (shared/reference/escape-battery.md) groups A, B and E1/E3, checked from inside
+// Escape battery (docs/escape-battery.md) groups A, B and E1/E3, checked from inside
 // a real sandbox: tests/security/probe.c is uploaded through the files API and run as sandbox
 // code, first as `user` (the default) and then as `root` (root inside, nobody outside).
 import { test, before, after } from 'node:test'

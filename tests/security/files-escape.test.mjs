@@ -1,4 +1,4 @@
-// Escape battery group C (shared/reference/escape-battery.md): the file APIs (upload, download,
+// Escape battery group C (docs/escape-battery.md): the file APIs (upload, download,
 // list/stat, move, remove, watch) against bad paths, links and special files, through the
 // unmodified npm `e2b` SDK and raw envd requests.
 import { test, before, after } from 'node:test'

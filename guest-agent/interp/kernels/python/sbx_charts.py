@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Structured chart data from a matplotlib figure, in the shape of E2B's e2b_charts extractor
-(shared/reference/e2b-wire.md §4.1): {type, title, elements, ...} for line, scatter, bar, pie,
+(docs/e2b-wire.md §4.1): {type, title, elements, ...} for line, scatter, bar, pie,
 box_and_whisker, superchart (several axes) and unknown."""
 import re
 from datetime import date

@@ -18,7 +18,7 @@ import sys
 _kernel = None
 _shown = set()  # ids of figures displayed during the current cell
 
-# MIME type -> field of the E2B result line (shared/reference/e2b-wire.md §4.1).
+# MIME type -> field of the E2B result line (docs/e2b-wire.md §4.1).
 FIELDS = {
     "text/plain": "text",
     "text/html": "html",
