@@ -194,7 +194,7 @@ static const char *file_type(mode_t m)
 }
 
 /*
- * A symlink as envd 0.6.13 reports it (shared/pkg/filesystem GetEntryInfo): symlinkTarget is the
+ * A symlink as envd 0.6.13 reports it (GetEntryInfo, e2b-dev/infra): symlinkTarget is the
  * fully resolved path (EvalSymlinks), or the link's own path when that fails (dangling, loop);
  * type and mode are those of the target (stat), nothing when it cannot be stat-ed; name, size,
  * permissions ("Lrwxrwxrwx"), owner, group and time are the link's own (lstat); metadata is the
