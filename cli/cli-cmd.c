@@ -6,12 +6,7 @@
 
 #include "cli.h"
 #include "macros.h"
-
-static void cjson_deletep(cJSON **j)
-{
-        cJSON_Delete(*j);
-}
-#define _cleanup_json_ _cleanup_(cjson_deletep)
+#include "json-util.h"
 
 static int usage_error(const char *msg)
 {

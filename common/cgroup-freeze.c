@@ -15,15 +15,9 @@
 #include "cgroup-util.h"
 #include "fd-util.h"
 #include "macros.h"
+#include "time-util.h"
 
 #define V1_ROOT "/sys/fs/cgroup"
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Read a small file of dir/name into buf; -errno on failure. */
 static int read_knob(const char *dir, const char *name, char *buf, size_t size)

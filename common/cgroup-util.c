@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "time-util.h"
 
 /* Refuses names that could climb out of a hierarchy root. */
 static int name_ok(const char *name)
@@ -167,13 +168,6 @@ int cgroup_kill(const char *name)
         r = kill_listed(procs);
         (void)write_file(freeze, "0");
         return r;
-}
-
-static long long now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int cgroup_wait_empty(const char *name, int timeout_ms)

@@ -111,17 +111,6 @@ int fd_set_nonblock(int fd, int on)
         return 0;
 }
 
-int fd_set_cloexec(int fd, int on)
-{
-        int fl = fcntl(fd, F_GETFD);
-        if (fl < 0)
-                return -errno;
-        int nfl = on ? (fl | FD_CLOEXEC) : (fl & ~FD_CLOEXEC);
-        if (nfl != fl && fcntl(fd, F_SETFD, nfl) < 0)
-                return -errno;
-        return 0;
-}
-
 int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode)
 {
         char tmp[4096], dir[4096];

@@ -20,9 +20,8 @@ int write_file(const char *path, const char *value);
  * the new contents survive one. Any failure (ENOSPC on a full disk among them) leaves path as
  * it was and no temporary file behind. mode applies to a newly created file. */
 int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
-/* Set or clear O_NONBLOCK / FD_CLOEXEC. */
+/* Set or clear O_NONBLOCK. */
 int fd_set_nonblock(int fd, int on);
-int fd_set_cloexec(int fd, int on);
 
 /* rm -rf path: never follows symlinks, never leaves the file system path is on. 0 when path
  * does not exist; -EBUSY when a mount point below it was left in place. */

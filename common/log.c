@@ -21,11 +21,6 @@ void log_setup(const char *ident, int json)
                 log_max = LOG_LEVEL_DEBUG;
 }
 
-void log_set_level(enum log_level level)
-{
-        log_max = level;
-}
-
 static void json_quote(FILE *f, const char *s)
 {
         fputc('"', f);

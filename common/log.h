@@ -12,7 +12,6 @@
 enum log_level { LOG_LEVEL_ERROR, LOG_LEVEL_WARNING, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
 
 void log_setup(const char *ident, int json);
-void log_set_level(enum log_level level);
 int log_internal(enum log_level level, int error, const char *fmt, ...) _printf_(3, 4);
 
 #define log_error(...)   log_internal(LOG_LEVEL_ERROR, 0, __VA_ARGS__)

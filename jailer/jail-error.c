@@ -40,8 +40,3 @@ const char *jail_error_message(void)
 {
         return message[0] ? message : NULL;
 }
-
-void jail_error_reset(void)
-{
-        message[0] = 0;
-}

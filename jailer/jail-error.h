@@ -12,4 +12,3 @@
 int jail_errorf(int r, const char *fmt, ...) _printf_(2, 3);
 /* The last recorded message, or NULL. */
 const char *jail_error_message(void);
-void jail_error_reset(void);

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "json-util.h"
 
 /* Paths the jailer itself manages inside the root: binds may not land on or under them. */
 static const char *const reserved_targets[] = {"/proc", "/dev", "/sys", "/.sbx"};
@@ -107,11 +108,6 @@ struct jail_spec *jail_spec_free(struct jail_spec *s)
         free(s->env);
         free(s);
         return NULL;
-}
-
-static void cjson_deletep(cJSON **p)
-{
-        cJSON_Delete(*p);
 }
 
 /* Helpers below return 0 or -EINVAL/-ENOMEM and set *msg on -EINVAL. Messages naming a field
@@ -371,8 +367,7 @@ int jail_spec_parse(const char *json, size_t len, struct jail_spec **ret_spec, c
                 *ret_msg = "spec too large";
                 return -EINVAL;
         }
-        __attribute__((cleanup(cjson_deletep))) cJSON *root =
-            cJSON_ParseWithLengthOpts(json, len, NULL, 0);
+        _cleanup_json_ cJSON *root = cJSON_ParseWithLengthOpts(json, len, NULL, 0);
         if (!cJSON_IsObject(root)) {
                 *ret_msg = "spec is not a JSON object";
                 return -EINVAL;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "macros.h"
+#include "json-util.h"
 
 static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *config_user;
@@ -21,12 +22,6 @@ void strv_free(char **l)
         for (char **p = l; *p; p++)
                 free(*p);
         free(l);
-}
-
-static void cjson_deletep(cJSON **j)
-{
-        if (*j)
-                cJSON_Delete(*j);
 }
 
 static int envs_from_json(const cJSON *obj, char ***ret)
@@ -55,7 +50,7 @@ static int envs_from_json(const cJSON *obj, char ***ret)
 
 int agent_config_apply_init(const char *json, size_t len)
 {
-        _cleanup_(cjson_deletep) cJSON *root = cJSON_ParseWithLength(json, len);
+        _cleanup_json_ cJSON *root = cJSON_ParseWithLength(json, len);
         _cleanup_strv_free_ char **envs = NULL;
         _cleanup_free_ char *user = NULL, *workdir = NULL;
         const cJSON *j;

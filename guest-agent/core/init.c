@@ -19,6 +19,7 @@
 #include "core/server.h"
 #include "log.h"
 #include "macros.h"
+#include "time-util.h"
 
 #define USER_HOME     "/home/user"
 #define USER_UID      1000
@@ -73,22 +74,19 @@ static void reap_children(void)
  * exits, the kernel kills whatever is left in the pid namespace. */
 static void wait_children(int sfd, int grace_ms)
 {
-        struct timespec start, now;
+        int64_t start = now_ms();
 
-        clock_gettime(CLOCK_MONOTONIC, &start);
         for (;;) {
                 struct pollfd pfd = {.fd = sfd, .events = POLLIN};
                 struct signalfd_siginfo ssi;
                 siginfo_t si = {0};
-                long elapsed;
+                int64_t elapsed;
 
                 /* waitid with WNOWAIT: does any child exist at all? */
                 reap_children();
                 if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD)
                         return;
-                clock_gettime(CLOCK_MONOTONIC, &now);
-                elapsed =
-                    (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+                elapsed = now_ms() - start;
                 if (elapsed >= grace_ms)
                         return;
                 if (poll(&pfd, 1, (int)(grace_ms - elapsed)) > 0)

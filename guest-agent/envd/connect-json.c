@@ -11,13 +11,7 @@
 
 #include "connect.h"
 #include "macros.h"
-
-static void cjson_deletep(cJSON **j)
-{
-        if (*j)
-                cJSON_Delete(*j);
-}
-#define _cleanup_cjson_ _cleanup_(cjson_deletep)
+#include "json-util.h"
 
 /* Signal names from Go's syscall signal table for linux/amd64. */
 static const char *const go_signal_names[] = {
@@ -135,7 +129,7 @@ int cj_event_keepalive(char **ret, size_t *ret_len)
 
 int cj_event_end(const struct agent_exit *e, char **ret, size_t *ret_len)
 {
-        _cleanup_cjson_ cJSON *root = cJSON_CreateObject();
+        _cleanup_json_ cJSON *root = cJSON_CreateObject();
         cJSON *ev, *end;
 
         if (!root || !(ev = cJSON_AddObjectToObject(root, "event")) ||
@@ -160,7 +154,7 @@ int cj_end_stream_ok(char **ret, size_t *ret_len)
 
 int cj_end_stream_error(const char *code, const char *message, char **ret, size_t *ret_len)
 {
-        _cleanup_cjson_ cJSON *root = cJSON_CreateObject();
+        _cleanup_json_ cJSON *root = cJSON_CreateObject();
         cJSON *err;
 
         if (!root || !(err = cJSON_AddObjectToObject(root, "error")) ||
@@ -172,7 +166,7 @@ int cj_end_stream_error(const char *code, const char *message, char **ret, size_
 
 int cj_error_body(const char *code, const char *message, char **ret, size_t *ret_len)
 {
-        _cleanup_cjson_ cJSON *root = cJSON_CreateObject();
+        _cleanup_json_ cJSON *root = cJSON_CreateObject();
 
         if (!root || !cJSON_AddStringToObject(root, "code", code) ||
             (message && !cJSON_AddStringToObject(root, "message", message)))
@@ -182,7 +176,7 @@ int cj_error_body(const char *code, const char *message, char **ret, size_t *ret
 
 int cj_rest_error_body(int status, const char *message, char **ret, size_t *ret_len)
 {
-        _cleanup_cjson_ cJSON *root = cJSON_CreateObject();
+        _cleanup_json_ cJSON *root = cJSON_CreateObject();
 
         if (!root || !cJSON_AddNumberToObject(root, "code", status) ||
             !cJSON_AddStringToObject(root, "message", message ? message : ""))

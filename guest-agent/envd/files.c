@@ -23,18 +23,13 @@
 #include "fd-util.h"
 #include "macros.h"
 #include "missing-syscalls.h"
+#include "json-util.h"
 
 #define MAX_UPLOAD_FILES 1024u
 #define SNIFF_LEN        512u
 #define UPLOAD_WBUF      (256u * 1024u)
 
 /* ---- shared ---- */
-
-static void cjson_deletep_files(cJSON **j)
-{
-        if (*j)
-                cJSON_Delete(*j);
-}
 
 int agent_files_errno_status(int err)
 {
@@ -580,7 +575,7 @@ static const struct multipart_callbacks mp_callbacks = {
 
 static int upload_respond(struct upload *up)
 {
-        _cleanup_(cjson_deletep_files) cJSON *arr = cJSON_CreateArray();
+        _cleanup_json_ cJSON *arr = cJSON_CreateArray();
         _cleanup_free_ char *json = NULL;
 
         if (!arr)

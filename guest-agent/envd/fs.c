@@ -18,17 +18,11 @@
 #include "envd/watch.h"
 #include "connect.h"
 #include "macros.h"
+#include "json-util.h"
 
 #define LISTDIR_MAX_ENTRIES 100000u
 #define LISTDIR_MAX_DEPTH   64u
 #define REMOVE_MAX_DEPTH    512u
-
-static void cjson_deletep(cJSON **j)
-{
-        if (*j)
-                cJSON_Delete(*j);
-}
-#define _cleanup_cjson_ _cleanup_(cjson_deletep)
 
 const char *agent_fs_errno_code(int err)
 {
@@ -161,7 +155,7 @@ static int respond_entry(struct agent_request *r, const char *path, const struct
                          const char *what)
 {
         _cleanup_(agent_idmap_freep) struct agent_idmap *ids = NULL;
-        _cleanup_cjson_ cJSON *root = cJSON_CreateObject();
+        _cleanup_json_ cJSON *root = cJSON_CreateObject();
         _cleanup_free_ char *json = NULL;
         cJSON *entry;
         int e;
@@ -397,7 +391,7 @@ static int walk_dir(struct walk *w, const char *dir, unsigned level)
 static int fs_list_dir(struct agent_request *r, const cJSON *root, const char *path)
 {
         _cleanup_(agent_idmap_freep) struct agent_idmap *ids = NULL;
-        _cleanup_cjson_ cJSON *out = cJSON_CreateObject();
+        _cleanup_json_ cJSON *out = cJSON_CreateObject();
         _cleanup_free_ char *resolved = NULL, *json = NULL;
         const cJSON *dj = cJSON_GetObjectItemCaseSensitive(root, "depth");
         struct walk w = {0};
@@ -443,7 +437,7 @@ static int fs_list_dir(struct agent_request *r, const cJSON *root, const char *p
 static int fs_unary(struct agent_request *r, const char *method)
 {
         _cleanup_(agent_user_done) struct agent_user u = {0};
-        _cleanup_cjson_ cJSON *root = NULL;
+        _cleanup_json_ cJSON *root = NULL;
         _cleanup_free_ char *path = NULL;
         _cleanup_fs_creds_ int creds = 0;
         bool move = strcmp(method, "Move") == 0;

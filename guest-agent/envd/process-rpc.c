@@ -23,15 +23,10 @@
 #include "connect.h"
 #include "fd-util.h"
 #include "macros.h"
+#include "json-util.h"
+#include "time-util.h"
 
 #define INPUT_WAIT_MS 60000
-
-static void cjson_deletep(cJSON **j)
-{
-        if (*j)
-                cJSON_Delete(*j);
-}
-#define _cleanup_cjson_ _cleanup_(cjson_deletep)
 
 static int respond_ok(struct agent_request *r, const char *json)
 {
@@ -108,7 +103,6 @@ static int send_signal(struct agent_request *r, const cJSON *root)
 /* Write all of buf to a pipe or pty master without blocking the thread for good. */
 static int write_input(struct agent_request *r, int fd, const uint8_t *buf, size_t len)
 {
-        struct timespec ts;
         int64_t deadline;
         int fl = fcntl(fd, F_GETFL);
 
@@ -116,8 +110,7 @@ static int write_input(struct agent_request *r, int fd, const uint8_t *buf, size
          * which is non-blocking already); every writer goes through here. */
         if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
                 return negative_errno();
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        deadline = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + INPUT_WAIT_MS;
+        deadline = now_ms() + INPUT_WAIT_MS;
         while (len > 0) {
                 ssize_t n = write(fd, buf, len);
                 if (n > 0) {
@@ -129,8 +122,7 @@ static int write_input(struct agent_request *r, int fd, const uint8_t *buf, size
                         return negative_errno();
                 struct pollfd p[2] = {{.fd = fd, .events = POLLOUT},
                                       {.fd = r->fd, .events = POLLRDHUP}};
-                clock_gettime(CLOCK_MONOTONIC, &ts);
-                int64_t left = deadline - ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+                int64_t left = deadline - now_ms();
                 if (left <= 0)
                         return -ETIMEDOUT;
                 if (poll(p, 2, (int)MIN(left, 1000)) < 0 && errno != EINTR)
@@ -254,7 +246,7 @@ int agent_process_handle_rpc(struct agent_request *r, const char *method)
 {
         _cleanup_free_ uint8_t *body = NULL;
         _cleanup_free_ char *unknown = NULL;
-        _cleanup_cjson_ cJSON *root = NULL;
+        _cleanup_json_ cJSON *root = NULL;
         size_t len;
         int e;
 
@@ -291,7 +283,7 @@ int agent_process_handle_connect(struct agent_request *r)
 {
         _cleanup_free_ uint8_t *body = NULL;
         _cleanup_free_ char *unknown = NULL;
-        _cleanup_cjson_ cJSON *root = NULL;
+        _cleanup_json_ cJSON *root = NULL;
         struct agent_outlog *log = NULL;
         struct agent_selector sel = {0};
         const uint8_t *msg;

@@ -23,6 +23,8 @@
 #include "fd-util.h"
 #include "macros.h"
 #include "random-util.h"
+#include "json-util.h"
+#include "time-util.h"
 
 #define WATCH_MASK                                                                                 \
         (IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_MODIFY | IN_ATTRIB | IN_DELETE |             \
@@ -49,13 +51,6 @@ struct watch {
         bool overflowed;
         struct watch *next;
 };
-
-static void cjson_deletep(cJSON **j)
-{
-        if (*j)
-                cJSON_Delete(*j);
-}
-#define _cleanup_cjson_ _cleanup_(cjson_deletep)
 
 static void watch_free(struct watch *w)
 {
@@ -225,7 +220,7 @@ static int watch_drain(struct watch *w, event_cb cb, void *ud)
 static int watch_request(struct agent_request *r, bool stream, struct watch **ret)
 {
         _cleanup_(agent_user_done) struct agent_user u = {0};
-        _cleanup_cjson_ cJSON *root = NULL;
+        _cleanup_json_ cJSON *root = NULL;
         _cleanup_free_ char *path = NULL;
         _cleanup_fs_creds_ int creds = 0;
         struct stat st;
@@ -274,13 +269,6 @@ static int watch_become(const struct watch *w, struct agent_user *u)
 
 /* ---- WatchDir (server stream) ---- */
 
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int header_int(struct agent_request *r, const char *name, long def, long max)
 {
         const char *s = agent_request_header(r, name);
@@ -303,7 +291,7 @@ static int send_json(struct agent_request *r, const char *json)
 static int stream_event(void *userdata, cJSON *ev)
 {
         struct agent_request *r = userdata;
-        _cleanup_cjson_ cJSON *root = cJSON_CreateObject();
+        _cleanup_json_ cJSON *root = cJSON_CreateObject();
         _cleanup_free_ char *json = NULL;
 
         if (!root) {
@@ -436,7 +424,7 @@ static const char *watcher_id(const cJSON *root)
 static int watcher_rpc(struct agent_request *r, bool remove)
 {
         _cleanup_(agent_user_done) struct agent_user u = {0};
-        _cleanup_cjson_ cJSON *root = NULL, *out = NULL;
+        _cleanup_json_ cJSON *root = NULL, *out = NULL;
         _cleanup_free_ char *json = NULL;
         struct watch *w = NULL;
         const char *id;

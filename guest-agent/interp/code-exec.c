@@ -13,12 +13,13 @@
 #include "core/config.h"
 #include "fd-util.h"
 #include "macros.h"
+#include "time-util.h"
 
 #define READ_BUDGET (256u * 1024u) /* per fd and wake-up: output cannot starve the rest */
 
 struct stream {
         const char *type; /* "stdout" / "stderr" */
-        struct cbuf pend; /* bytes not sent yet (a partial line, at most) */
+        struct buf pend;  /* bytes not sent yet (a partial line, at most) */
         char ts[40];      /* when the first pending byte was read */
         int64_t since_ms; /* 0 when pend is empty */
 };
@@ -26,19 +27,12 @@ struct stream {
 struct pump {
         struct agent_request *r;
         struct code_kernel *k;
-        struct cbuf out; /* NDJSON lines not yet written to the client */
+        struct buf out; /* NDJSON lines not yet written to the client */
         struct stream so, se;
         bool client_gone, done, dead, out_eof, err_eof;
         int64_t last_write_ms, kill_at_ms;
         int bash_status;
 };
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void interrupt(struct pump *p)
 {
@@ -60,7 +54,7 @@ static void emit(struct pump *p, const char *line, size_t n)
 {
         if (p->client_gone)
                 return;
-        if (cbuf_add(&p->out, line, n) < 0 || cbuf_add(&p->out, "\n", 1) < 0)
+        if (buf_add(&p->out, line, n) < 0 || buf_add(&p->out, "\n", 1) < 0)
                 client_left(p);
 }
 
@@ -76,16 +70,16 @@ static void flush_out(struct pump *p)
 
 static void stream_emit(struct pump *p, struct stream *s, size_t n)
 {
-        struct cbuf line = {0};
+        struct buf line = {0};
 
         if (n == 0)
                 return;
-        if (cbuf_printf(&line, "{\"type\":\"%s\",\"text\":", s->type) >= 0 &&
+        if (buf_printf(&line, "{\"type\":\"%s\",\"text\":", s->type) >= 0 &&
             json_add_string(&line, s->pend.p, n) >= 0 &&
-            cbuf_printf(&line, ",\"timestamp\":\"%s\"}", s->ts) >= 0)
+            buf_printf(&line, ",\"timestamp\":\"%s\"}", s->ts) >= 0)
                 emit(p, line.p, line.len);
-        cbuf_done(&line);
-        cbuf_consume(&s->pend, n);
+        buf_done(&line);
+        buf_consume(&s->pend, n);
         s->since_ms = s->pend.len ? now_ms() : 0;
 }
 
@@ -101,7 +95,7 @@ static void stream_feed(struct pump *p, struct stream *s, const char *data, size
                 iso_timestamp(s->ts);
                 s->since_ms = now_ms();
         }
-        if (cbuf_add(&s->pend, data, n) < 0) {
+        if (buf_add(&s->pend, data, n) < 0) {
                 client_left(p);
                 return;
         }
@@ -130,7 +124,7 @@ static void bash_stderr(struct pump *p, const char *data, size_t n)
         unsigned seq;
         int status;
 
-        if (cbuf_add(&k->rbuf, data, n) < 0) {
+        if (buf_add(&k->rbuf, data, n) < 0) {
                 client_left(p);
                 return;
         }
@@ -139,10 +133,10 @@ static void bash_stderr(struct pump *p, const char *data, size_t n)
                     bash_marker_scan(k->rbuf.p, k->rbuf.len, k->nonce, &start, &end, &seq, &status);
                 stream_feed(p, &p->se, k->rbuf.p, start);
                 if (!found) {
-                        cbuf_consume(&k->rbuf, start);
+                        buf_consume(&k->rbuf, start);
                         return;
                 }
-                cbuf_consume(&k->rbuf, end);
+                buf_consume(&k->rbuf, end);
                 if (seq == k->seq) {
                         p->done = true;
                         p->bash_status = status;
@@ -231,7 +225,7 @@ static void read_sock(struct pump *p)
                         return;
                 }
                 if (k->rbuf.len + (size_t)n > CODE_MAX_KERNEL_LINE ||
-                    cbuf_add(&k->rbuf, buf, (size_t)n) < 0) {
+                    buf_add(&k->rbuf, buf, (size_t)n) < 0) {
                         p->dead = true; /* an unbounded line: the kernel is killed */
                         return;
                 }
@@ -239,7 +233,7 @@ static void read_sock(struct pump *p)
                         size_t len = (size_t)(nl - k->rbuf.p);
                         if (len)
                                 kernel_line(p, k->rbuf.p, len);
-                        cbuf_consume(&k->rbuf, len + 1);
+                        buf_consume(&k->rbuf, len + 1);
                 }
                 if (p->done || (size_t)n < sizeof(buf))
                         return;
@@ -283,12 +277,12 @@ static bool env_name_ok(const char *s)
         return true;
 }
 
-static int kernel_request(struct code_kernel *k, const struct code_exec *x, struct cbuf *b)
+static int kernel_request(struct code_kernel *k, const struct code_exec *x, struct buf *b)
 {
         const cJSON *v;
 
         if (k->lang == CODE_LANG_BASH) {
-                int e = cbuf_printf(b, "__sbx_run %u ", ++k->seq);
+                int e = buf_printf(b, "__sbx_run %u ", ++k->seq);
                 if (e >= 0)
                         e = bash_quote(b, x->code, x->code_len);
                 cJSON_ArrayForEach(v, x->env_vars)
@@ -296,11 +290,11 @@ static int kernel_request(struct code_kernel *k, const struct code_exec *x, stru
                         if (!cJSON_IsString(v) || !env_name_ok(v->string))
                                 continue; /* never let a key reach the command line unquoted */
                         if (e >= 0)
-                                e = cbuf_printf(b, " %s ", v->string);
+                                e = buf_printf(b, " %s ", v->string);
                         if (e >= 0)
                                 e = bash_quote(b, v->valuestring, strlen(v->valuestring));
                 }
-                return e < 0 ? e : cbuf_add(b, "\n", 1);
+                return e < 0 ? e : buf_add(b, "\n", 1);
         }
         cJSON *o = cJSON_CreateObject();
         cJSON *genv = genv_update(k);
@@ -318,9 +312,9 @@ static int kernel_request(struct code_kernel *k, const struct code_exec *x, stru
         cJSON_Delete(o);
         if (!s)
                 return -ENOMEM;
-        int e = cbuf_adds(b, s);
+        int e = buf_adds(b, s);
         free(s);
-        return e < 0 ? e : cbuf_add(b, "\n", 1);
+        return e < 0 ? e : buf_add(b, "\n", 1);
 }
 
 static int poll_timeout(struct pump *p)
@@ -400,15 +394,15 @@ static void finish(struct pump *p)
 int code_exec_run(struct agent_request *r, struct code_kernel *k, const struct code_exec *x)
 {
         struct pump p = {.r = r, .k = k, .so = {.type = "stdout"}, .se = {.type = "stderr"}};
-        struct cbuf req = {0};
+        struct buf req = {0};
         char line[96];
         int n, e;
 
         p.last_write_ms = now_ms();
         /* Output a previous execution left behind (background threads/jobs) is not ours. */
         drain_output(&p);
-        cbuf_done(&p.so.pend);
-        cbuf_done(&p.se.pend);
+        buf_done(&p.so.pend);
+        buf_done(&p.se.pend);
         p.out.len = 0;
         n = snprintf(line, sizeof(line),
                      "{\"type\":\"number_of_executions\",\"execution_count\":%u}",
@@ -417,14 +411,14 @@ int code_exec_run(struct agent_request *r, struct code_kernel *k, const struct c
         e = kernel_request(k, x, &req);
         if (e >= 0)
                 e = write_full(k->sock >= 0 ? k->sock : k->in_fd, req.p, req.len);
-        cbuf_done(&req);
+        buf_done(&req);
         if (e < 0)
                 p.dead = true;
         while (!p.done && !p.dead)
                 pump_once(&p);
         finish(&p);
-        cbuf_done(&p.out);
-        cbuf_done(&p.so.pend);
-        cbuf_done(&p.se.pend);
+        buf_done(&p.out);
+        buf_done(&p.so.pend);
+        buf_done(&p.se.pend);
         return p.dead ? -ECHILD : 0;
 }

@@ -12,78 +12,6 @@
 
 #include "macros.h"
 
-void cbuf_done(struct cbuf *b)
-{
-        free(b->p);
-        *b = (struct cbuf){0};
-}
-
-static int cbuf_reserve(struct cbuf *b, size_t n)
-{
-        size_t want;
-        char *p;
-
-        if (n > ((size_t)-1) / 2 - b->len)
-                return -ENOMEM;
-        want = b->len + n + 1;
-        if (want <= b->cap)
-                return 0;
-        want = want < 256 ? 256 : want;
-        if (want < b->cap * 2)
-                want = b->cap * 2;
-        p = realloc(b->p, want);
-        if (!p)
-                return -ENOMEM;
-        b->p = p;
-        b->cap = want;
-        return 0;
-}
-
-int cbuf_add(struct cbuf *b, const void *data, size_t n)
-{
-        if (cbuf_reserve(b, n) < 0)
-                return -ENOMEM;
-        if (n)
-                memcpy(b->p + b->len, data, n);
-        b->len += n;
-        b->p[b->len] = '\0';
-        return 0;
-}
-
-int cbuf_adds(struct cbuf *b, const char *s)
-{
-        return cbuf_add(b, s, strlen(s));
-}
-
-int cbuf_printf(struct cbuf *b, const char *fmt, ...)
-{
-        va_list ap;
-        int n;
-
-        va_start(ap, fmt);
-        n = vsnprintf(NULL, 0, fmt, ap);
-        va_end(ap);
-        if (n < 0 || cbuf_reserve(b, (size_t)n) < 0)
-                return -ENOMEM;
-        va_start(ap, fmt);
-        vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-        va_end(ap);
-        b->len += (size_t)n;
-        return 0;
-}
-
-void cbuf_consume(struct cbuf *b, size_t n)
-{
-        if (n >= b->len) {
-                b->len = 0;
-        } else {
-                memmove(b->p, b->p + n, b->len - n);
-                b->len -= n;
-        }
-        if (b->p)
-                b->p[b->len] = '\0';
-}
-
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid or truncated. */
 static size_t utf8_seq(const unsigned char *s, size_t n)
 {
@@ -135,11 +63,11 @@ size_t utf8_complete_prefix(const char *s, size_t n)
         return n;
 }
 
-int json_add_string(struct cbuf *b, const char *s, size_t n)
+int json_add_string(struct buf *b, const char *s, size_t n)
 {
         const unsigned char *u = (const unsigned char *)s;
         size_t i = 0;
-        int e = cbuf_add(b, "\"", 1);
+        int e = buf_add(b, "\"", 1);
 
         while (e >= 0 && i < n) {
                 size_t run = 0, k;
@@ -148,44 +76,44 @@ int json_add_string(struct cbuf *b, const char *s, size_t n)
                        u[i + run] != '\\' && u[i + run] < 0x80)
                         run++;
                 if (run) {
-                        e = cbuf_add(b, s + i, run);
+                        e = buf_add(b, s + i, run);
                         i += run;
                         continue;
                 }
                 if (u[i] >= 0x80) {
                         k = utf8_seq(u + i, n - i);
                         if (k) {
-                                e = cbuf_add(b, s + i, k);
+                                e = buf_add(b, s + i, k);
                                 i += k;
                         } else {
-                                e = cbuf_adds(b, "\\ufffd");
+                                e = buf_adds(b, "\\ufffd");
                                 i++;
                         }
                         continue;
                 }
                 switch (u[i]) {
                 case '"':
-                        e = cbuf_adds(b, "\\\"");
+                        e = buf_adds(b, "\\\"");
                         break;
                 case '\\':
-                        e = cbuf_adds(b, "\\\\");
+                        e = buf_adds(b, "\\\\");
                         break;
                 case '\n':
-                        e = cbuf_adds(b, "\\n");
+                        e = buf_adds(b, "\\n");
                         break;
                 case '\r':
-                        e = cbuf_adds(b, "\\r");
+                        e = buf_adds(b, "\\r");
                         break;
                 case '\t':
-                        e = cbuf_adds(b, "\\t");
+                        e = buf_adds(b, "\\t");
                         break;
                 default:
-                        e = cbuf_printf(b, "\\u%04x", u[i]);
+                        e = buf_printf(b, "\\u%04x", u[i]);
                         break;
                 }
                 i++;
         }
-        return e < 0 ? e : cbuf_add(b, "\"", 1);
+        return e < 0 ? e : buf_add(b, "\"", 1);
 }
 
 void iso_timestamp(char out[static 40])
@@ -241,17 +169,17 @@ const char *code_lang_name(enum code_lang l)
         return l < CODE_LANG_UNKNOWN ? lang_names[l] : "unknown";
 }
 
-int bash_quote(struct cbuf *b, const char *s, size_t n)
+int bash_quote(struct buf *b, const char *s, size_t n)
 {
-        int e = cbuf_adds(b, "$'");
+        int e = buf_adds(b, "$'");
         for (size_t i = 0; e >= 0 && i < n; i++) {
                 unsigned char c = (unsigned char)s[i];
                 if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\')
-                        e = cbuf_add(b, &s[i], 1);
+                        e = buf_add(b, &s[i], 1);
                 else if (c != 0)
-                        e = cbuf_printf(b, "\\x%02x", c);
+                        e = buf_printf(b, "\\x%02x", c);
         }
-        return e < 0 ? e : cbuf_adds(b, "'");
+        return e < 0 ? e : buf_adds(b, "'");
 }
 
 int bash_marker_scan(const char *buf, size_t len, const char *nonce, size_t *ret_start,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Pure helpers of the code interpreter (no I/O, unit-tested): a growable byte buffer, JSON
+ * Pure helpers of the code interpreter (no I/O, unit-tested): JSON
  * strings from untrusted bytes (invalid UTF-8 becomes U+FFFD), ISO-8601 timestamps, language
  * names, bash $'...' quoting and the bash kernel's completion marker.
  */
@@ -9,22 +9,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-struct cbuf {
-        char *p;
-        size_t len, cap;
-};
-
-void cbuf_done(struct cbuf *b);
-/* Append; -ENOMEM. The buffer stays NUL-terminated. */
-int cbuf_add(struct cbuf *b, const void *data, size_t n);
-int cbuf_adds(struct cbuf *b, const char *s);
-int cbuf_printf(struct cbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Drop the first n bytes. */
-void cbuf_consume(struct cbuf *b, size_t n);
+#include "buf.h"
 
 /* Append s[0..n) as a quoted JSON string; control characters escaped, invalid UTF-8 replaced
  * by U+FFFD. */
-int json_add_string(struct cbuf *b, const char *s, size_t n);
+int json_add_string(struct buf *b, const char *s, size_t n);
 
 /* Length of the longest prefix of s[0..n) that does not end inside a UTF-8 sequence that the
  * following bytes could still complete. */
@@ -47,7 +36,7 @@ enum code_lang code_lang_parse(const char *name);
 const char *code_lang_name(enum code_lang l);
 
 /* Append s[0..n) as a bash $'...' word (every byte survives, NUL excepted). */
-int bash_quote(struct cbuf *b, const char *s, size_t n);
+int bash_quote(struct buf *b, const char *s, size_t n);
 
 /*
  * The bash kernel ends each command line with "\x1eSBX<nonce>:<seq>:<status>\x1e" on stderr.

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "macros.h"
 #include "random-util.h"
+#include "time-util.h"
 
 #define DEFAULT_PATH    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define PYTHON_BIN      "/usr/bin/python3"
@@ -40,13 +41,6 @@ bool code_kernels_available(void)
         char path[4096];
         snprintf(path, sizeof(path), "%s/python/kernel.py", code_kernels_dir());
         return access(path, R_OK) == 0;
-}
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 bool code_kernel_alive(struct code_kernel *k)
@@ -75,7 +69,7 @@ void code_kernel_free(struct code_kernel *k)
         safe_close(k->out_fd);
         safe_close(k->err_fd);
         strv_free(k->genv);
-        cbuf_done(&k->rbuf);
+        buf_done(&k->rbuf);
         free(k);
 }
 
@@ -215,24 +209,24 @@ static int wait_ready(struct code_kernel *k, int64_t deadline)
                         continue;
                 if (n <= 0)
                         return -ECHILD;
-                if (cbuf_add(&k->rbuf, buf, (size_t)n) < 0)
+                if (buf_add(&k->rbuf, buf, (size_t)n) < 0)
                         return -ENOMEM;
                 if (k->sock >= 0) {
                         char *nl = memchr(k->rbuf.p, '\n', k->rbuf.len);
                         if (!nl)
                                 continue;
                         bool ok = k->rbuf.p[0] == 'Y';
-                        cbuf_consume(&k->rbuf, (size_t)(nl - k->rbuf.p) + 1);
+                        buf_consume(&k->rbuf, (size_t)(nl - k->rbuf.p) + 1);
                         if (ok)
                                 return 0;
                         continue;
                 }
                 if (bash_marker_scan(k->rbuf.p, k->rbuf.len, k->nonce, &start, &end, &seq,
                                      &status) == 1) {
-                        cbuf_consume(&k->rbuf, end);
+                        buf_consume(&k->rbuf, end);
                         return 0;
                 }
-                cbuf_consume(&k->rbuf, start);
+                buf_consume(&k->rbuf, start);
         }
 }
 

@@ -27,7 +27,7 @@ struct code_kernel {
         char nonce[33];      /* bash: marker nonce */
         unsigned seq;        /* bash: last command line sent */
         char **genv;         /* the global env the kernel last got (strv) */
-        struct cbuf rbuf;    /* unparsed protocol bytes (socket, or bash stderr) */
+        struct buf rbuf;     /* unparsed protocol bytes (socket, or bash stderr) */
 };
 
 /* The kernels directory: $SBX_CODE_KERNELS_DIR or CODE_KERNELS_DIR_DEFAULT. */

@@ -18,19 +18,8 @@
 #include "native/native-loop.h"
 #include "proc/process.h"
 #include "macros.h"
-
-static void cjson_deletep(cJSON **j)
-{
-        cJSON_Delete(*j);
-}
-#define _cleanup_cjson_ __attribute__((cleanup(cjson_deletep)))
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+#include "json-util.h"
+#include "time-util.h"
 
 /* ---- helpers shared by the native handlers ---- */
 
@@ -392,7 +381,7 @@ static size_t output_bound(const cJSON *body)
 
 static int handle_exec(struct agent_request *r)
 {
-        _cleanup_cjson_ cJSON *body = NULL, *out = cJSON_CreateObject();
+        _cleanup_json_ cJSON *body = NULL, *out = cJSON_CreateObject();
         _cleanup_argv_ char **argv = NULL;
         const char *msg = "invalid cmd", *user;
         struct collect c;
@@ -480,7 +469,7 @@ static const struct lang *lang_find(const char *name)
 
 static int handle_run_code(struct agent_request *r)
 {
-        _cleanup_cjson_ cJSON *body = NULL, *out = cJSON_CreateObject();
+        _cleanup_json_ cJSON *body = NULL, *out = cJSON_CreateObject();
         const char *lang = "python", *user;
         const struct lang *lp;
         struct collect c;

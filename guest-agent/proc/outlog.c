@@ -10,6 +10,7 @@
 
 #include "connect.h"
 #include "macros.h"
+#include "time-util.h"
 
 #define CLIENT_CHECK_MS 500
 #define MAX_CHUNKS      4096u
@@ -129,13 +130,6 @@ size_t agent_outlog_bytes(struct agent_outlog *l)
         n = l->bytes;
         pthread_mutex_unlock(&l->lock);
         return n;
-}
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static bool client_gone(struct agent_request *r)

@@ -24,6 +24,8 @@
 #include "core/spawn.h"
 #include "connect.h"
 #include "macros.h"
+#include "json-util.h"
+#include "time-util.h"
 
 #define OUTPUT_CHUNK        (32u * 1024u) /* envd's stdChunkSize */
 #define PTY_CHUNK           (16u * 1024u) /* envd's ptyChunkSize */
@@ -53,20 +55,6 @@ struct agent_proc {
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct agent_proc *table;
 static int wake_fd = -EBADF;
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void cjson_deletep(cJSON **j)
-{
-        if (*j)
-                cJSON_Delete(*j);
-}
-#define _cleanup_cjson_ _cleanup_(cjson_deletep)
 
 /* ---- table ---- */
 
@@ -191,16 +179,6 @@ unsigned agent_process_count(void)
         pthread_mutex_lock(&table_lock);
         for (struct agent_proc *p = table; p; p = p->next)
                 n += !p->finished;
-        pthread_mutex_unlock(&table_lock);
-        return n;
-}
-
-unsigned agent_process_retained(void)
-{
-        unsigned n = 0;
-        pthread_mutex_lock(&table_lock);
-        for (struct agent_proc *p = table; p; p = p->next)
-                n += p->finished;
         pthread_mutex_unlock(&table_lock);
         return n;
 }
@@ -677,7 +655,7 @@ int agent_process_handle_start(struct agent_request *r)
         _cleanup_free_ char *username = NULL, *start_json = NULL;
         _cleanup_(agent_user_done) struct agent_user u = {0};
         struct start_request q = {0};
-        _cleanup_cjson_ cJSON *root = NULL;
+        _cleanup_json_ cJSON *root = NULL;
         struct agent_spawned sp;
         struct agent_proc *proc = NULL;
         const uint8_t *msg;

@@ -60,9 +60,8 @@ int agent_process_list_json(char **ret);
  * other methods (nothing answered then). */
 int agent_process_handle_rpc(struct agent_request *r, const char *method);
 
-/* Number of running entries, and of finished ones retained for Connect (tests, diagnostics). */
+/* Number of running entries (tests, diagnostics). */
 unsigned agent_process_count(void);
-unsigned agent_process_retained(void);
 
 struct agent_outlog;
 /* For Connect: a running process matching sel, else the newest retained finished one. Sets its

@@ -14,6 +14,7 @@
 
 #include "frame.h"
 #include "macros.h"
+#include "time-util.h"
 
 int agent_connect(const char *sandbox_dir, int *ret_fd)
 {
@@ -44,13 +45,6 @@ int agent_set_timeouts(int fd, int ms)
             setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
                 return -errno;
         return 0;
-}
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static int send_request(int fd, const char *method, const char *path, const char *body)

@@ -24,13 +24,6 @@ static struct {
 #define INC(f, n) __atomic_add_fetch(&st.f, (n), __ATOMIC_RELAXED)
 #define GET(f)    __atomic_load_n(&st.f, __ATOMIC_RELAXED)
 
-int64_t stats_now_us(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 void stats_observe_create(int64_t us, bool pooled)
 {
         if (pooled)

@@ -12,7 +12,6 @@
 
 struct server;
 
-int64_t stats_now_us(void);
 void stats_observe_create(int64_t us, bool pooled);
 void stats_count_create_error(void);
 void stats_count_rejected(void);

@@ -16,14 +16,9 @@
 #include "lifecycle/snapshot.h"
 #include "core/stats.h"
 #include "core/validate.h"
+#include "json-util.h"
 
 #define RETRY_AFTER_S "1"
-
-static void cjson_deletep(cJSON **j)
-{
-        cJSON_Delete(*j);
-}
-#define _cleanup_json_ _cleanup_(cjson_deletep)
 
 bool route_lifecycle_owns(enum route_op op)
 {

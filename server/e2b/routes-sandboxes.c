@@ -15,12 +15,7 @@
 #include "e2b/routes-lifecycle.h"
 #include "lifecycle/sampler.h"
 #include "core/validate.h"
-
-static void cjson_deletep(cJSON **j)
-{
-        cJSON_Delete(*j);
-}
-#define _cleanup_json_ _cleanup_(cjson_deletep)
+#include "json-util.h"
 
 static enum MHD_Result reply_object(struct request *req, unsigned status, cJSON *o)
 {
@@ -253,7 +248,7 @@ enum MHD_Result route_sandboxes_handle(struct request *req)
 
         _cleanup_json_ cJSON *body = NULL;
         const char *msg = NULL;
-        int r = json_parse_body(req->body, req->body_len, &body, &msg);
+        int r = json_parse_body(buf_str(&req->body), req->body.len, &body, &msg);
         if (r < 0)
                 return http_reply_error(req, r, NULL, "%s", msg);
         if (route_lifecycle_owns(op))

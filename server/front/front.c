@@ -19,13 +19,7 @@
 #include "log.h"
 #include "macros.h"
 #include "native/v1.h"
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+#include "time-util.h"
 
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
@@ -57,7 +51,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
         __atomic_sub_fetch(&req->srv->requests_inflight, 1, __ATOMIC_RELAXED);
         proxy_free(req->proxy);
         route_v1_free(req->v1);
-        free(req->body);
+        buf_done(&req->body);
         free(req->deferred_body);
         free(req->target);
         free(req->method);
@@ -102,7 +96,7 @@ static enum MHD_Result on_first_call(struct request *req)
 
 static enum MHD_Result buffer_body(struct request *req, const char *data, size_t len)
 {
-        if (req->too_large || req->body_len + len > HTTP_MAX_CONTROL_BODY) {
+        if (req->too_large || req->body.len + len > HTTP_MAX_CONTROL_BODY) {
                 /* libmicrohttpd 0.9.75 refuses a response queued mid-body: drop the rest and
                  * answer 413 at the end. */
                 req->too_large = true;
@@ -110,19 +104,7 @@ static enum MHD_Result buffer_body(struct request *req, const char *data, size_t
                 /* Past this, stop reading a client that will get 413 anyway. */
                 return req->discarded > HTTP_MAX_DISCARD ? MHD_NO : MHD_YES;
         }
-        if (req->body_len + len + 1 > req->body_cap) {
-                size_t cap = MAX(req->body_cap * 2, req->body_len + len + 1);
-                cap = MAX(cap, (size_t)4096);
-                char *n = realloc(req->body, cap);
-                if (!n)
-                        return MHD_NO;
-                req->body = n;
-                req->body_cap = cap;
-        }
-        memcpy(req->body + req->body_len, data, len);
-        req->body_len += len;
-        req->body[req->body_len] = 0;
-        return MHD_YES;
+        return buf_add(&req->body, data, len) < 0 ? MHD_NO : MHD_YES;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
 #include "macros.h"
 #include "http/route.h"
 #include "core/server.h"
@@ -42,8 +43,8 @@ struct request {
         enum route_op op;      /* control plane: matched route */
         char id[ROUTE_ID_MAX]; /* control plane: {id} of /sandboxes/{id}... */
         /* control plane */
-        char *body;
-        size_t body_len, body_cap, discarded;
+        struct buf body; /* at most HTTP_MAX_CONTROL_BODY */
+        size_t discarded;
         bool too_large;
         /* proxy */
         struct proxy_conn *proxy;

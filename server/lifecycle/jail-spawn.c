@@ -18,6 +18,7 @@
 #include "macros.h"
 #include "missing-syscalls.h"
 #include <sys/pidfd.h>
+#include "time-util.h"
 
 static void result_set(struct jail_result *ret, const char *step, int err, const char *msg)
 {
@@ -58,13 +59,6 @@ int jail_parse_status(const char *line, struct jail_result *ret)
                 return rr;
         *ret = r;
         return 0;
-}
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Read up to the first '\n' (or EOF) within the deadline. */

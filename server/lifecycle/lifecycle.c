@@ -24,6 +24,7 @@
 #include "lifecycle/teardown.h"
 #include "storage/disk-image.h"
 #include "storage/template.h"
+#include "time-util.h"
 
 cJSON *lifecycle_jail_spec(const struct server *srv, const struct sandbox *s,
                            const struct template_info *t)
@@ -297,7 +298,7 @@ int lifecycle_create(struct server *srv, const struct create_params *p, struct s
                      char *errmsg, size_t errlen)
 {
         struct template_info t = {};
-        int64_t t0 = stats_now_us();
+        int64_t t0 = now_us();
         errmsg[0] = 0;
         /* held until the record (which references the layers) is written: no gc meanwhile */
         layer_store_read_lock();
@@ -322,7 +323,7 @@ int lifecycle_create(struct server *srv, const struct create_params *p, struct s
                 stats_count_create_error();
                 return r;
         }
-        int64_t us = stats_now_us() - t0;
+        int64_t us = now_us() - t0;
         stats_observe_create(us, pooled);
         log_info(
             "sandbox %s: started (template %s, pid %d, uid slot %d, endAt +%llds%s) in %lld us",

@@ -15,6 +15,7 @@
 #include "macros.h"
 #include "core/stats.h"
 #include "lifecycle/teardown.h"
+#include "time-util.h"
 
 struct sample {
         int64_t ts;
@@ -67,12 +68,12 @@ void sampler_sample(struct sandbox *s)
         snprintf(cg, sizeof(cg), "%s/%s", CGROUP_PARENT, s->id);
         if (!s->persisted && cgroup_read_stats(cg, &st) < 0)
                 return;
-        int64_t now_us = stats_now_us();
+        int64_t t_us = now_us();
         struct sample x = {.ts = (int64_t)time(NULL)};
         pthread_mutex_lock(&m->lock);
-        if (m->last_us && now_us > m->last_us && st.cpu_usage_ns >= m->last_cpu_ns) {
+        if (m->last_us && t_us > m->last_us && st.cpu_usage_ns >= m->last_cpu_ns) {
                 double busy = (double)(st.cpu_usage_ns - m->last_cpu_ns) / 1e3;
-                x.cpu_pct = 100.0 * busy / (double)(now_us - m->last_us) / MAX(s->cpu_count, 1u);
+                x.cpu_pct = 100.0 * busy / (double)(t_us - m->last_us) / MAX(s->cpu_count, 1u);
         }
         if (st.oom_kills > m->last_oom) {
                 log_warning("sandbox %s: %llu process(es) killed by the OOM killer", s->id,
@@ -82,7 +83,7 @@ void sampler_sample(struct sandbox *s)
         }
         m->last_oom = MAX(m->last_oom, st.oom_kills);
         m->last_cpu_ns = st.cpu_usage_ns;
-        m->last_us = now_us;
+        m->last_us = t_us;
         x.mem_cache = st.mem_cache;
         x.mem_used = st.mem_usage > st.mem_cache ? st.mem_usage - st.mem_cache : st.mem_usage;
         x.mem_total = (uint64_t)s->memory_mb * 1024 * 1024;

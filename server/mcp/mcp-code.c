@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "channel/agent-client.h"
 #include "frame.h"
 #include "lifecycle/lifecycle.h"
@@ -25,6 +26,7 @@
 #include "mcp/mcp-tools.h"
 #include "native/v1-relay.h"
 #include "core/validate.h"
+#include "time-util.h"
 
 #define CODE_MAX_LINE        (16 * 1024 * 1024)
 #define CODE_MAX_IMAGES      4
@@ -35,43 +37,17 @@
 #define CODE_READ_TIMEOUT_MS 15000
 #define CODE_CANCEL_POLL_MS  100 /* how often a call looks for notifications/cancelled */
 
-struct text_buf {
-        char *p;
-        size_t len, cap;
-};
-
-static int buf_add(struct text_buf *b, const char *s, size_t n)
-{
-        if (b->len + n + 1 > b->cap) {
-                size_t cap = MAX(b->cap * 2, b->len + n + 1);
-                char *p = realloc(b->p, MAX(cap, (size_t)256));
-                if (!p)
-                        return -ENOMEM;
-                b->p = p;
-                b->cap = MAX(cap, (size_t)256);
-        }
-        memcpy(b->p + b->len, s, n);
-        b->len += n;
-        b->p[b->len] = 0;
-        return 0;
-}
-
-static const char *buf_str(const struct text_buf *b)
-{
-        return b->p ? b->p : "";
-}
-
 struct execution {
-        struct text_buf out[2];  /* stdout, stderr */
-        struct text_buf results; /* the text of each result, one per line */
-        struct text_buf traceback;
+        struct buf out[2];  /* stdout, stderr */
+        struct buf results; /* the text of each result, one per line */
+        struct buf traceback;
         size_t dropped; /* output bytes beyond MCP_MAX_OUTPUT */
         unsigned results_dropped;
-        cJSON *images;        /* content items */
-        cJSON *result_list;   /* structuredContent.results */
-        cJSON *error;         /* {name, value, traceback} */
-        struct text_buf line; /* the NDJSON line being read */
-        bool skipping;        /* inside a line longer than CODE_MAX_LINE */
+        cJSON *images;      /* content items */
+        cJSON *result_list; /* structuredContent.results */
+        cJSON *error;       /* {name, value, traceback} */
+        struct buf line;    /* the NDJSON line being read */
+        bool skipping;      /* inside a line longer than CODE_MAX_LINE */
 };
 
 static void execution_done(struct execution *x)
@@ -93,7 +69,7 @@ static const char *str_field(const cJSON *o, const char *name)
 }
 
 /* Append to one of the texts a model reads; all of them share MCP_MAX_OUTPUT. */
-static void add_text(struct execution *x, struct text_buf *b, const char *text, size_t n)
+static void add_text(struct execution *x, struct buf *b, const char *text, size_t n)
 {
         size_t used = x->out[0].len + x->out[1].len + x->results.len;
         size_t room = MCP_MAX_OUTPUT - MIN((size_t)MCP_MAX_OUTPUT, used);
@@ -228,17 +204,10 @@ static void feed(struct execution *x, const char *data, size_t len)
         }
 }
 
-int64_t mcp_now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int mcp_wait_readable(int fd, int64_t deadline, const atomic_bool *cancel)
 {
         for (;;) {
-                int64_t left = deadline - mcp_now_ms();
+                int64_t left = deadline - now_ms();
                 struct pollfd p = {.fd = fd, .events = POLLIN};
                 if (left <= 0)
                         return -ETIMEDOUT;
@@ -275,7 +244,7 @@ static cJSON *code_result(struct execution *x, const char *note, const char *lan
                           int timeout_ms)
 {
         bool timed_out = stop == -ETIMEDOUT;
-        struct text_buf t = {};
+        struct buf t = {};
         const char *so = buf_str(&x->out[0]), *se = buf_str(&x->out[1]);
         char tail[768] = "";
         if (note)
@@ -362,7 +331,7 @@ cJSON *mcp_run_code(struct mcp_call *c, const char *language, const char *code, 
                 execution_done(&x);
                 return NULL;
         }
-        int64_t deadline = mcp_now_ms() + timeout_ms;
+        int64_t deadline = now_ms() + timeout_ms;
         int r = v1_agent_open(s->dir, SBX_PORT_CODE, "POST", "/execute", "", "application/json",
                               text, strlen(text), timeout_ms + CODE_HEAD_GRACE_MS, &fd, &rep);
         if (r >= 0)

@@ -19,6 +19,7 @@
 #include "macros.h"
 #include "mcp/mcp.h"
 #include "native/v1.h"
+#include "time-util.h"
 
 struct sse_call {
         struct server *srv;
@@ -34,13 +35,6 @@ struct sse_call {
         bool last_queued;
         int64_t t0_ms;
 };
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void *worker_main(void *arg)
 {

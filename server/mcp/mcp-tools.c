@@ -169,7 +169,7 @@ static int agent_json(struct sandbox *s, const char *path, cJSON *body, int time
         int r = v1_agent_send(s->dir, SBX_PORT_INTERNAL, "POST", path, "", "application/json", text,
                               strlen(text), timeout_ms + 10000, &fd);
         if (r >= 0) /* the agent answers once the process is done */
-                r = mcp_wait_readable(fd, mcp_now_ms() + timeout_ms + 10000, cancel);
+                r = mcp_wait_readable(fd, now_ms() + timeout_ms + 10000, cancel);
         if (r == -ECANCELED)
                 return r;
         if (r >= 0)

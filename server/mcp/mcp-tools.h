@@ -12,18 +12,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "json-util.h"
 #include "macros.h"
 #include "mcp/mcp.h"
+#include "time-util.h"
 
 #define MCP_MAX_OUTPUT (1024 * 1024) /* stdout + stderr kept per call */
 
 struct sandbox;
-
-static inline void mcp_json_deletep(cJSON **j)
-{
-        cJSON_Delete(*j);
-}
-#define _cleanup_json_ _cleanup_(mcp_json_deletep)
 
 /* {"content":[{"type":"text","text":text}],"isError":is_error} */
 cJSON *mcp_text_result(const char *text, bool is_error);
@@ -36,8 +32,6 @@ cJSON *mcp_failure(const char *fmt, ...) _printf_(1, 2);
 cJSON *mcp_ensure_sandbox(struct mcp_call *c, int call_ms, struct sandbox **ret, const char **note);
 /* A result (not a failure) saying the call was cancelled: structuredContent.cancelled. */
 cJSON *mcp_cancelled_result(const char *text);
-/* Monotonic milliseconds. */
-int64_t mcp_now_ms(void);
 /* Wait until fd is readable (0), the deadline passes (-ETIMEDOUT) or cancel is set
  * (-ECANCELED, looked at every 100 ms: notifications/cancelled). */
 int mcp_wait_readable(int fd, int64_t deadline, const atomic_bool *cancel);

@@ -18,6 +18,8 @@
 #include "native/v1-relay.h"
 #include "core/validate.h"
 #include "native/ws-terminal.h"
+#include "buf.h"
+#include "json-util.h"
 
 enum v1_kind {
         V1_LOCAL, /* answered by sbxd from the buffered JSON body */
@@ -30,17 +32,10 @@ struct v1_conn {
         enum v1_kind kind;
         char id[ROUTE_ID_MAX];
         const char *rest; /* into req->path: "/exec", ... NULL for /v1/sandboxes[/{id}] */
-        char *body;
-        size_t len, cap;
+        struct buf body;  /* at most V1_MAX_JSON_BODY */
         bool too_large;
         struct v1_relay *relay;
 };
-
-static void cjson_deletep(cJSON **j)
-{
-        cJSON_Delete(*j);
-}
-#define _cleanup_json_ _cleanup_(cjson_deletep)
 
 bool route_v1_wants(const char *path)
 {
@@ -53,7 +48,7 @@ void route_v1_free(struct v1_conn *c)
         if (!c)
                 return;
         v1_relay_free(c->relay);
-        free(c->body);
+        buf_done(&c->body);
         free(c);
 }
 
@@ -225,7 +220,7 @@ static enum MHD_Result handle_local(struct request *req, struct v1_conn *c)
         bool del = strcmp(req->method, "DELETE") == 0;
         _cleanup_json_ cJSON *body = NULL;
         const char *msg = NULL;
-        int r = json_parse_body(c->body, c->len, &body, &msg);
+        int r = json_parse_body(buf_str(&c->body), c->body.len, &body, &msg);
         if (r < 0)
                 return v1_reply_error(req, 400, "bad_request", "%s", msg);
         if (!c->id[0]) {
@@ -341,22 +336,11 @@ enum MHD_Result route_v1_upload(struct request *req, const char *data, size_t le
         struct v1_conn *c = req->v1;
         if (c->kind == V1_RELAY)
                 return v1_relay_upload(req, c->relay, data, len);
-        if (c->too_large || c->len + len > V1_MAX_JSON_BODY) {
+        if (c->too_large || c->body.len + len > V1_MAX_JSON_BODY) {
                 c->too_large = true;
                 return MHD_YES; /* dropped; 413 at the end */
         }
-        if (c->len + len + 1 > c->cap) {
-                size_t cap = MAX(c->cap * 2, c->len + len + 1);
-                char *n = realloc(c->body, cap);
-                if (!n)
-                        return MHD_NO;
-                c->body = n;
-                c->cap = cap;
-        }
-        memcpy(c->body + c->len, data, len);
-        c->len += len;
-        c->body[c->len] = 0;
-        return MHD_YES;
+        return buf_add(&c->body, data, len) < 0 ? MHD_NO : MHD_YES;
 }
 
 enum MHD_Result route_v1_finish(struct request *req)
@@ -369,7 +353,7 @@ enum MHD_Result route_v1_finish(struct request *req)
         case V1_RELAY:
                 return v1_relay_finish(req, c->relay);
         case V1_MCP:
-                return mcp_handle(req, c->body, c->len);
+                return mcp_handle(req, buf_str(&c->body), c->body.len);
         case V1_TERMINAL:
                 return ws_terminal_upgrade(req, c->id);
         case V1_LOCAL:

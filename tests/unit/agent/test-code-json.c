@@ -11,7 +11,7 @@
 
 static char *json_of(const char *s, size_t n)
 {
-        struct cbuf b = {0};
+        struct buf b = {0};
         CHECK(json_add_string(&b, s, n) == 0);
         return b.p;
 }
@@ -60,10 +60,10 @@ static void test_languages(void)
 
 static void test_bash_quote(void)
 {
-        struct cbuf b = {0};
+        struct buf b = {0};
         CHECK(bash_quote(&b, "it's $HOME\n\\ \xc3\xa9", 15) == 0);
         CHECK_STREQ(b.p, "$'it\\x27s $HOME\\x0a\\x5c \\xc3\\xa9'");
-        cbuf_done(&b);
+        buf_done(&b);
 }
 
 static void test_marker(void)
