@@ -20,6 +20,7 @@
 #include "front/front.h"
 #include "http/http.h"
 #include "storage/layer-store.h"
+#include "storage/state-dir.h"
 #include "lifecycle/lifecycle.h"
 #include "log.h"
 #include "lifecycle/monitor.h"
@@ -28,57 +29,6 @@
 #include "e2b/proxy.h"
 #include "lifecycle/sampler.h"
 #include "core/server.h"
-
-static int mkdir_p(const char *path, mode_t mode)
-{
-        char buf[4096];
-        if ((size_t)snprintf(buf, sizeof(buf), "%s", path) >= sizeof(buf))
-                return -ENAMETOOLONG;
-        for (char *p = buf + 1; *p; p++)
-                if (*p == '/') {
-                        *p = 0;
-                        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-                                return -errno;
-                        *p = '/';
-                }
-        if (mkdir(buf, mode) < 0) {
-                if (errno != EEXIST)
-                        return -errno;
-                return 0;
-        }
-        return 1;
-}
-
-static int setup_state_dir(const char *state)
-{
-        char path[4096];
-        int r = mkdir_p(state, 0700);
-        if (r < 0)
-                return log_error_errno(r, "creating state dir %s: %m", state);
-        if (r > 0)
-                log_info("created state dir %s", state);
-        /* It holds the API keys and every sandbox's token: owner only, always. */
-        if (chmod(state, 0700) < 0)
-                return log_error_errno(errno, "chmod 0700 %s: %m", state);
-        static const char *const subdirs[] = {"sandboxes", "templates"};
-        for (size_t i = 0; i < ELEMENTSOF(subdirs); i++) {
-                snprintf(path, sizeof(path), "%s/%s", state, subdirs[i]);
-                if (mkdir(path, 0700) < 0 && errno != EEXIST)
-                        return log_error_errno(errno, "creating %s: %m", path);
-        }
-        /* One sbxd per state dir: a second one would tear down the first one's sandboxes. */
-        snprintf(path, sizeof(path), "%s/sbxd.lock", state);
-        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd < 0)
-                return log_error_errno(errno, "opening %s: %m", path);
-        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-                r = log_error_errno(errno, "%s is in use by another sbxd: %m", state);
-                safe_close(fd);
-                return r;
-        }
-        /* fd stays open (and locked) for sbxd's lifetime */
-        return 0;
-}
 
 static int write_port_file(const char *path, unsigned port)
 {
@@ -175,7 +125,7 @@ int main(int argc, char **argv)
         if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
                 log_warning_errno(errno, "PR_SET_CHILD_SUBREAPER: %m");
 
-        if (setup_state_dir(cfg.state_dir) < 0)
+        if (state_dir_setup(cfg.state_dir) < 0)
                 goto fail;
         r = keys_load_or_create(cfg.state_dir, &srv.keys);
         if (r < 0) {
@@ -245,6 +195,7 @@ int main(int argc, char **argv)
         char url_path[4096];
         snprintf(url_path, sizeof(url_path), "%s/" SBXD_URL_FILE, cfg.state_dir);
         (void)unlink(url_path); /* nobody listens there any more */
+        state_dir_release(cfg.state_dir);
         config_done(&cfg);
         return 0;
 
@@ -258,6 +209,7 @@ fail:
                 lifecycle_timer_stop(&srv);
                 registry_free(srv.registry);
         }
+        state_dir_release(cfg.state_dir);
         config_done(&cfg);
         return 1;
 }
