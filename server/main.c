@@ -127,6 +127,18 @@ int main(int argc, char **argv)
 
         if (state_dir_setup(cfg.state_dir) < 0)
                 goto fail;
+        r = config_derive_limits(&cfg);
+        if (r < 0) {
+                log_error_errno(r, "reading the host's CPUs, memory and state disk: %m");
+                goto fail;
+        }
+        log_info(
+            "limits: per sandbox at most %u CPUs, %llu MiB memory, %llu MiB disk; all "
+            "sandboxes %llu MiB memory, %llu tasks; state disk reserve %llu MiB, overcommit %g",
+            cfg.max_cpus, (unsigned long long)cfg.max_memory_mb,
+            (unsigned long long)cfg.max_disk_mb, (unsigned long long)cfg.total_memory_mb,
+            (unsigned long long)cfg.total_pids, (unsigned long long)cfg.disk_reserve_mb,
+            cfg.disk_overcommit);
         r = keys_load_or_create(cfg.state_dir, &srv.keys);
         if (r < 0) {
                 log_error_errno(r, "loading API keys from %s/keys: %m", cfg.state_dir);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "macros.h"
@@ -32,7 +33,20 @@ static const char usage[] =
     "                            604800 for 7 days)\n"
     "  --disk image|tmpfs        a sandbox's disk: an ext4 image on a loop device (default;\n"
     "                            tmpfs when loop devices or mkfs.ext4 are missing) or a tmpfs\n"
-    "                            (faster, but charged to the sandbox's memory)\n";
+    "                            (faster, but charged to the sandbox's memory)\n"
+    "  --disk-reserve MB         state-disk space never promised to sandbox disks (default 5%\n"
+    "                            of the file system, at most 1024)\n"
+    "  --disk-overcommit R       promise sandbox disks up to R times the free space, as sparse\n"
+    "                            files (default 1: each disk is preallocated, never "
+    "overcommitted)\n"
+    "  --max-sandbox-cpus N      most CPUs one sandbox may ask for (default: the host's)\n"
+    "  --max-sandbox-memory MB   most memory one sandbox may ask for (default 3/4 of the host's)\n"
+    "  --max-sandbox-disk MB     largest disk one sandbox may ask for (default half the state\n"
+    "                            file system)\n"
+    "  --total-memory MB         memory limit of all sandboxes together (default: the host's\n"
+    "                            memory less 10%, at least 512 MiB, kept for the host)\n"
+    "  --total-pids N            task limit of all sandboxes together (default 3/4 of the\n"
+    "                            kernel's pid_max and threads-max)\n";
 
 int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, socklen_t *ret_len,
                         char **ret_host)
@@ -151,7 +165,64 @@ void config_done(struct sbxd_config *c)
         *c = (struct sbxd_config){};
 }
 
-#define OPT_DELETE_PAUSED 1010
+#define OPT_DELETE_PAUSED   1010
+#define OPT_DISK_RESERVE    1011
+#define OPT_DISK_OVERCOMMIT 1012
+#define OPT_MAX_CPUS        1013
+#define OPT_MAX_MEMORY      1014
+#define OPT_MAX_DISK        1015
+#define OPT_TOTAL_MEMORY    1016
+#define OPT_TOTAL_PIDS      1017
+
+/* A positive decimal number up to max into *ret. */
+static int parse_u64(const char *name, const char *arg, uint64_t max, uint64_t *ret)
+{
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(arg, &end, 10);
+        if (!*arg || *end || errno || v == 0 || v > max || arg[0] == '-') {
+                fprintf(stderr, "sbxd: bad --%s '%s' (1..%llu)\n", name, arg,
+                        (unsigned long long)max);
+                return -EINVAL;
+        }
+        *ret = v;
+        return 0;
+}
+
+static int parse_limit(int opt, const char *arg, struct sbxd_config *c)
+{
+        uint64_t v;
+        int r;
+        switch (opt) {
+        case OPT_DISK_RESERVE:
+                return parse_u64("disk-reserve", arg, 1ULL << 30, &c->disk_reserve_mb);
+        case OPT_DISK_OVERCOMMIT: {
+                char *end;
+                errno = 0;
+                double d = strtod(arg, &end);
+                if (!*arg || *end || errno || !(d >= 1.0 && d <= SBXD_MAX_OVERCOMMIT)) {
+                        fprintf(stderr, "sbxd: bad --disk-overcommit '%s' (1..%d)\n", arg,
+                                SBXD_MAX_OVERCOMMIT);
+                        return -EINVAL;
+                }
+                c->disk_overcommit = d;
+                return 0;
+        }
+        case OPT_MAX_CPUS:
+                r = parse_u64("max-sandbox-cpus", arg, 4096, &v);
+                c->max_cpus = (unsigned)v;
+                return r;
+        case OPT_MAX_MEMORY:
+                return parse_u64("max-sandbox-memory", arg, 1ULL << 30, &c->max_memory_mb);
+        case OPT_MAX_DISK:
+                return parse_u64("max-sandbox-disk", arg, 1ULL << 30, &c->max_disk_mb);
+        case OPT_TOTAL_MEMORY:
+                return parse_u64("total-memory", arg, 1ULL << 30, &c->total_memory_mb);
+        case OPT_TOTAL_PIDS:
+                return parse_u64("total-pids", arg, 1ULL << 30, &c->total_pids);
+        }
+        return -EINVAL;
+}
 
 /* --pool-size and friends: a decimal count in a sane range. */
 static int parse_count(int opt, const char *arg, struct sbxd_config *c)
@@ -195,13 +266,21 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"persist-paused-after", required_argument, NULL, 1004},
             {"disk", required_argument, NULL, 1005},
             {"delete-paused-after", required_argument, NULL, OPT_DELETE_PAUSED},
+            {"disk-reserve", required_argument, NULL, OPT_DISK_RESERVE},
+            {"disk-overcommit", required_argument, NULL, OPT_DISK_OVERCOMMIT},
+            {"max-sandbox-cpus", required_argument, NULL, OPT_MAX_CPUS},
+            {"max-sandbox-memory", required_argument, NULL, OPT_MAX_MEMORY},
+            {"max-sandbox-disk", required_argument, NULL, OPT_MAX_DISK},
+            {"total-memory", required_argument, NULL, OPT_TOTAL_MEMORY},
+            {"total-pids", required_argument, NULL, OPT_TOTAL_PIDS},
             {},
         };
         const char *listen = SBXD_DEFAULT_LISTEN, *state = SBXD_DEFAULT_STATE_DIR;
         const char *jailer = NULL, *agent = NULL, *port_file = NULL;
         struct sbxd_config c = {.pool_size = SBXD_DEFAULT_POOL_SIZE,
                                 .max_sandboxes = SBXD_DEFAULT_MAX_SANDBOXES,
-                                .max_creates = SBXD_DEFAULT_MAX_CREATES};
+                                .max_creates = SBXD_DEFAULT_MAX_CREATES,
+                                .disk_overcommit = 1.0};
         const char *pool_templates = SBXD_DEFAULT_POOL_TEMPLATES;
         int o, r;
 
@@ -243,6 +322,16 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                         }
                         c.tmpfs_disks = strcmp(optarg, "tmpfs") == 0;
                         break;
+                case OPT_DISK_RESERVE:
+                case OPT_DISK_OVERCOMMIT:
+                case OPT_MAX_CPUS:
+                case OPT_MAX_MEMORY:
+                case OPT_MAX_DISK:
+                case OPT_TOTAL_MEMORY:
+                case OPT_TOTAL_PIDS:
+                        if (parse_limit(o, optarg, &c) < 0)
+                                return -EINVAL;
+                        break;
                 default:
                         fputs(usage, stderr);
                         return -EINVAL;
@@ -272,5 +361,68 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                 return r < 0 ? r : -ENOMEM;
         }
         *ret = c;
+        return 0;
+}
+
+/* A "Key:   N kB" line of /proc/meminfo, in bytes; 0 when absent. */
+static uint64_t meminfo(const char *key)
+{
+        char line[256];
+        size_t kl = strlen(key);
+        uint64_t v = 0;
+        FILE *f = fopen("/proc/meminfo", "re");
+        if (!f)
+                return 0;
+        while (fgets(line, sizeof(line), f))
+                if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
+                        v = strtoull(line + kl + 1, NULL, 10) * 1024;
+                        break;
+                }
+        fclose(f);
+        return v;
+}
+
+static uint64_t read_u64(const char *path)
+{
+        char buf[64] = "";
+        FILE *f = fopen(path, "re");
+        if (!f)
+                return 0;
+        if (!fgets(buf, sizeof(buf), f))
+                buf[0] = 0;
+        fclose(f);
+        return strtoull(buf, NULL, 10);
+}
+
+int config_derive_limits(struct sbxd_config *c)
+{
+        struct statvfs sv;
+        if (statvfs(c->state_dir, &sv) < 0)
+                return -errno;
+        uint64_t fs_mb = (uint64_t)sv.f_blocks * sv.f_frsize >> 20;
+        uint64_t mem_mb = meminfo("MemTotal") >> 20;
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        if (mem_mb == 0 || cpus <= 0)
+                return -ENODATA;
+        if (!c->disk_reserve_mb)
+                c->disk_reserve_mb =
+                    MIN(MAX(fs_mb * SBXD_DISK_RESERVE_PCT / 100, 1), SBXD_DISK_RESERVE_MAX_MB);
+        if (!c->max_cpus)
+                c->max_cpus = (unsigned)cpus;
+        if (!c->max_memory_mb)
+                c->max_memory_mb = MAX(mem_mb * 3 / 4, 1);
+        if (!c->max_disk_mb)
+                c->max_disk_mb = MAX(fs_mb / 2, 1);
+        if (!c->total_memory_mb) {
+                uint64_t keep =
+                    MAX(mem_mb * SBXD_HOST_MEMORY_RESERVE_PCT / 100, SBXD_HOST_MEMORY_RESERVE_MIN);
+                c->total_memory_mb = mem_mb > keep ? mem_mb - keep : mem_mb;
+        }
+        if (!c->total_pids) {
+                uint64_t pid_max = read_u64("/proc/sys/kernel/pid_max");
+                uint64_t threads = read_u64("/proc/sys/kernel/threads-max");
+                uint64_t n = pid_max && threads ? MIN(pid_max, threads) : MAX(pid_max, threads);
+                c->total_pids = n ? MAX(n * 3 / 4, 1) : 32768;
+        }
         return 0;
 }

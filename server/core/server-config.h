@@ -29,6 +29,16 @@ struct sbxd_config {
         unsigned persist_paused_after_s; /* 0: never persist a paused sandbox to disk */
         unsigned delete_paused_after_s;  /* 0: a paused sandbox is kept until killed */
         bool tmpfs_disks; /* --disk tmpfs: no ext4 image disks (storage/disk-image.h) */
+        /* Host disk (storage/disk-image.h "Admission"): 0 = derived from the state file system
+         * at start (config_derive_limits). */
+        uint64_t disk_reserve_mb; /* free space never promised to sandbox disks */
+        double disk_overcommit;   /* 1: disks are preallocated; R > 1: sparse, R x promised */
+        /* Per-sandbox maxima a create may ask for (past them: 400 naming the limit); 0 =
+         * derived from the host at start. */
+        unsigned max_cpus;
+        uint64_t max_memory_mb, max_disk_mb;
+        /* The parent cgroup sbx/ of every sandbox: 0 = derived from the host at start. */
+        uint64_t total_memory_mb, total_pids;
 };
 
 /* <state>/url: the URL sbxd listens on, written once listening, removed at a clean stop
@@ -38,11 +48,24 @@ struct sbxd_config {
 #define SBXD_DEFAULT_POOL_TEMPLATES "base,code-interpreter-v1"
 #define SBXD_DEFAULT_MAX_SANDBOXES  2048
 #define SBXD_DEFAULT_MAX_CREATES    32
+/* Derived defaults (config_derive_limits): the disk reserve is 5% of the state file system, at
+ * most 1 GiB; a sandbox may ask for every CPU, 3/4 of the host's memory and half the state file
+ * system; all sandboxes together get the host's memory but a reserve (10%, at least 512 MiB) and
+ * 3/4 of the kernel's pid space. */
+#define SBXD_DISK_RESERVE_PCT        5
+#define SBXD_DISK_RESERVE_MAX_MB     1024
+#define SBXD_MAX_OVERCOMMIT          1000
+#define SBXD_HOST_MEMORY_RESERVE_PCT 10
+#define SBXD_HOST_MEMORY_RESERVE_MIN 512
 
 /* Parse argv into *ret (owned strings; free with config_done). Returns 0, 1 when --help was
  * printed, or -EINVAL with a message on stderr. */
 int config_parse(int argc, char **argv, struct sbxd_config *ret);
 void config_done(struct sbxd_config *c);
+
+/* Fill the limits left at 0 from the host (CPUs, MemTotal, pid_max and threads-max) and from the
+ * state dir's file system. Needs the state dir to exist. -errno when the host cannot be read. */
+int config_derive_limits(struct sbxd_config *c);
 
 /* Parse "HOST:PORT" / "[V6]:PORT" into a sockaddr. Pure; used by tests. */
 int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, socklen_t *ret_len,

@@ -18,7 +18,7 @@ static struct {
         uint64_t latency_us_sum, latency_count;
         uint64_t proxy_in, proxy_out;
         uint64_t http_4xx, http_5xx;
-        uint64_t pauses, resumes, snapshots, ooms;
+        uint64_t pauses, resumes, snapshots, ooms, disk_refused;
 } st;
 
 #define INC(f, n) __atomic_add_fetch(&st.f, (n), __ATOMIC_RELAXED)
@@ -77,6 +77,10 @@ void stats_count_oom(void)
 {
         INC(ooms, 1);
 }
+void stats_count_disk_refused(void)
+{
+        INC(disk_refused, 1);
+}
 
 static void counter(FILE *f, const char *name, const char *help, const char *labels, uint64_t v,
                     bool head)
@@ -93,6 +97,14 @@ static void render_sandboxes(FILE *f, const struct stats_gauges *g)
         fprintf(f, "sbx_sandboxes{state=\"paused\"} %zu\n", g->paused);
         fprintf(f, "sbx_sandboxes{state=\"pool\"} %zu\n", g->pool);
         fprintf(f, "sbx_sandboxes{state=\"starting\"} %zu\n", g->starting);
+        fprintf(f, "# HELP sbx_state_disk_bytes The host's state disk: free, promised to sandbox "
+                   "disks, used by them, kept in reserve.\n# TYPE sbx_state_disk_bytes gauge\n");
+        fprintf(f, "sbx_state_disk_bytes{kind=\"free\"} %llu\n", (unsigned long long)g->disk_free);
+        fprintf(f, "sbx_state_disk_bytes{kind=\"promised\"} %llu\n",
+                (unsigned long long)g->disk_promised);
+        fprintf(f, "sbx_state_disk_bytes{kind=\"used\"} %llu\n", (unsigned long long)g->disk_used);
+        fprintf(f, "sbx_state_disk_bytes{kind=\"reserve\"} %llu\n",
+                (unsigned long long)g->disk_reserve);
 }
 
 static void render_histogram(FILE *f)
@@ -137,6 +149,9 @@ int stats_render(const struct stats_gauges *g, char **ret, size_t *ret_len)
         counter(f, "sbx_resumes_total", "Sandboxes resumed.", "", GET(resumes), true);
         counter(f, "sbx_snapshots_total", "Snapshots taken.", "", GET(snapshots), true);
         counter(f, "sbx_oom_kills_total", "OOM kills seen in sandboxes.", "", GET(ooms), true);
+        counter(f, "sbx_disk_refused_total",
+                "Sandbox disks refused (507) for want of space on the state disk.", "",
+                GET(disk_refused), true);
         if (fclose(f) != 0) {
                 free(buf);
                 return -ENOMEM;

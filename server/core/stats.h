@@ -21,10 +21,14 @@ void stats_count_pause(void);
 void stats_count_resume(void);
 void stats_count_snapshot(void);
 void stats_count_oom(void);
+void stats_count_disk_refused(void);
 
 /* The exposition text (sandboxes by state read from the registry); caller frees. */
 /* Sandboxes by state, counted by the caller (the registry and the pool are not ours). */
 struct stats_gauges {
         size_t running, paused, pool, starting;
+        /* the state disk (storage/disk-image.h): free, promised to sandbox disks, used by them,
+         * and the reserve */
+        uint64_t disk_free, disk_promised, disk_used, disk_reserve;
 };
 int stats_render(const struct stats_gauges *g, char **ret, size_t *ret_len);

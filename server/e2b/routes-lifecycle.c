@@ -17,6 +17,7 @@
 #include "core/stats.h"
 #include "core/validate.h"
 #include "json-util.h"
+#include "storage/disk-image.h"
 
 #define RETRY_AFTER_S "1"
 
@@ -205,6 +206,13 @@ static void count_sandboxes(struct server *srv, struct stats_gauges *g)
         g->running = n - g->paused;
         g->pool = srv->pool ? pool_count(srv->pool) : 0;
         g->starting = __atomic_load_n(&srv->starting, __ATOMIC_RELAXED);
+        struct disk_usage u;
+        if (disk_image_usage(srv->config->state_dir, &u) >= 0) {
+                g->disk_free = u.free;
+                g->disk_promised = u.promised;
+                g->disk_used = u.used;
+        }
+        g->disk_reserve = srv->config->disk_reserve_mb << 20;
 }
 
 static enum MHD_Result handle_prometheus(struct request *req)

@@ -224,12 +224,21 @@ int lifecycle_spawn(struct server *srv, struct sandbox *s, const struct template
                 snprintf(errmsg, errlen, "sandbox start failed at state-dir: %s", strerror(-r));
                 return r;
         }
-        if (srv->disk_images &&
-            (r = disk_image_create(srv->config->state_dir, (uint64_t)s->disk_mb * 1024 * 1024,
-                                   s->dir)) < 0) {
-                snprintf(errmsg, errlen, "sandbox start failed at its disk image: %s",
-                         strerror(-r));
-                return r;
+        if (srv->disk_images) {
+                const struct disk_policy pol = {
+                    .overcommit = srv->config->disk_overcommit,
+                    .reserve_bytes = srv->config->disk_reserve_mb << 20,
+                };
+                errmsg[0] = 0;
+                r = disk_image_create(srv->config->state_dir, (uint64_t)s->disk_mb << 20, s->dir,
+                                      &pol, errmsg, errlen);
+                if (r < 0) {
+                        if (!errmsg[0])
+                                snprintf(errmsg, errlen,
+                                         "sandbox start failed at its disk image: %s",
+                                         strerror(-r));
+                        return r;
+                }
         }
         return start(srv, s, t, errmsg, errlen);
 }
@@ -288,7 +297,7 @@ static int create_cold(struct server *srv, const struct create_params *p,
                         snprintf(errmsg, errlen, "sandbox start failed: %s", strerror(-r));
                 if (s && r != -EUSERS)
                         lifecycle_destroy(srv, TAKE_PTR(s), "failed start");
-                return r == -EUSERS || r == -ENOMEM ? r : -EIO;
+                return r == -EUSERS || r == -ENOMEM || r == -ENOSPC ? r : -EIO;
         }
         *ret = TAKE_PTR(s);
         return 0;

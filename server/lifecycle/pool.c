@@ -16,8 +16,13 @@
 #include "random-util.h"
 #include "core/server.h"
 #include "storage/template.h"
+#include "time-util.h"
 
 #define POOL_MAX_TEMPLATES 8
+/* After this many failed fills in a row a template waits POOL_RETRY_MS before the next try (a
+ * full state disk, a broken template): the pool recovers once the cause is gone. */
+#define POOL_MAX_FAILURES 3
+#define POOL_RETRY_MS     30000
 
 struct member {
         struct sandbox *s;
@@ -30,6 +35,7 @@ struct pool_tpl {
         struct member *m; /* size entries */
         size_t n;
         unsigned failures; /* consecutive failed fills: back off */
+        int64_t retry_ms;  /* now_ms() before which a backed-off template is not filled */
 };
 
 struct pool {
@@ -103,13 +109,23 @@ static int fill_one(struct pool *p, const char *name, struct member *ret)
         return 0;
 }
 
-/* The template most in need of a member, or NULL. Under lock. */
-static struct pool_tpl *neediest(struct pool *p)
+/* The template most in need of a member, or NULL; *ret_wake_ms is the earliest retry of a
+ * backed-off template (0: none). Under lock. */
+static struct pool_tpl *neediest(struct pool *p, int64_t *ret_wake_ms)
 {
         struct pool_tpl *best = NULL;
+        int64_t now = now_ms();
+        *ret_wake_ms = 0;
         for (size_t i = 0; i < p->n_tpl; i++) {
                 struct pool_tpl *t = &p->tpl[i];
-                if (t->n < p->size && t->failures < 3 && (!best || t->n < best->n))
+                if (t->n >= p->size)
+                        continue;
+                if (t->failures >= POOL_MAX_FAILURES && now < t->retry_ms) {
+                        if (!*ret_wake_ms || t->retry_ms < *ret_wake_ms)
+                                *ret_wake_ms = t->retry_ms;
+                        continue;
+                }
+                if (!best || t->n < best->n)
                         best = t;
         }
         return best;
@@ -120,7 +136,21 @@ static void *pool_main(void *arg)
         struct pool *p = arg;
         pthread_mutex_lock(&p->lock);
         while (!p->stop) {
-                struct pool_tpl *t = neediest(p);
+                int64_t wake;
+                struct pool_tpl *t = neediest(p, &wake);
+                if (!t && wake) {
+                        struct timespec ts;
+                        clock_gettime(CLOCK_REALTIME, &ts); /* the cond's clock */
+                        int64_t ms = wake - now_ms();
+                        ts.tv_sec += ms / 1000;
+                        ts.tv_nsec += (ms % 1000) * 1000000;
+                        if (ts.tv_nsec >= 1000000000) {
+                                ts.tv_sec++;
+                                ts.tv_nsec -= 1000000000;
+                        }
+                        pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+                        continue;
+                }
                 if (!t) {
                         pthread_cond_wait(&p->cond, &p->lock);
                         continue;
@@ -132,7 +162,8 @@ static void *pool_main(void *arg)
                 int r = fill_one(p, name, &m);
                 pthread_mutex_lock(&p->lock);
                 if (r < 0) {
-                        t->failures++;
+                        if (++t->failures >= POOL_MAX_FAILURES)
+                                t->retry_ms = now_ms() + POOL_RETRY_MS;
                         continue;
                 }
                 t->failures = 0;

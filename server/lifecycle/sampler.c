@@ -249,10 +249,35 @@ static void tick(struct server *srv)
 
 #define GC_EVERY_TICKS 12 /* a minute: layers freed by killed sandboxes go */
 
+/* Say once when the state disk's free space falls below the reserve, and once when it is back:
+ * new disks are refused meanwhile, and with overcommit running sandboxes may lose writes. */
+static void watch_state_disk(struct server *srv, bool *low)
+{
+        struct statvfs sv;
+        const struct sbxd_config *c = srv->config;
+        if (!srv->disk_images || statvfs(c->state_dir, &sv) < 0)
+                return;
+        uint64_t free_mb = (uint64_t)sv.f_bavail * sv.f_frsize >> 20;
+        bool now_low = free_mb < c->disk_reserve_mb;
+        if (now_low && !*low)
+                log_error("state disk of %s: %llu MiB free, below the reserve of %llu MiB: new "
+                          "sandbox disks are refused%s",
+                          c->state_dir, (unsigned long long)free_mb,
+                          (unsigned long long)c->disk_reserve_mb,
+                          c->disk_overcommit > 1.0
+                              ? "; with --disk-overcommit, writes in running sandboxes may fail"
+                              : "");
+        else if (!now_low && *low)
+                log_info("state disk of %s: %llu MiB free again", c->state_dir,
+                         (unsigned long long)free_mb);
+        *low = now_low;
+}
+
 static void *sampler_main(void *arg)
 {
         struct server *srv = arg;
         unsigned ticks = 0;
+        bool disk_low = false;
         pthread_mutex_lock(&srv->sampler_lock);
         while (!srv->stopping) {
                 struct timespec ts;
@@ -263,6 +288,7 @@ static void *sampler_main(void *arg)
                         break;
                 pthread_mutex_unlock(&srv->sampler_lock);
                 tick(srv);
+                watch_state_disk(srv, &disk_low);
                 size_t layers = 0;
                 if (++ticks % GC_EVERY_TICKS == 0 &&
                     layer_store_usage(srv->config->state_dir, &layers) >= 0 && layers > 0) {

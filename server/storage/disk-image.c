@@ -11,12 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "core/stats.h"
 #include "log.h"
 #include "macros.h"
 
 static pthread_mutex_t pristine_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t admit_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *mkfs_path(void)
 {
@@ -179,17 +182,108 @@ static int copy_sparse(const char *src, const char *dst)
         return 0;
 }
 
-int disk_image_create(const char *state_dir, uint64_t bytes, const char *dir)
+int disk_image_usage(const char *state_dir, struct disk_usage *ret)
+{
+        char path[4096];
+        struct statvfs sv;
+        *ret = (struct disk_usage){0};
+        if (statvfs(state_dir, &sv) < 0)
+                return -errno;
+        ret->free = (uint64_t)sv.f_bavail * sv.f_frsize;
+        snprintf(path, sizeof(path), "%s/sandboxes", state_dir);
+        DIR *d = opendir(path);
+        if (!d)
+                return errno == ENOENT ? 0 : -errno;
+        for (struct dirent *de; (de = readdir(d));) {
+                struct stat st;
+                if (de->d_name[0] == '.')
+                        continue;
+                snprintf(path, sizeof(path), "%s/" DISK_IMAGE_NAME, de->d_name);
+                if (fstatat(dirfd(d), path, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+                        continue;
+                uint64_t size = (uint64_t)st.st_size, used = (uint64_t)st.st_blocks * 512;
+                ret->promised += size;
+                ret->used += MIN(used, size);
+                ret->images++;
+        }
+        closedir(d);
+        return 0;
+}
+
+/* Under admit_lock: whether bytes more can be promised. */
+static int admit(const char *state_dir, uint64_t bytes, const struct disk_policy *pol, char *errmsg,
+                 size_t errlen)
+{
+        struct disk_usage u;
+        int r = disk_image_usage(state_dir, &u);
+        if (r < 0)
+                return r;
+        /* What sandbox disks can hold: the free space, what they occupy already, less the
+         * reserve. Preallocated (overcommit 1) images occupy all they promise, so this is "the
+         * free space less the reserve" for a new one. */
+        double room = (double)u.free + (double)u.used - (double)pol->reserve_bytes;
+        if ((double)(u.promised + bytes) <= pol->overcommit * room)
+                return 0;
+        stats_count_disk_refused();
+        if (pol->overcommit > 1.0)
+                snprintf(errmsg, errlen,
+                         "not enough space on the host's state disk for a %llu MiB sandbox disk: "
+                         "%llu MiB free, %llu MiB kept in reserve, %llu MiB promised to %u "
+                         "other sandbox disks (overcommit %g)",
+                         (unsigned long long)(bytes >> 20), (unsigned long long)(u.free >> 20),
+                         (unsigned long long)(pol->reserve_bytes >> 20),
+                         (unsigned long long)(u.promised >> 20), u.images, pol->overcommit);
+        else
+                snprintf(errmsg, errlen,
+                         "not enough space on the host's state disk for a %llu MiB sandbox disk: "
+                         "%llu MiB free, %llu MiB kept in reserve",
+                         (unsigned long long)(bytes >> 20), (unsigned long long)(u.free >> 20),
+                         (unsigned long long)(pol->reserve_bytes >> 20));
+        log_warning("%s", errmsg);
+        return -ENOSPC;
+}
+
+/* Reserve every block of path (nothing is written: unwritten extents). */
+static int preallocate(const char *path, uint64_t bytes)
+{
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        int e = posix_fallocate(fd, 0, (off_t)bytes);
+        return -e;
+}
+
+int disk_image_create(const char *state_dir, uint64_t bytes, const char *dir,
+                      const struct disk_policy *pol, char *errmsg, size_t errlen)
 {
         char src[4096], dst[4096];
         snprintf(dst, sizeof(dst), "%s/" DISK_IMAGE_NAME, dir);
         int r = pristine(state_dir, bytes, src);
-        if (r == -EDQUOT) /* an unusual size: formatted for this sandbox alone (~10 ms more) */
+        if (r < 0 && r != -EDQUOT)
+                return r;
+        /* From the check to the image's blocks, one create at a time: two must not both be
+         * promised the same free space. */
+        pthread_mutex_lock(&admit_lock);
+        int a = admit(state_dir, bytes, pol, errmsg, errlen);
+        if (a < 0)
+                r = a;
+        else if (r == -EDQUOT) /* an unusual size: formatted for this sandbox alone */
                 r = make_image(dst, bytes);
-        else if (r == 0)
+        else
                 r = copy_sparse(src, dst);
-        if (r < 0)
+        if (r >= 0 && pol->overcommit <= 1.0) {
+                r = preallocate(dst, bytes);
+                if (r == -ENOSPC) {
+                        stats_count_disk_refused();
+                        snprintf(errmsg, errlen,
+                                 "not enough space on the host's state disk for a %llu MiB "
+                                 "sandbox disk",
+                                 (unsigned long long)(bytes >> 20));
+                }
+        }
+        if (r < 0 && a >= 0)
                 (void)unlink(dst);
+        pthread_mutex_unlock(&admit_lock);
         return r;
 }
 

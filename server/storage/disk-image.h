@@ -10,10 +10,21 @@
  * sandbox, a persisted or snapshotted one is copied out file by file). A copy writes only the
  * few hundred KiB of metadata mkfs wrote, so it costs about a millisecond. At most
  * DISK_IMAGE_CACHE_MAX sizes are kept.
+ *
+ * Admission. Sandbox disks live on the host's state disk; a loop device whose backing file
+ * cannot grow loses writes that the sandbox was told had succeeded. So a disk is promised only
+ * when the state disk can hold it: with overcommit 1 (the default) every image is preallocated
+ * (fallocate: the blocks are reserved, nothing is written), and a new one must fit in the free
+ * space less the reserve; writers inside a sandbox then meet ENOSPC of their own disk, never
+ * the host's. With overcommit R > 1 (an explicit choice) images stay sparse and the sizes of
+ * all of them may add up to R times what the disks could hold (free space plus what the images
+ * already use, less the reserve); a full state disk then loses writes, which the log and
+ * /metrics report (sampler). A refused disk is -ENOSPC (507) with a message saying why.
  */
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define DISK_IMAGE_NAME "disk.img"
@@ -25,8 +36,24 @@
  * formatting the pristine image of default_bytes). false: tmpfs uppers, with a warning. */
 bool disk_image_probe(const char *state_dir, uint64_t default_bytes);
 
-/* Write <dir>/disk.img, a fresh file system of bytes (made pristine first when needed). */
-int disk_image_create(const char *state_dir, uint64_t bytes, const char *dir);
+struct disk_policy {
+        double overcommit;      /* >= 1 */
+        uint64_t reserve_bytes; /* free space never promised */
+};
+
+/* What the state disk holds for sandbox disks right now. */
+struct disk_usage {
+        uint64_t free;     /* free space of the state file system */
+        uint64_t promised; /* sum of the sizes of the images in <state>/sandboxes */
+        uint64_t used;     /* what those images occupy */
+        unsigned images;
+};
+int disk_image_usage(const char *state_dir, struct disk_usage *ret);
+
+/* Write <dir>/disk.img, a fresh file system of bytes (made pristine first when needed), if the
+ * state disk can take it under pol: -ENOSPC with errmsg saying why otherwise. */
+int disk_image_create(const char *state_dir, uint64_t bytes, const char *dir,
+                      const struct disk_policy *pol, char *errmsg, size_t errlen);
 
 /* Remove <dir>/disk.img (gone already is fine). */
 int disk_image_remove(const char *dir);
