@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "time-util.h"
@@ -267,4 +268,75 @@ int cgroup_destroy(const char *name, int timeout_ms)
         if (r < 0 && r != -ENOENT)
                 return r;
         return cgroup_remove(name);
+}
+
+struct parent_limits {
+        const char *name;
+        uint64_t memory, pids;
+        int written;
+};
+
+/* Write val into dir/knob if that knob exists: 1 written, 0 absent, -errno. */
+static int write_knob_if(const char *dir, const char *knob, uint64_t val)
+{
+        char path[4096], buf[32];
+        snprintf(path, sizeof(path), "%s/%s", dir, knob);
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        int n = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)val);
+        return write(fd, buf, (size_t)n) == n ? 1 : -errno;
+}
+
+static int limit_one(const char *mnt, int v2, void *userdata)
+{
+        struct parent_limits *l = userdata;
+        char dir[4096];
+        int r;
+        if ((size_t)snprintf(dir, sizeof(dir), "%s/%s", mnt, l->name) >= sizeof(dir))
+                return -ENAMETOOLONG;
+        if (v2) {
+                /* Only where this hierarchy offers the controllers (pure v2, or a hybrid whose
+                 * unified part has them); a hybrid's empty unified tree has no knobs. */
+                char ctl[4096];
+                snprintf(ctl, sizeof(ctl), "%s/cgroup.subtree_control", mnt);
+                _cleanup_close_ int fd = open(ctl, O_WRONLY | O_CLOEXEC);
+                if (fd >= 0) {
+                        (void)!write(fd, "+memory", 7);
+                        (void)!write(fd, "+pids", 5);
+                }
+        }
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        static const char *const mem_v1[] = {"memory.limit_in_bytes",
+                                             "memory.memsw.limit_in_bytes"};
+        if (v2) {
+                if ((r = write_knob_if(dir, "memory.max", l->memory)) < 0)
+                        return r;
+                l->written += r;
+        } else {
+                /* memsw must stay >= the memory limit: raising it goes memsw first. */
+                r = write_knob_if(dir, mem_v1[0], l->memory);
+                if (r == -EINVAL && write_knob_if(dir, mem_v1[1], l->memory) >= 0)
+                        r = write_knob_if(dir, mem_v1[0], l->memory);
+                if (r < 0)
+                        return r;
+                l->written += r;
+                if ((r = write_knob_if(dir, mem_v1[1], l->memory)) < 0)
+                        return r;
+                l->written += r;
+        }
+        if ((r = write_knob_if(dir, "pids.max", l->pids)) < 0)
+                return r;
+        l->written += r;
+        return 0;
+}
+
+int cgroup_limit_parent(const char *name, uint64_t memory_bytes, uint64_t pids_max)
+{
+        if (!name_ok(name) || strchr(name, '/'))
+                return -EINVAL;
+        struct parent_limits l = {.name = name, .memory = memory_bytes, .pids = pids_max};
+        int r = for_each_hierarchy(limit_one, &l);
+        return r < 0 ? r : l.written;
 }

@@ -7,6 +7,8 @@
  */
 #pragma once
 
+#include <stdint.h>
+
 /* The v2 directory of name: <v2 mount>/<name>. Caller frees. -ENOENT without a v2 hierarchy. */
 int cgroup_v2_path(const char *name, char **ret_path);
 
@@ -24,3 +26,10 @@ int cgroup_remove(const char *name);
 
 /* kill + wait_empty(timeout_ms) + remove: what sbxd calls to destroy a sandbox. */
 int cgroup_destroy(const char *name, int timeout_ms);
+
+/* Create name (one level below every hierarchy root) where missing and cap it: memory (v1
+ * memory.limit_in_bytes and memsw where accounted, v2 memory.max) and tasks (pids.max), in
+ * every hierarchy that has the knob; on pure v2 the memory and pids controllers are enabled in
+ * the root's subtree first. The aggregate of every cgroup below it. Returns the number of
+ * knobs written (0: no hierarchy had them), or -errno. */
+int cgroup_limit_parent(const char *name, uint64_t memory_bytes, uint64_t pids_max);

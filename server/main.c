@@ -21,6 +21,7 @@
 #include "http/http.h"
 #include "storage/layer-store.h"
 #include "storage/state-dir.h"
+#include "lifecycle/host-limits.h"
 #include "lifecycle/lifecycle.h"
 #include "log.h"
 #include "lifecycle/monitor.h"
@@ -139,6 +140,7 @@ int main(int argc, char **argv)
             (unsigned long long)cfg.max_disk_mb, (unsigned long long)cfg.total_memory_mb,
             (unsigned long long)cfg.total_pids, (unsigned long long)cfg.disk_reserve_mb,
             cfg.disk_overcommit);
+        (void)host_limits_apply(&cfg);
         r = keys_load_or_create(cfg.state_dir, &srv.keys);
         if (r < 0) {
                 log_error_errno(r, "loading API keys from %s/keys: %m", cfg.state_dir);

@@ -254,6 +254,39 @@ int lifecycle_register(struct server *srv, struct sandbox *s)
         return 0;
 }
 
+/* The sizes asked for (or the template's) against the operator's per-sandbox maxima: -EINVAL
+ * (400) naming the limit. */
+static int within_maxima(struct server *srv, const struct create_params *p,
+                         const struct template_info *t, char *errmsg, size_t errlen)
+{
+        const struct sbxd_config *c = srv->config;
+        unsigned cpus = p->cpu_count ? p->cpu_count : t->cpu_count;
+        uint64_t mem = p->memory_mb ? p->memory_mb : t->memory_mb;
+        uint64_t disk = p->disk_mb ? p->disk_mb : t->disk_mb;
+        const char *who = p->cpu_count ? "cpuCount" : "the template's cpuCount";
+        if (cpus > c->max_cpus) {
+                snprintf(errmsg, errlen,
+                         "%s %u is above this server's limit of %u CPUs per sandbox", who, cpus,
+                         c->max_cpus);
+                return -EINVAL;
+        }
+        who = p->memory_mb ? "memoryMB" : "the template's memoryMB";
+        if (mem > c->max_memory_mb) {
+                snprintf(errmsg, errlen,
+                         "%s %llu is above this server's limit of %llu MiB per sandbox", who,
+                         (unsigned long long)mem, (unsigned long long)c->max_memory_mb);
+                return -EINVAL;
+        }
+        who = p->disk_mb ? "diskSizeMB" : "the template's diskSizeMB";
+        if (disk > c->max_disk_mb) {
+                snprintf(errmsg, errlen,
+                         "%s %llu is above this server's limit of %llu MiB per sandbox", who,
+                         (unsigned long long)disk, (unsigned long long)c->max_disk_mb);
+                return -EINVAL;
+        }
+        return 0;
+}
+
 /* Past --max-sandboxes (running + paused + being created): -EDQUOT (429). */
 static int admit(struct server *srv, char *errmsg, size_t errlen)
 {
@@ -312,6 +345,8 @@ int lifecycle_create(struct server *srv, const struct create_params *p, struct s
         /* held until the record (which references the layers) is written: no gc meanwhile */
         layer_store_read_lock();
         int r = lifecycle_load_template(srv, p->template_id, &t, errmsg, errlen);
+        if (r >= 0)
+                r = within_maxima(srv, p, &t, errmsg, errlen);
         if (r >= 0)
                 r = admit(srv, errmsg, errlen);
         if (r < 0) {
