@@ -8,7 +8,9 @@ import { startSbxd, fmt, memAvailable } from './lifecycle-lib.mjs'
 
 const LIMIT = Number(process.argv[2] || 2000)
 const FLOOR = 2 * 1024 ** 3
-const d = await startSbxd(['--pool-size', '0', '--max-sandboxes', String(LIMIT)])
+// 2,000 preallocated 1 GiB disks need 2 TB: the count is about memory and the kernel, so the
+// disks are sparse here (--disk-overcommit; server/README.md "Limits")
+const d = await startSbxd(['--pool-size', '0', '--max-sandboxes', String(LIMIT), '--disk-overcommit', '1000'])
 const mem0 = memAvailable()
 const t0 = performance.now()
 let n = 0, stop = null

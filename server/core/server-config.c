@@ -11,6 +11,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "core/validate.h"
 #include "macros.h"
 
 static const char usage[] =
@@ -411,8 +412,9 @@ int config_derive_limits(struct sbxd_config *c)
                 c->max_cpus = (unsigned)cpus;
         if (!c->max_memory_mb)
                 c->max_memory_mb = MAX(mem_mb * 3 / 4, 1);
+        /* image disks live on the state disk; tmpfs ones in memory (bounded by memoryMB) */
         if (!c->max_disk_mb)
-                c->max_disk_mb = MAX(fs_mb / 2, 1);
+                c->max_disk_mb = c->tmpfs_disks ? SANDBOX_MAX_DISK_MB : MAX(fs_mb / 2, 1);
         if (!c->total_memory_mb) {
                 uint64_t keep =
                     MAX(mem_mb * SBXD_HOST_MEMORY_RESERVE_PCT / 100, SBXD_HOST_MEMORY_RESERVE_MIN);

@@ -191,6 +191,12 @@ static int lifecycle_fields(const cJSON *body, struct create_params *p, const ch
                 return -EINVAL;
         }
         p->auto_pause = cJSON_IsTrue(ap);
+        const cJSON *apm = body ? cJSON_GetObjectItemCaseSensitive(body, "autoPauseMemory") : NULL;
+        if (apm && !cJSON_IsNull(apm) && !cJSON_IsBool(apm)) {
+                *ret_msg = "autoPauseMemory must be a boolean";
+                return -EINVAL;
+        }
+        p->pause_drops_memory = cJSON_IsFalse(apm);
         if (ar && !cJSON_IsNull(ar)) {
                 const cJSON *en = cJSON_GetObjectItemCaseSensitive(ar, "enabled");
                 if (!cJSON_IsObject(ar) || (en && !cJSON_IsBool(en))) {
@@ -198,6 +204,12 @@ static int lifecycle_fields(const cJSON *body, struct create_params *p, const ch
                         return -EINVAL;
                 }
                 p->auto_resume = cJSON_IsTrue(en);
+        }
+        if (p->pause_drops_memory && p->auto_resume) {
+                /* E2B's rule too: files only means a fresh start, which connect asks for */
+                *ret_msg = "autoResume cannot be used with autoPauseMemory false: a "
+                           "filesystem-only pause is resumed by connect";
+                return -EINVAL;
         }
         int r = opt_uint(body, "cpuCount", 1, SANDBOX_MAX_CPU, &p->cpu_count, ret_msg);
         if (r >= 0)

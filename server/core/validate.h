@@ -47,6 +47,7 @@ struct create_params {
         cJSON *metadata; /* owned, may be NULL */
         cJSON *env_vars; /* owned, may be NULL */
         bool auto_pause, auto_resume;
+        bool pause_drops_memory; /* autoPauseMemory false: onTimeout pause keeps files only */
         /* sbx extension: per-sandbox sizes; 0 = the template's */
         unsigned cpu_count, memory_mb, disk_mb;
 };

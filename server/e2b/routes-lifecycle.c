@@ -240,13 +240,18 @@ static enum MHD_Result handle_sandbox_op(struct request *req, struct sandbox *s,
         char err[256] = "";
         int r;
         switch (req->op) {
-        case OP_PAUSE:
-                r = lifecycle_pause(req->srv, s);
+        case OP_PAUSE: {
+                /* {"memory": false}: a filesystem-only pause (the SDK's keepMemory: false) */
+                const cJSON *m = body ? cJSON_GetObjectItemCaseSensitive(body, "memory") : NULL;
+                if (m && !cJSON_IsNull(m) && !cJSON_IsBool(m))
+                        return http_reply_error(req, -EINVAL, NULL, "memory must be a boolean");
+                r = lifecycle_pause(req->srv, s, !cJSON_IsFalse(m));
                 if (r == -EBUSY)
                         return http_reply_error(req, r, NULL, "sandbox \"%s\" is already paused",
                                                 s->id);
                 return r < 0 ? http_reply_error(req, r, NULL, "pausing failed: %s", strerror(-r))
                              : http_reply_204(req);
+        }
         case OP_RESUME:
                 return handle_resume(req, s, body);
         case OP_REFRESH:

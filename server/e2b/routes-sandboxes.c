@@ -61,6 +61,13 @@ static enum MHD_Result handle_connect(struct request *req, const char *id, const
         _cleanup_sandbox_ struct sandbox *s = route_sandbox_get(req, id, &reply);
         if (!s)
                 return reply;
+        /* {"memory": false} (the SDK's onResume "reboot"): start fresh on the sandbox's files */
+        const cJSON *m = body ? cJSON_GetObjectItemCaseSensitive(body, "memory") : NULL;
+        if (m && !cJSON_IsNull(m) && !cJSON_IsBool(m))
+                return http_reply_error(req, -EINVAL, NULL, "memory must be a boolean");
+        if (cJSON_IsFalse(m) && (r = lifecycle_drop_memory(req->srv, s)) < 0)
+                return http_reply_error(req, r, NULL, "dropping the paused memory failed: %s",
+                                        strerror(-r));
         /* running: extend endAt (200); paused: resume, endAt = now + timeout (201) */
         char err[512] = "";
         bool resumed = false;
@@ -72,9 +79,13 @@ static enum MHD_Result handle_connect(struct request *req, const char *id, const
 
 static enum MHD_Result handle_timeout(struct request *req, const char *id, const cJSON *body)
 {
-        int64_t timeout;
+        int64_t timeout = 0;
         const char *msg = NULL;
-        int r = validate_timeout(body, -1, &timeout, &msg);
+        /* 0 is "expire now", as on E2B: the timer kills (or, with autoPause, pauses) it */
+        const cJSON *t = body ? cJSON_GetObjectItemCaseSensitive(body, "timeout") : NULL;
+        int r = cJSON_IsNumber(t) && t->valuedouble == 0
+                    ? 0
+                    : validate_timeout(body, -1, &timeout, &msg);
         if (r < 0)
                 return http_reply_error(req, r, NULL, "%s", msg);
         enum MHD_Result reply;

@@ -73,6 +73,8 @@ int adopt_parse_record(const char *text, struct sandbox **ret)
         s->paused_at = (int64_t)get_num(j, "pausedAtUnix", 0);
         sandbox_set_paused(s, persisted || streq_ptr(get_str(j, "state"), "paused"));
         s->auto_pause = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "autoPause"));
+        s->pause_drops_memory =
+            cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "autoPauseMemory"));
         s->auto_resume = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "autoResume"));
         s->timeout_s = (int64_t)get_num(j, "timeoutSeconds", TIMEOUT_DEFAULT_S);
         s->pool = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "pool"));

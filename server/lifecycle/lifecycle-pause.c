@@ -68,14 +68,36 @@ static int freeze_locked(struct sandbox *s, bool must_record)
         return 0;
 }
 
-int lifecycle_pause(struct server *srv, struct sandbox *s)
+/* After a freeze that was to drop the memory: persist. A persist that fails leaves the sandbox
+ * paused in memory, which is still a pause; say so. */
+static void drop_memory_after_freeze(struct server *srv, struct sandbox *s)
+{
+        int r = lifecycle_persist(srv, s);
+        if (r < 0)
+                log_warning_errno(r,
+                                  "sandbox %s: filesystem-only pause: persisting: %m; it stays "
+                                  "paused in memory",
+                                  s->id);
+}
+
+int lifecycle_pause(struct server *srv, struct sandbox *s, bool keep_memory)
 {
         pthread_mutex_lock(&s->op_lock);
         int r = sandbox_is_paused(s) ? -EBUSY : freeze_locked(s, true);
         pthread_mutex_unlock(&s->op_lock);
+        if (r >= 0 && !keep_memory)
+                drop_memory_after_freeze(srv, s);
         if (r >= 0)
-                log_info("sandbox %s: paused", s->id);
+                log_info("sandbox %s: paused%s", s->id, keep_memory ? "" : " (files only)");
         return r;
+}
+
+int lifecycle_drop_memory(struct server *srv, struct sandbox *s)
+{
+        pthread_mutex_lock(&s->op_lock);
+        bool in_memory = sandbox_is_paused(s) && !s->persisted;
+        pthread_mutex_unlock(&s->op_lock);
+        return in_memory ? lifecycle_persist(srv, s) : 0;
 }
 
 int lifecycle_pause_expired(struct server *srv, struct sandbox *s)
@@ -86,12 +108,16 @@ int lifecycle_pause_expired(struct server *srv, struct sandbox *s)
                 pthread_mutex_unlock(&s->op_lock);
                 return 0;
         }
-        int r = s->persisted ? 0 : freeze_locked(s, false);
+        bool froze = !s->persisted;
+        int r = froze ? freeze_locked(s, false) : 0;
         if (r < 0)
                 sandbox_set_paused(s, false);
         pthread_mutex_unlock(&s->op_lock);
+        if (r >= 0 && froze && s->pause_drops_memory)
+                drop_memory_after_freeze(srv, s);
         if (r >= 0)
-                log_info("sandbox %s: paused (timeout, onTimeout pause)", s->id);
+                log_info("sandbox %s: paused (timeout, onTimeout pause%s)", s->id,
+                         s->pause_drops_memory ? ", files only" : "");
         return r;
 }
 

@@ -178,6 +178,7 @@ int lifecycle_apply_params(struct sandbox *s, const struct create_params *p)
             (p->env_vars && !(s->env_vars = cJSON_Duplicate(p->env_vars, 1))))
                 return -ENOMEM;
         s->auto_pause = p->auto_pause;
+        s->pause_drops_memory = p->pause_drops_memory;
         s->auto_resume = p->auto_resume;
         s->timeout_s = p->timeout_s;
         s->started_at = (int64_t)time(NULL);

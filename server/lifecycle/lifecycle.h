@@ -59,9 +59,12 @@ cJSON *lifecycle_jail_spec(const struct server *srv, const struct sandbox *s,
 
 /* Pause and resume (lifecycle/lifecycle-pause.c). Pause freezes the sandbox's cgroup (v2
  * cgroup.freeze): processes and memory stay, no CPU is used, its timeout stops running. -EBUSY when
- * already paused (409). lifecycle_pause_expired is the timer's onTimeout "pause" (already marked).
+ * already paused (409). keep_memory false (E2B's {"memory": false}): a filesystem-only pause, the
+ * sandbox is persisted at once (its files kept, its processes gone) and a resume starts it fresh
+ * on its files, with a new boot_id. lifecycle_pause_expired is the timer's onTimeout "pause"
+ * (already marked), filesystem-only for a sandbox created with autoPauseMemory false.
  */
-int lifecycle_pause(struct server *srv, struct sandbox *s);
+int lifecycle_pause(struct server *srv, struct sandbox *s, bool keep_memory);
 int lifecycle_pause_expired(struct server *srv, struct sandbox *s);
 /* Thaw a paused sandbox (or restart a persisted one from its layers) and set endAt = now +
  * timeout; for a running one only extend endAt. *ret_resumed tells whether it was paused. */
@@ -70,6 +73,9 @@ int lifecycle_resume(struct server *srv, struct sandbox *s, int64_t timeout_s, b
 /* autoResume: resume a paused sandbox with autoResume set for its create's timeout (a proxied
  * request arrived). 1 when it runs now, 0 when it stays paused (no autoResume), -errno. */
 int lifecycle_auto_resume(struct server *srv, struct sandbox *s);
+/* Connect with {"memory": false} (the SDK's onResume "reboot"): a sandbox paused with its memory
+ * drops it first (persisted), so that the resume starts it fresh. 0 when nothing was to drop. */
+int lifecycle_drop_memory(struct server *srv, struct sandbox *s);
 /* Persist a paused (frozen) sandbox to disk: its upper becomes a store layer on top of its
  * layers, its processes, cgroups and tmpfs go; the record stays (state paused, persisted).
  * -EINVAL when not paused, 0 when already persisted. */

@@ -164,6 +164,7 @@ cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
                 cJSON_AddBoolToObject(o, "persisted", s->persisted);
                 cJSON_AddNumberToObject(o, "pausedAtUnix", (double)s->paused_at);
                 cJSON_AddBoolToObject(o, "autoPause", s->auto_pause);
+                cJSON_AddBoolToObject(o, "autoPauseMemory", !s->pause_drops_memory);
                 cJSON_AddBoolToObject(o, "autoResume", s->auto_resume);
                 cJSON_AddNumberToObject(o, "timeoutSeconds", (double)s->timeout_s);
                 cJSON_AddBoolToObject(o, "pool", s->pool);

@@ -31,15 +31,16 @@ struct sandbox {
         cJSON *metadata; /* owned object of strings, or NULL */
         cJSON *env_vars; /* owned object of strings, or NULL */
         /* lifecycle (lifecycle/lifecycle-pause.c, lifecycle/snapshot.c) */
-        int paused;        /* __atomic: 1 while frozen or persisted (state "paused") */
-        bool persisted;    /* under op_lock: paused on disk, no processes (pid 0) */
-        int64_t paused_at; /* unix seconds, under op_lock */
-        bool auto_pause;   /* onTimeout "pause" instead of kill */
-        bool auto_resume;  /* lifecycle.autoResume: traffic to a paused sandbox resumes it */
-        int64_t timeout_s; /* the create's timeout: what an auto-resume gives it again */
-        bool pool;         /* a warm-pool member: not registered, not listed */
-        cJSON *layers;     /* owned array of absolute layer paths, bottom first */
-        cJSON *binds;      /* owned array of {source,target,readonly} (from the template) */
+        int paused;              /* __atomic: 1 while frozen or persisted (state "paused") */
+        bool persisted;          /* under op_lock: paused on disk, no processes (pid 0) */
+        int64_t paused_at;       /* unix seconds, under op_lock */
+        bool auto_pause;         /* onTimeout "pause" instead of kill */
+        bool pause_drops_memory; /* autoPauseMemory false: that pause keeps files only */
+        bool auto_resume;        /* lifecycle.autoResume: traffic to a paused sandbox resumes it */
+        int64_t timeout_s;       /* the create's timeout: what an auto-resume gives it again */
+        bool pool;               /* a warm-pool member: not registered, not listed */
+        cJSON *layers;           /* owned array of absolute layer paths, bottom first */
+        cJSON *binds;            /* owned array of {source,target,readonly} (from the template) */
         struct sandbox_metrics *metrics; /* owned sample ring, may be NULL */
         pthread_mutex_t op_lock;         /* serializes pause/resume/snapshot/persist */
         pthread_mutex_t end_lock;        /* an endAt change and its record write, together */

@@ -125,3 +125,57 @@ test('autoResume: traffic to a paused sandbox resumes it, with its create timeou
   const raw = await api('GET', `/sandboxes/${s.sandboxId}`)
   assert.equal(raw.json.lifecycle.autoResume, true)
 })
+
+// A process that must not survive a filesystem-only pause, and the kernel's boot id.
+const fresh = async (s) => {
+  await s.commands.run('sleep 600', { background: true })
+  await s.files.write('/home/user/files-only.txt', 'kept on disk')
+  return (await s.commands.run('cat /proc/sys/kernel/random/boot_id')).stdout
+}
+const afterFresh = async (c, bootBefore) => {
+  assert.equal(await c.files.read('/home/user/files-only.txt'), 'kept on disk')
+  const r = await c.commands.run('pgrep -x sleep || echo none; cat /proc/sys/kernel/random/boot_id')
+  const [procs, boot] = r.stdout.trim().split('\n')
+  assert.equal(procs, 'none', 'no process of before the pause is left')
+  assert.notEqual(boot + '\n', bootBefore, 'a new boot_id')
+}
+
+test('pause({ keepMemory: false }): files kept, processes dropped; resume starts fresh with a new boot_id', async () => {
+  const s = await create()
+  const boot = await fresh(s)
+  assert.equal(await s.pause({ keepMemory: false }), true)
+  assert.equal((await s.getInfo()).state, 'paused')
+  assert.ok(!cgroupExists(s.sandboxId), 'its processes and cgroup are gone while paused')
+  assert.equal(await s.pause({ keepMemory: false }), false, 'already paused: 409')
+  const c = await Sandbox.connect(s.sandboxId)
+  assert.equal((await c.getInfo()).state, 'running')
+  await afterFresh(c, boot)
+})
+
+test('onTimeout pause with keepMemory false (autoPauseMemory false): the timeout keeps files only', async () => {
+  const s = await create({ timeoutMs: 3000, lifecycle: { onTimeout: { action: 'pause', keepMemory: false } } })
+  const boot = await fresh(s)
+  assert.ok(await waitFor(async () => (await s.getInfo()).state === 'paused' && !cgroupExists(s.sandboxId), 10000))
+  const c = await Sandbox.connect(s.sandboxId)
+  await afterFresh(c, boot)
+  // the SDK refuses autoResume with keepMemory false; so does the API
+  const r = await api('POST', '/v2/sandboxes', { body: { templateID: 'base', autoPause: true, autoPauseMemory: false, autoResume: { enabled: true } } })
+  assert.equal(r.status, 400, r.text)
+  assert.match(r.json.message, /autoResume cannot be used with autoPauseMemory false/)
+})
+
+test('connect with onResume "reboot": a sandbox paused with its memory starts fresh on its files', async () => {
+  const s = await create()
+  const boot = await fresh(s)
+  assert.equal(await s.pause(), true)
+  const c = await Sandbox.connect(s.sandboxId, { onResume: 'reboot' })
+  await afterFresh(c, boot)
+})
+
+test('setTimeout(0) expires the sandbox now, as on E2B', async () => {
+  const s = await create()
+  await s.setTimeout(0)
+  assert.ok(await waitFor(async () => !(await s.isRunning().catch(() => false)) && !cgroupExists(s.sandboxId), 5000))
+  const r = await api('GET', `/sandboxes/${s.sandboxId}`)
+  assert.equal(r.status, 404)
+})

@@ -47,8 +47,11 @@ async function pool(n, k, fn) {
 }
 
 test('200 sandboxes at once, each runs a command; all cleaned up', { skip, timeout: 120_000 }, async (t) => {
+  // 200 default 1 GiB disks are more than this machine's disk holds preallocated: the test is
+  // about concurrency, so its disks are sparse (--disk-overcommit; tests/integration/
+  // state-disk.test.mjs covers admission)
   d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
-    args: ['--pool-size', '4', '--pool-templates', 'base', '--max-creates', '8'] })
+    args: ['--pool-size', '4', '--pool-templates', 'base', '--max-creates', '8', '--disk-overcommit', '100'] })
   const N = 200
   const t0 = Date.now()
   // creates bounded by --max-creates: the excess gets 429 + Retry-After and retries, as the SDK does

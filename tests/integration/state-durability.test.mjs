@@ -149,6 +149,8 @@ test('--delete-paused-after removes a sandbox paused for longer, and says why', 
   }
   assert.ok(gone, 'removed within 30 s (2 s + a sampler period of 5 s, on a loaded machine)')
   assert.match(gone.json.message, /paused for longer/)
+  // the registry forgets it first, then the teardown removes its dir
+  for (let i = 0; i < 100 && existsSync(join(d.state, 'sandboxes', a.sandboxID)); i++) await sleep(50)
   assert.ok(!existsSync(join(d.state, 'sandboxes', a.sandboxID)), 'its dir is gone')
   assert.equal((await d.api('GET', `/sandboxes/${b.sandboxID}`)).json.state, 'running', 'a running one stays')
 })

@@ -126,7 +126,7 @@ test('F12: LD_PRELOAD in envs affects only the sandboxed process, never the agen
 })
 
 test('F8/F10: oversized bodies and absurd timeouts are refused with JSON errors', async () => {
-  for (const timeout of [0, -5, 9223372036854775807, 'abc']) {
+  for (const timeout of [-5, 9223372036854775807, 'abc']) { // 0 is "expire now"
     const r = await api('POST', `/sandboxes/${sbx.sandboxId}/timeout`, { body: { timeout } })
     assert.equal(r.status, 400, `timeout ${timeout} → ${r.status} ${r.text}`)
     assert.equal(r.json.code, 400)
