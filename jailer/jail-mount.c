@@ -14,6 +14,7 @@
 #include <string.h>
 #include <linux/loop.h>
 #include <sys/ioctl.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -230,6 +231,12 @@ static int mount_upper_image(const struct jail_spec *s)
             .fd = (uint32_t)img,
             .info = {.lo_flags = LO_FLAGS_AUTOCLEAR | LO_FLAGS_DIRECT_IO},
         };
+        /* LOOP_CTL_GET_FREE hands the same free device to every jailer that asks before one of
+         * them configures it: 200 concurrent creates lost all 32 attempts now and then. Jailers
+         * take turns (an flock on loop-control, released with ctl); the retries remain for
+         * other programs that attach loop devices meanwhile. */
+        if (flock(ctl, LOCK_EX) < 0)
+                return -errno;
         for (int attempt = 0; attempt < 32; attempt++) {
                 char dev[32];
                 int n = ioctl(ctl, LOOP_CTL_GET_FREE);
@@ -244,6 +251,7 @@ static int mount_upper_image(const struct jail_spec *s)
                                 continue;
                         return -errno;
                 }
+                (void)flock(ctl, LOCK_UN); /* configured: the device is ours */
                 /* Mounted, the fs holds the device; closing lfd leaves autoclear to the
                  * unmount. Not mounted, closing lfd detaches it. */
                 if (mount(dev, s->rootfs, "ext4", MS_NOSUID | MS_NODEV | MS_NOATIME,

@@ -101,6 +101,8 @@ int main(int argc, char **argv)
 {
         struct sbxd_config cfg = {};
         struct server srv = {.config = &cfg,
+                             .create_lock = PTHREAD_MUTEX_INITIALIZER,
+                             .create_turn = PTHREAD_COND_INITIALIZER,
                              .monitor_epoll = -EBADF,
                              .monitor_wake = -EBADF,
                              .monitor_sigchld = -EBADF};

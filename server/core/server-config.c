@@ -27,7 +27,9 @@ static const char usage[] =
     "  --pool-templates A,B      templates with a warm pool\n"
     "                            (default base,code-interpreter-v1)\n"
     "  --max-sandboxes N         running + paused sandboxes (default 2048; then 429)\n"
-    "  --max-creates N           cold creates in flight (default 32; then 429)\n"
+    "  --max-creates N           cold creates in flight (default 32; more wait their turn)\n"
+    "  --create-wait S           how long a create waits for its turn (default 60; then 429;\n"
+    "                            0: refuse at once)\n"
     "  --persist-paused-after S  persist a sandbox paused for S seconds to disk (default 0: "
     "never)\n"
     "  --delete-paused-after S   kill a sandbox paused for S seconds (default 0: never; e.g.\n"
@@ -174,6 +176,7 @@ void config_done(struct sbxd_config *c)
 #define OPT_MAX_DISK        1015
 #define OPT_TOTAL_MEMORY    1016
 #define OPT_TOTAL_PIDS      1017
+#define OPT_CREATE_WAIT     1018
 
 /* A positive decimal number up to max into *ret. */
 static int parse_u64(const char *name, const char *arg, uint64_t max, uint64_t *ret)
@@ -233,6 +236,7 @@ static int parse_count(int opt, const char *arg, struct sbxd_config *c)
         unsigned long max = opt == 1000                ? 64
                             : opt == 1004              ? 30 * 86400
                             : opt == OPT_DELETE_PAUSED ? 3650UL * 86400
+                            : opt == OPT_CREATE_WAIT   ? 3600
                                                        : 100000;
         if (!*arg || *end || v > max || ((opt == 1002 || opt == 1003) && v == 0)) {
                 fprintf(stderr, "sbxd: bad value '%s' (0..%lu)\n", arg, max);
@@ -246,6 +250,8 @@ static int parse_count(int opt, const char *arg, struct sbxd_config *c)
                 c->max_creates = (unsigned)v;
         else if (opt == 1004)
                 c->persist_paused_after_s = (unsigned)v;
+        else if (opt == OPT_CREATE_WAIT)
+                c->create_wait_s = (unsigned)v;
         else
                 c->delete_paused_after_s = (unsigned)v;
         return 0;
@@ -274,6 +280,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"max-sandbox-disk", required_argument, NULL, OPT_MAX_DISK},
             {"total-memory", required_argument, NULL, OPT_TOTAL_MEMORY},
             {"total-pids", required_argument, NULL, OPT_TOTAL_PIDS},
+            {"create-wait", required_argument, NULL, OPT_CREATE_WAIT},
             {},
         };
         const char *listen = SBXD_DEFAULT_LISTEN, *state = SBXD_DEFAULT_STATE_DIR;
@@ -281,6 +288,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
         struct sbxd_config c = {.pool_size = SBXD_DEFAULT_POOL_SIZE,
                                 .max_sandboxes = SBXD_DEFAULT_MAX_SANDBOXES,
                                 .max_creates = SBXD_DEFAULT_MAX_CREATES,
+                                .create_wait_s = SBXD_DEFAULT_CREATE_WAIT_S,
                                 .disk_overcommit = 1.0};
         const char *pool_templates = SBXD_DEFAULT_POOL_TEMPLATES;
         int o, r;
@@ -310,6 +318,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                 case 1003:
                 case 1004:
                 case OPT_DELETE_PAUSED:
+                case OPT_CREATE_WAIT:
                         if (parse_count(o, optarg, &c) < 0)
                                 return -EINVAL;
                         break;

@@ -25,7 +25,8 @@ struct sbxd_config {
         unsigned pool_size;              /* warm sandboxes kept per pooled template; 0: no pool */
         char *pool_templates;            /* comma-separated template names */
         unsigned max_sandboxes;          /* running + paused; past it creates get 429 */
-        unsigned max_creates;            /* cold creates in flight; past it 429 */
+        unsigned max_creates;            /* cold creates in flight; past it they wait */
+        unsigned create_wait_s;          /* how long a create waits for a turn; then 429 */
         unsigned persist_paused_after_s; /* 0: never persist a paused sandbox to disk */
         unsigned delete_paused_after_s;  /* 0: a paused sandbox is kept until killed */
         bool tmpfs_disks; /* --disk tmpfs: no ext4 image disks (storage/disk-image.h) */
@@ -48,6 +49,7 @@ struct sbxd_config {
 #define SBXD_DEFAULT_POOL_TEMPLATES "base,code-interpreter-v1"
 #define SBXD_DEFAULT_MAX_SANDBOXES  2048
 #define SBXD_DEFAULT_MAX_CREATES    32
+#define SBXD_DEFAULT_CREATE_WAIT_S  60
 /* Derived defaults (config_derive_limits): the disk reserve is 5% of the state file system, at
  * most 1 GiB; a sandbox may ask for every CPU, 3/4 of the host's memory and half the state file
  * system; all sandboxes together get the host's memory but a reserve (10%, at least 512 MiB) and

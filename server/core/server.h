@@ -22,9 +22,11 @@ struct server {
         int monitor_epoll, monitor_wake, monitor_sigchld;
         /* lifecycle at scale */
         struct pool *pool;         /* lifecycle/pool.h; NULL when off */
-        unsigned creates_inflight; /* __atomic: cold creates running now */
-        unsigned starting;         /* __atomic: sandboxes being created (counted in limits) */
-        pthread_t sampler;         /* lifecycle/sampler.h: metrics + persist-paused thread */
+        unsigned creates_inflight; /* under create_lock: cold creates running now */
+        pthread_mutex_t create_lock;
+        pthread_cond_t create_turn; /* a cold create finished: a waiting one may start */
+        unsigned starting;          /* __atomic: sandboxes being created (counted in limits) */
+        pthread_t sampler;          /* lifecycle/sampler.h: metrics + persist-paused thread */
         bool sampler_started;
         pthread_mutex_t sampler_lock;
         pthread_cond_t sampler_cond;

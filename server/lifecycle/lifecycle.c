@@ -303,20 +303,51 @@ static int admit(struct server *srv, char *errmsg, size_t errlen)
         return 0;
 }
 
+/* A turn among the --max-creates cold creates in flight. Past them a create waits, in arrival
+ * order as far as the condition variable goes, up to --create-wait seconds (the SDKs do not
+ * retry a 429, so a burst of 500 creates is queued rather than refused); then -EDQUOT (429). */
+static int create_turn_take(struct server *srv)
+{
+        const struct sbxd_config *c = srv->config;
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += c->create_wait_s;
+        int r = 0;
+        pthread_mutex_lock(&srv->create_lock);
+        while (srv->creates_inflight >= c->max_creates && r == 0)
+                r = c->create_wait_s == 0
+                        ? ETIMEDOUT
+                        : pthread_cond_timedwait(&srv->create_turn, &srv->create_lock, &until);
+        if (srv->creates_inflight < c->max_creates) {
+                srv->creates_inflight++;
+                r = 0;
+        }
+        pthread_mutex_unlock(&srv->create_lock);
+        return r == 0 ? 0 : -EDQUOT;
+}
+
+static void create_turn_give(struct server *srv)
+{
+        pthread_mutex_lock(&srv->create_lock);
+        srv->creates_inflight--;
+        pthread_cond_signal(&srv->create_turn);
+        pthread_mutex_unlock(&srv->create_lock);
+}
+
 static int create_cold(struct server *srv, const struct create_params *p,
                        const struct template_info *t, struct sandbox **ret, char *errmsg,
                        size_t errlen)
 {
-        unsigned inflight = __atomic_add_fetch(&srv->creates_inflight, 1, __ATOMIC_RELAXED);
-        if (inflight > srv->config->max_creates) {
-                __atomic_sub_fetch(&srv->creates_inflight, 1, __ATOMIC_RELAXED);
-                snprintf(errmsg, errlen, "too many sandbox creations in progress (limit %u)",
-                         srv->config->max_creates);
+        int r = create_turn_take(srv);
+        if (r < 0) {
+                snprintf(errmsg, errlen,
+                         "too many sandbox creations in progress (limit %u, waited %u s)",
+                         srv->config->max_creates, srv->config->create_wait_s);
                 stats_count_rejected();
-                return -EDQUOT;
+                return r;
         }
         _cleanup_sandbox_ struct sandbox *s = sandbox_new();
-        int r = s ? registry_slot_acquire(srv->registry, &s->slot) : -ENOMEM;
+        r = s ? registry_slot_acquire(srv->registry, &s->slot) : -ENOMEM;
         if (r == -EUSERS)
                 snprintf(errmsg, errlen, "too many sandboxes (%d uid slots)", REGISTRY_MAX_SLOTS);
         if (r >= 0)
@@ -325,7 +356,7 @@ static int create_cold(struct server *srv, const struct create_params *p,
                 r = lifecycle_spawn(srv, s, t, errmsg, errlen);
         if (r >= 0)
                 r = lifecycle_register(srv, s);
-        __atomic_sub_fetch(&srv->creates_inflight, 1, __ATOMIC_RELAXED);
+        create_turn_give(srv);
         if (r < 0) {
                 if (!errmsg[0])
                         snprintf(errmsg, errlen, "sandbox start failed: %s", strerror(-r));

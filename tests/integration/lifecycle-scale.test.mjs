@@ -1,8 +1,10 @@
 // Load and limits: 200 concurrent sandboxes each running a command (bounded, cleaned up), and
-// the limits filled to see 429 with Retry-After (the SDKs retry on it).
+// 500 concurrent SDK creates queued past --max-creates, and the limits filled to see 429 with
+// Retry-After.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { Sandbox } from 'e2b'
 import { startSbxd, realTemplates, REAL, sleep } from './sbxd.mjs'
 
 const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
@@ -54,7 +56,8 @@ test('200 sandboxes at once, each runs a command; all cleaned up', { skip, timeo
     args: ['--pool-size', '4', '--pool-templates', 'base', '--max-creates', '8', '--disk-overcommit', '100'] })
   const N = 200
   const t0 = Date.now()
-  // creates bounded by --max-creates: the excess gets 429 + Retry-After and retries, as the SDK does
+  // creates bounded by --max-creates: the excess waits its turn (a 429 + Retry-After only
+  // after --create-wait, which this test would retry)
   let retried = 0
   const boxes = await pool(N, 32, async (i) => {
     for (;;) {
@@ -105,10 +108,26 @@ test('limits: --max-sandboxes gives 429 with Retry-After; a kill makes room', { 
   assert.match(prom.text, /^sbx_rejected_total [1-9]\d*$/m)
 })
 
-test('limits: --max-creates refuses concurrent cold creates past it with 429', { skip }, async () => {
+test('500 concurrent SDK creates all succeed: past --max-creates they wait their turn', { skip, timeout: 300_000 }, async (t) => {
+  await d?.stop()
+  // sparse disks: 500 preallocated 1 GiB disks are more than this machine's disk
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
+    args: ['--pool-size', '0', '--max-creates', '16', '--disk-overcommit', '1000'] })
+  const opts = { apiUrl: d.url, sandboxUrl: d.url, apiKey: d.key, requestTimeoutMs: 240_000 }
+  const t0 = Date.now()
+  const results = await Promise.allSettled(Array.from({ length: 500 }, () => Sandbox.create('base', opts)))
+  const failed = results.filter((r) => r.status === 'rejected')
+  t.diagnostic(`500 concurrent creates in ${Date.now() - t0} ms, ${failed.length} failed`)
+  const boxes = results.filter((r) => r.status === 'fulfilled').map((r) => r.value)
+  await pool(boxes.length, 32, (i) => d.api('DELETE', `/sandboxes/${boxes[i].sandboxId}`))
+  assert.equal(failed.length, 0, failed.slice(0, 3).map((f) => String(f.reason)).join('; '))
+  assert.equal(new Set(boxes.map((b) => b.sandboxId)).size, 500)
+})
+
+test('limits: --max-creates with --create-wait 0 refuses concurrent cold creates past it with 429', { skip }, async () => {
   await d?.stop()
   d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
-    args: ['--pool-size', '0', '--max-creates', '1'] })
+    args: ['--pool-size', '0', '--max-creates', '1', '--create-wait', '0'] })
   const rs = await Promise.all(Array.from({ length: 6 }, () => d.api('POST', '/v2/sandboxes', { body: { templateID: 'base' } })))
   const codes = rs.map((r) => r.status)
   assert.ok(codes.includes(201), codes.join())
