@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,10 +47,13 @@ int jail_parse_status(const char *line, struct jail_result *ret)
                 if (!cJSON_IsNumber(pid) || pid->valuedouble < 2 || pid->valuedouble > 4194304)
                         rr = -EBADMSG;
                 r.ok = 1;
-                r.pid = cJSON_IsNumber(pid) ? (pid_t)pid->valuedouble : 0;
+                r.pid = rr == 0 ? (pid_t)pid->valuedouble : 0;
         } else if (cJSON_IsFalse(ok)) {
+                /* Bounded before the conversion: a double outside int's range is undefined. */
+                bool err_ok =
+                    cJSON_IsNumber(err) && err->valuedouble >= 0 && err->valuedouble <= 4095;
                 result_set(&r, cJSON_IsString(step) ? step->valuestring : "unknown",
-                           cJSON_IsNumber(err) ? (int)err->valuedouble : 0,
+                           err_ok ? (int)err->valuedouble : 0,
                            cJSON_IsString(msg) ? msg->valuestring : "no message");
         } else {
                 rr = -EBADMSG;
