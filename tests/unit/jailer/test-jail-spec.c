@@ -458,7 +458,6 @@ static void test_round_trip(void)
         CHECK_EQ_INT(sbx_jail_spec_validate(s, &msg), -EINVAL);
         CHECK_STREQ(msg, "uid_base + uid_count overflows the uid space");
         s->uid_base--;
-        s->n_env = 0;
         s->upper_on_host = false;
         CHECK_EQ_INT(sbx_jail_spec_validate(s, &msg), -EINVAL);
         CHECK_STREQ(msg, "disk_image needs upper_on_host");
