@@ -465,11 +465,14 @@ static int decode_object(const cJSON *o, struct sbx_jail_spec *s, const char **m
         return 0;
 }
 
-/* cJSON ends a string at an escaped NUL ("\u0000"): "/a\u0000/../b" would silently become
- * "/a". A spec holding one is refused instead of being read as something else. */
-static bool has_nul_escape(const char *text, size_t len)
+/* cJSON ends a string at a NUL, escaped ("\u0000") or raw (it takes control bytes inside
+ * strings): "/a\u0000/../b" would silently become "/a". A spec holding one is refused instead
+ * of being read as something else. */
+static bool has_nul(const char *text, size_t len)
 {
         bool in_str = false;
+        if (memchr(text, 0, len))
+                return true;
         for (size_t i = 0; i < len; i++) {
                 if (!in_str) {
                         in_str = text[i] == '"';
@@ -502,7 +505,7 @@ int sbx_jail_spec_decode(const char *text, size_t len, struct sbx_jail_spec **re
                 *ret_msg = "spec is not a JSON object";
                 return -EINVAL;
         }
-        if (has_nul_escape(text, (size_t)(end - text))) {
+        if (has_nul(text, (size_t)(end - text))) {
                 *ret_msg = "spec: strings may not hold a NUL character";
                 return -EINVAL;
         }

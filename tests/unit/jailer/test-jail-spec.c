@@ -289,6 +289,17 @@ static void test_messages(void)
                     "spec: strings may not hold a NUL character");
         CHECK_STREQ(edit_msg("\"C.UTF-8\"", "\"C\\u0000\""),
                     "spec: strings may not hold a NUL character");
+        /* A raw NUL inside a string too (cJSON takes control bytes there). */
+        {
+                char raw[sizeof(good)];
+                memcpy(raw, good, sizeof(good));
+                char *at = strstr(raw, "sbx-agent");
+                *at = 0; /* "/usr/libexec/sbx/<NUL>bx-agent" */
+                struct sbx_jail_spec *s = NULL;
+                CHECK_EQ_INT(sbx_jail_spec_decode(raw, sizeof(good) - 1, &s, &m), -EINVAL);
+                CHECK_STREQ(m, "spec: strings may not hold a NUL character");
+                CHECK(s == NULL);
+        }
         /* ... but an escaped backslash followed by "u0000" is only text. */
         CHECK(edit_msg("\"C.UTF-8\"", "\"C\\\\u0000\"") == NULL);
         const char *msg = NULL;
