@@ -13,7 +13,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 build=${FUZZ_BUILD:-build-fuzz}
 seconds=${FUZZ_SECONDS:-60}
-all="frame connect multipart gunzip route create jail-spec"
+# Every tests/fuzz/fuzz-<name>.c but the replay driver is a harness.
+all=$(for f in tests/fuzz/fuzz-*.c; do n=${f#tests/fuzz/fuzz-}; echo "${n%.c}"; done | grep -vx replay)
 targets=${FUZZ_TARGETS:-$all}
 merge=0
 [ "${1:-}" = "--merge" ] && merge=1
