@@ -1,13 +1,17 @@
 # Thin wrapper over meson for the two commands of the README:
 #   make run    install what is missing, build, build template base, start sbxd on 127.0.0.1:3000
 #   make test   install what is missing, build, run every suite; ends with "N passed, N failed"
+#   make fuzz   build the libFuzzer harnesses with clang (build-fuzz) and run each for
+#               FUZZ_SECONDS (default 60); crashers land in tests/fuzz/crashers/<name>/
+#   make fuzz-merge  add what the fuzz runs found to tests/fuzz/corpus/ (minimised, -merge=1)
 BUILD    ?= build
 STATE    ?= /var/lib/sbx
 LISTEN   ?= 127.0.0.1:3000
 # Warnings are errors in CI (CI=true) and whenever WERROR=true.
 WERROR   ?= $(if $(filter true,$(CI)),true,false)
+FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build run test unit clean format format-check templates
+.PHONY: all deps build run test unit clean format format-check templates fuzz fuzz-merge
 
 all: build
 
@@ -30,6 +34,12 @@ run: build templates
 test: build
 	@bash scripts/run-tests.sh $(BUILD)
 
+fuzz: deps
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/fuzz.sh
+
+fuzz-merge: deps
+	@bash scripts/fuzz.sh --merge
+
 unit: build
 	meson test -C $(BUILD) --suite unit --print-errorlogs
 
@@ -40,4 +50,4 @@ format-check:
 	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-clang build-fuzz

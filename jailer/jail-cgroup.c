@@ -92,7 +92,7 @@ static int write_knob(const char *dir, const char *knob, const char *fmt, ...)
         return write_file(path, val);
 }
 
-static int set_v1_limits(const char *ctrl, const char *dir, const struct jail_spec *s)
+static int set_v1_limits(const char *ctrl, const char *dir, const struct sbx_jail_spec *s)
 {
         int r = 0;
         if (strcmp(ctrl, "memory") == 0) {
@@ -115,7 +115,7 @@ static int set_v1_limits(const char *ctrl, const char *dir, const struct jail_sp
         return r;
 }
 
-static int set_v2_limits(const char *dir, const struct jail_spec *s)
+static int set_v2_limits(const char *dir, const struct sbx_jail_spec *s)
 {
         int r = write_knob(dir, "memory.max", "%" PRIu64, s->memory_bytes);
         if (r >= 0) {
@@ -171,7 +171,7 @@ static int add_dir(struct jail_cgroup *cg, const char *base, const char *ctrl, c
         return 0;
 }
 
-static int create_hybrid(struct jail_cgroup *cg, const struct jail_spec *s)
+static int create_hybrid(struct jail_cgroup *cg, const struct sbx_jail_spec *s)
 {
         char seen[ELEMENTSOF(hybrid)][4096];
         size_t n_seen = 0;
@@ -200,7 +200,7 @@ static int create_hybrid(struct jail_cgroup *cg, const struct jail_spec *s)
         return 0;
 }
 
-int jail_cgroup_create(struct jail_cgroup *cg, const struct jail_spec *s)
+int jail_cgroup_create(struct jail_cgroup *cg, const struct sbx_jail_spec *s)
 {
         int r;
         if (is_pure_v2()) {

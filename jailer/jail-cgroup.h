@@ -22,7 +22,7 @@ struct jail_cgroup {
 /* Creates the sandbox cgroup in every hierarchy (parents as needed, the leaf must not exist:
  * -EEXIST) and writes the limits of spec. On failure, removes what it created; *cg is left
  * empty. cg must be zero-initialised; release with jail_cgroup_done(). */
-int jail_cgroup_create(struct jail_cgroup *cg, const struct jail_spec *spec);
+int jail_cgroup_create(struct jail_cgroup *cg, const struct sbx_jail_spec *spec);
 
 /* Moves the calling process into every sandbox cgroup. */
 int jail_cgroup_attach(struct jail_cgroup *cg);

@@ -203,7 +203,7 @@ static int mount_lower(int stage_fd, const char *layer, size_t i, int *userns_fd
 
 /* The staging tmpfs at rootfs (the sandbox's disk: disk_bytes, with an inode cap of one per
  * 4 KiB), the idmapped lowers, and the overlay stacked over it on rootfs itself. */
-static int mount_upper_tmpfs(const struct jail_spec *s)
+static int mount_upper_tmpfs(const struct sbx_jail_spec *s)
 {
         char opts[256];
         uint64_t inodes = MAX(s->disk_bytes / 4096, 1024);
@@ -221,7 +221,7 @@ static int mount_upper_tmpfs(const struct jail_spec *s)
  * image, 32 MiB per GiB of disk). A full disk is then ENOSPC, and the page cache over it is
  * reclaimable, where a tmpfs upper is memory charged to the sandbox (its OOM killer, not
  * ENOSPC, when it fills). The image's root dir becomes 0700 like the tmpfs's. */
-static int mount_upper_image(const struct jail_spec *s)
+static int mount_upper_image(const struct sbx_jail_spec *s)
 {
         _cleanup_close_ int img = open(s->disk_image, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
         _cleanup_close_ int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
@@ -269,7 +269,7 @@ static int mount_upper_image(const struct jail_spec *s)
         return -EBUSY;
 }
 
-int jail_mount_upper_host(const struct jail_spec *s)
+int jail_mount_upper_host(const struct sbx_jail_spec *s)
 {
         if (!s->upper_on_host)
                 return 0;
@@ -285,7 +285,7 @@ int jail_mount_upper_host(const struct jail_spec *s)
         return 0;
 }
 
-static int mount_overlay(const struct jail_spec *s, int *userns_fd)
+static int mount_overlay(const struct sbx_jail_spec *s, int *userns_fd)
 {
         if (!s->upper_on_host) {
                 int r = mount_upper_tmpfs(s);
@@ -322,10 +322,10 @@ static int mount_overlay(const struct jail_spec *s, int *userns_fd)
         return r;
 }
 
-static int mount_binds(const struct jail_spec *s, int root_fd, int userns_fd)
+static int mount_binds(const struct sbx_jail_spec *s, int root_fd, int userns_fd)
 {
         for (size_t i = 0; i < s->n_binds; i++) {
-                const struct jail_bind *b = &s->binds[i];
+                const struct sbx_jail_bind *b = &s->binds[i];
                 struct stat st;
                 if (stat(b->source, &st) < 0)
                         return jail_errorf(-errno, "bind source %s: %m", b->source);
@@ -354,7 +354,7 @@ static int mount_binds(const struct jail_spec *s, int root_fd, int userns_fd)
 /* CVE-2019-5736: the agent is a read-only, nosuid bind of the host binary, so neither
  * /proc/1/exe nor /proc/self/fd of it can be opened for writing (EROFS). Its mountpoint is a
  * file created in the tmpfs upper, never in a layer. */
-static int mount_agent(const struct jail_spec *s, int root_fd)
+static int mount_agent(const struct sbx_jail_spec *s, int root_fd)
 {
         _cleanup_close_ int dfd = mkdir_in_root(root_fd, "/.sbx", 0755, s->uid_base);
         if (dfd < 0)
@@ -376,7 +376,7 @@ static const struct {
     {"stderr", "/proc/self/fd/2"}, {"ptmx", "pts/ptmx"},
 };
 
-static int populate_dev(const struct jail_spec *s, int dev)
+static int populate_dev(const struct sbx_jail_spec *s, int dev)
 {
         for (size_t i = 0; i < ELEMENTSOF(dev_nodes); i++) {
                 _cleanup_close_ int wfd =
@@ -416,7 +416,7 @@ static int populate_dev(const struct jail_spec *s, int dev)
 }
 
 /* /dev: a small tmpfs owned by sandbox root, nosuid,nodev,noexec. */
-static int mount_dev(const struct jail_spec *s, int root_fd)
+static int mount_dev(const struct sbx_jail_spec *s, int root_fd)
 {
         _cleanup_close_ int tfd = mkdir_in_root(root_fd, "/dev", 0755, s->uid_base);
         if (tfd < 0)
@@ -436,7 +436,7 @@ static int mount_dev(const struct jail_spec *s, int root_fd)
 }
 
 /* A fresh v4 UUID at JAIL_BOOT_ID_PATH (any old file there, e.g. from a snapshot, replaced). */
-static int write_boot_id(const struct jail_spec *s, int root_fd)
+static int write_boot_id(const struct sbx_jail_spec *s, int root_fd)
 {
         uint8_t b[16];
         char text[40];
@@ -466,7 +466,7 @@ static int write_boot_id(const struct jail_spec *s, int root_fd)
         return 0;
 }
 
-int jail_mount_root(const struct jail_spec *s, int userns_fd, int *ret_idmapped)
+int jail_mount_root(const struct sbx_jail_spec *s, int userns_fd, int *ret_idmapped)
 {
         int ufd = userns_fd;
         int r = mount_overlay(s, &ufd);

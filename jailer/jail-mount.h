@@ -28,13 +28,13 @@ int jail_mount_private_ns(void);
  * spec->disk_bytes) is mounted at spec->rootfs in the host mount namespace (MS_PRIVATE,
  * nosuid,nodev), so sbxd can read the upper for snapshots without entering a namespace. sbxd
  * unmounts it at teardown (also after a failed start). */
-int jail_mount_upper_host(const struct jail_spec *spec);
+int jail_mount_upper_host(const struct sbx_jail_spec *spec);
 
 /* Parent: builds the root at spec->rootfs (overlay over a tmpfs upper of spec->disk_bytes),
  * binds, agent, /dev. userns_fd (the sandbox's user namespace, maps already written) is used to
  * idmap the read-only layers and binds so files owned by host root appear owned by sandbox
  * root; -1 disables idmapping. *ret_idmapped says whether idmapping took effect. */
-int jail_mount_root(const struct jail_spec *spec, int userns_fd, int *ret_idmapped);
+int jail_mount_root(const struct sbx_jail_spec *spec, int userns_fd, int *ret_idmapped);
 
 /* Child, right after unshare(CLONE_NEWNS) and before dropping host uid 0: an O_PATH fd of
  * rootfs in the new namespace. The path is resolved while the child still owns root-owned

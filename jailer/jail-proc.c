@@ -110,18 +110,21 @@ static int env_has(char **env, size_t n, const char *key)
         return 0;
 }
 
-int jail_proc_env(const struct jail_spec *s, char ***ret_env)
+int jail_proc_env(const struct sbx_jail_spec *s, char ***ret_env)
 {
         char **env = calloc(s->n_env + 4, sizeof(char *));
         size_t n = 0;
         if (!env)
                 return -ENOMEM;
         for (size_t i = 0; i < s->n_env; i++) {
-                if (strncmp(s->env[i], "SBX_SANDBOX_ID=", 15) == 0 ||
-                    strncmp(s->env[i], "SBX_AGENT_LISTEN_FD=", 20) == 0)
+                /* These two are the jailer's to set (below). */
+                if (strcmp(s->env[i].name, "SBX_SANDBOX_ID") == 0 ||
+                    strcmp(s->env[i].name, "SBX_AGENT_LISTEN_FD") == 0)
                         continue;
-                if (!(env[n] = strdup(s->env[i])))
+                if (asprintf(&env[n], "%s=%s", s->env[i].name, s->env[i].value) < 0) {
+                        env[n] = NULL;
                         goto oom;
+                }
                 n++;
         }
         if (!env_has(env, n, "PATH") &&

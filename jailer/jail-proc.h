@@ -23,4 +23,4 @@ int jail_proc_fds(int listen_fd, int *sync_fd);
 
 /* Builds the agent's environment: spec->env, then PATH if absent, SBX_SANDBOX_ID and
  * SBX_AGENT_LISTEN_FD=3 (these two always win). Caller frees the array and its strings. */
-int jail_proc_env(const struct jail_spec *spec, char ***ret_env);
+int jail_proc_env(const struct sbx_jail_spec *spec, char ***ret_env);

@@ -72,7 +72,7 @@ struct report {
 };
 
 struct jail {
-        struct jail_spec *spec;
+        struct sbx_jail_spec *spec;
         struct jail_seccomp seccomp;
         struct jail_cgroup cgroup;
         int listen_fd;
@@ -173,7 +173,7 @@ static void reset_signals(void)
 
 _noreturn_ static void child_main(struct jail *j)
 {
-        const struct jail_spec *s = j->spec;
+        const struct sbx_jail_spec *s = j->spec;
         char **env = NULL; /* this function only execs or _exits: nothing to free */
         int root_fd = -EBADF;
 
@@ -208,10 +208,10 @@ static int step_read_spec(struct jail *j, int spec_fd)
         _cleanup_free_ char *buf = NULL;
         size_t len = 0;
         const char *msg = NULL;
-        int r = read_all(spec_fd, JAIL_SPEC_MAX, &buf, &len);
+        int r = read_all(spec_fd, SBX_JAIL_SPEC_MAX, &buf, &len);
         if (r < 0)
                 return fail(j, STEP_READ_SPEC, r, "read spec fd");
-        r = jail_spec_parse(buf, len, &j->spec, &msg);
+        r = sbx_jail_spec_decode(buf, len, &j->spec, &msg);
         if (r == -EINVAL) {
                 jail_errorf(r, "invalid spec: %s", msg);
                 return fail(j, STEP_READ_SPEC, r, "parse spec");
@@ -460,6 +460,6 @@ int jail_run(int spec_fd, int status_fd)
         safe_close(j.sync_fd);
         jail_seccomp_done(&j.seccomp);
         jail_cgroup_done(&j.cgroup);
-        jail_spec_free(j.spec);
+        sbx_jail_spec_free(j.spec);
         return r < 0 ? 1 : 0;
 }

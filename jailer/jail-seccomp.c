@@ -144,17 +144,20 @@ static int add_arg_rules(scmp_filter_ctx ctx)
         if (r < 0)
                 return r;
         /* B12: raw IP sockets (the type's low 4 bits; flags live above). */
+        /* EQ and NE compare datum_a only; the 0 fills datum_b (clang's
+         * -Wmissing-field-initializers). */
         const int inet[] = {AF_INET, AF_INET6};
         for (size_t i = 0; i < ELEMENTSOF(inet); i++) {
-                r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, inet[i]),
+                r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 2,
+                                     SCMP_A0(SCMP_CMP_EQ, inet[i], 0),
                                      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW));
                 if (r < 0)
                         return r;
         }
         /* B12: netlink only as NETLINK_ROUTE (protocol 0): ip/getifaddrs need it; changing
          * anything needs CAP_NET_ADMIN, which the sandbox does not have. */
-        r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, AF_NETLINK),
-                             SCMP_A2(SCMP_CMP_NE, 0));
+        r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, AF_NETLINK, 0),
+                             SCMP_A2(SCMP_CMP_NE, 0, 0));
         if (r < 0)
                 return r;
         /* CVE-2017-5226: TIOCSTI injects input into the controlling tty; TIOCLINUX can too on

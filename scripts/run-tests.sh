@@ -3,6 +3,9 @@
 #   unit      meson unit tests (one binary per module)
 #   asan      the unit tests again, built with ASan+UBSan
 #   format    clang-format check of every C file
+#   clang     everything built with clang and -Werror (build dir <build>-clang)
+#   cppcheck  static analysis of the C sources (scripts/cppcheck-suppressions.txt says what is
+#             suppressed and why)
 #   node      integration, compat (real npm SDKs) and security suites against a real sbxd
 #   cleanup   nothing left behind: no sandbox cgroups, processes, mounts or dirs
 set -uo pipefail
@@ -46,7 +49,10 @@ count unit "$p" "$f"
 echo "== asan (ASan+UBSan unit tests)"
 asan="$build-asan"
 if [ ! -f "$asan/build.ninja" ]; then
+        # float-cast-overflow: gcc's -fsanitize=undefined leaves it out, and a double out of an
+        # integer type's range (a JSON number like 1e300) is exactly what parsers must not convert.
         meson setup "$asan" -Db_sanitize=address,undefined -Db_lundef=false \
+                -Dc_args=-fsanitize=float-cast-overflow -Dc_link_args=-fsanitize=float-cast-overflow \
                 -Dbuildtype=debug >/tmp/sbx-asan-setup.log 2>&1 || cat /tmp/sbx-asan-setup.log
 fi
 if ninja -C "$asan" >/tmp/sbx-asan-build.log 2>&1; then
@@ -67,6 +73,37 @@ else
         head -n 20 /tmp/sbx-format.log
         count format 0 1
 fi
+
+# ---- clang: the whole tree with a second compiler, warnings as errors ----
+echo "== clang (clang -Werror build)"
+started=$SECONDS
+clang_build="$build-clang"
+if [ ! -f "$clang_build/build.ninja" ]; then
+        CC=clang meson setup "$clang_build" -Dwerror=true >/tmp/sbx-clang-setup.log 2>&1 ||
+                cat /tmp/sbx-clang-setup.log
+fi
+if ninja -C "$clang_build" >/tmp/sbx-clang-build.log 2>&1; then
+        count clang 1 0
+else
+        grep -E 'error|FAILED' /tmp/sbx-clang-build.log | head -n 20
+        count clang 0 1
+fi
+echo "   clang took $((SECONDS - started)) s"
+
+# ---- cppcheck: static analysis over the sources (tests excluded: their failures abort them,
+# and ASan runs them) ----
+echo "== cppcheck"
+started=$SECONDS
+if cppcheck --project="$build/compile_commands.json" --enable=warning,portability \
+        --inline-suppr --error-exitcode=1 -q --suppress=missingIncludeSystem \
+        --suppressions-list=scripts/cppcheck-suppressions.txt -i tests -j2 \
+        >/tmp/sbx-cppcheck.log 2>&1; then
+        count cppcheck 1 0
+else
+        grep -E '^[^ ]+:[0-9]+:[0-9]+: ' /tmp/sbx-cppcheck.log | head -n 20
+        count cppcheck 0 1
+fi
+echo "   cppcheck took $((SECONDS - started)) s"
 
 # ---- node suites against a real sbxd ----
 echo "== node suites (integration, compat, security)"

@@ -169,8 +169,9 @@ static int opt_uint(const cJSON *body, const char *name, unsigned min, unsigned 
         const cJSON *v = body ? cJSON_GetObjectItemCaseSensitive(body, name) : NULL;
         if (!v || cJSON_IsNull(v))
                 return 0;
-        if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble ||
-            v->valuedouble < min || v->valuedouble > max) {
+        /* The range first: converting a double outside int64_t's range (1e300) is undefined. */
+        if (!cJSON_IsNumber(v) || v->valuedouble < min || v->valuedouble > max ||
+            v->valuedouble != (double)(int64_t)v->valuedouble) {
                 static __thread char msg[128];
                 snprintf(msg, sizeof(msg), "%s must be an integer between %u and %u", name, min,
                          max);

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,10 +47,13 @@ int jail_parse_status(const char *line, struct jail_result *ret)
                 if (!cJSON_IsNumber(pid) || pid->valuedouble < 2 || pid->valuedouble > 4194304)
                         rr = -EBADMSG;
                 r.ok = 1;
-                r.pid = cJSON_IsNumber(pid) ? (pid_t)pid->valuedouble : 0;
+                r.pid = rr == 0 ? (pid_t)pid->valuedouble : 0;
         } else if (cJSON_IsFalse(ok)) {
+                /* Bounded before the conversion: a double outside int's range is undefined. */
+                bool err_ok =
+                    cJSON_IsNumber(err) && err->valuedouble >= 0 && err->valuedouble <= 4095;
                 result_set(&r, cJSON_IsString(step) ? step->valuestring : "unknown",
-                           cJSON_IsNumber(err) ? (int)err->valuedouble : 0,
+                           err_ok ? (int)err->valuedouble : 0,
                            cJSON_IsString(msg) ? msg->valuestring : "no message");
         } else {
                 rr = -EBADMSG;
@@ -128,15 +132,17 @@ static void reap(pid_t pid, int pidfd, int ms, int force)
                 ;
 }
 
-static int spec_memfd(const cJSON *spec, int *ret)
+static int spec_memfd(const struct sbx_jail_spec *spec, int *ret)
 {
-        _cleanup_free_ char *text = cJSON_PrintUnformatted(spec);
-        if (!text)
-                return -ENOMEM;
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        int r = sbx_jail_spec_encode(spec, &text, &len);
+        if (r < 0)
+                return r;
         _cleanup_close_ int fd = memfd_create("sbx-jail-spec", MFD_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        int r = write_full(fd, text, strlen(text));
+        r = write_full(fd, text, len);
         if (r < 0)
                 return r;
         if (lseek(fd, 0, SEEK_SET) < 0)
@@ -186,7 +192,8 @@ static int do_spawn(const char *jailer, const char *log_path, int spec_fd, int s
         return -r;
 }
 
-int jail_spawn(const char *jailer, const char *log_path, const cJSON *spec, struct jail_result *ret)
+int jail_spawn(const char *jailer, const char *log_path, const struct sbx_jail_spec *spec,
+               struct jail_result *ret)
 {
         _cleanup_close_ int spec_fd = -EBADF, status_r = -EBADF, status_w = -EBADF;
         int pfd[2], r;

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Running sbx-jailer (jailer/README.md): spec JSON on fd 3, status pipe on fd 4, own session,
- * stdin/stdout on /dev/null, stderr appended to log_path (it becomes the agent's stderr and
- * must stay valid after sbxd exits). Exactly one status line comes back.
+ * Running sbx-jailer (jailer/README.md): the spec (api/jail-spec.md) on fd 3, status pipe on fd 4,
+ * own session, stdin/stdout on /dev/null, stderr appended to log_path (it becomes the agent's
+ * stderr and must stay valid after sbxd exits). Exactly one status line comes back.
  */
 #pragma once
 
 #include <cjson/cJSON.h>
+#include "jail-spec.h"
 #include <sys/types.h>
 
 #define JAIL_STATUS_TIMEOUT_MS 10000
@@ -24,7 +25,7 @@ struct jail_result {
  * status was obtained (ret->ok tells which), or -errno when the jailer could not be run or
  * said nothing usable in time (it is then killed, with its process group, and reaped); ret
  * then still carries a description in step/message. */
-int jail_spawn(const char *jailer, const char *log_path, const cJSON *spec,
+int jail_spawn(const char *jailer, const char *log_path, const struct sbx_jail_spec *spec,
                struct jail_result *ret);
 
 /* Parse one status line. Pure; used by tests. */

@@ -26,42 +26,119 @@
 #include "storage/template.h"
 #include "time-util.h"
 
-cJSON *lifecycle_jail_spec(const struct server *srv, const struct sandbox *s,
-                           const struct template_info *t)
+/* Strings of a cJSON array (a template's or a sandbox's layers) into the spec's list. */
+static int spec_layers(const cJSON *a, struct sbx_jail_spec *spec, const char **ret_msg)
 {
-        char path[4096];
-        cJSON *j = cJSON_CreateObject();
-        if (!j)
-                return NULL;
-        cJSON_AddStringToObject(j, "id", s->id);
-        snprintf(path, sizeof(path), "%s/rootfs", s->dir);
-        cJSON_AddStringToObject(j, "rootfs", path);
-        snprintf(path, sizeof(path), "%s/%s", s->dir, AGENT_SOCKET_NAME);
-        cJSON_AddStringToObject(j, "socket", path);
-        cJSON_AddItemToObject(j, "layers", cJSON_Duplicate(s->layers ? s->layers : t->layers, 1));
-        cJSON_AddItemToObject(j, "binds", cJSON_Duplicate(s->binds ? s->binds : t->binds, 1));
-        cJSON_AddStringToObject(j, "agent", srv->config->agent);
-        cJSON_AddNumberToObject(j, "uid_base", (double)registry_uid_base(s->slot));
-        cJSON_AddNumberToObject(j, "uid_count", UID_SLOT_SIZE);
-        snprintf(path, sizeof(path), "%s/%s", CGROUP_PARENT, s->id);
-        cJSON_AddStringToObject(j, "cgroup", path);
-        cJSON_AddNumberToObject(j, "memory_bytes", (double)s->memory_mb * 1024 * 1024);
-        cJSON_AddNumberToObject(j, "pids_max", SANDBOX_PIDS_MAX);
-        cJSON_AddNumberToObject(j, "cpu_quota_us", (double)s->cpu_count * CPU_PERIOD_US);
-        cJSON_AddNumberToObject(j, "cpu_period_us", CPU_PERIOD_US);
-        cJSON_AddNumberToObject(j, "disk_bytes", (double)s->disk_mb * 1024 * 1024);
-        /* the upper's file system is visible at <dir>/rootfs on the host: snapshots read it */
-        cJSON_AddTrueToObject(j, "upper_on_host");
-        if (srv->disk_images) {
-                snprintf(path, sizeof(path), "%s/" DISK_IMAGE_NAME, s->dir);
-                cJSON_AddStringToObject(j, "disk_image", path);
+        int n = cJSON_GetArraySize(a);
+        const cJSON *e;
+        if (n == 0)
+                return 0;
+        if (!(spec->layers = calloc((size_t)n, sizeof(char *))))
+                return -ENOMEM;
+        cJSON_ArrayForEach(e, a)
+        {
+                if (!cJSON_IsString(e)) {
+                        *ret_msg = "layers: each layer must be a path";
+                        return -EINVAL;
+                }
+                if (!(spec->layers[spec->n_layers] = strdup(e->valuestring)))
+                        return -ENOMEM;
+                spec->n_layers++;
         }
-        cJSON *env = t->env ? cJSON_Duplicate(t->env, 1) : cJSON_CreateObject();
-        if (env && !cJSON_GetObjectItemCaseSensitive(env, "PATH"))
-                cJSON_AddStringToObject(
-                    env, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-        cJSON_AddItemToObject(j, "env", env);
-        return j;
+        return 0;
+}
+
+/* {source, target, readonly?} objects; absent readonly means read-only, as in the jailer. */
+static int spec_binds(const cJSON *a, struct sbx_jail_spec *spec, const char **ret_msg)
+{
+        int n = cJSON_GetArraySize(a);
+        const cJSON *e;
+        if (n == 0)
+                return 0;
+        if (!(spec->binds = calloc((size_t)n, sizeof(*spec->binds))))
+                return -ENOMEM;
+        cJSON_ArrayForEach(e, a)
+        {
+                const cJSON *src = cJSON_GetObjectItemCaseSensitive(e, "source");
+                const cJSON *dst = cJSON_GetObjectItemCaseSensitive(e, "target");
+                const cJSON *ro = cJSON_GetObjectItemCaseSensitive(e, "readonly");
+                if (!cJSON_IsString(src) || !cJSON_IsString(dst) || (ro && !cJSON_IsBool(ro))) {
+                        *ret_msg = "binds: each bind is {source, target, readonly: bool}";
+                        return -EINVAL;
+                }
+                struct sbx_jail_bind *b = &spec->binds[spec->n_binds];
+                b->source = strdup(src->valuestring);
+                b->target = strdup(dst->valuestring);
+                b->readonly = !ro || cJSON_IsTrue(ro);
+                spec->n_binds++;
+                if (!b->source || !b->target)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int spec_env_add(struct sbx_jail_spec *spec, const char *name, const char *value)
+{
+        struct sbx_jail_env *v = &spec->env[spec->n_env];
+        v->name = strdup(name);
+        v->value = strdup(value);
+        spec->n_env++;
+        return v->name && v->value ? 0 : -ENOMEM;
+}
+
+/* The template's environment, plus a PATH when it has none. */
+static int spec_env(const cJSON *env, struct sbx_jail_spec *spec, const char **ret_msg)
+{
+        const cJSON *e;
+        int r;
+        if (!(spec->env = calloc((size_t)cJSON_GetArraySize(env) + 1, sizeof(*spec->env))))
+                return -ENOMEM;
+        cJSON_ArrayForEach(e, env)
+        {
+                if (!cJSON_IsString(e) || !e->string) {
+                        *ret_msg = "env: values must be strings";
+                        return -EINVAL;
+                }
+                if ((r = spec_env_add(spec, e->string, e->valuestring)) < 0)
+                        return r;
+        }
+        if (!cJSON_GetObjectItemCaseSensitive(env, "PATH"))
+                return spec_env_add(spec, "PATH",
+                                    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+        return 0;
+}
+
+int lifecycle_jail_spec(const struct server *srv, const struct sandbox *s,
+                        const struct template_info *t, struct sbx_jail_spec **ret_spec,
+                        const char **ret_msg)
+{
+        _cleanup_jail_spec_ struct sbx_jail_spec *spec = calloc(1, sizeof(*spec));
+        int r;
+        if (!spec)
+                return -ENOMEM;
+        if (!(spec->id = strdup(s->id)) || asprintf(&spec->rootfs, "%s/rootfs", s->dir) < 0 ||
+            asprintf(&spec->socket, "%s/%s", s->dir, AGENT_SOCKET_NAME) < 0 ||
+            !(spec->agent = strdup(srv->config->agent)) ||
+            asprintf(&spec->cgroup, "%s/%s", CGROUP_PARENT, s->id) < 0)
+                return -ENOMEM;
+        if ((r = spec_layers(s->layers ? s->layers : t->layers, spec, ret_msg)) < 0 ||
+            (r = spec_binds(s->binds ? s->binds : t->binds, spec, ret_msg)) < 0)
+                return r;
+        spec->uid_base = registry_uid_base(s->slot);
+        spec->uid_count = UID_SLOT_SIZE;
+        spec->memory_bytes = (uint64_t)s->memory_mb * 1024 * 1024;
+        spec->pids_max = SANDBOX_PIDS_MAX;
+        spec->cpu_quota_us = (int64_t)s->cpu_count * CPU_PERIOD_US;
+        spec->cpu_period_us = CPU_PERIOD_US;
+        spec->disk_bytes = (uint64_t)s->disk_mb * 1024 * 1024;
+        /* the upper's file system is visible at <dir>/rootfs on the host: snapshots read it */
+        spec->upper_on_host = true;
+        if (srv->disk_images && asprintf(&spec->disk_image, "%s/" DISK_IMAGE_NAME, s->dir) < 0)
+                return -ENOMEM;
+        if ((r = spec_env(t->env, spec, ret_msg)) < 0)
+                return r;
+        *ret_spec = TAKE_PTR(spec);
+        return 0;
 }
 
 static int make_sandbox_dir(const struct server *srv, struct sandbox *s)
@@ -126,14 +203,20 @@ static int start(struct server *srv, struct sandbox *s, const struct template_in
                  size_t errlen)
 {
         int r;
-        cJSON *spec = lifecycle_jail_spec(srv, s, t);
-        if (!spec)
-                return -ENOMEM;
+        _cleanup_jail_spec_ struct sbx_jail_spec *spec = NULL;
+        const char *why = NULL;
+        r = lifecycle_jail_spec(srv, s, t, &spec, &why);
+        if (r == -EINVAL) {
+                snprintf(errmsg, errlen, "sandbox start failed at jail-spec: %s", why);
+                log_error("sandbox %s: cannot build its jail spec: %s", s->id, why);
+                return -EIO;
+        }
+        if (r < 0)
+                return r;
         struct jail_result jr;
         char log_path[4096];
         snprintf(log_path, sizeof(log_path), "%s/%s", s->dir, SANDBOX_LOG_NAME);
         r = jail_spawn(srv->config->jailer, log_path, spec, &jr);
-        cJSON_Delete(spec);
         if (r < 0 || !jr.ok) {
                 char tail[1024];
                 snprintf(errmsg, errlen, "sandbox start failed at %s: %s", jr.step, jr.message);

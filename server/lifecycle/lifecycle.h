@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "core/server.h"
+#include "jail-spec.h"
 #include "lifecycle/registry.h"
 #include "storage/template.h"
 #include "core/validate.h"
@@ -53,9 +54,13 @@ void lifecycle_destroy(struct server *srv, struct sandbox *s, const char *why);
  * being removed) counts as saved. */
 int lifecycle_set_end_at(struct server *srv, struct sandbox *s, int64_t end_at, bool extend_only);
 
-/* Build the jail spec for s (pure apart from allocation; used by tests). */
-cJSON *lifecycle_jail_spec(const struct server *srv, const struct sandbox *s,
-                           const struct template_info *t);
+/* Build the jail spec (api/jail-spec.h) for s from its record and template (pure apart from
+ * allocation; used by tests). -ENOMEM, or -EINVAL with *ret_msg when its layers, binds or the
+ * template's env are not of the spec's types (a hand-edited template.json); the jailer checks
+ * everything else. */
+int lifecycle_jail_spec(const struct server *srv, const struct sandbox *s,
+                        const struct template_info *t, struct sbx_jail_spec **ret_spec,
+                        const char **ret_msg);
 
 /* Pause and resume (lifecycle/lifecycle-pause.c). Pause freezes the sandbox's cgroup (v2
  * cgroup.freeze): processes and memory stay, no CPU is used, its timeout stops running. -EBUSY when

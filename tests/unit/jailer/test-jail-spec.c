@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* jail_spec_parse(): a good spec, and every way a spec must be refused. */
+/* The jail spec (api/jail-spec.h): a good spec, every way a spec must be refused and with which
+ * message, and encode → decode round trips of minimal and maximal specs. */
 #include "jail-spec.h"
 #include "macros.h"
 #include "unit.h"
@@ -23,12 +24,12 @@ static const char good[] = "{\"id\":\"abc123\"," GOOD_BODY "}";
 
 static int parse(const char *json, const char **msg)
 {
-        struct jail_spec *s = NULL;
+        struct sbx_jail_spec *s = NULL;
         const char *m = NULL;
-        int r = jail_spec_parse(json, strlen(json), &s, &m);
+        int r = sbx_jail_spec_decode(json, strlen(json), &s, &m);
         if (msg)
                 *msg = m;
-        jail_spec_free(s);
+        sbx_jail_spec_free(s);
         return r;
 }
 
@@ -51,9 +52,9 @@ static int parse_edit(const char *from, const char *to)
 
 static void test_good(void)
 {
-        struct jail_spec *s = NULL;
+        struct sbx_jail_spec *s = NULL;
         const char *msg = NULL;
-        CHECK_EQ_INT(jail_spec_parse(good, strlen(good), &s, &msg), 0);
+        CHECK_EQ_INT(sbx_jail_spec_decode(good, strlen(good), &s, &msg), 0);
         if (!s)
                 return;
         CHECK_STREQ(s->id, "abc123");
@@ -67,10 +68,13 @@ static void test_good(void)
         CHECK_EQ_INT(s->memory_bytes, 1073741824LL);
         CHECK_EQ_INT(s->cpu_quota_us, 200000);
         CHECK_EQ_INT(s->n_env, 2);
-        CHECK_STREQ(s->env[0], "LANG=C.UTF-8");
-        CHECK_STREQ(s->env[1], "FOO_1=bar=baz");
-        CHECK(s->env[2] == NULL);
-        jail_spec_free(s);
+        CHECK_STREQ(s->env[0].name, "LANG");
+        CHECK_STREQ(s->env[0].value, "C.UTF-8");
+        CHECK_STREQ(s->env[1].name, "FOO_1");
+        CHECK_STREQ(s->env[1].value, "bar=baz");
+        CHECK_EQ_INT(s->upper_on_host, 0);
+        CHECK(s->disk_image == NULL);
+        sbx_jail_spec_free(s);
 }
 
 static void test_optional(void)
@@ -82,14 +86,14 @@ static void test_optional(void)
             0);
         CHECK_EQ_INT(parse_edit(",\"env\":{\"LANG\":\"C.UTF-8\",\"FOO_1\":\"bar=baz\"}", ""), 0);
         CHECK_EQ_INT(parse_edit("\"cpu_quota_us\":200000", "\"cpu_quota_us\":-1"), 0);
-        struct jail_spec *s = NULL;
+        struct sbx_jail_spec *s = NULL;
         const char *msg;
         char buf[4096];
         const char *at = strstr(good, ",\"readonly\":true");
         snprintf(buf, sizeof(buf), "%.*s%s", (int)(at - good), good, at + 16);
-        CHECK_EQ_INT(jail_spec_parse(buf, strlen(buf), &s, &msg), 0);
+        CHECK_EQ_INT(sbx_jail_spec_decode(buf, strlen(buf), &s, &msg), 0);
         CHECK(s && s->binds[0].readonly == 1);
-        jail_spec_free(s);
+        sbx_jail_spec_free(s);
 }
 
 static void test_missing(void)
@@ -209,17 +213,309 @@ static void test_limits(void)
                      -EINVAL);
 }
 
+/* The message a refused edit of good gets (NULL when accepted). */
+static const char *edit_msg(const char *from, const char *to)
+{
+        static char buf[8192];
+        const char *at = strstr(good, from);
+        if (!at)
+                return "test bug: edit not found";
+        snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(at - good), good, to, at + strlen(from));
+        const char *msg = NULL;
+        return parse(buf, &msg) == -EINVAL ? msg : NULL;
+}
+
+/* Hostile inputs get the message that names what is wrong (the jailer's status line carries
+ * it as "invalid spec: <message>"). */
+static void test_messages(void)
+{
+        const char *m;
+        CHECK_STREQ(edit_msg("\"abc123\"", "\"../x\""), "id must match [a-z0-9]{1,63}");
+        CHECK_STREQ(edit_msg("\"id\":\"abc123\"", "\"id\":1"), "id: missing or not a string");
+        CHECK_STREQ(edit_msg("\"/var/lib/sbx/sandboxes/abc123/rootfs\"", "\"/a/../b\""),
+                    "rootfs: must be an absolute normalised path (no '.', '..', '//', trailing "
+                    "'/')");
+        CHECK_STREQ(edit_msg("\"agent\":\"/usr/libexec/sbx/sbx-agent\"", "\"agent\":null"),
+                    "agent: missing or not a string");
+        CHECK_STREQ(edit_msg("\"sbx/abc123\"", "\"sbx/../x\""),
+                    "cgroup must be a relative name of [A-Za-z0-9_-] components");
+        CHECK_STREQ(edit_msg("\"layers\":[", "\"layers\":[\"rel\","),
+                    "layers: each layer must be an absolute normalised path");
+        CHECK_STREQ(edit_msg("\"layers\":[\"/var/lib/sbx/templates/base/layer\",\"/var/lib/sbx/"
+                             "layers/x\"]",
+                             "\"layers\":[]"),
+                    "layers must be an array of 1..64 paths");
+        CHECK_STREQ(edit_msg("\"target\":\"/usr\"", "\"target\":\"/proc\""),
+                    "binds: target must be an absolute normalised path, not /, /proc, /dev, /sys "
+                    "or /.sbx");
+        CHECK_STREQ(edit_msg("\"target\":\"/usr\"", "\"target\":7"),
+                    "target: missing or not a string");
+        CHECK_STREQ(edit_msg("\"source\":\"/usr\"", "\"source\":\"/usr/\""),
+                    "source: must be an absolute normalised path (no '.', '..', '//', trailing "
+                    "'/')");
+        CHECK_STREQ(edit_msg("\"readonly\":true", "\"readonly\":\"yes\""),
+                    "binds: each bind is {source, target, readonly: bool}");
+        CHECK_STREQ(
+            edit_msg("\"binds\":[{\"source\":\"/usr\",\"target\":\"/usr\",\"readonly\":true}]",
+                     "\"binds\":\"x\""),
+            "binds must be an array of at most 32 objects");
+        CHECK_STREQ(edit_msg("\"LANG\":\"C.UTF-8\"", "\"LANG\":true"),
+                    "env: keys are [A-Za-z_][A-Za-z0-9_]*, values strings <= 32 KiB");
+        CHECK_STREQ(edit_msg("\"uid_base\":100000", "\"uid_base\":1e300"),
+                    "uid_base: not an integer or out of range");
+        CHECK_STREQ(edit_msg("\"uid_base\":100000", "\"uid_base\":65535"),
+                    "uid_base: not an integer or out of range");
+        CHECK_STREQ(edit_msg("\"uid_base\":100000", "\"uid_base\":4294967000"),
+                    "uid_base + uid_count overflows the uid space");
+        CHECK_STREQ(edit_msg("\"pids_max\":1024", "\"pids_max\":\"1024\""),
+                    "pids_max: missing or not a number");
+        CHECK_STREQ(edit_msg("\"cpu_quota_us\":200000", "\"cpu_quota_us\":999"),
+                    "cpu_quota_us must be -1 (unlimited) or >= 1000");
+        CHECK_STREQ(edit_msg("\"cpu_quota_us\":200000", "\"cpu_quota_us\":-1e300"),
+                    "cpu_quota_us: not an integer or out of range");
+        CHECK_STREQ(edit_msg("\"disk_bytes\":1073741824", "\"disk_bytes\":1073741824.5"),
+                    "disk_bytes: not an integer or out of range");
+        CHECK_STREQ(edit_msg("\"disk_bytes\":1073741824",
+                             "\"disk_bytes\":1073741824,\"upper_on_host\":\"true\""),
+                    "upper_on_host must be a boolean");
+        CHECK_STREQ(edit_msg("\"disk_bytes\":1073741824",
+                             "\"disk_bytes\":1073741824,\"disk_image\":\"/x/disk.img\""),
+                    "disk_image needs upper_on_host");
+        CHECK_STREQ(edit_msg("\"disk_bytes\":1073741824",
+                             "\"disk_bytes\":1073741824,\"upper_on_host\":true,\"disk_image\":1"),
+                    "disk_image: missing or not a string");
+        /* An escaped NUL would cut a string short ("/a\u0000/../etc" read as "/a"). */
+        CHECK_STREQ(edit_msg("\"/usr/libexec/sbx/sbx-agent\"", "\"/usr/libexec\\u0000/../x\""),
+                    "spec: strings may not hold a NUL character");
+        CHECK_STREQ(edit_msg("\"C.UTF-8\"", "\"C\\u0000\""),
+                    "spec: strings may not hold a NUL character");
+        /* A raw NUL inside a string too (cJSON takes control bytes there). */
+        {
+                char raw[sizeof(good)];
+                memcpy(raw, good, sizeof(good));
+                char *at = strstr(raw, "sbx-agent");
+                *at = 0; /* "/usr/libexec/sbx/<NUL>bx-agent" */
+                struct sbx_jail_spec *s = NULL;
+                CHECK_EQ_INT(sbx_jail_spec_decode(raw, sizeof(good) - 1, &s, &m), -EINVAL);
+                CHECK_STREQ(m, "spec: strings may not hold a NUL character");
+                CHECK(s == NULL);
+        }
+        /* ... but an escaped backslash followed by "u0000" is only text. */
+        CHECK(edit_msg("\"C.UTF-8\"", "\"C\\\\u0000\"") == NULL);
+        const char *msg = NULL;
+        CHECK_EQ_INT(parse("[1]", &msg), -EINVAL);
+        CHECK_STREQ(msg, "spec is not a JSON object");
+        size_t big = SBX_JAIL_SPEC_MAX + 1;
+        char *huge = malloc(big + 1);
+        if (huge) {
+                memset(huge, ' ', big);
+                huge[0] = '{';
+                huge[big - 1] = '}';
+                huge[big] = 0;
+                struct sbx_jail_spec *s = NULL;
+                CHECK_EQ_INT(sbx_jail_spec_decode(huge, big, &s, &m), -EINVAL);
+                CHECK_STREQ(m, "spec too large");
+                CHECK(s == NULL);
+                free(huge);
+        }
+        /* Unknown fields are ignored, and so is what follows the object (as before). */
+        CHECK(edit_msg("\"id\":", "\"future_field\":{\"x\":[1]},\"id\":") == NULL);
+        CHECK_EQ_INT(parse_edit("\"bar=baz\"}}", "\"bar=baz\"}} trailing"), 0);
+}
+
+static char *xstrdup(const char *s)
+{
+        char *d = strdup(s);
+        if (!d)
+                abort();
+        return d;
+}
+
+/* The smallest spec the decoder takes: one layer, no binds, no env, defaults elsewhere. */
+static struct sbx_jail_spec *minimal_spec(void)
+{
+        struct sbx_jail_spec *s = calloc(1, sizeof(*s));
+        if (!s)
+                abort();
+        s->id = xstrdup("a");
+        s->rootfs = xstrdup("/r");
+        s->socket = xstrdup("/s");
+        s->agent = xstrdup("/a");
+        s->cgroup = xstrdup("c");
+        s->layers = calloc(1, sizeof(char *));
+        s->layers[0] = xstrdup("/l");
+        s->n_layers = 1;
+        s->uid_base = SBX_JAIL_UID_BASE_MIN;
+        s->uid_count = SBX_JAIL_UID_COUNT_MIN;
+        s->memory_bytes = SBX_JAIL_MEMORY_MIN;
+        s->pids_max = SBX_JAIL_PIDS_MIN;
+        s->cpu_quota_us = -1;
+        s->cpu_period_us = SBX_JAIL_CPU_PERIOD_MIN;
+        s->disk_bytes = SBX_JAIL_DISK_MIN;
+        return s;
+}
+
+/* A path of exactly n bytes: "/xxx.../xxx". */
+static char *long_path(size_t n, char fill)
+{
+        char *p = malloc(n + 1);
+        if (!p)
+                abort();
+        memset(p, fill, n);
+        for (size_t i = 0; i < n; i += 100)
+                p[i] = '/';
+        p[n] = 0;
+        return p;
+}
+
+/* Every list at its maximum, every bound at its top, every optional field set. */
+static struct sbx_jail_spec *maximal_spec(void)
+{
+        struct sbx_jail_spec *s = calloc(1, sizeof(*s));
+        if (!s)
+                abort();
+        s->id = xstrdup("abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0");
+        s->rootfs = long_path(SBX_JAIL_PATH_MAX, 'r');
+        /* a long dir (bound through /proc/self/fd) and a 64-byte name */
+        char *sock = long_path(SBX_JAIL_PATH_MAX, 's');
+        memset(sock + SBX_JAIL_PATH_MAX - 65, 'n', 65);
+        sock[SBX_JAIL_PATH_MAX - 65] = '/';
+        s->socket = sock;
+        s->agent = long_path(SBX_JAIL_PATH_MAX, 'a');
+        s->cgroup = malloc(SBX_JAIL_CGROUP_MAX + 1);
+        memset(s->cgroup, 'C', SBX_JAIL_CGROUP_MAX);
+        for (int i = 1; i < SBX_JAIL_CGROUP_DEPTH; i++)
+                s->cgroup[i * 30] = '/';
+        s->cgroup[SBX_JAIL_CGROUP_MAX] = 0;
+        s->layers = calloc(SBX_JAIL_LAYERS_MAX, sizeof(char *));
+        for (size_t i = 0; i < SBX_JAIL_LAYERS_MAX; i++) {
+                char b[64];
+                snprintf(b, sizeof(b), "/var/lib/sbx/layers/%zu-\"quoted\"-\xc3\xa9", i);
+                s->layers[s->n_layers++] = xstrdup(b);
+        }
+        s->binds = calloc(SBX_JAIL_BINDS_MAX, sizeof(*s->binds));
+        for (size_t i = 0; i < SBX_JAIL_BINDS_MAX; i++) {
+                char b[64];
+                snprintf(b, sizeof(b), "/host/%zu", i);
+                s->binds[i].source = xstrdup(b);
+                snprintf(b, sizeof(b), "/mnt/b%zu", i);
+                s->binds[i].target = xstrdup(b);
+                s->binds[i].readonly = i % 2;
+                s->n_binds++;
+        }
+        s->env = calloc(SBX_JAIL_ENV_MAX, sizeof(*s->env));
+        for (size_t i = 0; i < SBX_JAIL_ENV_MAX; i++) {
+                char b[300];
+                memset(b, 'K', SBX_JAIL_ENV_NAME_MAX);
+                snprintf(b + SBX_JAIL_ENV_NAME_MAX - 4, 5, "%04zu", i);
+                s->env[i].name = xstrdup(i == 0 ? "_" : b);
+                /* Values at their maximum for some only: all 256 would pass SBX_JAIL_SPEC_MAX,
+                 * the bound on the whole that binds first. */
+                size_t vl = i < 16 ? SBX_JAIL_ENV_VALUE_MAX : 64;
+                s->env[i].value = malloc(vl + 1);
+                memset(s->env[i].value, 'v', vl);
+                memcpy(s->env[i].value, "\\\"\n\t\x01", 5); /* escapes survive */
+                s->env[i].value[vl] = 0;
+                s->n_env++;
+        }
+        s->uid_base = 4294967295u - SBX_JAIL_UID_COUNT_MIN;
+        s->uid_count = SBX_JAIL_UID_COUNT_MIN;
+        s->memory_bytes = SBX_JAIL_MEMORY_MAX;
+        s->pids_max = SBX_JAIL_PIDS_MAX;
+        s->cpu_quota_us = SBX_JAIL_CPU_QUOTA_MAX;
+        s->cpu_period_us = SBX_JAIL_CPU_PERIOD_MAX;
+        s->disk_bytes = SBX_JAIL_DISK_MAX;
+        s->upper_on_host = true;
+        s->disk_image = long_path(SBX_JAIL_PATH_MAX, 'd');
+        return s;
+}
+
+/* encode → decode gives the same spec, and encoding that gives the same text. */
+static void round_trip(struct sbx_jail_spec *in, const char *what)
+{
+        const char *msg = "";
+        CHECK_EQ_INT(sbx_jail_spec_validate(in, &msg), 0);
+        char *text = NULL, *again = NULL;
+        size_t len = 0, len2 = 0;
+        CHECK_EQ_INT(sbx_jail_spec_encode(in, &text, &len), 0);
+        CHECK(text && len == strlen(text) && len <= SBX_JAIL_SPEC_MAX);
+        struct sbx_jail_spec *out = NULL;
+        int r = text ? sbx_jail_spec_decode(text, len, &out, &msg) : -1;
+        if (r != 0)
+                fprintf(stderr, "%s: decode: %s\n", what, msg);
+        CHECK_EQ_INT(r, 0);
+        CHECK(out && sbx_jail_spec_equal(in, out));
+        CHECK(out && sbx_jail_spec_encode(out, &again, &len2) == 0 && len2 == len &&
+              memcmp(text, again, len) == 0);
+        free(text);
+        free(again);
+        sbx_jail_spec_free(out);
+        sbx_jail_spec_free(in);
+}
+
+static void test_round_trip(void)
+{
+        round_trip(minimal_spec(), "minimal");
+        round_trip(maximal_spec(), "maximal");
+
+        /* One step past a bound is refused by validate (as by the decoder). */
+        struct sbx_jail_spec *s = maximal_spec();
+        const char *msg = NULL;
+        s->disk_bytes++;
+        CHECK_EQ_INT(sbx_jail_spec_validate(s, &msg), -EINVAL);
+        CHECK_STREQ(msg, "disk_bytes: not an integer or out of range");
+        s->disk_bytes--;
+        s->uid_base++;
+        CHECK_EQ_INT(sbx_jail_spec_validate(s, &msg), -EINVAL);
+        CHECK_STREQ(msg, "uid_base + uid_count overflows the uid space");
+        s->uid_base--;
+        s->upper_on_host = false;
+        CHECK_EQ_INT(sbx_jail_spec_validate(s, &msg), -EINVAL);
+        CHECK_STREQ(msg, "disk_image needs upper_on_host");
+        s->upper_on_host = true;
+        s->id[0] = 'A';
+        CHECK_EQ_INT(sbx_jail_spec_validate(s, &msg), -EINVAL);
+        CHECK_STREQ(msg, "id must match [a-z0-9]{1,63}");
+        sbx_jail_spec_free(s);
+
+        /* The encoder refuses what it could not write or the decoder not read back exactly. */
+        s = minimal_spec();
+        char *text = NULL;
+        size_t len;
+        free(s->cgroup);
+        s->cgroup = NULL;
+        CHECK_EQ_INT(sbx_jail_spec_encode(s, &text, &len), -EINVAL);
+        s->cgroup = xstrdup("c");
+        s->memory_bytes = (1ULL << 53) + 2;
+        CHECK_EQ_INT(sbx_jail_spec_encode(s, &text, &len), -EINVAL);
+        CHECK(text == NULL);
+        /* ... but encodes what the decoder will refuse: the jailer says why. */
+        s->memory_bytes = 1;
+        CHECK_EQ_INT(sbx_jail_spec_encode(s, &text, &len), 0);
+        struct sbx_jail_spec *out = NULL;
+        CHECK_EQ_INT(sbx_jail_spec_decode(text, len, &out, &msg), -EINVAL);
+        CHECK_STREQ(msg, "memory_bytes: not an integer or out of range");
+        free(text);
+        sbx_jail_spec_free(s);
+}
+
 static void test_validators(void)
 {
-        CHECK(jail_id_valid("a"));
-        CHECK(!jail_id_valid(NULL));
-        CHECK(jail_path_valid("/", 1));
-        CHECK(!jail_path_valid("/", 0));
-        CHECK(!jail_path_valid("/a/./b", 0));
-        CHECK(jail_path_valid("/a/.b/c..d", 0));
-        CHECK(jail_cgroup_name_valid("sbx/x-1_y"));
-        CHECK(!jail_cgroup_name_valid("sbx/"));
-        CHECK(!jail_cgroup_name_valid("a/b/c/d/e/f/g/h/i"));
+        CHECK(sbx_jail_id_valid("a"));
+        CHECK(!sbx_jail_id_valid(NULL));
+        CHECK(sbx_jail_path_valid("/", 1));
+        CHECK(!sbx_jail_path_valid("/", 0));
+        CHECK(!sbx_jail_path_valid("/a/./b", 0));
+        CHECK(sbx_jail_path_valid("/a/.b/c..d", 0));
+        CHECK(sbx_jail_cgroup_name_valid("sbx/x-1_y"));
+        CHECK(!sbx_jail_cgroup_name_valid("sbx/"));
+        CHECK(!sbx_jail_cgroup_name_valid("a/b/c/d/e/f/g/h/i"));
+        CHECK(sbx_jail_bind_target_valid("/procfs"));
+        CHECK(!sbx_jail_bind_target_valid("/sys/x"));
+        CHECK(!sbx_jail_bind_target_valid("/"));
+        CHECK(sbx_jail_env_name_valid("_A1"));
+        CHECK(!sbx_jail_env_name_valid("1A"));
+        CHECK(!sbx_jail_env_name_valid(""));
 }
 
 int main(void)
@@ -230,5 +526,7 @@ int main(void)
         test_bad_values();
         test_limits();
         test_validators();
+        test_messages();
+        test_round_trip();
         return unit_finish("test-jail-spec");
 }

@@ -77,30 +77,42 @@ static void test_template_and_spec(void)
         s->cpu_count = 2;
         s->memory_mb = 512;
         s->disk_mb = 1024;
-        cJSON *spec = lifecycle_jail_spec(&srv, s, &t);
-        char *text = cJSON_PrintUnformatted(spec);
+        struct sbx_jail_spec *spec = NULL;
+        const char *why = NULL;
+        CHECK_EQ_INT(lifecycle_jail_spec(&srv, s, &t, &spec, &why), 0);
+        if (!spec)
+                return;
         char want_layer[600];
         snprintf(want_layer, sizeof(want_layer), "%s/templates/base/layer", tmp);
-        CHECK_STREQ(cJSON_GetArrayItem(cJSON_GetObjectItem(spec, "layers"), 0)->valuestring,
-                    want_layer);
-        CHECK_STREQ(cJSON_GetObjectItem(spec, "rootfs")->valuestring,
-                    "/state/sandboxes/abc/rootfs");
-        CHECK_STREQ(cJSON_GetObjectItem(spec, "socket")->valuestring,
-                    "/state/sandboxes/abc/agent.sock");
-        CHECK_STREQ(cJSON_GetObjectItem(spec, "cgroup")->valuestring, "sbx/abc");
-        CHECK_STREQ(cJSON_GetObjectItem(spec, "agent")->valuestring, "/opt/sbx-agent");
-        CHECK_EQ_INT(cJSON_GetObjectItem(spec, "uid_base")->valuedouble, (1 << 20) + 3 * 65536);
-        CHECK_EQ_INT(cJSON_GetObjectItem(spec, "uid_count")->valuedouble, 65536);
-        CHECK_EQ_INT(cJSON_GetObjectItem(spec, "memory_bytes")->valuedouble, 512.0 * 1024 * 1024);
-        CHECK_EQ_INT(cJSON_GetObjectItem(spec, "pids_max")->valuedouble, 1024);
-        CHECK_EQ_INT(cJSON_GetObjectItem(spec, "cpu_quota_us")->valuedouble, 200000);
-        CHECK_EQ_INT(cJSON_GetObjectItem(spec, "cpu_period_us")->valuedouble, 100000);
-        CHECK_EQ_INT(cJSON_GetObjectItem(spec, "disk_bytes")->valuedouble, 1024.0 * 1024 * 1024);
-        CHECK(cJSON_IsTrue(cJSON_GetObjectItem(
-            cJSON_GetArrayItem(cJSON_GetObjectItem(spec, "binds"), 0), "readonly")));
-        CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(spec, "env"), "PATH") != NULL);
+        CHECK_EQ_INT(spec->n_layers, 1);
+        CHECK_STREQ(spec->layers[0], want_layer);
+        CHECK_STREQ(spec->id, "abc");
+        CHECK_STREQ(spec->rootfs, "/state/sandboxes/abc/rootfs");
+        CHECK_STREQ(spec->socket, "/state/sandboxes/abc/agent.sock");
+        CHECK_STREQ(spec->cgroup, "sbx/abc");
+        CHECK_STREQ(spec->agent, "/opt/sbx-agent");
+        CHECK_EQ_INT(spec->uid_base, (1 << 20) + 3 * 65536);
+        CHECK_EQ_INT(spec->uid_count, 65536);
+        CHECK_EQ_INT(spec->memory_bytes, 512LL * 1024 * 1024);
+        CHECK_EQ_INT(spec->pids_max, 1024);
+        CHECK_EQ_INT(spec->cpu_quota_us, 200000);
+        CHECK_EQ_INT(spec->cpu_period_us, 100000);
+        CHECK_EQ_INT(spec->disk_bytes, 1024LL * 1024 * 1024);
+        CHECK(spec->upper_on_host);
+        CHECK(spec->disk_image == NULL);
+        CHECK_EQ_INT(spec->n_binds, 1);
+        CHECK(spec->n_binds == 1 && spec->binds[0].readonly);
+        CHECK(spec->n_env == 1 && strcmp(spec->env[0].name, "PATH") == 0);
+        /* What sbxd sends is what the jailer reads back, and accepts. */
+        char *text = NULL;
+        size_t len = 0;
+        struct sbx_jail_spec *back = NULL;
+        CHECK_EQ_INT(sbx_jail_spec_encode(spec, &text, &len), 0);
+        CHECK_EQ_INT(sbx_jail_spec_decode(text, len, &back, &why), 0);
+        CHECK(back && sbx_jail_spec_equal(spec, back));
+        sbx_jail_spec_free(back);
         free(text);
-        cJSON_Delete(spec);
+        sbx_jail_spec_free(spec);
         sandbox_unref(s);
         template_done(&t);
 
