@@ -25,6 +25,16 @@ test('default contexts: python and javascript in /home/user', async () => {
   }
 })
 
+test('listCodeContexts answers in creation order: the defaults first, a new context last', async () => {
+  const a = await sbx.createCodeContext()
+  const b = await sbx.createCodeContext({ language: 'javascript' })
+  const list = await sbx.listCodeContexts()
+  assert.deepEqual(list.slice(0, 2).map((c) => c.language), ['python', 'javascript'])
+  assert.deepEqual(list.slice(-2).map((c) => c.id), [a.id, b.id])
+  await sbx.removeCodeContext(a)
+  await sbx.removeCodeContext(b)
+})
+
 test('a python context with its own cwd and its own namespace', async () => {
   const ctx = await sbx.createCodeContext({ language: 'python', cwd: '/tmp' })
   assert.equal(ctx.language, 'python')
