@@ -119,8 +119,8 @@ static int kernel_env(const struct agent_user *u, const char *const *extra, char
 }
 
 /* A listening unix socket at a fresh path in CODE_SOCKET_DIR (root-only writable, so nobody
- * can plant anything there); mode 0666 so that the kernel's user can connect. The path is
- * written to out; the caller unlinks it once the kernel connected (or failed to). */
+ * can plant anything there); mode 0600: only root, which kernels run as, can connect. The path
+ * is written to out; the caller unlinks it once the kernel connected (or failed to). */
 static int listen_path(char out[static 108])
 {
         _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -141,7 +141,7 @@ static int listen_path(char out[static 108])
         snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/k-%s.sock", CODE_SOCKET_DIR, hex);
         if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
                 return negative_errno();
-        if (chmod(sa.sun_path, 0666) < 0 || listen(fd, 4) < 0) {
+        if (chmod(sa.sun_path, 0600) < 0 || listen(fd, 4) < 0) {
                 int e = negative_errno();
                 (void)unlink(sa.sun_path);
                 return e;
@@ -230,33 +230,61 @@ static int wait_ready(struct code_kernel *k, int64_t deadline)
         }
 }
 
+/* CODE_KERNEL_USER with the /init default user's group as its primary group (and among its
+ * groups), so that what a kernel creates belongs to that group (code-kernel.h). */
+static int kernel_user(struct agent_user *ret)
+{
+        _cleanup_free_ char *defuser = NULL;
+        struct agent_user u = {0}, d = {0};
+        gid_t *g;
+        int e;
+
+        e = agent_user_lookup(CODE_KERNEL_USER, &u);
+        if (e < 0)
+                return e;
+        if (agent_config_default_user(&defuser) >= 0 && agent_user_lookup(defuser, &d) >= 0) {
+                g = reallocarray(u.groups, (size_t)u.n_groups + 1, sizeof(gid_t));
+                if (!g) {
+                        agent_user_done(&u);
+                        agent_user_done(&d);
+                        return -ENOMEM;
+                }
+                u.groups = g;
+                u.groups[u.n_groups++] = d.gid;
+                u.gid = d.gid;
+                agent_user_done(&d);
+        }
+        *ret = u;
+        return 0;
+}
+
 static int spawn_kernel(struct code_kernel *k, const char *cwd, bool preload, const char *sockname)
 {
-        _cleanup_free_ char *defuser = NULL, *script = NULL, *sockvar = NULL, *noncevar = NULL;
+        _cleanup_free_ char *script = NULL, *sockvar = NULL, *noncevar = NULL;
         _cleanup_strv_free_ char **env = NULL;
         struct agent_user u = {0};
         struct agent_spawned sp;
-        const char *argv[8] = {0};
+        /* A shell sets the umask and execs the kernel (same pid): files the kernel creates are
+         * writable by its group, the default user's. */
+        const char *argv[16] = {"/bin/sh", "-c",
+                                "umask " CODE_KERNEL_UMASK " && exec \"$0\" \"$@\""};
         const char *extra[8] = {0};
         size_t ne = 0;
         int e;
 
-        e = agent_config_default_user(&defuser);
-        if (e < 0)
-                return e;
-        e = agent_user_lookup(defuser, &u);
+        e = kernel_user(&u);
         if (e < 0)
                 return e;
         if (k->lang == CODE_LANG_PYTHON) {
                 e = asprintf(&script, "%s/python/kernel.py", code_kernels_dir());
-                argv[0] = PYTHON_BIN, argv[1] = script;
+                argv[3] = PYTHON_BIN, argv[4] = script;
         } else if (k->lang == CODE_LANG_BASH) {
                 e = asprintf(&script, "%s/bash/kernelrc", code_kernels_dir());
-                argv[0] = BASH_BIN, argv[1] = "--noprofile", argv[2] = "--rcfile";
-                argv[3] = script, argv[4] = "--noediting", argv[5] = "-i";
+                argv[3] = BASH_BIN, argv[4] = "--noprofile", argv[5] = "--rcfile";
+                argv[6] = script, argv[7] = "--noediting", argv[8] = "-i";
         } else {
                 e = asprintf(&script, "%s/javascript/kernel.mjs", code_kernels_dir());
-                argv[0] = NODE_BIN, argv[1] = script;
+                argv[3] = NODE_BIN, argv[4] = script;
         }
         if (e < 0 || asprintf(&sockvar, "SBX_KERNEL_SOCKET=%s", sockname ? sockname : "") < 0 ||
             asprintf(&noncevar, "SBX_KERNEL_NONCE=%s", k->nonce) < 0) {

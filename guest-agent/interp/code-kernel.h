@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Kernel processes of the code interpreter (guest-agent/interp/kernels/). A kernel is a user
- * process started through agent_spawn (the sandbox user, no capabilities, its own session), with
+ * process started through agent_spawn (CODE_KERNEL_USER, no capabilities, its own session), with
  * stdout/stderr pipes that carry the user's output. Python and JavaScript kernels connect back
  * to a one-shot abstract unix socket (the peer's pid is checked) that carries the protocol
  * both ways; the bash kernel is an interactive bash that reads command lines on its stdin and
@@ -16,6 +16,17 @@
 #include "interp/code-json.h"
 
 #define CODE_KERNELS_DIR_DEFAULT "/opt/sbx/kernels"
+/*
+ * Kernels run as root whatever the /init default user is, as E2B's Jupyter server (a root
+ * systemd service) runs its kernels: a context may use /root, HOME is /root. Sandbox root has
+ * no capabilities here (it is an unprivileged uid on the host, docs/architecture.md §4), so
+ * unlike E2B's root it cannot write into /home/user by privilege. Instead the kernel's primary
+ * group is the default user's group and its umask CODE_KERNEL_UMASK; code-interpreter-v1 makes
+ * /home/user group-writable. What a kernel writes there is root:user, mode 0664/0775: the
+ * default user reads, changes and removes it (on E2B envd itself runs as root).
+ */
+#define CODE_KERNEL_USER  "root"
+#define CODE_KERNEL_UMASK "002"
 
 struct code_kernel {
         enum code_lang lang; /* python, javascript (also typescript) or bash */
@@ -36,7 +47,7 @@ const char *code_kernels_dir(void);
 bool code_kernels_available(void);
 
 /*
- * Start a kernel for lang in cwd as the default user and wait until it is ready (preload: the
+ * Start a kernel for lang in cwd as CODE_KERNEL_USER and wait until it is ready (preload: the
  * python kernel imports its template's preload list first). timeout_ms bounds the wait.
  * -ENOENT unknown user or missing interpreter, -ETIMEDOUT, -ECHILD when the kernel exited
  * while starting (e.g. cwd missing), other -errno. On failure nothing is left running.

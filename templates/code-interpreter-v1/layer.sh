@@ -12,6 +12,7 @@
 # (/usr/share/nodejs) for the JavaScript/TypeScript kernel; bash.
 #
 # Added to the layer:
+#   home/user                        mode 0775: the kernels (root, the user's group) write there
 #   etc/matplotlibrc                 Debian's matplotlib defaults (python3-matplotlib reads it
 #                                    from /etc)
 #   opt/sbx/kernels/                 the kernels, byte-compiled (the layer is read-only)
@@ -43,6 +44,10 @@ L=$1
 umask 022
 
 "$base" "$L"
+
+# The kernels run as root without capabilities, in the default user's group: /home/user is
+# group-writable so that they can write there (guest-agent/interp/code-kernel.h).
+chmod 0775 "$L/home/user"
 
 # Debian keeps matplotlib's default rc file in /etc (matplotlib refuses to import without it).
 if [ -f /etc/matplotlibrc ]; then cp -a /etc/matplotlibrc "$L/etc/matplotlibrc"; fi
