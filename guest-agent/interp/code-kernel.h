@@ -2,11 +2,12 @@
 /*
  * Kernel processes of the code interpreter (guest-agent/interp/kernels/). A kernel is a user
  * process started through agent_spawn (CODE_KERNEL_USER, no capabilities, its own session), with
- * stdout/stderr pipes that carry the user's output. Python and JavaScript kernels connect back
- * to a one-shot abstract unix socket (the peer's pid is checked) that carries the protocol
- * both ways; the bash kernel is an interactive bash that reads command lines on its stdin and
- * ends each with a marker on stderr (interp/code-json.h). A kernel is owned by one context and
- * used by one execution at a time (the context's exec lock).
+ * stdout/stderr pipes that carry the user's output. Python, JavaScript and Java kernels connect
+ * back to a one-shot unix socket in a root-only directory (the peer's pid is checked) that
+ * carries the protocol both ways; the R kernel reads and writes two FIFOs there instead (base R
+ * has no unix sockets); the bash kernel is an interactive bash that reads command lines on its
+ * stdin and ends each with a marker on stderr (interp/code-json.h). A kernel is owned by one
+ * context and used by one execution at a time (the context's exec lock).
  */
 #pragma once
 
@@ -16,6 +17,8 @@
 #include "interp/code-json.h"
 
 #define CODE_KERNELS_DIR_DEFAULT "/opt/sbx/kernels"
+/* The Java kernel as the template build compiles it (kernels/java/). */
+#define CODE_JAVA_JAR "sbx-kernel.jar"
 /*
  * Kernels run as root whatever the /init default user is, as E2B's Jupyter server (a root
  * systemd service) runs its kernels: a context may use /root, HOME is /root. Sandbox root has
@@ -29,10 +32,13 @@
 #define CODE_KERNEL_UMASK "002"
 
 struct code_kernel {
-        enum code_lang lang; /* python, javascript (also typescript) or bash */
+        enum code_lang lang; /* python, javascript (also typescript), bash, r, java */
         pid_t pid;           /* session and process-group leader */
         int pidfd;           /* readable once the kernel exited */
-        int sock;            /* protocol socket (python, javascript), else -EBADF */
+        int sock;            /* protocol: the socket (python, javascript, java) or the
+                                answer FIFO (r, O_NONBLOCK), else -EBADF */
+        int req_fd;          /* r: the request FIFO, else -EBADF */
+        bool genv_sent;      /* the first request carried the whole global env */
         int in_fd;           /* bash: stdin pipe for command lines, else -EBADF */
         int out_fd, err_fd;  /* user stdout/stderr, O_NONBLOCK */
         char nonce[33];      /* bash: marker nonce */
@@ -62,3 +68,9 @@ void code_kernel_free(struct code_kernel *k);
 void code_kernel_signal(struct code_kernel *k, int sig);
 
 bool code_kernel_alive(struct code_kernel *k);
+
+/* Where execution requests go: the request FIFO, the socket, or bash's stdin. */
+static inline int code_kernel_request_fd(const struct code_kernel *k)
+{
+        return k->req_fd >= 0 ? k->req_fd : k->sock >= 0 ? k->sock : k->in_fd;
+}

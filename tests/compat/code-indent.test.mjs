@@ -1,7 +1,8 @@
 // Indented cells through `@e2b/code-interpreter` 2.8.0: code written inside an indented
 // template literal runs as IPython runs it (leading blank lines dropped, the first line's
 // indentation removed from every line), with its results, charts and display data. The other
-// kernels do not care about indentation; E2B's own tests send them indented cells too.
+// kernels (JavaScript, TypeScript, bash, R, Java) do not care about indentation; E2B's own
+// tests send them indented cells too.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { Sandbox } from '@e2b/code-interpreter'
@@ -103,4 +104,29 @@ test('bash: an indented cell', async () => {
   )
   assert.equal(e.error, undefined)
   assert.equal(e.logs.stdout.join(''), 'indented\n')
+})
+
+test('r and java: indented cells', async () => {
+  const r = await sbx.runCode(
+    `
+      half <- 21
+      cat("r ran\\n")
+      half * 2
+  `,
+    { language: 'r' }
+  )
+  assert.equal(r.error, undefined, r.error?.traceback)
+  assert.equal(r.logs.stdout.join(''), 'r ran\n')
+  assert.equal(r.text, '[1] 42')
+  const j = await sbx.runCode(
+    `
+      int half = 21;
+      System.out.println("java ran");
+      half * 2
+  `,
+    { language: 'java' }
+  )
+  assert.equal(j.error, undefined, j.error?.traceback)
+  assert.equal(j.logs.stdout.join(''), 'java ran\n')
+  assert.equal(j.text, '42')
 })
