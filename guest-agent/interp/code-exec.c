@@ -424,7 +424,7 @@ int code_exec_run(struct agent_request *r, struct code_kernel *k, const struct c
         emit(&p, line, (size_t)n);
         e = kernel_request(k, x, &req);
         if (e >= 0)
-                e = write_full(code_kernel_request_fd(k), req.p, req.len);
+                e = code_kernel_send(k, req.p, req.len);
         buf_done(&req);
         if (e < 0)
                 p.dead = true;

@@ -138,6 +138,33 @@ static int kernel_env(const struct agent_user *u, const char *const *extra, char
 /* A listening unix socket at a fresh path in CODE_SOCKET_DIR (root-only writable, so nobody
  * can plant anything there); mode 0600: only root, which kernels run as, can connect. The path
  * is written to out; the caller unlinks it once the kernel connected (or failed to). */
+int code_kernel_send(struct code_kernel *k, const void *buf, size_t len)
+{
+        const char *p = buf;
+
+        if (k->req_fd < 0)
+                return write_full(code_kernel_request_fd(k), buf, len);
+        /* The agent holds the request FIFO's read end too, so a dead kernel never makes a
+         * write fail: a full FIFO waits for the kernel or its end. */
+        while (len > 0) {
+                ssize_t n = write(k->req_fd, p, len);
+                if (n > 0) {
+                        p += n;
+                        len -= (size_t)n;
+                        continue;
+                }
+                if (n < 0 && errno != EAGAIN && errno != EINTR)
+                        return negative_errno();
+                struct pollfd f[2] = {{.fd = k->req_fd, .events = POLLOUT},
+                                      {.fd = k->pidfd, .events = POLLIN}};
+                if (poll(f, 2, -1) < 0 && errno != EINTR)
+                        return negative_errno();
+                if (f[1].revents)
+                        return -ECHILD;
+        }
+        return 0;
+}
+
 /* A fresh name in CODE_SOCKET_DIR, which is made here if missing and must be ours. */
 static int rendezvous_name(char out[static 108], const char *suffix)
 {
@@ -199,7 +226,7 @@ static int make_fifos(struct code_kernel *k, char base[static 108])
                 (void)unlink(in);
                 return e;
         }
-        k->req_fd = open(in, O_RDWR | O_CLOEXEC);
+        k->req_fd = open(in, O_RDWR | O_NONBLOCK | O_CLOEXEC);
         k->sock = open(out, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
         return k->req_fd < 0 || k->sock < 0 ? -EIO : 0;
 }

@@ -74,3 +74,6 @@ static inline int code_kernel_request_fd(const struct code_kernel *k)
 {
         return k->req_fd >= 0 ? k->req_fd : k->sock >= 0 ? k->sock : k->in_fd;
 }
+
+/* Write a whole request to the kernel. -ECHILD when the kernel is gone, other -errno. */
+int code_kernel_send(struct code_kernel *k, const void *buf, size_t len);

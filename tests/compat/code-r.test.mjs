@@ -136,6 +136,14 @@ test('a timeout interrupts a busy loop and a sleep; the session keeps its state'
   await sbx.removeCodeContext(ctx)
 })
 
+test('a cell larger than a FIFO holds (1 MB) arrives whole', async () => {
+  const e = await r(`s <- "${'ab'.repeat(500_000)}"\nnchar(s)`)
+  assert.equal(e.error, undefined, e.error?.traceback)
+  assert.equal(e.text, '[1] 1000000')
+  const big = await r('paste(rep("z", 300000), collapse = "")')
+  assert.equal(big.text.length, '[1] ""'.length + 300_000)
+})
+
 test('unicode and odd bytes survive the round trip', async () => {
   const e = await r('x <- "h\\u00e9llo \\u2713"; cat(x, "\\n"); x')
   assert.equal(e.logs.stdout.join(''), 'héllo ✓ \n')
