@@ -27,11 +27,14 @@ local({
 
   # ---- wire ----
 
+  # One whole line per message: an interrupt must not cut one short (or lose the D line).
   send <- function(line) {
-    flush(stdout())
-    flush(stderr())
-    writeLines(line, rep_con, useBytes = TRUE)
-    flush(rep_con)
+    suspendInterrupts({
+      flush(stdout())
+      flush(stderr())
+      writeLines(line, rep_con, useBytes = TRUE)
+      flush(rep_con)
+    })
   }
 
   b64_chars <- c(LETTERS, letters, 0:9, "+", "/")
@@ -313,7 +316,14 @@ local({
       }
       if (isTRUE(res$visible)) {
         r <- tryCatch(show_value(res$value, i == n), error = function(e) e,
-                      interrupt = function(e) NULL)
+                      interrupt = function(e) {
+                        interrupted <<- TRUE
+                        NULL
+                      })
+        if (interrupted) {
+          send(error_line("ExecutionAborted", "Execution was aborted", ""))
+          return(invisible())
+        }
         if (inherits(r, "error")) {
           send(condition_line(r, list()))
           return(invisible())
@@ -336,18 +346,19 @@ local({
   handle <- function(req) {
     saved <- list()
     interrupted <<- FALSE
-    on.exit({
+    on.exit(suspendInterrupts({
       for (k in names(saved)) set_env(k, saved[[k]])
       tryCatch(flush_plots(), error = function(e) NULL)
       send("D")
-    })
-    if (is.list(req$genv)) apply_genv(req$genv)
-    for (k in names(req$env)) {
-      if (!nzchar(k) || !is.character(req$env[[k]])) next
+    }))
+    if (is.list(req[["genv"]])) apply_genv(req[["genv"]])
+    env <- req[["env"]]
+    for (k in names(env)) {
+      if (!nzchar(k) || !is.character(env[[k]])) next
       if (is.null(saved[[k]])) saved[[k]] <- Sys.getenv(k, unset = NA)
-      set_env(k, req$env[[k]])
+      set_env(k, env[[k]])
     }
-    code <- if (is.character(req$code)) req$code else ""
+    code <- if (is.character(req[["code"]])) req[["code"]] else ""
     execute(code)
   }
 
