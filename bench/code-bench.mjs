@@ -1,7 +1,10 @@
-// Code interpreter figures (issue 4). Starts its own sbxd (SBX_BUILD, default build/) twice:
-// without a pool, then with a warm pool of code-interpreter-v1 sandboxes. Prints:
+// Code interpreter figures (issues 4 and 12). Starts its own sbxd (SBX_BUILD, default build/)
+// twice: without a pool, then with a warm pool of code-interpreter-v1 sandboxes. Prints:
 //  - runCode('1+1') on a warm context: at the agent (frames on the sandbox's agent.sock, no
 //    HTTP) and through sbxd with the unmodified @e2b/code-interpreter SDK;
+//  - per language (python, javascript, r, java): warm '1+1' at the agent, a cold context's
+//    creation (POST /contexts answers once the kernel is ready) at the agent and through the
+//    SDK, and the idle kernel's memory;
 //  - the first runCode importing pandas + matplotlib in a brand-new sandbox (create and
 //    first run timed separately), cold and from the pool;
 //  - idle memory of a sandbox with its default (prewarmed) Python context.
@@ -63,6 +66,41 @@ async function firstRuns(d, label, rounds, waitPool) {
   console.log(`${label}: create + first runCode p50 ${(pct(create, 50) + pct(first, 50)).toFixed(1)} ms`)
 }
 
+function agentBench(args) {
+  const r = spawnSync('/usr/bin/python3', [join(TOP, 'bench/code-agent.py'), ...args], { encoding: 'utf8' })
+  return (r.stdout || r.stderr).trim()
+}
+
+const LANGS = ['python', 'javascript', 'r', 'java']
+
+async function perLanguage(sbx, sock) {
+  for (const lang of LANGS) {
+    const n = lang === 'java' ? Math.min(N, 200) : N * 3
+    console.log(`${lang}: '1+1' warm on its default context, at the agent: ${agentBench([sock, String(n), '1+1', lang])}`)
+  }
+  for (const lang of LANGS)
+    console.log(`${lang}: cold context (POST /contexts + DELETE), at the agent: ${agentBench(['--create', sock, lang, '5'])}`)
+  for (const lang of LANGS) {
+    const ts = []
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now()
+      const ctx = await sbx.createCodeContext({ language: lang })
+      ts.push(performance.now() - t0)
+      await sbx.removeCodeContext(ctx)
+    }
+    console.log(`${lang}: cold createCodeContext, SDK through sbxd: ${fmt(ts)}`)
+  }
+  await sleep(500)
+  const label = (pid) => {
+    const c = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+    return [['kernel.py', 'python'], ['kernel.mjs', 'javascript'], ['kernel.R', 'r'], ['SbxKernel', 'java']]
+      .find(([k]) => c.includes(k))?.[1]
+  }
+  const kernels = processes(sbx.sandboxId).map((p) => ({ ...p, lang: label(p.pid) })).filter((p) => p.lang)
+  console.log('idle default kernels: ' + kernels.map((p) =>
+    `${p.lang} rss ${(p.rss / 1024).toFixed(1)} MiB pss ${(p.pss / 1024).toFixed(1)} MiB`).join('; '))
+}
+
 const cold = await startSbxd(['--pool-size', '0'])
 try {
   await firstRuns(cold, 'brand-new sandbox, no pool', 5, false)
@@ -96,6 +134,7 @@ try {
     js.push(performance.now() - t0)
   }
   console.log(`runCode('1+1', javascript) warm, SDK through sbxd: ${fmt(js)}`)
+  await perLanguage(sbx, sock)
   await sbx.kill()
 } finally {
   await cold.stop()

@@ -240,7 +240,9 @@ static void read_sock(struct pump *p)
         }
 }
 
-/* The global env changed since the kernel started (sbxd re-/init-ed a pooled sandbox)? */
+/* The whole global env for the first request (the Java kernel mirrors it into system
+ * properties, as E2B's does), then only when it changed since (sbxd re-/init-ed a pooled
+ * sandbox). */
 static cJSON *genv_update(struct code_kernel *k)
 {
         _cleanup_strv_free_ char **cur = NULL;
@@ -252,8 +254,9 @@ static cJSON *genv_update(struct code_kernel *k)
         for (; cur[i] && k->genv && k->genv[i]; i++)
                 if (strcmp(cur[i], k->genv[i]) != 0)
                         break;
-        if (!cur[i] && (!k->genv || !k->genv[i]))
+        if (k->genv_sent && !cur[i] && (!k->genv || !k->genv[i]))
                 return NULL;
+        k->genv_sent = true;
         o = cJSON_CreateObject();
         for (char **e = cur; o && *e; e++) {
                 char *eq = strchr(*e, '=');
@@ -335,11 +338,12 @@ static int poll_timeout(struct pump *p)
 static void pump_once(struct pump *p)
 {
         struct code_kernel *k = p->k;
-        struct pollfd f[4] = {
+        struct pollfd f[5] = {
             {.fd = k->sock, .events = POLLIN},
             {.fd = p->out_eof ? -1 : k->out_fd, .events = POLLIN},
             {.fd = p->err_eof ? -1 : k->err_fd, .events = POLLIN},
             {.fd = p->client_gone ? -1 : p->r->fd, .events = POLLIN | POLLRDHUP},
+            {.fd = k->pidfd, .events = POLLIN},
         };
 
         if (poll(f, ELEMENTSOF(f), poll_timeout(p)) < 0 && errno != EINTR) {
@@ -356,6 +360,16 @@ static void pump_once(struct pump *p)
                 read_sock(p);
         if (k->sock < 0 && p->err_eof)
                 p->dead = true; /* bash is gone */
+        if (f[4].revents && !p->done && !p->dead) {
+                /* The kernel exited, though something it started may hold its end of the
+                 * protocol open: what it wrote before is all there is. */
+                if (k->sock >= 0)
+                        read_sock(p);
+                else
+                        read_pipe(p, k->err_fd, true, &p->err_eof);
+                if (!p->done)
+                        p->dead = true;
+        }
         stream_tick(p, &p->so, false);
         stream_tick(p, &p->se, false);
         if (!p->client_gone && now_ms() - p->last_write_ms >= CODE_KEEPALIVE_MS)
@@ -410,7 +424,7 @@ int code_exec_run(struct agent_request *r, struct code_kernel *k, const struct c
         emit(&p, line, (size_t)n);
         e = kernel_request(k, x, &req);
         if (e >= 0)
-                e = write_full(k->sock >= 0 ? k->sock : k->in_fd, req.p, req.len);
+                e = code_kernel_send(k, req.p, req.len);
         buf_done(&req);
         if (e < 0)
                 p.dead = true;

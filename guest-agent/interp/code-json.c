@@ -133,6 +133,8 @@ static const char *const lang_names[] = {
     [CODE_LANG_JAVASCRIPT] = "javascript",
     [CODE_LANG_TYPESCRIPT] = "typescript",
     [CODE_LANG_BASH] = "bash",
+    [CODE_LANG_R] = "r",
+    [CODE_LANG_JAVA] = "java",
 };
 
 enum code_lang code_lang_parse(const char *name)

@@ -27,6 +27,8 @@ enum code_lang {
         CODE_LANG_JAVASCRIPT,
         CODE_LANG_TYPESCRIPT,
         CODE_LANG_BASH,
+        CODE_LANG_R,
+        CODE_LANG_JAVA,
         CODE_LANG_UNKNOWN,
 };
 

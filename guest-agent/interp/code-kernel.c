@@ -28,7 +28,23 @@
 #define PYTHON_BIN      "/usr/bin/python3"
 #define NODE_BIN        "/usr/bin/node"
 #define BASH_BIN        "/bin/bash"
+#define R_BIN           "/usr/bin/Rscript"
+#define JAVA_BIN        "/usr/bin/java"
 #define CODE_SOCKET_DIR "/run/sbx-code"
+
+/* How the agent and a kernel speak (code-kernel.h). */
+enum transport {
+        TRANSPORT_SOCKET, /* python, javascript, java */
+        TRANSPORT_FIFO,   /* r: base R has no unix sockets */
+        TRANSPORT_STDIN,  /* bash */
+};
+
+static enum transport transport_of(enum code_lang l)
+{
+        return l == CODE_LANG_BASH ? TRANSPORT_STDIN
+               : l == CODE_LANG_R  ? TRANSPORT_FIFO
+                                   : TRANSPORT_SOCKET;
+}
 
 const char *code_kernels_dir(void)
 {
@@ -65,6 +81,7 @@ void code_kernel_free(struct code_kernel *k)
         code_kernel_signal(k, SIGKILL);
         safe_close(k->pidfd);
         safe_close(k->sock);
+        safe_close(k->req_fd);
         safe_close(k->in_fd);
         safe_close(k->out_fd);
         safe_close(k->err_fd);
@@ -119,17 +136,41 @@ static int kernel_env(const struct agent_user *u, const char *const *extra, char
 }
 
 /* A listening unix socket at a fresh path in CODE_SOCKET_DIR (root-only writable, so nobody
- * can plant anything there); mode 0666 so that the kernel's user can connect. The path is
- * written to out; the caller unlinks it once the kernel connected (or failed to). */
-static int listen_path(char out[static 108])
+ * can plant anything there); mode 0600: only root, which kernels run as, can connect. The path
+ * is written to out; the caller unlinks it once the kernel connected (or failed to). */
+int code_kernel_send(struct code_kernel *k, const void *buf, size_t len)
 {
-        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        const char *p = buf;
+
+        if (k->req_fd < 0)
+                return write_full(code_kernel_request_fd(k), buf, len);
+        /* The agent holds the request FIFO's read end too, so a dead kernel never makes a
+         * write fail: a full FIFO waits for the kernel or its end. */
+        while (len > 0) {
+                ssize_t n = write(k->req_fd, p, len);
+                if (n > 0) {
+                        p += n;
+                        len -= (size_t)n;
+                        continue;
+                }
+                if (n < 0 && errno != EAGAIN && errno != EINTR)
+                        return negative_errno();
+                struct pollfd f[2] = {{.fd = k->req_fd, .events = POLLOUT},
+                                      {.fd = k->pidfd, .events = POLLIN}};
+                if (poll(f, 2, -1) < 0 && errno != EINTR)
+                        return negative_errno();
+                if (f[1].revents)
+                        return -ECHILD;
+        }
+        return 0;
+}
+
+/* A fresh name in CODE_SOCKET_DIR, which is made here if missing and must be ours. */
+static int rendezvous_name(char out[static 108], const char *suffix)
+{
         char hex[17];
         struct stat st;
 
-        if (fd < 0)
-                return negative_errno();
         if (mkdir(CODE_SOCKET_DIR, 0711) < 0 && errno != EEXIST)
                 return negative_errno();
         if (lstat(CODE_SOCKET_DIR, &st) < 0)
@@ -138,16 +179,66 @@ static int listen_path(char out[static 108])
                 return -EPERM;
         if (random_hex(hex, 8) < 0)
                 return -EIO;
-        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/k-%s.sock", CODE_SOCKET_DIR, hex);
+        snprintf(out, 108, "%s/k-%s%s", CODE_SOCKET_DIR, hex, suffix);
+        return 0;
+}
+
+static int listen_path(char out[static 108])
+{
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        int e;
+
+        if (fd < 0)
+                return negative_errno();
+        e = rendezvous_name(sa.sun_path, ".sock");
+        if (e < 0)
+                return e;
         if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
                 return negative_errno();
-        if (chmod(sa.sun_path, 0666) < 0 || listen(fd, 4) < 0) {
-                int e = negative_errno();
+        if (chmod(sa.sun_path, 0600) < 0 || listen(fd, 4) < 0) {
+                e = negative_errno();
                 (void)unlink(sa.sun_path);
                 return e;
         }
         memcpy(out, sa.sun_path, sizeof(sa.sun_path));
         return TAKE_FD(fd);
+}
+
+/* The R kernel's FIFOs, base.in (requests) and base.out (answers), mode 0600 in the root-only
+ * CODE_SOCKET_DIR. The agent holds the request FIFO read-write, so that neither side's open
+ * blocks and the kernel never reads end-of-file from it, and the answer FIFO read-only and
+ * non-blocking, so that it reads end-of-file once the kernel is gone. The caller unlinks both
+ * (fifo_unlink) once the kernel is ready or has failed. */
+static int make_fifos(struct code_kernel *k, char base[static 108])
+{
+        char in[116], out[116];
+        int e = rendezvous_name(base, "");
+
+        if (e < 0)
+                return e;
+        snprintf(in, sizeof(in), "%s.in", base);
+        snprintf(out, sizeof(out), "%s.out", base);
+        if (mkfifo(in, 0600) < 0)
+                return negative_errno();
+        if (mkfifo(out, 0600) < 0) {
+                e = negative_errno();
+                (void)unlink(in);
+                return e;
+        }
+        k->req_fd = open(in, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+        k->sock = open(out, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        return k->req_fd < 0 || k->sock < 0 ? -EIO : 0;
+}
+
+static void fifo_unlink(const char *base)
+{
+        char p[116];
+
+        snprintf(p, sizeof(p), "%s.in", base);
+        (void)unlink(p);
+        snprintf(p, sizeof(p), "%s.out", base);
+        (void)unlink(p);
 }
 
 /* Accept the kernel's connection: only the kernel's own pid passes (SO_PEERCRED). */
@@ -190,7 +281,8 @@ static int wait_ready(struct code_kernel *k, int64_t deadline)
         char buf[4096];
 
         for (;;) {
-                struct pollfd p = {.fd = fd, .events = POLLIN};
+                struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
+                                      {.fd = k->pidfd, .events = POLLIN}};
                 int64_t left = deadline - now_ms();
                 size_t start, end;
                 unsigned seq;
@@ -199,11 +291,16 @@ static int wait_ready(struct code_kernel *k, int64_t deadline)
 
                 if (left <= 0)
                         return -ETIMEDOUT;
-                if (poll(&p, 1, (int)left) < 0) {
+                if (poll(p, 2, (int)left) < 0) {
                         if (errno == EINTR)
                                 continue;
                         return negative_errno();
                 }
+                /* Gone before it was ready (a FIFO it never opened would not say so). */
+                if (!p[0].revents && p[1].revents)
+                        return -ECHILD;
+                if (!p[0].revents)
+                        continue;
                 n = read(fd, buf, sizeof(buf));
                 if (n < 0 && (errno == EAGAIN || errno == EINTR))
                         continue;
@@ -230,45 +327,149 @@ static int wait_ready(struct code_kernel *k, int64_t deadline)
         }
 }
 
-static int spawn_kernel(struct code_kernel *k, const char *cwd, bool preload, const char *sockname)
+/* CODE_KERNEL_USER with the /init default user's group as its primary group (and among its
+ * groups), so that what a kernel creates belongs to that group (code-kernel.h). */
+static int kernel_user(struct agent_user *ret)
 {
-        _cleanup_free_ char *defuser = NULL, *script = NULL, *sockvar = NULL, *noncevar = NULL;
+        _cleanup_free_ char *defuser = NULL;
+        struct agent_user u = {0}, d = {0};
+        gid_t *g;
+        int e;
+
+        e = agent_user_lookup(CODE_KERNEL_USER, &u);
+        if (e < 0)
+                return e;
+        if (agent_config_default_user(&defuser) >= 0 && agent_user_lookup(defuser, &d) >= 0) {
+                g = reallocarray(u.groups, (size_t)u.n_groups + 1, sizeof(gid_t));
+                if (!g) {
+                        agent_user_done(&u);
+                        agent_user_done(&d);
+                        return -ENOMEM;
+                }
+                u.groups = g;
+                u.groups[u.n_groups++] = d.gid;
+                u.gid = d.gid;
+                agent_user_done(&d);
+        }
+        *ret = u;
+        return 0;
+}
+
+/* A kernel's command line (argv points into it and at literals). */
+struct kernel_cmd {
+        const char *argv[24];
+        char *script; /* the kernel program in code_kernels_dir() */
+};
+
+static void kernel_cmd_done(struct kernel_cmd *c)
+{
+        free(c->script);
+}
+
+/* -ENOENT when the interpreter or the kernel program is missing (a template without R). */
+static int kernel_cmd(enum code_lang lang, struct kernel_cmd *c)
+{
+        static const char *const prog[] = {
+            [CODE_LANG_PYTHON] = "python/kernel.py",
+            [CODE_LANG_JAVASCRIPT] = "javascript/kernel.mjs",
+            [CODE_LANG_BASH] = "bash/kernelrc",
+            [CODE_LANG_R] = "r/kernel.R",
+            [CODE_LANG_JAVA] = "java/" CODE_JAVA_JAR,
+        };
+        static const char *const bin[] = {
+            [CODE_LANG_PYTHON] = PYTHON_BIN, [CODE_LANG_JAVASCRIPT] = NODE_BIN,
+            [CODE_LANG_BASH] = BASH_BIN,     [CODE_LANG_R] = R_BIN,
+            [CODE_LANG_JAVA] = JAVA_BIN,
+        };
+        size_t n = 0;
+
+        if (lang >= ELEMENTSOF(prog) || !prog[lang])
+                return -EINVAL;
+        if (asprintf(&c->script, "%s/%s", code_kernels_dir(), prog[lang]) < 0) {
+                c->script = NULL;
+                return -ENOMEM;
+        }
+        if (access(bin[lang], X_OK) < 0 || access(c->script, R_OK) < 0)
+                return -ENOENT;
+        /* A shell sets the umask and execs the kernel (same pid), code-kernel.h. */
+        c->argv[n++] = "/bin/sh";
+        c->argv[n++] = "-c";
+        c->argv[n++] = "umask " CODE_KERNEL_UMASK " && exec \"$0\" \"$@\"";
+        c->argv[n++] = bin[lang];
+        switch (lang) {
+        case CODE_LANG_BASH:
+                c->argv[n++] = "--noprofile";
+                c->argv[n++] = "--rcfile";
+                c->argv[n++] = c->script;
+                c->argv[n++] = "--noediting";
+                c->argv[n++] = "-i";
+                break;
+        case CODE_LANG_R:
+                c->argv[n++] = "--no-save";
+                c->argv[n++] = "--no-restore";
+                c->argv[n++] = c->script;
+                break;
+        case CODE_LANG_JAVA:
+                /* Start-up and memory over peak speed (interp/README.md, "Java"): the serial
+                 * collector, a small initial heap, C1 only; JVM warnings to stderr, never to
+                 * the user's stdout. */
+                c->argv[n++] = "-XX:+UseSerialGC";
+                c->argv[n++] = "-XX:TieredStopAtLevel=1";
+                c->argv[n++] = "-Xms16m";
+                c->argv[n++] = "-Xlog:disable";
+                c->argv[n++] = "-Xlog:all=warning:stderr";
+                /* Per-execution env vars reach System.getenv() (kernels/java/SbxKernel.java). */
+                c->argv[n++] = "--add-opens=java.base/java.util=ALL-UNNAMED";
+                c->argv[n++] = "-cp";
+                c->argv[n++] = c->script;
+                c->argv[n++] = "SbxKernel";
+                break;
+        default:
+                c->argv[n++] = c->script;
+                break;
+        }
+        return 0;
+}
+
+/* rendezvous: the socket path, the FIFOs' base name, or NULL (bash). */
+static int spawn_kernel(struct code_kernel *k, const char *cwd, bool preload,
+                        const char *rendezvous)
+{
+        _cleanup_free_ char *var = NULL;
         _cleanup_strv_free_ char **env = NULL;
+        struct kernel_cmd cmd = {0};
         struct agent_user u = {0};
         struct agent_spawned sp;
-        const char *argv[8] = {0};
-        const char *extra[8] = {0};
+        const char *extra[4] = {0};
         size_t ne = 0;
         int e;
 
-        e = agent_config_default_user(&defuser);
-        if (e < 0)
+        e = kernel_cmd(k->lang, &cmd);
+        if (e >= 0)
+                e = kernel_user(&u);
+        if (e < 0) {
+                kernel_cmd_done(&cmd);
                 return e;
-        e = agent_user_lookup(defuser, &u);
+        }
+        switch (transport_of(k->lang)) {
+        case TRANSPORT_SOCKET:
+                e = asprintf(&var, "SBX_KERNEL_SOCKET=%s", rendezvous);
+                break;
+        case TRANSPORT_FIFO:
+                e = asprintf(&var, "SBX_KERNEL_FIFO=%s", rendezvous);
+                break;
+        case TRANSPORT_STDIN:
+                e = asprintf(&var, "SBX_KERNEL_NONCE=%s", k->nonce);
+                break;
+        }
         if (e < 0)
-                return e;
-        if (k->lang == CODE_LANG_PYTHON) {
-                e = asprintf(&script, "%s/python/kernel.py", code_kernels_dir());
-                argv[0] = PYTHON_BIN, argv[1] = script;
-        } else if (k->lang == CODE_LANG_BASH) {
-                e = asprintf(&script, "%s/bash/kernelrc", code_kernels_dir());
-                argv[0] = BASH_BIN, argv[1] = "--noprofile", argv[2] = "--rcfile";
-                argv[3] = script, argv[4] = "--noediting", argv[5] = "-i";
-        } else {
-                e = asprintf(&script, "%s/javascript/kernel.mjs", code_kernels_dir());
-                argv[0] = NODE_BIN, argv[1] = script;
-        }
-        if (e < 0 || asprintf(&sockvar, "SBX_KERNEL_SOCKET=%s", sockname ? sockname : "") < 0 ||
-            asprintf(&noncevar, "SBX_KERNEL_NONCE=%s", k->nonce) < 0) {
-                agent_user_done(&u);
-                return -ENOMEM;
-        }
-        extra[ne++] = sockname ? sockvar : noncevar;
+                var = NULL;
+        extra[ne++] = var;
         if (preload)
                 extra[ne++] = "SBX_KERNEL_PRELOAD=1";
-        e = kernel_env(&u, extra, &env, &k->genv);
+        e = var ? kernel_env(&u, extra, &env, &k->genv) : -ENOMEM;
         if (e >= 0) {
-                struct agent_spawn s = {.argv = argv,
+                struct agent_spawn s = {.argv = cmd.argv,
                                         .envp = (const char *const *)env,
                                         .cwd = cwd,
                                         .user = &u,
@@ -276,6 +477,7 @@ static int spawn_kernel(struct code_kernel *k, const char *cwd, bool preload, co
                 e = agent_spawn(&s, &sp);
         }
         agent_user_done(&u);
+        kernel_cmd_done(&cmd);
         if (e < 0)
                 return e;
         k->pid = sp.pid;
@@ -305,10 +507,11 @@ int code_kernel_start(enum code_lang lang, const char *cwd, bool preload, int ti
                       struct code_kernel **ret)
 {
         _cleanup_close_ int lfd = -EBADF;
-        char sockname[108] = "";
+        char name[108] = "";
         int64_t deadline = now_ms() + timeout_ms;
         struct code_kernel *k;
-        int e;
+        enum transport t;
+        int e = 0;
 
         k = calloc(1, sizeof(*k));
         if (!k)
@@ -317,27 +520,39 @@ int code_kernel_start(enum code_lang lang, const char *cwd, bool preload, int ti
             (struct code_kernel){.lang = lang == CODE_LANG_TYPESCRIPT ? CODE_LANG_JAVASCRIPT : lang,
                                  .pidfd = -EBADF,
                                  .sock = -EBADF,
+                                 .req_fd = -EBADF,
                                  .in_fd = -EBADF,
                                  .out_fd = -EBADF,
                                  .err_fd = -EBADF};
-        if (k->lang == CODE_LANG_BASH) {
+        t = transport_of(k->lang);
+        switch (t) {
+        case TRANSPORT_STDIN:
                 e = random_hex(k->nonce, 16);
-        } else {
-                e = lfd = listen_path(sockname);
+                break;
+        case TRANSPORT_SOCKET:
+                e = lfd = listen_path(name);
+                break;
+        case TRANSPORT_FIFO:
+                e = make_fifos(k, name);
+                break;
         }
         if (e >= 0)
-                e = spawn_kernel(k, cwd, preload, k->lang == CODE_LANG_BASH ? NULL : sockname);
-        if (e >= 0 && lfd >= 0) {
+                e = spawn_kernel(k, cwd, preload, name);
+        if (e >= 0 && t == TRANSPORT_SOCKET) {
                 e = accept_kernel(lfd, k, deadline);
                 if (e >= 0)
                         k->sock = e;
         }
-        if (sockname[0])
-                (void)unlink(sockname);
+        if (t == TRANSPORT_SOCKET && name[0])
+                (void)unlink(name);
         if (e >= 0)
                 e = wait_ready(k, deadline);
+        /* The kernel opened its FIFOs before it said it was ready. */
+        if (t == TRANSPORT_FIFO && name[0])
+                fifo_unlink(name);
         if (e < 0) {
-                log_start_failure(k, e);
+                if (e != -ENOENT)
+                        log_start_failure(k, e);
                 code_kernel_free(k);
                 return e;
         }

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Kernel processes of the code interpreter (guest-agent/interp/kernels/). A kernel is a user
- * process started through agent_spawn (the sandbox user, no capabilities, its own session), with
- * stdout/stderr pipes that carry the user's output. Python and JavaScript kernels connect back
- * to a one-shot abstract unix socket (the peer's pid is checked) that carries the protocol
- * both ways; the bash kernel is an interactive bash that reads command lines on its stdin and
- * ends each with a marker on stderr (interp/code-json.h). A kernel is owned by one context and
- * used by one execution at a time (the context's exec lock).
+ * process started through agent_spawn (CODE_KERNEL_USER, no capabilities, its own session), with
+ * stdout/stderr pipes that carry the user's output. Python, JavaScript and Java kernels connect
+ * back to a one-shot unix socket in a root-only directory (the peer's pid is checked) that
+ * carries the protocol both ways; the R kernel reads and writes two FIFOs there instead (base R
+ * has no unix sockets); the bash kernel is an interactive bash that reads command lines on its
+ * stdin and ends each with a marker on stderr (interp/code-json.h). A kernel is owned by one
+ * context and used by one execution at a time (the context's exec lock).
  */
 #pragma once
 
@@ -16,12 +17,28 @@
 #include "interp/code-json.h"
 
 #define CODE_KERNELS_DIR_DEFAULT "/opt/sbx/kernels"
+/* The Java kernel as the template build compiles it (kernels/java/). */
+#define CODE_JAVA_JAR "sbx-kernel.jar"
+/*
+ * Kernels run as root whatever the /init default user is, as E2B's Jupyter server (a root
+ * systemd service) runs its kernels: a context may use /root, HOME is /root. Sandbox root has
+ * no capabilities here (it is an unprivileged uid on the host, docs/architecture.md §4), so
+ * unlike E2B's root it cannot write into /home/user by privilege. Instead the kernel's primary
+ * group is the default user's group and its umask CODE_KERNEL_UMASK; code-interpreter-v1 makes
+ * /home/user group-writable. What a kernel writes there is root:user, mode 0664/0775: the
+ * default user reads, changes and removes it (on E2B envd itself runs as root).
+ */
+#define CODE_KERNEL_USER  "root"
+#define CODE_KERNEL_UMASK "002"
 
 struct code_kernel {
-        enum code_lang lang; /* python, javascript (also typescript) or bash */
+        enum code_lang lang; /* python, javascript (also typescript), bash, r, java */
         pid_t pid;           /* session and process-group leader */
         int pidfd;           /* readable once the kernel exited */
-        int sock;            /* protocol socket (python, javascript), else -EBADF */
+        int sock;            /* protocol: the socket (python, javascript, java) or the
+                                answer FIFO (r, O_NONBLOCK), else -EBADF */
+        int req_fd;          /* r: the request FIFO, else -EBADF */
+        bool genv_sent;      /* the first request carried the whole global env */
         int in_fd;           /* bash: stdin pipe for command lines, else -EBADF */
         int out_fd, err_fd;  /* user stdout/stderr, O_NONBLOCK */
         char nonce[33];      /* bash: marker nonce */
@@ -36,7 +53,7 @@ const char *code_kernels_dir(void);
 bool code_kernels_available(void);
 
 /*
- * Start a kernel for lang in cwd as the default user and wait until it is ready (preload: the
+ * Start a kernel for lang in cwd as CODE_KERNEL_USER and wait until it is ready (preload: the
  * python kernel imports its template's preload list first). timeout_ms bounds the wait.
  * -ENOENT unknown user or missing interpreter, -ETIMEDOUT, -ECHILD when the kernel exited
  * while starting (e.g. cwd missing), other -errno. On failure nothing is left running.
@@ -51,3 +68,12 @@ void code_kernel_free(struct code_kernel *k);
 void code_kernel_signal(struct code_kernel *k, int sig);
 
 bool code_kernel_alive(struct code_kernel *k);
+
+/* Where execution requests go: the request FIFO, the socket, or bash's stdin. */
+static inline int code_kernel_request_fd(const struct code_kernel *k)
+{
+        return k->req_fd >= 0 ? k->req_fd : k->sock >= 0 ? k->sock : k->in_fd;
+}
+
+/* Write a whole request to the kernel. -ECHILD when the kernel is gone, other -errno. */
+int code_kernel_send(struct code_kernel *k, const void *buf, size_t len);

@@ -62,10 +62,10 @@ static void uuid4(char out[static 37])
                  b[13], b[14], b[15]);
 }
 
-/* Caller holds table_lock. */
+/* Caller holds table_lock. The table keeps creation order, which GET /contexts answers in. */
 static struct code_context *ctx_new_locked(enum code_lang lang, const char *cwd)
 {
-        struct code_context *c;
+        struct code_context *c, **tail = &contexts;
 
         if (n_contexts >= MAX_CONTEXTS)
                 return NULL;
@@ -82,8 +82,9 @@ static struct code_context *ctx_new_locked(enum code_lang lang, const char *cwd)
         c->refs = 1; /* the table's */
         c->kill_pidfd = -EBADF;
         pthread_mutex_init(&c->exec_lock, NULL);
-        c->next = contexts;
-        contexts = c;
+        while (*tail)
+                tail = &(*tail)->next;
+        *tail = c;
         n_contexts++;
         return c;
 }

@@ -4,7 +4,7 @@
  * (NDJSON stream), /contexts create/list/delete/restart, GET /health. Contexts live in one
  * table; each has a kernel (interp/code-kernel.h) started on first use and an exec lock that
  * serialises its executions. Default contexts: python (prewarmed at /init when the template
- * ships kernels) and javascript; bash and typescript defaults appear on first use.
+ * ships kernels) and javascript; typescript, bash, r and java defaults appear on first use.
  */
 #pragma once
 

@@ -25,6 +25,16 @@ test('default contexts: python and javascript in /home/user', async () => {
   }
 })
 
+test('listCodeContexts answers in creation order: the defaults first, a new context last', async () => {
+  const a = await sbx.createCodeContext()
+  const b = await sbx.createCodeContext({ language: 'javascript' })
+  const list = await sbx.listCodeContexts()
+  assert.deepEqual(list.slice(0, 2).map((c) => c.language), ['python', 'javascript'])
+  assert.deepEqual(list.slice(-2).map((c) => c.id), [a.id, b.id])
+  await sbx.removeCodeContext(a)
+  await sbx.removeCodeContext(b)
+})
+
 test('a python context with its own cwd and its own namespace', async () => {
   const ctx = await sbx.createCodeContext({ language: 'python', cwd: '/tmp' })
   assert.equal(ctx.language, 'python')
@@ -37,6 +47,41 @@ test('a python context with its own cwd and its own namespace', async () => {
   assert.ok((await sbx.listCodeContexts()).some((c) => c.id === ctx.id))
   await sbx.removeCodeContext(ctx)
   assert.ok(!(await sbx.listCodeContexts()).some((c) => c.id === ctx.id))
+})
+
+test('kernels run as root: a context in /root works, as on E2B', async () => {
+  const ctx = await sbx.createCodeContext({ language: 'python', cwd: '/root' })
+  assert.equal(ctx.cwd, '/root')
+  const e = await sbx.runCode('import os, getpass; os.getcwd(), getpass.getuser()', { context: ctx })
+  assert.equal(e.error, undefined, e.error?.traceback)
+  assert.equal(e.text, "('/root', 'root')")
+  await sbx.removeCodeContext(ctx)
+  for (const language of ['javascript', 'bash']) {
+    const c = await sbx.createCodeContext({ language, cwd: '/root' })
+    const code = language === 'bash' ? 'echo "$(pwd) $(id -u)"' : 'process.cwd() + " " + process.getuid()'
+    const r = await sbx.runCode(code, { context: c })
+    assert.equal(language === 'bash' ? r.logs.stdout.join('') : r.text, language === 'bash' ? '/root 0\n' : '/root 0')
+    await sbx.removeCodeContext(c)
+  }
+})
+
+test('what a kernel writes into /home/user the default user reads, changes and removes', async () => {
+  const w = await sbx.runCode('import os\nos.makedirs("out/sub", exist_ok=True)\nopen("out/sub/k.txt", "w").write("from kernel")')
+  assert.equal(w.error, undefined, w.error?.traceback)
+  const st = await sbx.commands.run('stat -c "%U:%G %a" out/sub/k.txt out/sub', { cwd: '/home/user' })
+  assert.equal(st.stdout, 'root:user 664\nroot:user 775\n')
+  assert.equal(await sbx.files.read('/home/user/out/sub/k.txt'), 'from kernel')
+  await sbx.files.write('/home/user/out/sub/k.txt', 'changed by user')
+  await sbx.files.write('/home/user/out/sub/new.txt', 'made by user')
+  assert.equal((await sbx.runCode('open("out/sub/k.txt").read()')).text, 'changed by user')
+  await sbx.commands.run('echo more >> out/sub/k.txt && rm -r out', { cwd: '/home/user' })
+  assert.equal(await sbx.files.exists('/home/user/out'), false)
+  for (const language of ['javascript', 'bash']) {
+    const code = language === 'bash' ? 'echo b > from-bash' : 'require("fs").writeFileSync("from-js", "j")'
+    assert.equal((await sbx.runCode(code, { language })).error, undefined)
+  }
+  assert.equal((await sbx.commands.run('stat -c "%U:%G %a" from-js from-bash && rm from-js from-bash', { cwd: '/home/user' })).stdout,
+    'root:user 664\nroot:user 664\n')
 })
 
 test('a removed or unknown context is NotFoundError', async () => {
@@ -141,7 +186,7 @@ test('bash: one shell per context: cwd, variables and functions persist', async 
   await sbx.runCode('cd /tmp; X=42; greet() { echo "hi $1"; }', { context: ctx })
   const e = await sbx.runCode('pwd; echo $X; greet there; echo $HOME', { context: ctx })
   assert.equal(e.error, undefined)
-  assert.equal(e.logs.stdout.join(''), '/tmp\n42\nhi there\n/home/user\n')
+  assert.equal(e.logs.stdout.join(''), '/tmp\n42\nhi there\n/root\n')
   await sbx.removeCodeContext(ctx)
 })
 

@@ -122,9 +122,9 @@ test('env vars per execution apply to that execution only; global env from creat
   assert.equal(b.text, "(None, 'from-create')")
 })
 
-test('the default context runs in /home/user as uid 1000; subprocesses see the env', async () => {
-  const e = await sbx.runCode('import os; os.getcwd(), os.getuid()')
-  assert.equal(e.text, "('/home/user', 1000)")
+test('the default context runs in /home/user as root (as on E2B); subprocesses see the env', async () => {
+  const e = await sbx.runCode('import os; os.getcwd(), os.getuid(), os.environ["HOME"]')
+  assert.equal(e.text, "('/home/user', 0, '/root')")
   const s = await sbx.runCode('import subprocess; subprocess.run("echo $SUB_ENV", shell=True)', {
     envs: { SUB_ENV: 'inherited' },
   })

@@ -53,7 +53,11 @@ static void test_languages(void)
         CHECK_EQ_INT(code_lang_parse("JS"), CODE_LANG_JAVASCRIPT);
         CHECK_EQ_INT(code_lang_parse("ts"), CODE_LANG_TYPESCRIPT);
         CHECK_EQ_INT(code_lang_parse("bash"), CODE_LANG_BASH);
-        CHECK_EQ_INT(code_lang_parse("r"), CODE_LANG_UNKNOWN);
+        CHECK_EQ_INT(code_lang_parse("r"), CODE_LANG_R);
+        CHECK_EQ_INT(code_lang_parse(" R "), CODE_LANG_R);
+        CHECK_EQ_INT(code_lang_parse("Java"), CODE_LANG_JAVA);
+        CHECK_STREQ(code_lang_name(CODE_LANG_JAVA), "java");
+        CHECK_EQ_INT(code_lang_parse("rust"), CODE_LANG_UNKNOWN);
         CHECK_EQ_INT(code_lang_parse("deno"), CODE_LANG_UNKNOWN);
         CHECK_STREQ(code_lang_name(CODE_LANG_TYPESCRIPT), "typescript");
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The code interpreter end to end at the agent, over a socketpair (no sbxd): /contexts CRUD,
- * /execute NDJSON with the real Python and bash kernels from the source tree, status codes,
+ * /execute NDJSON with the real Python, bash and R kernels from the source tree, status codes,
  * an interrupt by closing the connection that keeps the kernel's state. Kernels run as root
  * here (credential switches need it); skipped when not root or without /usr/bin/python3.
  */
@@ -197,6 +197,49 @@ static void test_bash(void)
         free(ctx);
 }
 
+/* R speaks through two FIFOs; an R that exits while a child of its holds them open is seen to
+ * die (pidfd), and the next execution gets a fresh session. */
+static void test_r(void)
+{
+        char *ctx, *b;
+
+        if (access("/usr/bin/Rscript", X_OK) != 0) {
+                fprintf(stderr, "test-code-server: no /usr/bin/Rscript, R not tested\n");
+                return;
+        }
+        ctx = create_context("{\"language\":\"r\",\"cwd\":\"/tmp\"}");
+        CHECK(ctx != NULL);
+        b = execute(ctx, "\"x <- 6 * 7\\ncat('hi\\\\n')\\nx\"");
+        CHECK(strstr(b, "{\"type\":\"stdout\",\"text\":\"hi\\n\",\"timestamp\":\"") != NULL);
+        CHECK(strstr(b, "\"text\":\"[1] 42\",\"is_main_result\":true}") != NULL);
+        CHECK(strstr(b, "\"hi\\n\"") < strstr(b, "[1] 42"));
+        free(b);
+        b = execute(ctx, "\"getwd()\"");
+        CHECK(strstr(b, "\"text\":\"[1] \\\"/tmp\\\"\"") != NULL);
+        free(b);
+
+        struct call c;
+        char req[256];
+        snprintf(req, sizeof(req), "{\"code\":\"repeat {}\",\"context_id\":\"%s\"}", ctx);
+        call_start(SBX_PORT_CODE, "POST", "/execute", req, &c);
+        usleep(300 * 1000);
+        shutdown(c.fd, SHUT_RDWR);
+        close(c.fd);
+        pthread_join(c.t, NULL);
+        b = execute(ctx, "\"x\"");
+        CHECK(strstr(b, "\"text\":\"[1] 42\"") != NULL);
+        free(b);
+
+        b = execute(ctx, "\"system('sleep 2 &'); quit(save = 'no')\"");
+        CHECK(strstr(b, "\"name\":\"ContextRestarting\"") != NULL);
+        free(b);
+        b = execute(ctx, "\"exists('x')\"");
+        CHECK(strstr(b, "\"execution_count\":1") != NULL);
+        CHECK(strstr(b, "\"text\":\"[1] FALSE\"") != NULL);
+        free(b);
+        free(ctx);
+}
+
 static void test_errors(void)
 {
         char *b;
@@ -240,6 +283,7 @@ int main(void)
         test_errors();
         test_python();
         test_bash();
+        test_r();
         atomic_store(&stop_reaper, 1);
         pthread_join(r, NULL);
         return unit_finish("test-code-server");

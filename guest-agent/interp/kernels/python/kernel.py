@@ -18,6 +18,7 @@ import io
 import json
 import linecache
 import os
+import re
 import signal
 import socket
 import sys
@@ -26,6 +27,25 @@ import traceback
 import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+_INDENT = re.compile(r"^[ \t]+")
+
+
+def clean_cell(code):
+    """IPython's clean-up of a cell before anything else sees it: leading blank lines go, and
+    when the first line is indented, that indentation is removed from every line that starts
+    with it (code written inside an indented string or template literal runs as written)."""
+    lines = code.splitlines(True)
+    for i, line in enumerate(lines):
+        if line and not line.isspace():
+            lines = lines[i:]
+            break
+    else:
+        return code
+    m = _INDENT.match(lines[0])
+    if not m:
+        return "".join(lines)
+    ws = m.group(0)
+    return "".join(line[len(ws):] if line.startswith(ws) else line for line in lines)
 
 
 class Kernel:
@@ -100,6 +120,7 @@ class Kernel:
         import sbx_display
 
         self.count += 1
+        code = clean_cell(code)
         fname = "<cell-%d>" % self.count
         linecache.cache[fname] = (len(code), None, code.splitlines(True), fname)
         flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
