@@ -2,8 +2,8 @@
 /*
  * A tools/call answered as a server-sent event stream (MCP streamable HTTP): the call runs in
  * a worker thread (mcp_session_call, which waits for the session's call lock as a JSON call
- * does) while the connection's thread (MHD runs one per connection, so its content reader may
- * block) sends `notifications/progress` for the client's progressToken every
+ * does) while the host's thread reading the stream (mcp_sse_read() blocks) gets
+ * `notifications/progress` for the client's progressToken every
  * MCP_PROGRESS_INTERVAL_MS, then the call's answer as the last event. A client that asked for
  * progress may keep a long call alive with it (the TypeScript SDK's resetTimeoutOnProgress).
  * A client that goes away cancels the call, as notifications/cancelled would.
@@ -17,12 +17,11 @@
 
 #include "log.h"
 #include "macros.h"
-#include "mcp/mcp.h"
-#include "native/v1.h"
+#include "mcp-internal.h"
 #include "time-util.h"
 
-struct sse_call {
-        struct server *srv;
+struct mcp_sse {
+        struct mcp *m;
         char sid[33];
         cJSON *id, *params, *token; /* copies */
         pthread_t worker;
@@ -38,8 +37,8 @@ struct sse_call {
 
 static void *worker_main(void *arg)
 {
-        struct sse_call *c = arg;
-        cJSON *a = mcp_session_call(c->srv, c->sid, c->id, c->params);
+        struct mcp_sse *c = arg;
+        cJSON *a = mcp_session_call(c->m, c->sid, c->id, c->params);
         if (!a)
                 a = mcp_rpc_message(c->id, NULL, -32600,
                                     "unknown or ended MCP session: initialize a new one");
@@ -52,7 +51,7 @@ static void *worker_main(void *arg)
 }
 
 /* One SSE event carrying a JSON-RPC message (cJSON escapes newlines inside strings). */
-static int set_event(struct sse_call *c, const cJSON *msg)
+static int set_event(struct mcp_sse *c, const cJSON *msg)
 {
         _cleanup_free_ char *text = msg ? cJSON_PrintUnformatted(msg) : NULL;
         free(c->out);
@@ -69,7 +68,7 @@ static int set_event(struct sse_call *c, const cJSON *msg)
         return 0;
 }
 
-static cJSON *progress_message(const struct sse_call *c, int64_t elapsed_ms)
+static cJSON *progress_message(const struct mcp_sse *c, int64_t elapsed_ms)
 {
         char msg[64];
         cJSON *o = cJSON_CreateObject();
@@ -83,10 +82,8 @@ static cJSON *progress_message(const struct sse_call *c, int64_t elapsed_ms)
         return o;
 }
 
-static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
+ssize_t mcp_sse_read(struct mcp_sse *c, char *buf, size_t max)
 {
-        struct sse_call *c = cls;
-        (void)pos;
         for (;;) {
                 if (c->out_off < c->out_len) {
                         size_t k = MIN(max, c->out_len - c->out_off);
@@ -95,7 +92,7 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
                         return (ssize_t)k;
                 }
                 if (c->last_queued)
-                        return MHD_CONTENT_READER_END_OF_STREAM;
+                        return 0;
                 /* Wait for the answer until the next progress tick. */
                 int64_t elapsed = now_ms() - c->t0_ms;
                 int64_t tick = (elapsed / MCP_PROGRESS_INTERVAL_MS + 1) * MCP_PROGRESS_INTERVAL_MS;
@@ -123,18 +120,19 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
                         cJSON_Delete(p);
                 }
                 if (r < 0)
-                        return MHD_CONTENT_READER_END_WITH_ERROR;
+                        return r;
         }
 }
 
-static void sse_free(void *cls)
+void mcp_sse_free(struct mcp_sse *c)
 {
-        struct sse_call *c = cls;
+        if (!c)
+                return;
         pthread_mutex_lock(&c->lock);
         bool done = c->done;
         pthread_mutex_unlock(&c->lock);
         if (!done) /* the client left: interrupt the call rather than wait for it */
-                (void)mcp_session_cancel(c->sid, c->id);
+                (void)mcp_session_cancel(c->m, c->sid, c->id);
         pthread_join(c->worker, NULL);
         pthread_mutex_destroy(&c->lock);
         pthread_cond_destroy(&c->cond);
@@ -146,13 +144,13 @@ static void sse_free(void *cls)
         free(c);
 }
 
-enum MHD_Result mcp_sse_call(struct request *req, const char *sid, const cJSON *id,
-                             const cJSON *params, const cJSON *token)
+int mcp_sse_start(struct mcp *m, const char *sid, const cJSON *id, const cJSON *params,
+                  const cJSON *token, struct mcp_sse **ret)
 {
-        struct sse_call *c = calloc(1, sizeof(*c));
+        struct mcp_sse *c = calloc(1, sizeof(*c));
         if (!c)
-                return MHD_NO;
-        c->srv = req->srv;
+                return -ENOMEM;
+        c->m = m;
         snprintf(c->sid, sizeof(c->sid), "%s", sid);
         c->id = cJSON_Duplicate(id, 1);
         c->params = cJSON_Duplicate(params, 1);
@@ -163,25 +161,15 @@ enum MHD_Result mcp_sse_call(struct request *req, const char *sid, const cJSON *
         int e = c->id && c->params && c->token ? pthread_create(&c->worker, NULL, worker_main, c)
                                                : ENOMEM;
         if (e != 0) {
-                log_warning("req=%s mcp: cannot start the call: %s", req->rid, strerror(e));
+                log_warning("mcp: cannot start the call: %s", strerror(e));
                 pthread_mutex_destroy(&c->lock);
                 pthread_cond_destroy(&c->cond);
                 cJSON_Delete(c->id);
                 cJSON_Delete(c->params);
                 cJSON_Delete(c->token);
                 free(c);
-                return v1_reply_error(req, 503, "unavailable", "cannot start the call");
+                return -EAGAIN;
         }
-        struct MHD_Response *resp =
-            MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, sse_read, c, sse_free);
-        if (!resp) {
-                sse_free(c);
-                return MHD_NO;
-        }
-        MHD_add_response_header(resp, "Content-Type", "text/event-stream");
-        MHD_add_response_header(resp, "Cache-Control", "no-cache");
-        req->status = 200;
-        enum MHD_Result ret = MHD_queue_response(req->conn, 200, resp);
-        MHD_destroy_response(resp);
-        return ret;
+        *ret = c;
+        return 0;
 }

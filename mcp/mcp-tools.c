@@ -1,151 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The MCP tools. run_python and run_node run on the sandbox's code interpreter (mcp/mcp-code.c);
- * the others are sbxd's own calls into the session's sandbox on port 0 (exec and files:
- * agent-native.h), read with hard bounds (MCP_MAX_REPLY) and parsed as untrusted JSON: only
- * the expected fields with the expected types are used. An error in the code or a failing
- * command is ordinary output (isError false); isError true means the tool could not do its
- * job, with a message a model can act on.
+ * The MCP tools: the table (names, descriptions, input schemas, hints), the dispatch of a
+ * tools/call, and run_shell / install_package, which run a command through the native API's
+ * exec (/v1/sandboxes/{id}/exec). run_python and run_node run on the code interpreter
+ * (mcp-code.c), the file tools in mcp-files.c. An error in the code or a failing command is
+ * ordinary output (isError false); isError true means the tool could not do its job, with a
+ * message a model can act on.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "frame.h"
-#include "lifecycle/lifecycle.h"
-#include "log.h"
-#include "macros.h"
-#include "mcp/mcp-tools.h"
-#include "core/query.h"
-#include "native/v1-relay.h"
-#include "core/validate.h"
+#include "mcp-internal.h"
 
-#define MCP_MAX_REPLY    (8 * 1024 * 1024) /* bytes read from the agent for one call */
-#define MCP_MAX_GET_TEXT (1024 * 1024)     /* get_file as text */
-#define MCP_MAX_GET_BLOB (5 * 1024 * 1024) /* get_file as image / blob */
-#define MCP_TIMEOUT_MS   120000            /* default per call; at most 300 s */
-#define NO_NETWORK_EXIT  200
-
-/* ---- results ---- */
-
-cJSON *mcp_text_result(const char *text, bool is_error)
-{
-        cJSON *o = cJSON_CreateObject();
-        cJSON *content = cJSON_AddArrayToObject(o, "content");
-        cJSON *t = cJSON_CreateObject();
-        cJSON_AddStringToObject(t, "type", "text");
-        cJSON_AddStringToObject(t, "text", text);
-        cJSON_AddItemToArray(content, t);
-        cJSON_AddBoolToObject(o, "isError", is_error);
-        return o;
-}
-
-cJSON *mcp_failure(const char *fmt, ...)
-{
-        char msg[1024];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
-        va_end(ap);
-        return mcp_text_result(msg, true);
-}
-
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static char *base64_encode(const uint8_t *in, size_t len)
-{
-        char *out = malloc((len + 2) / 3 * 4 + 1), *o = out;
-        if (!out)
-                return NULL;
-        for (size_t i = 0; i < len; i += 3) {
-                uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < len ? (uint32_t)in[i + 1] << 8 : 0) |
-                             (i + 2 < len ? in[i + 2] : 0);
-                *o++ = b64[v >> 18 & 63];
-                *o++ = b64[v >> 12 & 63];
-                *o++ = i + 1 < len ? b64[v >> 6 & 63] : '=';
-                *o++ = i + 2 < len ? b64[v & 63] : '=';
-        }
-        *o = 0;
-        return out;
-}
-
-static int base64_decode(const char *in, uint8_t **ret, size_t *ret_len)
-{
-        size_t n = strlen(in), k = 0;
-        uint8_t *out = malloc(n / 4 * 3 + 3);
-        uint32_t acc = 0;
-        int bits = 0;
-        if (!out)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                const char *p = in[i] ? strchr(b64, in[i]) : NULL;
-                if (in[i] == '=' || in[i] == '\n' || in[i] == '\r')
-                        continue;
-                if (!p) {
-                        free(out);
-                        return -EINVAL;
-                }
-                acc = acc << 6 | (uint32_t)(p - b64);
-                bits += 6;
-                if (bits >= 8) {
-                        bits -= 8;
-                        out[k++] = (uint8_t)(acc >> bits);
-                }
-        }
-        *ret = out;
-        *ret_len = k;
-        return 0;
-}
-
-/* ---- the session's sandbox ---- */
-
-cJSON *mcp_ensure_sandbox(struct mcp_call *c, int call_ms, struct sandbox **ret, const char **note)
-{
-        char err[768] = "";
-        struct sandbox *s = c->sandbox_id[0] ? registry_get(c->srv->registry, c->sandbox_id) : NULL;
-        if (s && sandbox_is_paused(s)) {
-                sandbox_unref(s);
-                return mcp_failure("sandbox_unavailable: this session's sandbox is paused; resume "
-                                   "it first");
-        }
-        if (!s) {
-                struct create_params p = {.timeout_s = c->idle_s + call_ms / 1000 + 1};
-                const char *t = getenv("SBX_MCP_TEMPLATE");
-                snprintf(p.template_id, sizeof(p.template_id), "%s",
-                         t && *t ? t : MCP_TEMPLATE_DEFAULT);
-                int r = lifecycle_create(c->srv, &p, &s, err, sizeof(err));
-                if (r < 0)
-                        return mcp_failure("sandbox_unavailable: no sandbox could be started "
-                                           "(%s). Try again later.",
-                                           err[0] ? err : strerror(-r));
-                if (c->had_sandbox)
-                        *note =
-                            "Note: this session's previous sandbox was reaped after being idle, "
-                            "so this call ran in a fresh one: variables, files and installed "
-                            "packages from earlier calls are gone.\n";
-                snprintf(c->sandbox_id, sizeof(c->sandbox_id), "%s", s->id);
-                c->had_sandbox = true;
-        }
-        registry_set_end_at(c->srv->registry, s,
-                            (int64_t)time(NULL) + c->idle_s + call_ms / 1000 + 1, false);
-        *ret = s;
-        return NULL;
-}
-
-cJSON *mcp_cancelled_result(const char *text)
-{
-        cJSON *r = mcp_text_result(text, false);
-        cJSON_AddBoolToObject(cJSON_AddObjectToObject(r, "structuredContent"), "cancelled", true);
-        return r;
-}
-
-void mcp_touch(struct mcp_call *c, struct sandbox *s)
-{
-        registry_set_end_at(c->srv->registry, s, (int64_t)time(NULL) + c->idle_s, false);
-}
+#define NO_NETWORK_EXIT 200
 
 /* ---- running things ---- */
 
@@ -155,47 +24,37 @@ struct run_out {
         bool timed_out;
 };
 
-/* POST path with JSON body; on success *ret holds the parsed answer. Failures → *ret_fail;
- * -ECANCELED (no *ret_fail) when the client cancelled the call: the connection is closed
- * before the answer, and the agent kills the process. */
-static int agent_json(struct sandbox *s, const char *path, cJSON *body, int timeout_ms,
-                      const atomic_bool *cancel, cJSON **ret, cJSON **ret_fail)
+/* POST path (a native-API operation) with a JSON body; on success *ret holds the parsed
+ * answer. Failures → *ret_fail; -ECANCELED (no *ret_fail) when the client cancelled the call:
+ * the request is closed before the answer, and the sandbox kills the process. */
+static int native_json(struct mcp_call *c, const char *path, cJSON *body, int timeout_ms,
+                       cJSON **ret, cJSON **ret_fail)
 {
         _cleanup_free_ char *text = cJSON_PrintUnformatted(body);
-        _cleanup_close_ int fd = -EBADF;
-        struct v1_reply rep = {};
+        struct mcp_reply rep = {};
         if (!text)
                 return -ENOMEM;
-        int r = v1_agent_send(s->dir, SBX_PORT_INTERNAL, "POST", path, "", "application/json", text,
-                              strlen(text), timeout_ms + 10000, &fd);
-        if (r >= 0) /* the agent answers once the process is done */
-                r = mcp_wait_readable(fd, now_ms() + timeout_ms + 10000, cancel);
+        /* the agent answers once the process is done */
+        int r = mcp_native_call(c, c->cancel, "POST", path, NULL, "application/json", text,
+                                strlen(text), MCP_MAX_REPLY, timeout_ms + 10000, &rep);
         if (r == -ECANCELED)
                 return r;
-        if (r >= 0)
-                r = v1_agent_read_head(fd, &rep);
-        if (r >= 0)
-                r = v1_agent_read_body(fd, MCP_MAX_REPLY, timeout_ms, &rep);
         if (r < 0) {
                 *ret_fail = mcp_failure("The sandbox did not answer (%s). Try again; if it keeps "
                                         "failing the sandbox may have run out of memory.",
                                         strerror(-r));
-                v1_reply_done(&rep);
                 return r;
         }
         if (rep.status != 200) {
-                char code[41], msg[1025];
-                v1_error_fields(rep.body ? rep.body : "", rep.len, code, msg);
-                v1_reply_done(&rep);
+                char msg[1025];
+                mcp_error_message(rep.body, rep.len, msg);
+                mcp_reply_done(&rep);
                 *ret_fail = mcp_failure("%.900s", msg);
                 return -EIO;
         }
-        cJSON *o = json_depth(rep.body, rep.len) <= JSON_MAX_DEPTH
-                       ? cJSON_ParseWithLength(rep.body, rep.len)
-                       : NULL;
-        v1_reply_done(&rep);
-        if (!cJSON_IsObject(o)) {
-                cJSON_Delete(o);
+        cJSON *o = mcp_parse_object(rep.body, rep.len);
+        mcp_reply_done(&rep);
+        if (!o) {
                 *ret_fail = mcp_failure("The sandbox sent an invalid answer.");
                 return -EPROTO;
         }
@@ -243,7 +102,7 @@ static cJSON *run_result(const struct run_out *o, const char *note, int timeout_
         return r;
 }
 
-static int arg_timeout(const cJSON *args)
+int mcp_arg_timeout(const cJSON *args)
 {
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(args, "timeout_ms");
         if (cJSON_IsNumber(t) && t->valuedouble >= 1 && t->valuedouble <= 300000)
@@ -256,15 +115,14 @@ static cJSON *run_tool(struct mcp_call *c, const char *path, cJSON *body, int ti
                        int (*interpret)(const struct run_out *, cJSON **))
 {
         const char *note = NULL;
-        _cleanup_sandbox_ struct sandbox *s = NULL;
         _cleanup_json_ cJSON *ans = NULL;
-        cJSON *fail = mcp_ensure_sandbox(c, timeout_ms, &s, &note), *result = NULL;
+        cJSON *fail = mcp_ensure_sandbox(c, timeout_ms, &note), *result = NULL;
         if (fail)
                 return fail;
         cJSON_AddNumberToObject(body, "timeout_ms", timeout_ms);
         cJSON_AddNumberToObject(body, "max_output_bytes", MCP_MAX_OUTPUT);
-        int r = agent_json(s, path, body, timeout_ms, c->cancel, &ans, &fail);
-        mcp_touch(c, s);
+        int r = native_json(c, path, body, timeout_ms, &ans, &fail);
+        mcp_touch(c);
         if (r == -ECANCELED)
                 return mcp_cancelled_result("[cancelled by the client: the command was killed]");
         if (r < 0)
@@ -283,7 +141,7 @@ static cJSON *tool_run_shell(struct mcp_call *c, const cJSON *args)
         _cleanup_json_ cJSON *body = cJSON_CreateObject();
         cJSON_AddStringToObject(body, "cmd",
                                 cJSON_GetObjectItemCaseSensitive(args, "command")->valuestring);
-        return run_tool(c, "/v1/exec", body, arg_timeout(args), NULL);
+        return run_tool(c, "/exec", body, mcp_arg_timeout(args), NULL);
 }
 
 static int install_interpret(const struct run_out *o, cJSON **ret)
@@ -348,178 +206,7 @@ static cJSON *tool_install(struct mcp_call *c, const cJSON *args, const char **r
         }
         if (strcmp(m, "apt") == 0)
                 cJSON_AddStringToObject(body, "user", "root");
-        return run_tool(c, "/v1/exec", body, arg_timeout(args), install_interpret);
-}
-
-/* ---- files ---- */
-
-/* A file call that failed: the agent's own message (its {"error":{"code","message"}}), or the
- * local error when there was no answer. */
-static cJSON *file_failure(const char *what, const char *path, int r, const struct v1_reply *rep)
-{
-        char code[41], msg[1025];
-        if (r < 0)
-                snprintf(msg, sizeof(msg), "%s", strerror(-r));
-        else
-                v1_error_fields(rep->body ? rep->body : "", rep->len, code, msg);
-        return mcp_failure("%s %.256s failed: %.512s", what, path, msg);
-}
-
-static cJSON *tool_put_file(struct mcp_call *c, const cJSON *args, const char **ret_msg)
-{
-        const cJSON *path = cJSON_GetObjectItemCaseSensitive(args, "path");
-        const cJSON *text = cJSON_GetObjectItemCaseSensitive(args, "content");
-        const cJSON *b = cJSON_GetObjectItemCaseSensitive(args, "content_base64");
-        _cleanup_free_ uint8_t *bytes = NULL;
-        _cleanup_free_ char *query = NULL;
-        size_t len;
-        if (!cJSON_IsString(path) || !*path->valuestring) {
-                *ret_msg = "path must be a non-empty string";
-                return NULL;
-        }
-        if (cJSON_IsString(b)) {
-                if (base64_decode(b->valuestring, &bytes, &len) < 0) {
-                        *ret_msg = "content_base64 is not valid base64";
-                        return NULL;
-                }
-        } else if (cJSON_IsString(text)) {
-                bytes = (uint8_t *)strdup(text->valuestring);
-                len = strlen(text->valuestring);
-        } else {
-                *ret_msg = "give content (text) or content_base64 (bytes)";
-                return NULL;
-        }
-        const char *note = NULL;
-        _cleanup_sandbox_ struct sandbox *s = NULL;
-        cJSON *fail = mcp_ensure_sandbox(c, 60000, &s, &note);
-        if (fail)
-                return fail;
-        query_append(&query, "path", path->valuestring);
-        struct v1_reply rep;
-        int r = v1_agent_call(s->dir, "PUT", "/v1/files", query, "application/octet-stream", bytes,
-                              len, 64 * 1024, 60000, &rep);
-        mcp_touch(c, s);
-        _cleanup_json_ cJSON *o = r == 200 ? cJSON_ParseWithLength(rep.body, rep.len) : NULL;
-        const cJSON *w = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(o, 0), "path");
-        cJSON *res;
-        if (!cJSON_IsString(w))
-                res = file_failure("put_failed: writing", path->valuestring, r, &rep);
-        else {
-                char msg[600];
-                snprintf(msg, sizeof(msg), "%sWrote %zu bytes to %.512s", note ? note : "", len,
-                         w->valuestring);
-                res = mcp_text_result(msg, false);
-                cJSON *sc = cJSON_AddObjectToObject(res, "structuredContent");
-                cJSON_AddStringToObject(sc, "path", w->valuestring);
-                cJSON_AddNumberToObject(sc, "bytes", (double)len);
-        }
-        v1_reply_done(&rep);
-        return res;
-}
-
-static bool utf8_text(const uint8_t *s, size_t n)
-{
-        for (size_t i = 0; i < n;) {
-                uint8_t ch = s[i];
-                size_t k = ch < 0x80         ? 1
-                           : (ch >> 5) == 6  ? 2
-                           : (ch >> 4) == 14 ? 3
-                           : (ch >> 3) == 30 ? 4
-                                             : 0;
-                if (k == 0 || ch == 0 || i + k > n)
-                        return false;
-                for (size_t j = 1; j < k; j++)
-                        if ((s[i + j] & 0xc0) != 0x80)
-                                return false;
-                i += k;
-        }
-        return true;
-}
-
-static cJSON *file_content(const char *path, const char *ctype, const uint8_t *d, size_t n)
-{
-        bool image = strncmp(ctype, "image/", 6) == 0;
-        if (!image && utf8_text(d, n)) {
-                if (n > MCP_MAX_GET_TEXT)
-                        return mcp_failure(
-                            "get_failed: %.256s is %zu bytes, too large to read into "
-                            "the conversation: process it with run_python instead",
-                            path, n);
-                _cleanup_free_ char *t = strndup((const char *)d, n);
-                return t ? mcp_text_result(t, false) : NULL;
-        }
-        _cleanup_free_ char *enc = base64_encode(d, n);
-        cJSON *o = cJSON_CreateObject(), *content = cJSON_AddArrayToObject(o, "content");
-        cJSON *item = cJSON_CreateObject();
-        cJSON_AddItemToArray(content, item);
-        if (image) {
-                cJSON_AddStringToObject(item, "type", "image");
-                cJSON_AddStringToObject(item, "data", enc);
-                cJSON_AddStringToObject(item, "mimeType", ctype);
-        } else {
-                char uri[4200];
-                snprintf(uri, sizeof(uri), "file://%s", path);
-                cJSON_AddStringToObject(item, "type", "resource");
-                cJSON *res = cJSON_AddObjectToObject(item, "resource");
-                cJSON_AddStringToObject(res, "uri", uri);
-                cJSON_AddStringToObject(res, "mimeType", ctype);
-                cJSON_AddStringToObject(res, "blob", enc);
-        }
-        cJSON_AddBoolToObject(o, "isError", false);
-        return o;
-}
-
-static bool ctype_ok(const char *s)
-{
-        size_t n = strlen(s);
-        if (n == 0 || n > 100)
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (s[i] <= ' ' || s[i] > '~' || s[i] == ';' || s[i] == '"')
-                        return false;
-        return strchr(s, '/') != NULL;
-}
-
-static cJSON *tool_get_file(struct mcp_call *c, const cJSON *args, const char **ret_msg)
-{
-        const cJSON *path = cJSON_GetObjectItemCaseSensitive(args, "path");
-        const cJSON *ct = cJSON_GetObjectItemCaseSensitive(args, "content_type");
-        _cleanup_free_ char *query = NULL;
-        if (!cJSON_IsString(path) || !*path->valuestring) {
-                *ret_msg = "path must be a non-empty string";
-                return NULL;
-        }
-        const char *note = NULL;
-        _cleanup_sandbox_ struct sandbox *s = NULL;
-        cJSON *fail = mcp_ensure_sandbox(c, 60000, &s, &note);
-        if (fail)
-                return fail;
-        if (note)
-                return mcp_failure("get_failed: %sThere is no %.256s in the new sandbox.", note,
-                                   path->valuestring);
-        query_append(&query, "path", path->valuestring);
-        struct v1_reply rep;
-        int r = v1_agent_call(s->dir, "GET", "/v1/files", query, NULL, NULL, 0, MCP_MAX_GET_BLOB,
-                              60000, &rep);
-        mcp_touch(c, s);
-        cJSON *res;
-        if (r == -EMSGSIZE)
-                res = mcp_failure("get_failed: %.256s is larger than %d bytes: process it with "
-                                  "run_python instead of reading it into the conversation",
-                                  path->valuestring, MCP_MAX_GET_BLOB);
-        else if (r != 200)
-                res = file_failure("get_failed: reading", path->valuestring, r, &rep);
-        else {
-                char type[128];
-                const char *want = cJSON_IsString(ct) && *ct->valuestring ? ct->valuestring : NULL;
-                snprintf(type, sizeof(type), "%s", want ? want : rep.content_type);
-                type[strcspn(type, ";")] = 0;
-                if (!ctype_ok(type))
-                        snprintf(type, sizeof(type), "application/octet-stream");
-                res = file_content(path->valuestring, type, (uint8_t *)rep.body, rep.len);
-        }
-        v1_reply_done(&rep);
-        return res;
+        return run_tool(c, "/exec", body, mcp_arg_timeout(args), install_interpret);
 }
 
 /* ---- the table ---- */
@@ -660,7 +347,7 @@ int mcp_tools_call(struct mcp_call *c, const char *name, const cJSON *args, cJSO
                 }
                 r = mcp_run_code(c, name[4] == 'p' ? "python" : "javascript",
                                  cJSON_GetObjectItemCaseSensitive(args, "code")->valuestring,
-                                 arg_timeout(args));
+                                 mcp_arg_timeout(args));
         } else if (strcmp(name, "run_shell") == 0) {
                 if (!string_arg(args, "command")) {
                         *ret_msg = "command must be a string";
@@ -670,9 +357,9 @@ int mcp_tools_call(struct mcp_call *c, const char *name, const cJSON *args, cJSO
         } else if (strcmp(name, "install_package") == 0)
                 r = tool_install(c, args, ret_msg);
         else if (strcmp(name, "put_file") == 0 || strcmp(name, "upload_file") == 0)
-                r = tool_put_file(c, args, ret_msg);
+                r = mcp_tool_put_file(c, args, ret_msg);
         else if (strcmp(name, "get_file") == 0)
-                r = tool_get_file(c, args, ret_msg);
+                r = mcp_tool_get_file(c, args, ret_msg);
         else {
                 *ret_msg = "unknown tool";
                 return -EINVAL;

@@ -1,65 +1,40 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * run_python and run_node: one execution on the session sandbox's code interpreter (the
- * agent's port 49999, guest-agent/interp/code.h), in the default context of the language, so
- * variables, imports and definitions persist between a model's calls exactly as they do for
- * an E2B `runCode`. The NDJSON stream (e2b-wire.md §4.1) is read line by line as untrusted
- * input, with bounds: stdout + stderr up to MCP_MAX_OUTPUT, one line up to CODE_MAX_LINE, at
- * most CODE_MAX_IMAGES png/jpeg results (CODE_MAX_IMAGE_BYTES of base64 each), which come
- * back as image content a model can look at. Past the deadline sbxd closes the stream: the
- * agent interrupts the kernel (KeyboardInterrupt in Python), whose state is kept.
+ * The code interpreter's NDJSON stream (docs/e2b-wire.md §4.1), read line by line as untrusted
+ * input with bounds: stdout + stderr up to MCP_MAX_OUTPUT, one line up to CODE_MAX_LINE, at
+ * most CODE_MAX_IMAGES png/jpeg results (CODE_MAX_IMAGE_BYTES of base64 each), which come back
+ * as image content a model can look at; then the CallToolResult of the execution.
  */
+#include "mcp-ndjson.h"
+
 #include <errno.h>
-#include <poll.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "buf.h"
-#include "channel/agent-client.h"
-#include "frame.h"
-#include "lifecycle/lifecycle.h"
-#include "log.h"
-#include "mcp/mcp-tools.h"
-#include "native/v1-relay.h"
-#include "core/validate.h"
-#include "time-util.h"
+#include "mcp-internal.h"
 
-#define CODE_MAX_LINE        (16 * 1024 * 1024)
-#define CODE_MAX_IMAGES      4
-#define CODE_MAX_IMAGE_BYTES (4 * 1024 * 1024)
-#define CODE_MAX_RESULTS     64 /* result summaries kept in structuredContent */
-#define CODE_MAX_TRACEBACK   (64 * 1024)
-#define CODE_HEAD_GRACE_MS   5000 /* an interrupted execution may still hold the context */
-#define CODE_READ_TIMEOUT_MS 15000
-#define CODE_CANCEL_POLL_MS  100 /* how often a call looks for notifications/cancelled */
+int mcp_exec_init(struct mcp_exec *x)
+{
+        *x = (struct mcp_exec){.images = cJSON_CreateArray(), .result_list = cJSON_CreateArray()};
+        if (!x->images || !x->result_list) {
+                mcp_exec_done(x);
+                return -ENOMEM;
+        }
+        return 0;
+}
 
-struct execution {
-        struct buf out[2];  /* stdout, stderr */
-        struct buf results; /* the text of each result, one per line */
-        struct buf traceback;
-        size_t dropped; /* output bytes beyond MCP_MAX_OUTPUT */
-        unsigned results_dropped;
-        cJSON *images;      /* content items */
-        cJSON *result_list; /* structuredContent.results */
-        cJSON *error;       /* {name, value, traceback} */
-        struct buf line;    /* the NDJSON line being read */
-        bool skipping;      /* inside a line longer than CODE_MAX_LINE */
-};
-
-static void execution_done(struct execution *x)
+void mcp_exec_done(struct mcp_exec *x)
 {
         for (size_t i = 0; i < 2; i++)
-                free(x->out[i].p);
-        free(x->results.p);
-        free(x->traceback.p);
-        free(x->line.p);
+                buf_done(&x->out[i]);
+        buf_done(&x->results);
+        buf_done(&x->traceback);
+        buf_done(&x->line);
         cJSON_Delete(x->images);
         cJSON_Delete(x->result_list);
         cJSON_Delete(x->error);
+        *x = (struct mcp_exec){0};
 }
 
 static const char *str_field(const cJSON *o, const char *name)
@@ -69,7 +44,7 @@ static const char *str_field(const cJSON *o, const char *name)
 }
 
 /* Append to one of the texts a model reads; all of them share MCP_MAX_OUTPUT. */
-static void add_text(struct execution *x, struct buf *b, const char *text, size_t n)
+static void add_text(struct mcp_exec *x, struct buf *b, const char *text, size_t n)
 {
         size_t used = x->out[0].len + x->out[1].len + x->results.len;
         size_t room = MCP_MAX_OUTPUT - MIN((size_t)MCP_MAX_OUTPUT, used);
@@ -90,7 +65,7 @@ static bool base64_plausible(const char *s)
 }
 
 /* A result line: its text for the model, a summary, and a png/jpeg as image content. */
-static void add_result(struct execution *x, const cJSON *o)
+static void add_result(struct mcp_exec *x, const cJSON *o)
 {
         static const char *const formats[] = {"text", "html",  "markdown", "svg",
                                               "png",  "jpeg",  "pdf",      "latex",
@@ -139,10 +114,10 @@ static void add_result(struct execution *x, const cJSON *o)
         }
 }
 
-static void handle_line(struct execution *x, const char *line, size_t len)
+static void handle_line(struct mcp_exec *x, const char *line, size_t len)
 {
         cJSON *o =
-            json_depth(line, len) <= JSON_MAX_DEPTH ? cJSON_ParseWithLength(line, len) : NULL;
+            json_depth(line, len) <= MCP_JSON_MAX_DEPTH ? cJSON_ParseWithLength(line, len) : NULL;
         const char *type = str_field(o, "type");
         if (!type) {
                 cJSON_Delete(o);
@@ -179,8 +154,7 @@ static void handle_line(struct execution *x, const char *line, size_t len)
         cJSON_Delete(o);
 }
 
-/* Split a DATA frame into NDJSON lines. */
-static void feed(struct execution *x, const char *data, size_t len)
+void mcp_exec_feed(struct mcp_exec *x, const char *data, size_t len)
 {
         while (len) {
                 const char *nl = memchr(data, '\n', len);
@@ -204,44 +178,8 @@ static void feed(struct execution *x, const char *data, size_t len)
         }
 }
 
-int mcp_wait_readable(int fd, int64_t deadline, const atomic_bool *cancel)
-{
-        for (;;) {
-                int64_t left = deadline - now_ms();
-                struct pollfd p = {.fd = fd, .events = POLLIN};
-                if (left <= 0)
-                        return -ETIMEDOUT;
-                if (cancel && atomic_load(cancel))
-                        return -ECANCELED;
-                int r = poll(&p, 1, (int)MIN(left, (int64_t)CODE_CANCEL_POLL_MS));
-                if (r < 0 && errno != EINTR)
-                        return -errno;
-                if (r > 0)
-                        return 0;
-        }
-}
-
-/* Read the stream until END, the deadline (-ETIMEDOUT) or a cancel (-ECANCELED). */
-static int read_stream(int fd, int64_t deadline, const atomic_bool *cancel, struct execution *x)
-{
-        _cleanup_free_ uint8_t *frame = malloc(SBX_FRAME_MAX_PAYLOAD);
-        if (!frame)
-                return -ENOMEM;
-        for (;;) {
-                int r = mcp_wait_readable(fd, deadline, cancel);
-                if (r < 0)
-                        return r;
-                uint32_t len;
-                r = sbx_frame_read_body(fd, frame, &len);
-                if (r <= 0)
-                        return r == -EAGAIN ? -ETIMEDOUT : r;
-                feed(x, (const char *)frame, len);
-        }
-}
-
-/* stop: 0, -ETIMEDOUT or -ECANCELED (the execution was interrupted). */
-static cJSON *code_result(struct execution *x, const char *note, const char *language, int stop,
-                          int timeout_ms)
+cJSON *mcp_exec_result(struct mcp_exec *x, const char *note, const char *language, int stop,
+                       int timeout_ms)
 {
         bool timed_out = stop == -ETIMEDOUT;
         struct buf t = {};
@@ -288,7 +226,7 @@ static cJSON *code_result(struct execution *x, const char *note, const char *lan
         (void)buf_add(&t, tail, strlen(tail));
 
         cJSON *r = mcp_text_result(t.len ? t.p : "(no output)", false);
-        free(t.p);
+        buf_done(&t);
         cJSON *content = cJSON_GetObjectItemCaseSensitive(r, "content"), *img;
         while ((img = cJSON_DetachItemFromArray(x->images, 0)))
                 cJSON_AddItemToArray(content, img);
@@ -308,58 +246,3 @@ static cJSON *code_result(struct execution *x, const char *note, const char *lan
         return r;
 }
 
-cJSON *mcp_run_code(struct mcp_call *c, const char *language, const char *code, int timeout_ms)
-{
-        const char *note = NULL;
-        _cleanup_sandbox_ struct sandbox *s = NULL;
-        _cleanup_json_ cJSON *body = cJSON_CreateObject();
-        _cleanup_free_ char *text = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        struct execution x = {.images = cJSON_CreateArray(), .result_list = cJSON_CreateArray()};
-        struct v1_reply rep;
-        cJSON *ret;
-
-        cJSON *fail = mcp_ensure_sandbox(c, timeout_ms, &s, &note);
-        if (fail) {
-                execution_done(&x);
-                return fail;
-        }
-        cJSON_AddStringToObject(body, "code", code);
-        cJSON_AddStringToObject(body, "language", language);
-        text = cJSON_PrintUnformatted(body);
-        if (!text || !x.images || !x.result_list) {
-                execution_done(&x);
-                return NULL;
-        }
-        int64_t deadline = now_ms() + timeout_ms;
-        int r = v1_agent_open(s->dir, SBX_PORT_CODE, "POST", "/execute", "", "application/json",
-                              text, strlen(text), timeout_ms + CODE_HEAD_GRACE_MS, &fd, &rep);
-        if (r >= 0)
-                (void)agent_set_timeouts(fd, CODE_READ_TIMEOUT_MS);
-        if (r >= 0 && r != 200) {
-                char code_s[41], msg[1025];
-                if (v1_agent_read_body(fd, V1_RELAY_MAX_ERROR, CODE_READ_TIMEOUT_MS, &rep) < 0)
-                        rep.len = 0;
-                v1_error_fields(rep.body ? rep.body : "", rep.len, code_s, msg);
-                v1_reply_done(&rep);
-                mcp_touch(c, s);
-                execution_done(&x);
-                return mcp_failure("code_unavailable: the sandbox cannot run %s code: %s (run "
-                                   "it with run_shell instead)",
-                                   language, msg);
-        }
-        if (r >= 0)
-                r = read_stream(fd, deadline, c->cancel, &x);
-        mcp_touch(c, s);
-        if (r < 0 && r != -ETIMEDOUT && r != -ECANCELED) {
-                log_warning_errno(r, "mcp: sandbox %s: execute: %m", s->id);
-                execution_done(&x);
-                return mcp_failure("The sandbox did not answer (%s). Try again; if it keeps "
-                                   "failing the sandbox may have run out of memory.",
-                                   strerror(-r));
-        }
-        /* On a timeout or a cancel, closing fd (below) makes the agent interrupt the kernel. */
-        ret = code_result(&x, note, language, r, timeout_ms);
-        execution_done(&x);
-        return ret;
-}
