@@ -31,15 +31,6 @@ int route_reply_errno(struct request *req, int r, const char *msg)
         return http_reply_json_hdr(req, status, body, "Retry-After", RETRY_AFTER_S);
 }
 
-static int reply_json(struct request *req, unsigned status, cJSON *o, const char *hdr,
-                      const char *value)
-{
-        _cleanup_free_ char *text = o ? cJSON_PrintUnformatted(o) : NULL;
-        if (!text)
-                return http_reply_error(req, -ENOMEM, NULL, "out of memory");
-        return http_reply_json_hdr(req, status, text, hdr, value);
-}
-
 int route_reply_not_found(struct request *req, const char *id)
 {
         char why[96];
@@ -79,7 +70,7 @@ static int handle_resume(struct request *req, struct sandbox *s, const cJSON *bo
         if (r < 0)
                 return http_reply_error(req, r, NULL, "resuming failed: %s", err);
         _cleanup_json_ cJSON *o = sandbox_to_json(s, SHAPE_SANDBOX);
-        return reply_json(req, 201, o, NULL, NULL);
+        return http_reply_cjson(req, 201, o, NULL, NULL);
 }
 
 static int handle_refresh(struct request *req, struct sandbox *s, const cJSON *body)
@@ -107,7 +98,7 @@ static int handle_metrics(struct request *req, struct sandbox *s, const cJSON *b
         }
         cJSON_Delete(arr);
         arr = sampler_metrics_json(s, start, end);
-        return reply_json(req, 200, arr, NULL, NULL);
+        return http_reply_cjson(req, 200, arr, NULL, NULL);
 }
 
 static int handle_snapshot(struct request *req, struct sandbox *s, const cJSON *body)
@@ -125,7 +116,7 @@ static int handle_snapshot(struct request *req, struct sandbox *s, const cJSON *
         cJSON *names = cJSON_AddArrayToObject(o, "names");
         if (name)
                 cJSON_AddItemToArray(names, cJSON_CreateString(name));
-        return reply_json(req, 201, o, NULL, NULL);
+        return http_reply_cjson(req, 201, o, NULL, NULL);
 }
 
 static int handle_fork(struct request *req, struct sandbox *s, const cJSON *body)
@@ -145,7 +136,7 @@ static int handle_fork(struct request *req, struct sandbox *s, const cJSON *body
         r = snapshot_fork(req->srv, s, (unsigned)count, timeout, &arr, err, sizeof(err));
         if (r < 0)
                 return http_reply_error(req, r, NULL, "%s", err[0] ? err : "fork failed");
-        return reply_json(req, 201, arr, NULL, NULL);
+        return http_reply_cjson(req, 201, arr, NULL, NULL);
 }
 
 int e2b_snapshot_list(struct request *req)
@@ -163,7 +154,8 @@ int e2b_snapshot_list(struct request *req)
                 return http_reply_error(req, r, NULL, "invalid nextToken");
         if (r < 0)
                 return http_reply_error(req, r, NULL, "listing snapshots failed");
-        return reply_json(req, 200, arr, next[0] ? "X-Next-Token" : NULL, next[0] ? next : NULL);
+        return http_reply_cjson(req, 200, arr, next[0] ? "X-Next-Token" : NULL,
+                                next[0] ? next : NULL);
 }
 
 int e2b_template_delete(struct request *req)

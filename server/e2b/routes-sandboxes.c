@@ -17,19 +17,11 @@
 #include "core/validate.h"
 #include "json-util.h"
 
-static int reply_object(struct request *req, unsigned status, cJSON *o)
-{
-        _cleanup_free_ char *text = o ? cJSON_PrintUnformatted(o) : NULL;
-        if (!text)
-                return http_reply_error(req, -ENOMEM, NULL, "out of memory");
-        return http_reply_json(req, status, text);
-}
-
 static int reply_sandbox(struct request *req, unsigned status, const struct sandbox *s,
                          enum sandbox_shape shape)
 {
         _cleanup_json_ cJSON *o = sandbox_to_json(s, shape);
-        return reply_object(req, status, o);
+        return http_reply_cjson(req, status, o, NULL, NULL);
 }
 
 int e2b_create(struct request *req)

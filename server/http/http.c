@@ -113,6 +113,15 @@ int http_reply_json(struct request *req, unsigned status, const char *body)
         return http_reply_json_hdr(req, status, body, NULL, NULL);
 }
 
+int http_reply_cjson(struct request *req, unsigned status, const cJSON *o, const char *name,
+                     const char *value)
+{
+        _cleanup_free_ char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+        if (!text) /* o itself may be NULL: building it ran out of memory */
+                return http_reply_error(req, -ENOMEM, NULL, "out of memory");
+        return http_reply_json_hdr(req, status, text, name, value);
+}
+
 int http_reply_204(struct request *req)
 {
         struct MHD_Response *resp =

@@ -70,6 +70,10 @@ int http_reply_json(struct request *req, unsigned status, const char *body);
 /* Same with one extra header (name NULL: none). */
 int http_reply_json_hdr(struct request *req, unsigned status, const char *body, const char *name,
                         const char *value);
+/* o (not freed; NULL: building it failed) as JSON; 500 in the E2B shape when it cannot be
+ * printed. */
+int http_reply_cjson(struct request *req, unsigned status, const cJSON *o, const char *name,
+                     const char *value);
 /* Queue body (copied, len bytes) with the given Content-Type and one extra header (NULL:
  * none). */
 int http_reply_bytes(struct request *req, unsigned status, const char *content_type,
