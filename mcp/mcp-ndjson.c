@@ -245,4 +245,3 @@ cJSON *mcp_exec_result(struct mcp_exec *x, const char *note, const char *languag
         cJSON_AddBoolToObject(sc, "sandboxRecreated", note != NULL);
         return r;
 }
-
