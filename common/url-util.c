@@ -2,7 +2,9 @@
 #include "url-util.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "macros.h"
 
@@ -45,5 +47,52 @@ int url_percent_decode(const char *s, size_t len, char **ret)
         }
         out[o] = '\0';
         *ret = TAKE_PTR(out);
+        return 0;
+}
+
+static bool unreserved(unsigned char c)
+{
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+static size_t encode_into(char *out, const char *s)
+{
+        static const char hex[] = "0123456789ABCDEF";
+        size_t o = 0;
+        for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+                if (unreserved(*p)) {
+                        if (out)
+                                out[o] = (char)*p;
+                        o++;
+                } else {
+                        if (out) {
+                                out[o] = '%';
+                                out[o + 1] = hex[*p >> 4];
+                                out[o + 2] = hex[*p & 15];
+                        }
+                        o += 3;
+                }
+        }
+        return o;
+}
+
+int url_query_append(char **buf, const char *key, const char *value)
+{
+        size_t old = *buf ? strlen(*buf) : 0;
+        size_t need = old + 1 + encode_into(NULL, key) + (value ? 1 + encode_into(NULL, value) : 0);
+        char *n = realloc(*buf, need + 1);
+        if (!n)
+                return -ENOMEM;
+        size_t o = old;
+        if (old > 0)
+                n[o++] = '&';
+        o += encode_into(n + o, key);
+        if (value) {
+                n[o++] = '=';
+                o += encode_into(n + o, value);
+        }
+        n[o] = 0;
+        *buf = n;
         return 0;
 }

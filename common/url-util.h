@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* URL percent-decoding, shared by sbxd's query parser and the guest agent. Pure. */
+/* URL percent-encoding and decoding, shared by sbxd's query parser, MCP and the guest agent.
+ * Pure. */
 #pragma once
 
 #include <stddef.h>
@@ -8,3 +9,7 @@
  * string (caller frees). -EINVAL on a malformed escape or a NUL byte, raw or decoded as %00;
  * -ENOMEM. *ret is written only on success. */
 int url_percent_decode(const char *s, size_t len, char **ret);
+
+/* Append key=value (each percent-encoded: everything but RFC 3986 unreserved characters) to
+ * *buf, separated by '&'. value NULL → bare key. *buf may be NULL initially. -ENOMEM. */
+int url_query_append(char **buf, const char *key, const char *value);

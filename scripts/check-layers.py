@@ -7,7 +7,11 @@ Rules:
   - inside a component with subfolders, "folder/x.h" names a folder of that component, and
     the including folder must be allowed to include it (layers.conf);
   - a bare "x.h" is a header of common/ or api/, the build's config.h, or a file next to the
-    includer.
+    includer;
+  - "other/x.h" of another component only when layers.conf says "component -> other/x.h"
+    (a public header: mcp/mcp.h for server/);
+  - no <header.h> that layers.conf forbids the component ("component !> header.h": MCP
+    knows no HTTP server library).
 Prints each violation as FILE:LINE: message and exits 1 when there is any.
 """
 import os
@@ -19,9 +23,19 @@ top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.chdir(top)
 
 allowed = {}
+public = {}  # component -> headers of other components it may include
+forbidden = {}  # component -> system headers it may not include
 for line in open('scripts/layers.conf'):
     line = line.split('#', 1)[0].strip()
     if not line:
+        continue
+    if '!>' in line:
+        comp, _, header = line.partition('!>')
+        forbidden.setdefault(comp.strip(), set()).add(header.strip())
+        continue
+    if '->' in line:
+        comp, _, header = line.partition('->')
+        public.setdefault(comp.strip(), set()).add(header.strip())
         continue
     key, _, deps = line.partition(':')
     allowed[key.strip()] = set(deps.split())
@@ -33,6 +47,7 @@ components = {k.split('/')[0] for k in allowed}
 files = subprocess.run(['git', 'ls-files', '*.c', '*.h'], capture_output=True, text=True,
                        check=True).stdout.split()
 inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+sysinc = re.compile(r'^\s*#\s*include\s+<([^>]+)>')
 bad = []
 for f in files:
     parts = f.split('/')
@@ -41,6 +56,9 @@ for f in files:
     comp = parts[0]
     folder = parts[1] if comp in components and len(parts) > 2 else None
     for n, text in enumerate(open(f, encoding='utf-8', errors='replace'), 1):
+        m = sysinc.match(text)
+        if m and m.group(1) in forbidden.get(comp, ()):
+            bad.append(f'{f}:{n}: {comp}/ may not include <{m.group(1)}> (scripts/layers.conf)')
         m = inc.match(text)
         if not m:
             continue
@@ -52,6 +70,10 @@ for f in files:
             bad.append(f'{where}: "{name}" is neither next to this file nor in common/ or api/')
             continue
         target = name.split('/')[0]
+        if name in public.get(comp, ()):
+            if not os.path.exists(name):
+                bad.append(f'{where}: "{name}" does not exist')
+            continue
         if comp not in components or not os.path.isdir(os.path.join(comp, target)):
             bad.append(f'{where}: "{name}" is not a folder of {comp}/ (siblings never include '
                        'each other; shared code goes to common/ or api/)')

@@ -27,7 +27,7 @@
 #include "lifecycle/monitor.h"
 #include "macros.h"
 #include "lifecycle/pool.h"
-#include "e2b/proxy.h"
+#include "channel/agent-req.h"
 #include "lifecycle/sampler.h"
 #include "core/server.h"
 
@@ -198,7 +198,7 @@ int main(int argc, char **argv)
                 ;
         log_info("signal %d: stopping (sandboxes keep running)", sig);
         drain(&srv, d);
-        proxy_shutdown();
+        agent_req_shutdown();
         MHD_stop_daemon(d);
         pool_stop(srv.pool); /* warm sandboxes are nobody's: torn down */
         srv.pool = NULL;

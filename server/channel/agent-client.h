@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Client side of the agent channel (api/frames.md): connecting and sbxd's internal calls. */
+/* Client side of the agent channel (api/frames.md): connecting, and sbxd's internal calls. */
 #pragma once
 
 #include <stdint.h>
@@ -11,10 +11,10 @@
  * nobody listens). */
 int agent_connect(const char *sandbox_dir, int *ret_fd);
 
-/* Apply send/receive timeouts to an agent fd (0 = none). */
-int agent_set_timeouts(int fd, int ms);
+#define AGENT_INTERNAL_MAX_BODY (1024 * 1024) /* an internal call's answer body, discarded */
 
-/* One internal call on port 0: method path with a JSON body (may be NULL); retries the
- * connect until deadline_ms (total) passes. Returns the agent's status (>= 100) or -errno. */
+/* One internal call on port 0 (channel/agent-req.h): method path with a JSON body (may be
+ * NULL); retries the connect until deadline_ms passes, and every read and write is bounded by
+ * it too. Returns the agent's status (>= 100) or -errno. */
 int agent_call_internal(const char *sandbox_dir, const char *method, const char *path,
                         const char *body, int deadline_ms);

@@ -5,13 +5,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "url-util.h"
+
 /* The raw query of a request target ("/files?path=%2Fa" → "path=%2Fa"), still encoded, without
  * the fragment. "" when there is none. Returns 0 or -ENOMEM. */
 int query_from_target(const char *target, char **ret);
 
-/* Append key=value (each percent-encoded: everything but RFC 3986 unreserved characters) to
- * *buf, separated by '&'. value NULL → bare key. *buf may be NULL initially. */
-int query_append(char **buf, const char *key, const char *value);
+/* Building a query: url_query_append() (common/url-util.h). */
 
 /* Iterate "k=v&k2=v2": from *pos, decode the next pair. Returns 1 with *ret_key / *ret_value
  * (malloc'd; value "" when no '='), 0 at the end, or -errno. */

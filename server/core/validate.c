@@ -5,32 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json-util.h"
 #include "macros.h"
-
-size_t json_depth(const char *buf, size_t len)
-{
-        size_t depth = 0, max = 0;
-        bool in_str = false;
-        for (size_t i = 0; i < len; i++) {
-                char c = buf[i];
-                if (in_str) {
-                        if (c == '\\')
-                                i++;
-                        else if (c == '"')
-                                in_str = false;
-                        continue;
-                }
-                if (c == '"') {
-                        in_str = true;
-                } else if (c == '[' || c == '{') {
-                        if (++depth > max)
-                                max = depth;
-                } else if ((c == ']' || c == '}') && depth > 0) {
-                        depth--;
-                }
-        }
-        return max;
-}
 
 int json_parse_body(const char *buf, size_t len, cJSON **ret, const char **ret_msg)
 {

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "json-util.h" /* json_depth() */
+
 #define JSON_MAX_DEPTH    32
 #define TIMEOUT_DEFAULT_S 300
 #define TIMEOUT_MAX_S     (24 * 3600) /* E2B's default team limit: 24 h */
@@ -19,9 +21,6 @@
 #define MAP_MAX_KEY       256
 #define MAP_MAX_VALUE     (16 * 1024)
 #define MAP_MAX_TOTAL     (256 * 1024)
-
-/* Nesting depth of a JSON text (arrays and objects, strings skipped). Pure, no allocation. */
-size_t json_depth(const char *buf, size_t len);
 
 /* Parse a request body: empty → *ret = NULL; otherwise an object no deeper than
  * JSON_MAX_DEPTH. -ELOOP too deep, -EBADMSG not JSON / not an object. */

@@ -21,32 +21,18 @@
 
 #define RETRY_AFTER_S "1"
 
-bool route_lifecycle_owns(enum route_op op)
-{
-        return op >= OP_PAUSE && op <= OP_PROMETHEUS;
-}
-
-enum MHD_Result route_reply_errno(struct request *req, int r, const char *msg)
+int route_reply_errno(struct request *req, int r, const char *msg)
 {
         if (r != -EDQUOT)
                 return http_reply_error(req, r, NULL, "%s", msg);
         unsigned status;
         _cleanup_free_ char *body = NULL;
         if (api_error_build(r, NULL, msg, &status, &body) < 0)
-                return MHD_NO;
+                return -ENOMEM;
         return http_reply_json_hdr(req, status, body, "Retry-After", RETRY_AFTER_S);
 }
 
-static enum MHD_Result reply_json(struct request *req, unsigned status, cJSON *o, const char *hdr,
-                                  const char *value)
-{
-        _cleanup_free_ char *text = o ? cJSON_PrintUnformatted(o) : NULL;
-        if (!text)
-                return http_reply_error(req, -ENOMEM, NULL, "out of memory");
-        return http_reply_json_hdr(req, status, text, hdr, value);
-}
-
-enum MHD_Result route_reply_not_found(struct request *req, const char *id)
+int route_reply_not_found(struct request *req, const char *id)
 {
         char why[96];
         if (tombstone_get(id, why, sizeof(why)))
@@ -56,26 +42,21 @@ enum MHD_Result route_reply_not_found(struct request *req, const char *id)
                                 "sandbox \"%s\" doesn't exist or you don't have access to it", id);
 }
 
-struct sandbox *route_sandbox_get(struct request *req, const char *id, enum MHD_Result *reply)
+struct sandbox *route_sandbox_get(struct request *req, const char *id, int *ret_status)
 {
         struct sandbox *s = sandbox_id_valid(id) ? registry_get(req->srv->registry, id) : NULL;
         if (!s)
-                *reply = route_reply_not_found(req, id);
+                *ret_status = route_reply_not_found(req, id);
         return s;
-}
-
-static const char *arg(struct request *req, const char *name)
-{
-        return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
 }
 
 static int64_t arg_unix(struct request *req, const char *name)
 {
-        const char *v = arg(req, name);
+        const char *v = http_arg(req, name);
         return v ? strtoll(v, NULL, 10) : 0;
 }
 
-static enum MHD_Result handle_resume(struct request *req, struct sandbox *s, const cJSON *body)
+static int handle_resume(struct request *req, struct sandbox *s, const cJSON *body)
 {
         int64_t timeout;
         const char *msg = NULL;
@@ -90,10 +71,10 @@ static enum MHD_Result handle_resume(struct request *req, struct sandbox *s, con
         if (r < 0)
                 return http_reply_error(req, r, NULL, "resuming failed: %s", err);
         _cleanup_json_ cJSON *o = sandbox_to_json(s, SHAPE_SANDBOX);
-        return reply_json(req, 201, o, NULL, NULL);
+        return http_reply_cjson(req, 201, o, NULL, NULL);
 }
 
-static enum MHD_Result handle_refresh(struct request *req, struct sandbox *s, const cJSON *body)
+static int handle_refresh(struct request *req, struct sandbox *s, const cJSON *body)
 {
         const cJSON *d = body ? cJSON_GetObjectItemCaseSensitive(body, "duration") : NULL;
         double v = cJSON_IsNumber(d) ? d->valuedouble : d ? -1 : 0;
@@ -109,7 +90,7 @@ static enum MHD_Result handle_refresh(struct request *req, struct sandbox *s, co
         return http_reply_204(req);
 }
 
-static enum MHD_Result handle_metrics(struct request *req, struct sandbox *s)
+static int handle_metrics(struct request *req, struct sandbox *s, const cJSON *body)
 {
         int64_t start = arg_unix(req, "start"), end = arg_unix(req, "end");
         _cleanup_json_ cJSON *arr = sampler_metrics_json(s, 0, 0);
@@ -118,10 +99,10 @@ static enum MHD_Result handle_metrics(struct request *req, struct sandbox *s)
         }
         cJSON_Delete(arr);
         arr = sampler_metrics_json(s, start, end);
-        return reply_json(req, 200, arr, NULL, NULL);
+        return http_reply_cjson(req, 200, arr, NULL, NULL);
 }
 
-static enum MHD_Result handle_snapshot(struct request *req, struct sandbox *s, const cJSON *body)
+static int handle_snapshot(struct request *req, struct sandbox *s, const cJSON *body)
 {
         const cJSON *n = body ? cJSON_GetObjectItemCaseSensitive(body, "name") : NULL;
         if (n && !cJSON_IsNull(n) && !cJSON_IsString(n))
@@ -136,10 +117,10 @@ static enum MHD_Result handle_snapshot(struct request *req, struct sandbox *s, c
         cJSON *names = cJSON_AddArrayToObject(o, "names");
         if (name)
                 cJSON_AddItemToArray(names, cJSON_CreateString(name));
-        return reply_json(req, 201, o, NULL, NULL);
+        return http_reply_cjson(req, 201, o, NULL, NULL);
 }
 
-static enum MHD_Result handle_fork(struct request *req, struct sandbox *s, const cJSON *body)
+static int handle_fork(struct request *req, struct sandbox *s, const cJSON *body)
 {
         int64_t timeout;
         const char *msg = NULL;
@@ -156,39 +137,41 @@ static enum MHD_Result handle_fork(struct request *req, struct sandbox *s, const
         r = snapshot_fork(req->srv, s, (unsigned)count, timeout, &arr, err, sizeof(err));
         if (r < 0)
                 return http_reply_error(req, r, NULL, "%s", err[0] ? err : "fork failed");
-        return reply_json(req, 201, arr, NULL, NULL);
+        return http_reply_cjson(req, 201, arr, NULL, NULL);
 }
 
-static enum MHD_Result handle_snapshot_list(struct request *req)
+int e2b_snapshot_list(struct request *req)
 {
-        const char *lim = arg(req, "limit"), *tok = arg(req, "nextToken");
+        const char *lim = http_arg(req, "limit"), *tok = http_arg(req, "nextToken");
         char *end;
         long limit = lim ? strtol(lim, &end, 10) : 100;
         if (lim && (*end || limit < 1 || limit > 100))
                 return http_reply_error(req, -EINVAL, NULL, "limit must be between 1 and 100");
         _cleanup_json_ cJSON *arr = NULL;
         char next[64];
-        int r = snapshot_list(req->srv, arg(req, "sandboxID"), arg(req, "name"), tok, (size_t)limit,
-                              &arr, next);
+        int r = snapshot_list(req->srv, http_arg(req, "sandboxID"), http_arg(req, "name"), tok,
+                              (size_t)limit, &arr, next);
         if (r == -EINVAL)
                 return http_reply_error(req, r, NULL, "invalid nextToken");
         if (r < 0)
                 return http_reply_error(req, r, NULL, "listing snapshots failed");
-        return reply_json(req, 200, arr, next[0] ? "X-Next-Token" : NULL, next[0] ? next : NULL);
+        return http_reply_cjson(req, 200, arr, next[0] ? "X-Next-Token" : NULL,
+                                next[0] ? next : NULL);
 }
 
-static enum MHD_Result handle_template_delete(struct request *req)
+int e2b_template_delete(struct request *req)
 {
-        if (!template_name_valid(req->id))
-                return http_reply_error(req, -ENOENT, NULL, "template '%s' not found", req->id);
-        int r = snapshot_delete(req->srv, req->id);
+        if (!template_name_valid(req->args.v[0]))
+                return http_reply_error(req, -ENOENT, NULL, "template '%s' not found",
+                                        req->args.v[0]);
+        int r = snapshot_delete(req->srv, req->args.v[0]);
         if (r == -ENOENT)
-                return http_reply_error(req, r, NULL, "template '%s' not found", req->id);
+                return http_reply_error(req, r, NULL, "template '%s' not found", req->args.v[0]);
         if (r == -EPERM)
                 return http_reply_error(req, -EINVAL, NULL,
                                         "template '%s' is not a snapshot; built templates are "
                                         "managed with templates/build.sh",
-                                        req->id);
+                                        req->args.v[0]);
         return r < 0 ? http_reply_error(req, r, NULL, "deleting failed") : http_reply_204(req);
 }
 
@@ -215,7 +198,7 @@ static void count_sandboxes(struct server *srv, struct stats_gauges *g)
         g->disk_reserve = srv->config->disk_reserve_mb << 20;
 }
 
-static enum MHD_Result handle_prometheus(struct request *req)
+int e2b_prometheus(struct request *req)
 {
         _cleanup_free_ char *text = NULL;
         size_t len;
@@ -223,67 +206,58 @@ static enum MHD_Result handle_prometheus(struct request *req)
         count_sandboxes(req->srv, &g);
         if (stats_render(&g, &text, &len) < 0)
                 return http_reply_error(req, -ENOMEM, NULL, "out of memory");
-        struct MHD_Response *resp =
-            MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_COPY);
-        if (!resp)
-                return MHD_NO;
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-                                "text/plain; version=0.0.4; charset=utf-8");
-        req->status = 200;
-        enum MHD_Result ret = MHD_queue_response(req->conn, 200, resp);
-        MHD_destroy_response(resp);
-        return ret;
+        return http_reply_bytes(req, 200, "text/plain; version=0.0.4; charset=utf-8", text, len,
+                                NULL, NULL);
 }
 
-static enum MHD_Result handle_sandbox_op(struct request *req, struct sandbox *s, const cJSON *body)
+/* A route on /sandboxes/{id}/...: the sandbox first (404), then op. */
+static int with_sandbox(struct request *req,
+                        int (*op)(struct request *req, struct sandbox *s, const cJSON *body))
 {
-        char err[256] = "";
-        int r;
-        switch (req->op) {
-        case OP_PAUSE: {
-                /* {"memory": false}: a filesystem-only pause (the SDK's keepMemory: false) */
-                const cJSON *m = body ? cJSON_GetObjectItemCaseSensitive(body, "memory") : NULL;
-                if (m && !cJSON_IsNull(m) && !cJSON_IsBool(m))
-                        return http_reply_error(req, -EINVAL, NULL, "memory must be a boolean");
-                r = lifecycle_pause(req->srv, s, !cJSON_IsFalse(m));
-                if (r == -EBUSY)
-                        return http_reply_error(req, r, NULL, "sandbox \"%s\" is already paused",
-                                                s->id);
-                return r < 0 ? http_reply_error(req, r, NULL, "pausing failed: %s", strerror(-r))
-                             : http_reply_204(req);
-        }
-        case OP_RESUME:
-                return handle_resume(req, s, body);
-        case OP_REFRESH:
-                return handle_refresh(req, s, body);
-        case OP_METRICS:
-                return handle_metrics(req, s);
-        case OP_SNAPSHOT_CREATE:
-                return handle_snapshot(req, s, body);
-        case OP_FORK:
-                return handle_fork(req, s, body);
-        default:
-                break;
-        }
-        snprintf(err, sizeof(err), "no such route");
-        return http_reply_error(req, -ENOENT, NULL, "%s", err);
+        int status;
+        _cleanup_sandbox_ struct sandbox *s = route_sandbox_get(req, req->args.v[0], &status);
+        return s ? op(req, s, req->body->json) : status;
 }
 
-enum MHD_Result route_lifecycle_handle(struct request *req, const cJSON *body)
+static int handle_pause(struct request *req, struct sandbox *s, const cJSON *body)
 {
-        switch (req->op) {
-        case OP_SNAPSHOT_LIST:
-                return handle_snapshot_list(req);
-        case OP_TEMPLATE_DELETE:
-                return handle_template_delete(req);
-        case OP_PROMETHEUS:
-                return handle_prometheus(req);
-        default:
-                break;
-        }
-        enum MHD_Result reply;
-        _cleanup_sandbox_ struct sandbox *s = route_sandbox_get(req, req->id, &reply);
-        if (!s)
-                return reply;
-        return handle_sandbox_op(req, s, body);
+        /* {"memory": false}: a filesystem-only pause (the SDK's keepMemory: false) */
+        const cJSON *m = body ? cJSON_GetObjectItemCaseSensitive(body, "memory") : NULL;
+        if (m && !cJSON_IsNull(m) && !cJSON_IsBool(m))
+                return http_reply_error(req, -EINVAL, NULL, "memory must be a boolean");
+        int r = lifecycle_pause(req->srv, s, !cJSON_IsFalse(m));
+        if (r == -EBUSY)
+                return http_reply_error(req, r, NULL, "sandbox \"%s\" is already paused", s->id);
+        return r < 0 ? http_reply_error(req, r, NULL, "pausing failed: %s", strerror(-r))
+                     : http_reply_204(req);
+}
+
+int e2b_pause(struct request *req)
+{
+        return with_sandbox(req, handle_pause);
+}
+
+int e2b_resume(struct request *req)
+{
+        return with_sandbox(req, handle_resume);
+}
+
+int e2b_refresh(struct request *req)
+{
+        return with_sandbox(req, handle_refresh);
+}
+
+int e2b_metrics(struct request *req)
+{
+        return with_sandbox(req, handle_metrics);
+}
+
+int e2b_snapshot_create(struct request *req)
+{
+        return with_sandbox(req, handle_snapshot);
+}
+
+int e2b_fork(struct request *req)
+{
+        return with_sandbox(req, handle_fork);
 }

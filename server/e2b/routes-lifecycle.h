@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Lifecycle routes of the E2B control plane (docs/e2b-wire.md §2.5), X-API-KEY
- * checked by route_sandboxes_begin:
+ * Lifecycle routes of the E2B control plane (docs/e2b-wire.md §2.5), rows of the route table
+ * (front/routes.c, X-API-KEY checked there):
  *   POST /sandboxes/{id}/pause        204; 409 already paused; 404
  *   POST /sandboxes/{id}/resume       201 Sandbox (409 when not paused)
  *   POST /sandboxes/{id}/refreshes    204 {"duration": 0..3600}: endAt = max(endAt, now + d)
@@ -18,16 +18,24 @@
 
 #include "http/http.h"
 
-bool route_lifecycle_owns(enum route_op op);
-enum MHD_Result route_lifecycle_handle(struct request *req, const cJSON *body);
+/* The handlers; each returns its status (http/http.h). */
+int e2b_pause(struct request *req);
+int e2b_resume(struct request *req);
+int e2b_refresh(struct request *req);
+int e2b_metrics(struct request *req);
+int e2b_snapshot_create(struct request *req);
+int e2b_fork(struct request *req);
+int e2b_snapshot_list(struct request *req);
+int e2b_template_delete(struct request *req);
+int e2b_prometheus(struct request *req);
 
 /* An error reply; -EDQUOT becomes 429 with Retry-After (the SDKs retry on it). */
-enum MHD_Result route_reply_errno(struct request *req, int r, const char *msg);
+int route_reply_errno(struct request *req, int r, const char *msg);
 
 /* 404 in the E2B error shape for sandbox id: "sandbox \"<id>\" was removed: <why>" while id is
  * a recent tombstone, else "sandbox \"<id>\" doesn't exist or you don't have access to it". */
-enum MHD_Result route_reply_not_found(struct request *req, const char *id);
+int route_reply_not_found(struct request *req, const char *id);
 
 /* The registered sandbox id names: a reference the caller unrefs. NULL when id is malformed
- * or unknown; the route_reply_not_found 404 is then queued and *reply holds its result. */
-struct sandbox *route_sandbox_get(struct request *req, const char *id, enum MHD_Result *reply);
+ * or unknown; the route_reply_not_found 404 is then queued and *ret_status holds its status. */
+struct sandbox *route_sandbox_get(struct request *req, const char *id, int *ret_status);

@@ -17,23 +17,16 @@
 #include "core/validate.h"
 #include "json-util.h"
 
-static enum MHD_Result reply_object(struct request *req, unsigned status, cJSON *o)
-{
-        _cleanup_free_ char *text = o ? cJSON_PrintUnformatted(o) : NULL;
-        if (!text)
-                return http_reply_error(req, -ENOMEM, NULL, "out of memory");
-        return http_reply_json(req, status, text);
-}
-
-static enum MHD_Result reply_sandbox(struct request *req, unsigned status, const struct sandbox *s,
-                                     enum sandbox_shape shape)
+static int reply_sandbox(struct request *req, unsigned status, const struct sandbox *s,
+                         enum sandbox_shape shape)
 {
         _cleanup_json_ cJSON *o = sandbox_to_json(s, shape);
-        return reply_object(req, status, o);
+        return http_reply_cjson(req, status, o, NULL, NULL);
 }
 
-static enum MHD_Result handle_create(struct request *req, const cJSON *body)
+int e2b_create(struct request *req)
 {
+        const cJSON *body = req->body->json;
         struct create_params p = {};
         const char *msg = NULL;
         int r = validate_create(body, &p, &msg);
@@ -49,18 +42,22 @@ static enum MHD_Result handle_create(struct request *req, const cJSON *body)
         return reply_sandbox(req, 201, s, SHAPE_SANDBOX);
 }
 
-static enum MHD_Result handle_connect(struct request *req, const char *id, const cJSON *body)
+int e2b_connect(struct request *req)
 {
+        const char *id = req->args.v[0];
+        const cJSON *body = req->body->json;
+        if (!sandbox_id_valid(id))
+                return route_reply_not_found(req, id);
         int64_t timeout;
         const char *msg = NULL;
         /* v1 requires timeout (spec); v2 defaults to 300 s. Lenient: v1 defaults too. */
         int r = validate_timeout(body, TIMEOUT_DEFAULT_S, &timeout, &msg);
         if (r < 0)
                 return http_reply_error(req, r, NULL, "%s", msg);
-        enum MHD_Result reply;
-        _cleanup_sandbox_ struct sandbox *s = route_sandbox_get(req, id, &reply);
+        int status;
+        _cleanup_sandbox_ struct sandbox *s = route_sandbox_get(req, id, &status);
         if (!s)
-                return reply;
+                return status;
         /* {"memory": false} (the SDK's onResume "reboot"): start fresh on the sandbox's files */
         const cJSON *m = body ? cJSON_GetObjectItemCaseSensitive(body, "memory") : NULL;
         if (m && !cJSON_IsNull(m) && !cJSON_IsBool(m))
@@ -77,8 +74,12 @@ static enum MHD_Result handle_connect(struct request *req, const char *id, const
         return reply_sandbox(req, resumed ? 201 : 200, s, SHAPE_SANDBOX);
 }
 
-static enum MHD_Result handle_timeout(struct request *req, const char *id, const cJSON *body)
+int e2b_timeout(struct request *req)
 {
+        const char *id = req->args.v[0];
+        const cJSON *body = req->body->json;
+        if (!sandbox_id_valid(id))
+                return route_reply_not_found(req, id);
         int64_t timeout = 0;
         const char *msg = NULL;
         /* 0 is "expire now", as on E2B: the timer kills (or, with autoPause, pauses) it */
@@ -88,10 +89,10 @@ static enum MHD_Result handle_timeout(struct request *req, const char *id, const
                     : validate_timeout(body, -1, &timeout, &msg);
         if (r < 0)
                 return http_reply_error(req, r, NULL, "%s", msg);
-        enum MHD_Result reply;
-        _cleanup_sandbox_ struct sandbox *s = route_sandbox_get(req, id, &reply);
+        int status;
+        _cleanup_sandbox_ struct sandbox *s = route_sandbox_get(req, id, &status);
         if (!s)
-                return reply;
+                return status;
         r = lifecycle_set_end_at(req->srv, s, (int64_t)time(NULL) + timeout, false);
         if (r < 0)
                 return http_reply_error(req, r, NULL,
@@ -179,17 +180,13 @@ int list_query_parse(const char *limit, const char *next_token, const char *meta
         return 0;
 }
 
-static const char *arg(struct request *req, const char *name)
-{
-        return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
-}
-
-static enum MHD_Result handle_list(struct request *req, bool v2)
+static int handle_list(struct request *req, bool v2)
 {
         struct list_query q;
         const char *msg = NULL;
-        int r = list_query_parse(v2 ? arg(req, "limit") : NULL, v2 ? arg(req, "nextToken") : NULL,
-                                 arg(req, "metadata"), v2 ? arg(req, "state") : NULL, &q, &msg);
+        int r = list_query_parse(v2 ? http_arg(req, "limit") : NULL,
+                                 v2 ? http_arg(req, "nextToken") : NULL, http_arg(req, "metadata"),
+                                 v2 ? http_arg(req, "state") : NULL, &q, &msg);
         if (r < 0)
                 return http_reply_error(req, r, NULL, "%s", msg);
 
@@ -233,63 +230,27 @@ static enum MHD_Result handle_list(struct request *req, bool v2)
         return http_reply_json_hdr(req, 200, text, "X-Next-Token", tok);
 }
 
-enum MHD_Result route_sandboxes_begin(struct request *req)
+int e2b_list_v1(struct request *req)
 {
-        req->op = route_match(req->method, req->path, req->id);
-        if (req->op == OP_NONE)
-                return http_reply_error(req, -ENOENT, NULL, "%s %s: no such route", req->method,
-                                        req->path);
-        /* Authenticate before reading a byte of the body. */
-        const char *key = http_header(req, "X-API-KEY");
-        const char *authz = http_header(req, "Authorization");
-        if ((!key || !*key) && req->op == OP_PROMETHEUS && authz &&
-            strncmp(authz, "Bearer ", 7) == 0)
-                key = authz + 7; /* Prometheus scrapers send a bearer token */
-        if (!key || !*key)
-                return http_reply_error(req, -EACCES, NULL, "Missing X-API-KEY header");
-        if (!keys_check(&req->srv->keys, key))
-                return http_reply_error(req, -EACCES, NULL, "Invalid API key");
-        return MHD_YES;
+        return handle_list(req, false);
 }
 
-enum MHD_Result route_sandboxes_handle(struct request *req)
+int e2b_list_v2(struct request *req)
 {
-        const char *id = req->id;
-        enum route_op op = req->op;
+        return handle_list(req, true);
+}
 
-        _cleanup_json_ cJSON *body = NULL;
-        const char *msg = NULL;
-        int r = json_parse_body(buf_str(&req->body), req->body.len, &body, &msg);
-        if (r < 0)
-                return http_reply_error(req, r, NULL, "%s", msg);
-        if (route_lifecycle_owns(op))
-                return route_lifecycle_handle(req, body);
-        if (id[0] && !sandbox_id_valid(id))
+int e2b_get(struct request *req)
+{
+        int status;
+        _cleanup_sandbox_ struct sandbox *s = route_sandbox_get(req, req->args.v[0], &status);
+        return s ? reply_sandbox(req, 200, s, SHAPE_DETAIL) : status;
+}
+
+int e2b_kill(struct request *req)
+{
+        const char *id = req->args.v[0];
+        if (!sandbox_id_valid(id) || lifecycle_kill(req->srv, id) < 0)
                 return route_reply_not_found(req, id);
-
-        switch (op) {
-        case OP_CREATE_V1:
-        case OP_CREATE_V2:
-                return handle_create(req, body);
-        case OP_LIST_V1:
-                return handle_list(req, false);
-        case OP_LIST_V2:
-                return handle_list(req, true);
-        case OP_GET: {
-                enum MHD_Result reply;
-                _cleanup_sandbox_ struct sandbox *s = route_sandbox_get(req, id, &reply);
-                return s ? reply_sandbox(req, 200, s, SHAPE_DETAIL) : reply;
-        }
-        case OP_KILL:
-                r = lifecycle_kill(req->srv, id);
-                return r < 0 ? route_reply_not_found(req, id) : http_reply_204(req);
-        case OP_TIMEOUT:
-                return handle_timeout(req, id, body);
-        case OP_CONNECT_V1:
-        case OP_CONNECT_V2:
-                return handle_connect(req, id, body);
-        default:
-                break;
-        }
-        return http_reply_error(req, -ENOENT, NULL, "no such route");
+        return http_reply_204(req);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The E2B control plane (docs/e2b-wire.md §2): X-API-KEY auth and
+ * The E2B control plane (docs/e2b-wire.md §2), rows of the route table (front/routes.c, which
+ * checks X-API-KEY and parses the JSON body first):
  *   POST /sandboxes, POST /v2/sandboxes                 201 Sandbox
  *   GET /sandboxes, GET /v2/sandboxes                   200 [ListedSandbox] (+X-Next-Token)
  *   GET /sandboxes/{id}                                 200 SandboxDetail
@@ -16,12 +17,14 @@
 
 #include "http/http.h"
 
-/* First call of a control-plane request, before any body: matches the route (404) and checks
- * X-API-KEY (401), queueing the error response; MHD_YES to go on reading the body. */
-enum MHD_Result route_sandboxes_begin(struct request *req);
-
-/* Called once the whole body (req->body, bounded) is in. Queues exactly one response. */
-enum MHD_Result route_sandboxes_handle(struct request *req);
+/* The handlers; each returns its status (http/http.h). */
+int e2b_create(struct request *req);
+int e2b_list_v1(struct request *req);
+int e2b_list_v2(struct request *req);
+int e2b_get(struct request *req);
+int e2b_kill(struct request *req);
+int e2b_timeout(struct request *req);
+int e2b_connect(struct request *req);
 
 /* Parse the list query: limit (1..100, default 100), nextToken (offset), metadata filter
  * ("k=v&k2=v2", itself URL-encoded once), state (comma list). Pure enough to unit-test. */

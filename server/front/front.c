@@ -13,12 +13,14 @@
 #include "core/stats.h"
 #include "e2b/files-signature.h"
 #include "e2b/proxy.h"
-#include "e2b/routes-sandboxes.h"
+#include "front/routes.h"
+#include "core/validate.h"
 #include "frame.h"
 #include "http/http.h"
 #include "log.h"
 #include "macros.h"
 #include "native/v1.h"
+#include "json-util.h"
 #include "time-util.h"
 
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
@@ -44,14 +46,17 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
         if (!req)
                 return;
         log_info("req=%s %s %s%s%s status=%u %lldms%s", req->rid, req->method ? req->method : "-",
-                 req->path ? req->path : "-", req->route.kind == ROUTE_PROXY ? " sandbox=" : "",
-                 req->route.kind == ROUTE_PROXY ? req->route.id : "", req->status,
-                 (long long)(now_ms() - req->t0_ms),
+                 req->path ? req->path : "-", req->sandbox_id[0] ? " sandbox=" : "",
+                 req->sandbox_id, req->status, (long long)(now_ms() - req->t0_ms),
                  toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
         __atomic_sub_fetch(&req->srv->requests_inflight, 1, __ATOMIC_RELAXED);
-        proxy_free(req->proxy);
-        route_v1_free(req->v1);
-        buf_done(&req->body);
+        if (req->state_free)
+                req->state_free(req->state);
+        if (req->body) {
+                buf_done(&req->body->raw);
+                cJSON_Delete(req->body->json);
+                free(req->body);
+        }
         free(req->deferred_body);
         free(req->target);
         free(req->method);
@@ -60,51 +65,139 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
         *req_cls = NULL;
 }
 
-/* First call: route; proxy requests connect to the agent now so the body can stream. */
-static enum MHD_Result on_first_call(struct request *req)
+/* A handler's status (http/http.h) as libmicrohttpd's answer. */
+static enum MHD_Result result(int r)
 {
+        return r < 0 ? MHD_NO : MHD_YES;
+}
+
+static int too_large(struct request *req, enum route_errors errors, size_t max)
+{
+        if (errors == ERRORS_NATIVE)
+                return v1_reply_error(req, 413, NULL, "request body larger than %zu bytes", max);
+        return http_reply_error(req, -EMSGSIZE, NULL, "request body larger than %zu bytes", max);
+}
+
+/* No row takes method + path: 404 (the native API: 405 for a path it has under another
+ * method, once the caller is known). */
+static int no_route(struct request *req, bool path_only)
+{
+        if (route_errors_for_path(req->path) == ERRORS_E2B)
+                return http_reply_error(req, -ENOENT, NULL, "%s %s: no such route", req->method,
+                                        req->path);
+        if (!path_only)
+                return v1_reply_error(req, 404, NULL, "no such route: %s %s", req->method,
+                                      req->path);
+        if (http_auth_check(req, AUTH_BEARER) < 0)
+                return v1_reply_error(req, 401, NULL,
+                                      "missing or invalid API key: send Authorization: Bearer "
+                                      "<key>");
+        return v1_reply_error(req, 405, NULL, "%s not allowed on %s", req->method, req->path);
+}
+
+static int refuse_auth(struct request *req, const struct route *rt, int r)
+{
+        if (rt->errors == ERRORS_NATIVE)
+                return v1_reply_error(req, 401, NULL,
+                                      "missing or invalid API key: send Authorization: Bearer "
+                                      "<key>");
+        return http_reply_error(req, -EACCES, NULL,
+                                r == -ENOKEY ? "Missing X-API-KEY header" : "Invalid API key");
+}
+
+/* First call: classify (a sandbox's traffic goes to the proxy), then the route table: auth
+ * and the body's bound before any body byte, then the route's begin. */
+static int on_first_call(struct request *req)
+{
+        struct route_target t;
         route_classify(http_header(req, "E2b-Sandbox-Port"), http_header(req, "E2b-Sandbox-Id"),
-                       http_header(req, MHD_HTTP_HEADER_HOST), &req->route);
+                       http_header(req, MHD_HTTP_HEADER_HOST), &t);
         /* A signed /files URL without E2b-Sandbox-* headers: the signature names the sandbox. */
-        if (req->route.kind == ROUTE_CONTROL &&
-            files_signature_find(req->srv->registry, req->method, req->path, req->target,
-                                 req->route.id) == 0) {
-                req->route.kind = ROUTE_PROXY;
-                req->route.port = SBX_PORT_ENVD;
+        if (t.kind == ROUTE_CONTROL && files_signature_find(req->srv->registry, req->method,
+                                                            req->path, req->target, t.id) == 0) {
+                t.kind = ROUTE_PROXY;
+                t.port = SBX_PORT_ENVD;
         }
-        switch (req->route.kind) {
+        switch (t.kind) {
         case ROUTE_BAD_PORT:
                 return http_reply_error(
                     req, -EINVAL, NULL,
                     "invalid E2b-Sandbox-Port: only 49983 and 49999 are served");
         case ROUTE_PROXY:
-                return proxy_begin(req);
+                req->proxied = true;
+                return proxy_begin(req, &t);
         case ROUTE_CONTROL:
                 break;
         }
-        if (route_v1_wants(req->path))
-                return route_v1_begin(req); /* native API and MCP (native/v1.h) */
-        enum MHD_Result ret = route_sandboxes_begin(req);
-        if (ret != MHD_YES || req->status != 0)
-                return ret; /* refused: response queued */
-        const char *cl = http_header(req, MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (cl && strtoull(cl, NULL, 10) > HTTP_MAX_CONTROL_BODY)
-                return http_reply_error(req, -EMSGSIZE, NULL, "request body larger than %d bytes",
-                                        HTTP_MAX_CONTROL_BODY);
-        return MHD_YES;
+
+        bool path_only;
+        const struct route *rt =
+            route_find(sbxd_routes, sbxd_n_routes, req->method, req->path, &req->args, &path_only);
+        if (!rt)
+                return no_route(req, path_only);
+        req->route = rt;
+        int r = http_auth_check(req, rt->auth);
+        if (r < 0)
+                return refuse_auth(req, rt, r);
+        if (rt->body == BODY_JSON || rt->body == BODY_BUFFERED) {
+                const char *cl = http_header(req, MHD_HTTP_HEADER_CONTENT_LENGTH);
+                if (cl && strtoull(cl, NULL, 10) > rt->max_body)
+                        return too_large(req, rt->errors, rt->max_body);
+                req->body = calloc(1, sizeof(*req->body));
+                if (!req->body)
+                        return -ENOMEM;
+        }
+        return rt->begin ? rt->begin(req) : 0;
 }
 
-static enum MHD_Result buffer_body(struct request *req, const char *data, size_t len)
+/* Drop body bytes nobody reads; past HTTP_MAX_DISCARD the connection is cut. */
+static int discard(struct request *req, size_t len)
 {
-        if (req->too_large || req->body.len + len > HTTP_MAX_CONTROL_BODY) {
+        req->discarded += len;
+        return req->discarded > HTTP_MAX_DISCARD ? -EMSGSIZE : 0;
+}
+
+static int on_upload(struct request *req, const char *data, size_t len)
+{
+        const struct route *rt = req->route;
+        if (req->proxied)
+                return proxy_upload(req, data, len);
+        if (rt->body == BODY_STREAM)
+                return rt->upload(req, data, len);
+        if (!req->body)
+                return discard(req, len);
+        if (req->body->too_large || req->body->raw.len + len > rt->max_body) {
                 /* libmicrohttpd 0.9.75 refuses a response queued mid-body: drop the rest and
                  * answer 413 at the end. */
-                req->too_large = true;
-                req->discarded += len;
-                /* Past this, stop reading a client that will get 413 anyway. */
-                return req->discarded > HTTP_MAX_DISCARD ? MHD_NO : MHD_YES;
+                req->body->too_large = true;
+                return discard(req, len);
         }
-        return buf_add(&req->body, data, len) < 0 ? MHD_NO : MHD_YES;
+        return buf_add(&req->body->raw, data, len);
+}
+
+static int on_finish(struct request *req)
+{
+        const struct route *rt = req->route;
+        if (req->proxied)
+                return proxy_finish(req);
+        if (req->body && req->body->too_large)
+                return too_large(req, rt->errors, rt->max_body);
+        if (rt->body == BODY_JSON) {
+                const char *msg = NULL;
+                struct buf *b = &req->body->raw;
+                int r = json_parse_body(buf_str(b), b->len, &req->body->json, &msg);
+                if (r < 0 && rt->errors == ERRORS_NATIVE)
+                        return v1_reply_error(req, 400, "bad_request", "%s", msg);
+                if (r < 0)
+                        return http_reply_error(req, r, NULL, "%s", msg);
+        }
+        int r = rt->handle(req);
+        if (r == 0) { /* a handler that answered nothing: never leave the client waiting */
+                log_error("req=%s %s %s: the handler queued no answer", req->rid, req->method,
+                          req->path);
+                return http_reply_error(req, -EIO, NULL, "internal error");
+        }
+        return r;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -121,39 +214,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                 if (!req->method || !req->path)
                         return MHD_NO;
                 req->in_first_call = true;
-                enum MHD_Result ret = on_first_call(req);
+                int r = on_first_call(req);
                 req->in_first_call = false;
-                return ret;
+                return result(r);
         }
         if (req->status != 0) {
-                /* Refused on the first call: drop the body (bounded), then answer. */
+                /* Answered on the first call: drop the body (bounded), then answer. */
                 if (*upload_data_size > 0) {
-                        req->discarded += *upload_data_size;
+                        size_t n = *upload_data_size;
                         *upload_data_size = 0;
-                        return req->discarded > HTTP_MAX_DISCARD ? MHD_NO : MHD_YES;
+                        return result(discard(req, n));
                 }
                 if (!req->deferred_body)
                         return MHD_YES;
                 _cleanup_free_ char *body = TAKE_PTR(req->deferred_body);
-                return http_reply_json(req, req->status, body);
+                return result(http_reply_json(req, req->status, body));
         }
         if (*upload_data_size > 0) {
                 size_t n = *upload_data_size;
                 *upload_data_size = 0;
-                if (req->route.kind == ROUTE_PROXY)
-                        return proxy_upload(req, upload_data, n);
-                if (req->v1)
-                        return route_v1_upload(req, upload_data, n);
-                return buffer_body(req, upload_data, n);
+                return result(on_upload(req, upload_data, n));
         }
-        if (req->route.kind == ROUTE_PROXY)
-                return proxy_finish(req);
-        if (req->v1)
-                return route_v1_finish(req);
-        if (req->too_large)
-                return http_reply_error(req, -EMSGSIZE, NULL, "request body larger than %d bytes",
-                                        HTTP_MAX_CONTROL_BODY);
-        return route_sandboxes_handle(req);
+        return result(on_finish(req));
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)

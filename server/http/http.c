@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "core/errors.h"
+#include "core/keys.h"
 #include "log.h"
 #include "macros.h"
 #include "core/stats.h"
@@ -17,6 +18,48 @@
 const char *http_header(struct request *req, const char *name)
 {
         return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+const char *http_arg(struct request *req, const char *name)
+{
+        return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+int http_client_fd(struct request *req)
+{
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        return ci ? ci->connect_fd : -1;
+}
+
+bool http_hop_by_hop(const char *name)
+{
+        static const char *const hop[] = {
+            "Connection",
+            "Keep-Alive",
+            "Transfer-Encoding",
+            "Upgrade",
+            "TE",
+            "Trailer",
+            "Proxy-Connection",
+            "Proxy-Authorization",
+            "Proxy-Authenticate",
+            "Expect",
+            "E2b-Sandbox-Id",
+            "E2b-Sandbox-Port",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(hop); i++)
+                if (strcasecmp(name, hop[i]) == 0)
+                        return true;
+        return false;
+}
+
+int http_queue(struct request *req, unsigned status, struct MHD_Response *resp)
+{
+        if (MHD_queue_response(req->conn, status, resp) != MHD_YES)
+                return -EIO;
+        req->status = status;
+        return (int)status;
 }
 
 /* Whether a refusal decided before the body should wait for the body: a client still sending
@@ -35,49 +78,62 @@ static bool defer_refusal(struct request *req)
         return l > 0 && l <= HTTP_MAX_DISCARD;
 }
 
-enum MHD_Result http_reply_json_hdr(struct request *req, unsigned status, const char *body,
-                                    const char *name, const char *value)
+int http_reply_bytes(struct request *req, unsigned status, const char *content_type,
+                     const void *body, size_t len, const char *name, const char *value)
+{
+        struct MHD_Response *resp =
+            MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+        if (!resp)
+                return -ENOMEM;
+        if (content_type)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+        if (name)
+                MHD_add_response_header(resp, name, value);
+        int r = http_queue(req, status, resp);
+        MHD_destroy_response(resp);
+        return r;
+}
+
+int http_reply_json_hdr(struct request *req, unsigned status, const char *body, const char *name,
+                        const char *value)
 {
         if (defer_refusal(req)) {
                 free(req->deferred_body);
                 req->deferred_body = strdup(body);
                 if (!req->deferred_body)
-                        return MHD_NO;
+                        return -ENOMEM;
                 req->status = status;
-                return MHD_YES;
+                return (int)status;
         }
-        struct MHD_Response *resp =
-            MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
-        if (!resp)
-                return MHD_NO;
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-        if (name)
-                MHD_add_response_header(resp, name, value);
-        req->status = status;
-        enum MHD_Result ret = MHD_queue_response(req->conn, status, resp);
-        MHD_destroy_response(resp);
-        return ret;
+        return http_reply_bytes(req, status, "application/json", body, strlen(body), name, value);
 }
 
-enum MHD_Result http_reply_json(struct request *req, unsigned status, const char *body)
+int http_reply_json(struct request *req, unsigned status, const char *body)
 {
         return http_reply_json_hdr(req, status, body, NULL, NULL);
 }
 
-enum MHD_Result http_reply_204(struct request *req)
+int http_reply_cjson(struct request *req, unsigned status, const cJSON *o, const char *name,
+                     const char *value)
+{
+        _cleanup_free_ char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+        if (!text) /* o itself may be NULL: building it ran out of memory */
+                return http_reply_error(req, -ENOMEM, NULL, "out of memory");
+        return http_reply_json_hdr(req, status, text, name, value);
+}
+
+int http_reply_204(struct request *req)
 {
         struct MHD_Response *resp =
             MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
         if (!resp)
-                return MHD_NO;
-        req->status = 204;
-        enum MHD_Result ret = MHD_queue_response(req->conn, 204, resp);
+                return -ENOMEM;
+        int r = http_queue(req, 204, resp);
         MHD_destroy_response(resp);
-        return ret;
+        return r;
 }
 
-enum MHD_Result http_reply_error(struct request *req, int r, const char *sandbox_id,
-                                 const char *fmt, ...)
+int http_reply_error(struct request *req, int r, const char *sandbox_id, const char *fmt, ...)
 {
         char msg[1024];
         va_list ap;
@@ -88,11 +144,52 @@ enum MHD_Result http_reply_error(struct request *req, int r, const char *sandbox
         unsigned status;
         _cleanup_free_ char *body = NULL;
         if (api_error_build(r, sandbox_id, msg, &status, &body) < 0)
-                return MHD_NO;
+                return -ENOMEM;
         stats_count_http_error(status);
         /* 502s (unknown sandbox, agent gone) are the client's news, not sbxd's fault. */
         if (status >= 500 && status != 502)
                 log_warning("req=%s %s %s → %u: %s", req->rid, req->method ? req->method : "-",
                             req->path ? req->path : "-", status, msg);
         return http_reply_json(req, status, body);
+}
+
+/* Authorization: Bearer <key> (the scheme case-insensitive), or NULL. */
+static const char *bearer(struct request *req)
+{
+        const char *a = http_header(req, MHD_HTTP_HEADER_AUTHORIZATION);
+        if (!a || strncasecmp(a, "Bearer ", 7) != 0)
+                return NULL;
+        a += 7;
+        while (*a == ' ')
+                a++;
+        return a;
+}
+
+int http_auth_check(struct request *req, enum route_auth auth)
+{
+        const char *key = http_header(req, "X-API-KEY");
+        switch (auth) {
+        case AUTH_NONE:
+                return 0;
+        case AUTH_API_KEY:
+        case AUTH_API_KEY_BEARER: {
+                const char *authz = http_header(req, MHD_HTTP_HEADER_AUTHORIZATION);
+                if ((!key || !*key) && auth == AUTH_API_KEY_BEARER && authz &&
+                    strncmp(authz, "Bearer ", 7) == 0)
+                        key = authz + 7; /* Prometheus scrapers send a bearer token */
+                if (!key || !*key)
+                        return -ENOKEY;
+                return keys_check(&req->srv->keys, key) ? 0 : -EKEYREJECTED;
+        }
+        case AUTH_BEARER:
+        case AUTH_BEARER_TOKEN: {
+                const char *b = bearer(req), *t = http_arg(req, "token");
+                if (b ? keys_check(&req->srv->keys, b) : key && keys_check(&req->srv->keys, key))
+                        return 0;
+                if (auth == AUTH_BEARER_TOKEN && t && keys_check(&req->srv->keys, t))
+                        return 0;
+                return b || key ? -EKEYREJECTED : -ENOKEY;
+        }
+        }
+        return -EKEYREJECTED;
 }

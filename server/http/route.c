@@ -71,90 +71,74 @@ void route_classify(const char *port_hdr, const char *id_hdr, const char *host,
         copy_id(ret->id, dash + 1, (size_t)(dot - dash - 1));
 }
 
-/* "/sandboxes/{id}[/rest]" → id and rest (NULL when none). */
-static bool split_sandbox_path(const char *p, char id[ROUTE_ID_MAX], const char **ret_rest)
+unsigned route_method_bit(const char *m)
 {
-        static const char pre[] = "/sandboxes/";
-        if (strncmp(p, pre, sizeof(pre) - 1) != 0)
-                return false;
-        p += sizeof(pre) - 1;
-        size_t l = strcspn(p, "/");
-        if (l == 0 || l >= ROUTE_ID_MAX)
-                return false;
-        copy_id(id, p, l);
-        *ret_rest = p[l] ? p + l : NULL;
-        return true;
+        static const struct {
+                const char *name;
+                unsigned bit;
+        } bits[] = {{"GET", ROUTE_GET},
+                    {"POST", ROUTE_POST},
+                    {"PUT", ROUTE_PUT},
+                    {"DELETE", ROUTE_DELETE},
+                    {"HEAD", ROUTE_HEAD}};
+        for (size_t i = 0; i < ELEMENTSOF(bits); i++)
+                if (strcmp(m, bits[i].name) == 0)
+                        return bits[i].bit;
+        return ROUTE_OTHER;
 }
 
-/* Routes outside /sandboxes/{id}: GET /snapshots, DELETE /templates/{id}, GET /metrics. */
-static enum route_op route_match_lifecycle(const char *method, const char *path,
-                                           char ret_id[ROUTE_ID_MAX])
+bool route_pattern_match(const char *pat, const char *path, struct route_args *args)
 {
-        static const char tpl[] = "/templates/";
-        if (strcmp(method, "GET") == 0 && strcmp(path, "/snapshots") == 0)
-                return OP_SNAPSHOT_LIST;
-        if (strcmp(method, "GET") == 0 && strcmp(path, "/metrics") == 0)
-                return OP_PROMETHEUS;
-        if (strcmp(method, "DELETE") == 0 && strncmp(path, tpl, sizeof(tpl) - 1) == 0) {
-                const char *id = path + sizeof(tpl) - 1;
-                size_t l = strlen(id);
-                if (l == 0 || l >= ROUTE_ID_MAX || strchr(id, '/'))
-                        return OP_NONE;
-                copy_id(ret_id, id, l);
-                return OP_TEMPLATE_DELETE;
+        size_t n_args = 0;
+        *args = (struct route_args){};
+        while (*pat) {
+                if (*pat != '{') {
+                        if (*pat++ != *path++)
+                                return false;
+                        continue;
+                }
+                const char *close = strchr(pat, '}');
+                if (!close)
+                        return false; /* a bad pattern matches nothing */
+                if (close[-1] == '*') {
+                        /* the rest, from the '/' before it */
+                        if (close[1] || path[-1] != '/' || !*path)
+                                return false;
+                        args->tail = path - 1;
+                        return true;
+                }
+                size_t l = strcspn(path, "/");
+                if (l == 0 || l >= ROUTE_ID_MAX || n_args >= ROUTE_MAX_ARGS)
+                        return false;
+                copy_id(args->v[n_args++], path, l);
+                path += l;
+                pat = close + 1;
         }
-        return OP_NONE;
+        return *path == 0;
 }
 
-enum route_op route_match(const char *method, const char *path, char ret_id[ROUTE_ID_MAX])
+const struct route *route_find(const struct route *table, size_t n, const char *method,
+                               const char *path, struct route_args *args, bool *ret_path_only)
 {
-        bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
-        bool del = strcmp(method, "DELETE") == 0;
-        bool v2 = false;
-        const char *rest;
+        unsigned bit = route_method_bit(method);
+        *ret_path_only = false;
+        for (size_t i = 0; i < n; i++) {
+                if (!route_pattern_match(table[i].pattern, path, args))
+                        continue;
+                if (table[i].methods & bit)
+                        return &table[i];
+                *ret_path_only = true;
+        }
+        *args = (struct route_args){};
+        return NULL;
+}
 
-        ret_id[0] = 0;
-        enum route_op lop = route_match_lifecycle(method, path, ret_id);
-        if (lop != OP_NONE)
-                return lop;
-        if (strncmp(path, "/v2/", 4) == 0) {
-                v2 = true;
-                path += 3;
-        }
-        if (strcmp(path, "/sandboxes") == 0 || strcmp(path, "/sandboxes/") == 0) {
-                if (post)
-                        return v2 ? OP_CREATE_V2 : OP_CREATE_V1;
-                if (get)
-                        return v2 ? OP_LIST_V2 : OP_LIST_V1;
-                return OP_NONE;
-        }
-        if (!split_sandbox_path(path, ret_id, &rest))
-                return OP_NONE;
-        if (!rest || strcmp(rest, "/") == 0) {
-                if (v2)
-                        return OP_NONE;
-                return get ? OP_GET : del ? OP_KILL : OP_NONE;
-        }
-        if (post && strcmp(rest, "/connect") == 0)
-                return v2 ? OP_CONNECT_V2 : OP_CONNECT_V1;
-        if (post && !v2 && strcmp(rest, "/timeout") == 0)
-                return OP_TIMEOUT;
-        if (!v2 && post) {
-                static const struct {
-                        const char *rest;
-                        enum route_op op;
-                } sub[] = {{"/pause", OP_PAUSE},
-                           {"/resume", OP_RESUME},
-                           {"/refreshes", OP_REFRESH},
-                           {"/snapshots", OP_SNAPSHOT_CREATE},
-                           {"/fork", OP_FORK}};
-                for (size_t i = 0; i < ELEMENTSOF(sub); i++)
-                        if (strcmp(rest, sub[i].rest) == 0)
-                                return sub[i].op;
-        }
-        if (get && !v2 && strcmp(rest, "/metrics") == 0)
-                return OP_METRICS;
-        return OP_NONE;
+enum route_errors route_errors_for_path(const char *path)
+{
+        if (strcmp(path, "/v1") == 0 || strncmp(path, "/v1/", 4) == 0 ||
+            strcmp(path, "/mcp") == 0 || strcmp(path, "/mcp/") == 0)
+                return ERRORS_NATIVE;
+        return ERRORS_E2B;
 }
 
 bool route_proxy_forbidden(uint16_t port, const char *path)

@@ -4,11 +4,12 @@
  *   1. E2b-Sandbox-Port header present → proxy to (E2b-Sandbox-Id, port); port must be 49983
  *      or 49999 (else 400).
  *   2. else Host "<port>-<id>.<anything>" with a sandbox port → proxy (older SDKs).
- *   3. else control plane: the table in route_match().
+ *   3. else the route table (front/routes.c, matched by route_find()).
  */
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define ROUTE_ID_MAX 64
@@ -29,32 +30,79 @@ struct route_target {
 void route_classify(const char *port_hdr, const char *id_hdr, const char *host,
                     struct route_target *ret);
 
-enum route_op {
-        OP_NONE = 0,
-        OP_CREATE_V1,
-        OP_CREATE_V2,
-        OP_LIST_V1,
-        OP_LIST_V2,
-        OP_GET,
-        OP_KILL,
-        OP_TIMEOUT,
-        OP_CONNECT_V1,
-        OP_CONNECT_V2,
-        /* e2b/routes-lifecycle.h */
-        OP_PAUSE,
-        OP_RESUME,
-        OP_REFRESH,
-        OP_METRICS,
-        OP_SNAPSHOT_CREATE,
-        OP_FORK,
-        OP_SNAPSHOT_LIST,
-        OP_TEMPLATE_DELETE,
-        OP_PROMETHEUS,
+/* ---- the route table (front/routes.c) ---- */
+
+#define ROUTE_MAX_ARGS 2
+
+/* Methods as bits, so one row can take several. */
+enum {
+        ROUTE_GET = 1u << 0,
+        ROUTE_POST = 1u << 1,
+        ROUTE_PUT = 1u << 2,
+        ROUTE_DELETE = 1u << 3,
+        ROUTE_HEAD = 1u << 4,
+        ROUTE_OTHER = 1u << 5, /* any other method (PATCH, OPTIONS, ...) */
+        ROUTE_ANY = (1u << 6) - 1,
 };
 
-/* Control-plane table. Fills ret_id (ROUTE_ID_MAX) for /sandboxes/{id}... routes; an id that
- * is not [a-z0-9]{1,63} still matches (the handler answers 404 for it). OP_NONE: unknown. */
-enum route_op route_match(const char *method, const char *path, char ret_id[ROUTE_ID_MAX]);
+/* Who may call a route; checked before any body byte is read. */
+enum route_auth {
+        AUTH_NONE,
+        AUTH_API_KEY,        /* X-API-KEY (the E2B control plane) */
+        AUTH_API_KEY_BEARER, /* X-API-KEY, or Authorization: Bearer <key> (Prometheus) */
+        AUTH_BEARER,         /* Authorization: Bearer <key>, or X-API-KEY (the native API) */
+        AUTH_BEARER_TOKEN,   /* AUTH_BEARER, or ?token=<key> (browsers' WebSockets) */
+};
+
+/* What the front door does with the request body. */
+enum route_body {
+        BODY_NONE,     /* read and dropped (bounded by HTTP_MAX_DISCARD) */
+        BODY_JSON,     /* buffered up to max_body, parsed as one JSON object (or empty) */
+        BODY_BUFFERED, /* buffered up to max_body, handed over as bytes */
+        BODY_STREAM,   /* handed to the route's upload() chunk by chunk as it arrives */
+};
+
+/* The shape of the front door's own refusals (404, 401, 405, 413, 400) on a route. */
+enum route_errors {
+        ERRORS_E2B,    /* {"code","message"} (core/errors.h) */
+        ERRORS_NATIVE, /* {"error":{"code","message"}} (native/v1.h) */
+};
+
+struct request;
+
+struct route {
+        unsigned methods;
+        /* Literal segments, "{name}" (one segment of 1..ROUTE_ID_MAX-1 bytes) and a final
+         * "{name*}" (the rest of the path from its '/', at least one byte after it). */
+        const char *pattern;
+        enum route_auth auth;
+        enum route_body body;
+        size_t max_body; /* BODY_JSON, BODY_BUFFERED */
+        enum route_errors errors;
+        /* First call, after the auth check, before any body byte (may be NULL). */
+        int (*begin)(struct request *req);
+        /* BODY_STREAM: one chunk of the body. */
+        int (*upload)(struct request *req, const char *data, size_t len);
+        /* Last call, once the body is in. Must answer. */
+        int (*handle)(struct request *req);
+};
+
+struct route_args {
+        char v[ROUTE_MAX_ARGS][ROUTE_ID_MAX]; /* the {name} captures, in order */
+        const char *tail;                     /* the {name*} capture: into the path, or NULL */
+};
+
+/* Whether path matches pattern; fills args. Pure. */
+bool route_pattern_match(const char *pattern, const char *path, struct route_args *args);
+/* The method's bit (ROUTE_OTHER for anything unlisted). */
+unsigned route_method_bit(const char *method);
+
+/* The first row of table matching method and path, NULL when none; *ret_path_only says some row
+ * matched the path under another method. Pure. */
+const struct route *route_find(const struct route *table, size_t n, const char *method,
+                               const char *path, struct route_args *args, bool *ret_path_only);
+/* The shape of a refusal for a path no row takes: ERRORS_NATIVE for /v1[/...] and /mcp[/]. */
+enum route_errors route_errors_for_path(const char *path);
 
 /* envd/code-interpreter paths never reachable from outside (orchestrator-only, port 0). */
 bool route_proxy_forbidden(uint16_t port, const char *path);

@@ -13,12 +13,11 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <wslay/wslay.h>
 
-#include "channel/agent-client.h"
+#include "channel/agent-mhd.h"
+#include "channel/agent-req.h"
 #include "frame.h"
-#include "core/keys.h"
 #include "log.h"
 #include "macros.h"
 #include "core/query.h"
@@ -26,29 +25,21 @@
 #include "native/v1.h"
 #include "core/validate.h"
 
-#define WS_MAX_MESSAGE   (64 * 1024) /* one client message */
-#define WS_MAX_QUEUED    64          /* output messages queued for a slow client */
-#define WS_AGENT_TIMEOUT 60000
-#define WS_GUID          "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+#define WS_MAX_MESSAGE        (64 * 1024) /* one client message */
+#define WS_MAX_QUEUED         64          /* output messages queued for a slow client */
+#define WS_AGENT_TIMEOUT      60000       /* a write to the agent, once the session runs */
+#define WS_AGENT_OPEN_TIMEOUT 10000
+#define WS_GUID               "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
 struct ws_session {
         int sock;
-        int agent;
-        const uint8_t *extra; /* bytes MHD read past the request head */
+        struct agent_req *agent; /* the full-duplex request to the agent's /v1/terminal */
+        const uint8_t *extra;    /* bytes MHD read past the request head */
         size_t extra_len;
-        uint8_t *frame; /* SBX_FRAME_MAX_PAYLOAD */
         bool agent_done, failed;
         bool close_pending; /* wslay sends control frames first: close once drained */
-        char id[32];
+        char id[ROUTE_ID_MAX];
 };
-
-bool ws_terminal_token_ok(struct request *req)
-{
-        const char *t = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "token");
-        size_t l = strlen(req->path);
-        return t && l > 9 && strcmp(req->path + l - 9, "/terminal") == 0 &&
-               keys_check(&req->srv->keys, t);
-}
 
 static bool header_has(struct request *req, const char *name, const char *token)
 {
@@ -116,7 +107,7 @@ static void agent_send(struct ws_session *s, uint8_t tag, const void *d, size_t 
                 return;
         buf[0] = tag;
         memcpy(buf + 1, d, n);
-        if (sbx_frame_write(s->agent, SBX_FRAME_DATA, buf, n + 1) < 0)
+        if (agent_req_send(s->agent, buf, n + 1) < 0)
                 s->failed = true;
 }
 
@@ -156,21 +147,20 @@ static void on_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_
 /* One frame from the agent: PTY output → binary message; exit → text message + close. */
 static void from_agent(wslay_event_context_ptr ctx, struct ws_session *s)
 {
-        uint8_t type;
+        const uint8_t *frame;
         uint32_t len;
-        if (sbx_frame_read(s->agent, &type, s->frame, &len) < 0 || type != SBX_FRAME_DATA ||
-            len == 0) {
+        if (agent_req_next(s->agent, &frame, &len) <= 0 || len == 0) {
                 s->agent_done = true;
                 wslay_event_queue_close(ctx, 1000, NULL, 0);
                 return;
         }
-        if (s->frame[0] == 0) {
-                struct wslay_event_msg m = {WSLAY_BINARY_FRAME, s->frame + 1, len - 1};
+        if (frame[0] == 0) {
+                struct wslay_event_msg m = {WSLAY_BINARY_FRAME, frame + 1, len - 1};
                 wslay_event_queue_msg(ctx, &m);
                 return;
         }
         char text[96];
-        long code = len < 12 ? strtol(strndupa((const char *)s->frame + 1, len - 1), NULL, 10) : -1;
+        long code = len < 12 ? strtol(strndupa((const char *)frame + 1, len - 1), NULL, 10) : -1;
         int n = snprintf(text, sizeof(text), "{\"type\":\"exit\",\"exit_code\":%ld}", code);
         struct wslay_event_msg m = {WSLAY_TEXT_FRAME, (const uint8_t *)text, (size_t)n};
         wslay_event_queue_msg(ctx, &m);
@@ -193,7 +183,7 @@ static void session_run(struct ws_session *s)
                     {.fd = s->sock,
                      .events = (short)((wslay_event_want_read(ctx) ? POLLIN : 0) |
                                        (wslay_event_want_write(ctx) ? POLLOUT : 0))},
-                    {.fd = take ? s->agent : -1, .events = POLLIN}};
+                    {.fd = take ? agent_req_fd(s->agent) : -1, .events = POLLIN}};
                 if (s->extra_len > 0)
                         p[0].revents = POLLIN;
                 else if (poll(p, 2, -1) < 0) {
@@ -216,8 +206,8 @@ static void session_run(struct ws_session *s)
 }
 
 struct upgrade_ctx {
-        int agent;
-        char id[32];
+        struct agent_req *agent;
+        char id[ROUTE_ID_MAX];
 };
 
 static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls, const char *extra,
@@ -227,66 +217,51 @@ static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls, co
         struct ws_session s = {.sock = sock,
                                .agent = u->agent,
                                .extra = (const uint8_t *)extra,
-                               .extra_len = extra_len,
-                               .frame = malloc(SBX_FRAME_MAX_PAYLOAD)};
+                               .extra_len = extra_len};
         snprintf(s.id, sizeof(s.id), "%s", u->id);
         /* thread-per-connection: this is the connection's own thread, blocking is fine */
-        if (s.frame)
-                session_run(&s);
+        session_run(&s);
         log_info("sandbox %s: terminal session ended", s.id);
-        free(s.frame);
-        safe_close(u->agent);
+        agent_req_free(u->agent);
         free(u);
         MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
 }
 
-/* REQ_HEAD for the agent's /v1/terminal with only cols, rows and user from the query (never
- * the token), then the answer head. Returns the agent's status or -errno. */
-static int open_agent(struct request *req, const struct sandbox *s, int *ret_fd)
+/* The request for the agent's /v1/terminal with only cols, rows and user from the query
+ * (never the token); then its answer head. */
+static int open_agent(struct request *req, const struct sandbox *s, struct agent_req **ret,
+                      struct sbx_resp_head *ret_head)
 {
-        _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *q = NULL;
+        _cleanup_agent_req_ struct agent_req *q = NULL;
+        _cleanup_free_ char *query = NULL;
         static const char *const keep[] = {"cols", "rows", "user"};
         for (size_t i = 0; i < ELEMENTSOF(keep); i++) {
-                const char *v =
-                    MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, keep[i]);
-                if (v && query_append(&q, keep[i], v) < 0)
+                const char *v = http_arg(req, keep[i]);
+                if (v && url_query_append(&query, keep[i], v) < 0)
                         return -ENOMEM;
         }
-        struct sbx_req_head h = {.port = SBX_PORT_INTERNAL,
-                                 .method = "GET",
-                                 .path = "/v1/terminal",
-                                 .query = q ? q : ""};
-        _cleanup_free_ uint8_t *buf = NULL, *frame = malloc(SBX_FRAME_MAX_PAYLOAD);
-        size_t len;
-        uint8_t type;
-        uint32_t flen;
-        struct sbx_resp_head rh = {};
-        int r;
-        if (!frame)
-                return -ENOMEM;
-        if ((r = agent_connect(s->dir, &fd)) < 0 || (r = agent_set_timeouts(fd, 10000)) < 0 ||
-            (r = sbx_req_head_encode(&h, &buf, &len)) < 0 ||
-            (r = sbx_frame_write(fd, SBX_FRAME_REQ_HEAD, buf, len)) < 0 ||
-            (r = sbx_frame_read(fd, &type, frame, &flen)) < 0)
+        struct agent_head h;
+        struct agent_req_opts o = {.timeout_ms = WS_AGENT_OPEN_TIMEOUT, .duplex = true};
+        agent_head_init(&h, SBX_PORT_INTERNAL, "GET", "/v1/terminal", query, NULL);
+        int r = agent_req_open(s->dir, &h.h, &o, &q);
+        if (r >= 0)
+                r = agent_req_read_head(q, ret_head);
+        if (r < 0)
                 return r;
-        if (type != SBX_FRAME_RESP_HEAD || sbx_resp_head_decode(frame, flen, &rh) < 0)
-                return -EPROTO;
-        int status = rh.status;
-        sbx_resp_head_free(&rh);
-        if (status == 200) {
-                /* interactive from here: reads wait as long as the shell is quiet */
-                struct timeval none = {0}, send = {.tv_sec = WS_AGENT_TIMEOUT / 1000};
-                if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof(none)) < 0 ||
-                    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send, sizeof(send)) < 0)
-                        return -errno;
-        }
-        *ret_fd = TAKE_FD(fd);
-        return status;
+        *ret = TAKE_PTR(q);
+        return 0;
 }
 
-enum MHD_Result ws_terminal_upgrade(struct request *req, const char *id)
+int ws_terminal_begin(struct request *req)
 {
+        int status;
+        _cleanup_sandbox_ struct sandbox *s = v1_running_sandbox(req, req->args.v[0], &status);
+        return s ? 0 : status;
+}
+
+int ws_terminal_upgrade(struct request *req)
+{
+        const char *id = req->args.v[0];
         const char *key = http_header(req, "Sec-WebSocket-Key");
         const char *ver = http_header(req, "Sec-WebSocket-Version");
         if (!header_has(req, "Upgrade", "websocket") || !header_has(req, "Connection", "upgrade") ||
@@ -302,37 +277,43 @@ enum MHD_Result ws_terminal_upgrade(struct request *req, const char *id)
                     "Sec-WebSocket-Version", "13");
         _cleanup_sandbox_ struct sandbox *s = registry_get(req->srv->registry, id);
         if (!s)
-                return v1_reply_error(req, 404, NULL, "sandbox %s not found", id);
-        int fd = -EBADF;
-        int st = open_agent(req, s, &fd);
-        if (st < 0)
+                return v1_reply_not_found(req, id);
+        _cleanup_agent_req_ struct agent_req *q = NULL;
+        struct sbx_resp_head h = {};
+        int r = open_agent(req, s, &q, &h);
+        if (r < 0)
                 return v1_reply_error(req, 502, NULL, "the sandbox %s is not reachable", id);
-        if (st != 200) {
-                _cleanup_free_ char *body = NULL;
-                size_t len = 0;
-                int r = v1_read_error_body(fd, &body, &len);
-                safe_close(fd);
-                if (r < 0)
+        if (h.status != 200) {
+                /* the agent's refusal, verbatim (it answers in the native shape) */
+                if (h.status < 200 || h.status > 599)
+                        r = -EPROTO;
+                else
+                        r = agent_mhd_respond(req, &q, &h, V1_RELAY_MAX_ERROR);
+                sbx_resp_head_free(&h);
+                if (r == -EPROTO || r == -EMSGSIZE)
                         return v1_reply_error(req, 502, NULL, "invalid answer from the sandbox");
-                return v1_relay_error(req, (unsigned)st, body, len);
+                return r;
         }
+        sbx_resp_head_free(&h);
+        /* interactive from here: reads wait as long as the shell is quiet */
+        if (agent_req_set_timeouts(q, 0, WS_AGENT_TIMEOUT) < 0)
+                return v1_reply_error(req, 502, NULL, "the sandbox %s is not reachable", id);
         struct upgrade_ctx *u = calloc(1, sizeof(*u));
         struct MHD_Response *resp = u ? MHD_create_response_for_upgrade(on_upgrade, u) : NULL;
         if (!resp) {
                 free(u);
-                safe_close(fd);
-                return MHD_NO;
+                return -ENOMEM;
         }
-        u->agent = fd;
+        u->agent = TAKE_PTR(q);
         snprintf(u->id, sizeof(u->id), "%s", id);
         char accept[32];
         accept_key(key, accept);
         MHD_add_response_header(resp, MHD_HTTP_HEADER_UPGRADE, "websocket");
         MHD_add_response_header(resp, "Sec-WebSocket-Accept", accept);
-        req->status = 101;
-        enum MHD_Result ret = MHD_queue_response(req->conn, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
+        r = http_queue(req, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
         MHD_destroy_response(resp);
-        /* If the 101 never goes out, MHD never calls on_upgrade: u and fd leak here (rare;
-         * the agent then sees its connection stay open until the sandbox goes). */
-        return ret;
+        /* If the 101 never goes out, MHD never calls on_upgrade: u and the agent connection
+         * leak here (rare; the agent then sees its connection stay open until the sandbox
+         * goes). */
+        return r;
 }

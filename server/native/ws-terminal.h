@@ -17,8 +17,8 @@
 
 #include "http/http.h"
 
-/* Browsers cannot set Authorization on a WebSocket: ?token=<api key> is accepted here. */
-bool ws_terminal_token_ok(struct request *req);
-
-/* Queue the 101 answer (or an error) for sandbox id. */
-enum MHD_Result ws_terminal_upgrade(struct request *req, const char *id);
+/* The route's begin: sandbox {id} must be running (404, 409). Browsers cannot set
+ * Authorization on a WebSocket: the route takes ?token=<api key> too (AUTH_BEARER_TOKEN). */
+int ws_terminal_begin(struct request *req);
+/* Queue the 101 answer (or an error) for sandbox {id}. Returns the status. */
+int ws_terminal_upgrade(struct request *req);

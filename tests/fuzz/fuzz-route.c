@@ -13,7 +13,7 @@
  *   - "/init" however many leading slashes is refused on the proxy, and every envd path but
  *     GET /health needs the token;
  *   - the raw query is the target's text between '?' and '#', and its pairs, decoded by
- *     query_next_pair() and encoded again by query_append(), decode to the same pairs.
+ *     query_next_pair() and encoded again by url_query_append(), decode to the same pairs.
  */
 #include <errno.h>
 #include <string.h>
@@ -23,6 +23,7 @@
 #include "frame.h"
 #include "fuzz.h"
 #include "http/route.h"
+#include "url-util.h"
 
 #define FIELDS 5
 
@@ -115,7 +116,7 @@ static void check_query(const char *target)
                 char *enc = NULL;
                 for (const char *p = pairs.p; p < pairs.p + pairs.len;) {
                         const char *k = p, *v = p + strlen(p) + 1;
-                        FUZZ_CHECK(query_append(&enc, k, v) == 0);
+                        FUZZ_CHECK(url_query_append(&enc, k, v) == 0);
                         p = v + strlen(v) + 1;
                 }
                 struct buf again = {};

@@ -15,7 +15,6 @@
 #include "storage/layer-store.h"
 #include "lifecycle/registry.h"
 #include "e2b/routes-sandboxes.h"
-#include "http/route.h"
 #include "sha256.h"
 #include "lifecycle/teardown.h"
 #include "unit.h"
@@ -213,25 +212,6 @@ static void test_ingest(void)
         sandbox_unref(s);
 }
 
-static void test_routes(void)
-{
-        char id[ROUTE_ID_MAX];
-        CHECK_EQ_INT(route_match("POST", "/sandboxes/abc/pause", id), OP_PAUSE);
-        CHECK_STREQ(id, "abc");
-        CHECK_EQ_INT(route_match("POST", "/sandboxes/abc/resume", id), OP_RESUME);
-        CHECK_EQ_INT(route_match("POST", "/sandboxes/abc/refreshes", id), OP_REFRESH);
-        CHECK_EQ_INT(route_match("GET", "/sandboxes/abc/metrics", id), OP_METRICS);
-        CHECK_EQ_INT(route_match("POST", "/sandboxes/abc/snapshots", id), OP_SNAPSHOT_CREATE);
-        CHECK_EQ_INT(route_match("POST", "/sandboxes/abc/fork", id), OP_FORK);
-        CHECK_EQ_INT(route_match("GET", "/snapshots", id), OP_SNAPSHOT_LIST);
-        CHECK_EQ_INT(route_match("DELETE", "/templates/snap-1", id), OP_TEMPLATE_DELETE);
-        CHECK_STREQ(id, "snap-1");
-        CHECK_EQ_INT(route_match("DELETE", "/templates/a/b", id), OP_NONE);
-        CHECK_EQ_INT(route_match("GET", "/metrics", id), OP_PROMETHEUS);
-        CHECK_EQ_INT(route_match("GET", "/sandboxes/abc/pause", id), OP_NONE);
-        CHECK_EQ_INT(route_match("POST", "/v2/sandboxes/abc/pause", id), OP_NONE);
-}
-
 static void test_list_state(void)
 {
         struct list_query q;
@@ -250,7 +230,6 @@ int main(void)
         if (!mkdtemp(tmp))
                 return 1;
         test_sha256();
-        test_routes();
         test_list_state();
         test_ingest();
         rm_rf(tmp);

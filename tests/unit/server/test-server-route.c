@@ -1,39 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Routing table, proxy classification and token rules, query extraction/re-encoding, config. */
+/* Proxy classification and token rules, hop-by-hop headers, query extraction/re-encoding,
+ * config. The route table: test-route-table.c. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 
-#include "e2b/proxy.h"
+#include "http/http.h"
 #include "core/query.h"
 #include "http/route.h"
 #include "core/server-config.h"
 #include "unit.h"
 #include "url-util.h"
-
-static void test_match(void)
-{
-        char id[ROUTE_ID_MAX];
-        CHECK_EQ_INT(route_match("POST", "/sandboxes", id), OP_CREATE_V1);
-        CHECK_EQ_INT(route_match("POST", "/v2/sandboxes", id), OP_CREATE_V2);
-        CHECK_EQ_INT(route_match("GET", "/sandboxes", id), OP_LIST_V1);
-        CHECK_EQ_INT(route_match("GET", "/v2/sandboxes", id), OP_LIST_V2);
-        CHECK_EQ_INT(route_match("GET", "/sandboxes/abc", id), OP_GET);
-        CHECK_STREQ(id, "abc");
-        CHECK_EQ_INT(route_match("DELETE", "/sandboxes/abc", id), OP_KILL);
-        CHECK_EQ_INT(route_match("POST", "/sandboxes/abc/timeout", id), OP_TIMEOUT);
-        CHECK_EQ_INT(route_match("POST", "/sandboxes/abc/connect", id), OP_CONNECT_V1);
-        CHECK_EQ_INT(route_match("POST", "/v2/sandboxes/xyz/connect", id), OP_CONNECT_V2);
-        CHECK_STREQ(id, "xyz");
-        CHECK_EQ_INT(route_match("GET", "/v2/sandboxes/abc", id), OP_NONE);
-        CHECK_EQ_INT(route_match("POST", "/v2/sandboxes/abc/timeout", id), OP_NONE);
-        CHECK_EQ_INT(route_match("PUT", "/sandboxes", id), OP_NONE);
-        CHECK_EQ_INT(route_match("GET", "/sandboxes/abc/timeout", id), OP_NONE);
-        CHECK_EQ_INT(route_match("GET", "/", id), OP_NONE);
-        CHECK_EQ_INT(route_match("GET", "/sandboxes//", id), OP_NONE);
-        CHECK_EQ_INT(route_match("GET", "/sandboxesx", id), OP_NONE);
-        CHECK_EQ_INT(route_match("GET", "/health", id), OP_NONE);
-}
 
 static void test_classify(void)
 {
@@ -94,12 +71,12 @@ static void test_proxy_rules(void)
         CHECK(!route_proxy_needs_token(49999, "POST", "/contexts"));
         CHECK(!route_proxy_needs_token(49999, "GET", "/health"));
 
-        CHECK(proxy_hop_by_hop("connection"));
-        CHECK(proxy_hop_by_hop("Transfer-Encoding"));
-        CHECK(proxy_hop_by_hop("E2b-Sandbox-Id"));
-        CHECK(!proxy_hop_by_hop("Content-Type"));
-        CHECK(!proxy_hop_by_hop("X-Access-Token"));
-        CHECK(!proxy_hop_by_hop("Authorization"));
+        CHECK(http_hop_by_hop("connection"));
+        CHECK(http_hop_by_hop("Transfer-Encoding"));
+        CHECK(http_hop_by_hop("E2b-Sandbox-Id"));
+        CHECK(!http_hop_by_hop("Content-Type"));
+        CHECK(!http_hop_by_hop("X-Access-Token"));
+        CHECK(!http_hop_by_hop("Authorization"));
 }
 
 static void test_query(void)
@@ -119,16 +96,16 @@ static void test_query(void)
         free(q);
 
         q = NULL;
-        CHECK_EQ_INT(query_append(&q, "path", "/home/user/a.txt"), 0);
-        CHECK_EQ_INT(query_append(&q, "username", "user"), 0);
+        CHECK_EQ_INT(url_query_append(&q, "path", "/home/user/a.txt"), 0);
+        CHECK_EQ_INT(url_query_append(&q, "username", "user"), 0);
         CHECK_STREQ(q, "path=%2Fhome%2Fuser%2Fa.txt&username=user");
-        CHECK_EQ_INT(query_append(&q, "sig", "v1_a+b/c=="), 0);
+        CHECK_EQ_INT(url_query_append(&q, "sig", "v1_a+b/c=="), 0);
         CHECK_STREQ(q, "path=%2Fhome%2Fuser%2Fa.txt&username=user&sig=v1_a%2Bb%2Fc%3D%3D");
-        CHECK_EQ_INT(query_append(&q, "flag", NULL), 0);
+        CHECK_EQ_INT(url_query_append(&q, "flag", NULL), 0);
         CHECK_STREQ(q, "path=%2Fhome%2Fuser%2Fa.txt&username=user&sig=v1_a%2Bb%2Fc%3D%3D&flag");
         free(q);
         q = NULL;
-        CHECK_EQ_INT(query_append(&q, "k", "ü ~-._"), 0);
+        CHECK_EQ_INT(url_query_append(&q, "k", "ü ~-._"), 0);
         CHECK_STREQ(q, "k=%C3%BC%20~-._");
         free(q);
 
@@ -142,7 +119,7 @@ static void test_query(void)
 
         /* round trip: decode(encode(x)) == x */
         q = NULL;
-        CHECK_EQ_INT(query_append(&q, "a&b=c", "d=e&f%"), 0);
+        CHECK_EQ_INT(url_query_append(&q, "a&b=c", "d=e&f%"), 0);
         size_t pos = 0;
         char *k, *v;
         CHECK_EQ_INT(query_next_pair(q, &pos, &k, &v), 1);
@@ -175,7 +152,6 @@ static void test_listen(void)
 
 int main(void)
 {
-        test_match();
         test_classify();
         test_proxy_rules();
         test_query();

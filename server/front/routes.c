@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "front/routes.h"
+
+#include "e2b/routes-lifecycle.h"
+#include "e2b/routes-sandboxes.h"
+#include "http/http.h"
+#include "macros.h"
+#include "native/mcp-host.h"
+#include "native/v1-relay.h"
+#include "native/v1.h"
+#include "native/ws-terminal.h"
+
+#define GET    ROUTE_GET
+#define POST   ROUTE_POST
+#define DELETE ROUTE_DELETE
+
+/* The E2B control plane: X-API-KEY, a JSON body of at most HTTP_MAX_CONTROL_BODY. */
+#define E2B(m, p, h)                                                                               \
+        {                                                                                          \
+                .methods = (m), .pattern = (p), .auth = AUTH_API_KEY, .body = BODY_JSON,           \
+                .max_body = HTTP_MAX_CONTROL_BODY, .errors = ERRORS_E2B, .handle = (h)             \
+        }
+/* The native API answered in sbxd: Bearer, a JSON body of at most V1_MAX_JSON_BODY. */
+#define V1(m, p, b, h)                                                                             \
+        {                                                                                          \
+                .methods = (m), .pattern = (p), .auth = AUTH_BEARER, .body = BODY_JSON,            \
+                .max_body = V1_MAX_JSON_BODY, .errors = ERRORS_NATIVE, .begin = (b), .handle = (h) \
+        }
+
+/* First match wins. Trailing slashes are rows of their own where sbxd takes them. */
+const struct route sbxd_routes[] = {
+    /* E2B: sandboxes (e2b/routes-sandboxes.h) */
+    E2B(POST, "/sandboxes", e2b_create),
+    E2B(POST, "/sandboxes/", e2b_create),
+    E2B(POST, "/v2/sandboxes", e2b_create),
+    E2B(POST, "/v2/sandboxes/", e2b_create),
+    E2B(GET, "/sandboxes", e2b_list_v1),
+    E2B(GET, "/sandboxes/", e2b_list_v1),
+    E2B(GET, "/v2/sandboxes", e2b_list_v2),
+    E2B(GET, "/v2/sandboxes/", e2b_list_v2),
+    E2B(GET, "/sandboxes/{id}", e2b_get),
+    E2B(GET, "/sandboxes/{id}/", e2b_get),
+    E2B(DELETE, "/sandboxes/{id}", e2b_kill),
+    E2B(DELETE, "/sandboxes/{id}/", e2b_kill),
+    E2B(POST, "/sandboxes/{id}/timeout", e2b_timeout),
+    E2B(POST, "/sandboxes/{id}/connect", e2b_connect),
+    E2B(POST, "/v2/sandboxes/{id}/connect", e2b_connect),
+    /* E2B: lifecycle (e2b/routes-lifecycle.h) */
+    E2B(POST, "/sandboxes/{id}/pause", e2b_pause),
+    E2B(POST, "/sandboxes/{id}/resume", e2b_resume),
+    E2B(POST, "/sandboxes/{id}/refreshes", e2b_refresh),
+    E2B(GET, "/sandboxes/{id}/metrics", e2b_metrics),
+    E2B(POST, "/sandboxes/{id}/snapshots", e2b_snapshot_create),
+    E2B(POST, "/sandboxes/{id}/fork", e2b_fork),
+    E2B(GET, "/snapshots", e2b_snapshot_list),
+    E2B(DELETE, "/templates/{id}", e2b_template_delete),
+    {.methods = GET,
+     .pattern = "/metrics",
+     .auth = AUTH_API_KEY_BEARER, /* Prometheus scrapers send a bearer token */
+     .body = BODY_JSON,
+     .max_body = HTTP_MAX_CONTROL_BODY,
+     .errors = ERRORS_E2B,
+     .handle = e2b_prometheus},
+
+    /* the native API (native/v1.h) */
+    V1(GET, "/v1/sandboxes", NULL, v1_handle_list),
+    V1(GET, "/v1/sandboxes/", NULL, v1_handle_list),
+    V1(POST, "/v1/sandboxes", NULL, v1_handle_create),
+    V1(POST, "/v1/sandboxes/", NULL, v1_handle_create),
+    V1(GET, "/v1/sandboxes/{id}", v1_check_id_begin, v1_handle_get),
+    V1(GET, "/v1/sandboxes/{id}/", v1_check_id_begin, v1_handle_get),
+    V1(DELETE, "/v1/sandboxes/{id}", v1_check_id_begin, v1_handle_kill),
+    V1(DELETE, "/v1/sandboxes/{id}/", v1_check_id_begin, v1_handle_kill),
+    {.methods = GET,
+     .pattern = "/v1/sandboxes/{id}/terminal",
+     .auth = AUTH_BEARER_TOKEN,
+     .body = BODY_NONE,
+     .errors = ERRORS_NATIVE,
+     .begin = ws_terminal_begin,
+     .handle = ws_terminal_upgrade},
+    {.methods = GET | POST | ROUTE_PUT | DELETE,
+     .pattern = "/v1/sandboxes/{id}/{op*}",
+     .auth = AUTH_BEARER,
+     .body = BODY_STREAM,
+     .errors = ERRORS_NATIVE,
+     .begin = v1_relay_begin,
+     .upload = v1_relay_upload,
+     .handle = v1_relay_finish},
+
+    /* MCP (native/mcp-host.h; it answers unsupported methods itself) */
+    {.methods = ROUTE_ANY,
+     .pattern = "/mcp",
+     .auth = AUTH_BEARER,
+     .body = BODY_BUFFERED,
+     .max_body = V1_MAX_JSON_BODY,
+     .errors = ERRORS_NATIVE,
+     .handle = mcp_host_handle},
+    {.methods = ROUTE_ANY,
+     .pattern = "/mcp/",
+     .auth = AUTH_BEARER,
+     .body = BODY_BUFFERED,
+     .max_body = V1_MAX_JSON_BODY,
+     .errors = ERRORS_NATIVE,
+     .handle = mcp_host_handle},
+};
+
+const size_t sbxd_n_routes = ELEMENTSOF(sbxd_routes);

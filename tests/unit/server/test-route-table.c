@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* sbxd's route table (front/routes.c): every route reaches its handler with its auth and body
+ * policy; paths no row takes are refused as before the table (404, or 405 under /v1). */
+#include <string.h>
+
+#include "e2b/routes-lifecycle.h"
+#include "e2b/routes-sandboxes.h"
+#include "front/routes.h"
+#include "http/http.h"
+#include "native/mcp-host.h"
+#include "native/v1-relay.h"
+#include "native/v1.h"
+#include "native/ws-terminal.h"
+#include "unit.h"
+
+struct want {
+        const char *method, *path;
+        int (*handle)(struct request *req);
+        enum route_auth auth;
+        enum route_body body;
+        size_t max_body;
+        enum route_errors errors;
+        const char *arg, *tail; /* the first {capture}, the {name*} tail (NULL: none) */
+};
+
+#define E2B_ROW(m, p, h, a)                                                                        \
+        {                                                                                          \
+                m, p, h, AUTH_API_KEY, BODY_JSON, HTTP_MAX_CONTROL_BODY, ERRORS_E2B, a, NULL       \
+        }
+#define V1_ROW(m, p, h, a)                                                                         \
+        {                                                                                          \
+                m, p, h, AUTH_BEARER, BODY_JSON, V1_MAX_JSON_BODY, ERRORS_NATIVE, a, NULL          \
+        }
+
+static const struct want wants[] = {
+    E2B_ROW("POST", "/sandboxes", e2b_create, NULL),
+    E2B_ROW("POST", "/sandboxes/", e2b_create, NULL),
+    E2B_ROW("POST", "/v2/sandboxes", e2b_create, NULL),
+    E2B_ROW("GET", "/sandboxes", e2b_list_v1, NULL),
+    E2B_ROW("GET", "/sandboxes/", e2b_list_v1, NULL),
+    E2B_ROW("GET", "/v2/sandboxes", e2b_list_v2, NULL),
+    E2B_ROW("GET", "/sandboxes/abc", e2b_get, "abc"),
+    E2B_ROW("GET", "/sandboxes/abc/", e2b_get, "abc"),
+    E2B_ROW("DELETE", "/sandboxes/abc", e2b_kill, "abc"),
+    E2B_ROW("POST", "/sandboxes/abc/timeout", e2b_timeout, "abc"),
+    E2B_ROW("POST", "/sandboxes/abc/connect", e2b_connect, "abc"),
+    E2B_ROW("POST", "/v2/sandboxes/xyz/connect", e2b_connect, "xyz"),
+    E2B_ROW("POST", "/sandboxes/abc/pause", e2b_pause, "abc"),
+    E2B_ROW("POST", "/sandboxes/abc/resume", e2b_resume, "abc"),
+    E2B_ROW("POST", "/sandboxes/abc/refreshes", e2b_refresh, "abc"),
+    E2B_ROW("GET", "/sandboxes/abc/metrics", e2b_metrics, "abc"),
+    E2B_ROW("POST", "/sandboxes/abc/snapshots", e2b_snapshot_create, "abc"),
+    E2B_ROW("POST", "/sandboxes/abc/fork", e2b_fork, "abc"),
+    E2B_ROW("GET", "/snapshots", e2b_snapshot_list, NULL),
+    E2B_ROW("DELETE", "/templates/snap-1", e2b_template_delete, "snap-1"),
+    {"GET", "/metrics", e2b_prometheus, AUTH_API_KEY_BEARER, BODY_JSON, HTTP_MAX_CONTROL_BODY,
+     ERRORS_E2B, NULL, NULL},
+    V1_ROW("GET", "/v1/sandboxes", v1_handle_list, NULL),
+    V1_ROW("GET", "/v1/sandboxes/", v1_handle_list, NULL),
+    V1_ROW("POST", "/v1/sandboxes", v1_handle_create, NULL),
+    V1_ROW("GET", "/v1/sandboxes/abc", v1_handle_get, "abc"),
+    V1_ROW("GET", "/v1/sandboxes/abc/", v1_handle_get, "abc"),
+    V1_ROW("DELETE", "/v1/sandboxes/abc", v1_handle_kill, "abc"),
+    {"GET", "/v1/sandboxes/abc/terminal", ws_terminal_upgrade, AUTH_BEARER_TOKEN, BODY_NONE, 0,
+     ERRORS_NATIVE, "abc", NULL},
+    {"POST", "/v1/sandboxes/abc/terminal", v1_relay_finish, AUTH_BEARER, BODY_STREAM, 0,
+     ERRORS_NATIVE, "abc", "/terminal"},
+    {"POST", "/v1/sandboxes/abc/exec", v1_relay_finish, AUTH_BEARER, BODY_STREAM, 0, ERRORS_NATIVE,
+     "abc", "/exec"},
+    {"GET", "/v1/sandboxes/abc/fs/list", v1_relay_finish, AUTH_BEARER, BODY_STREAM, 0,
+     ERRORS_NATIVE, "abc", "/fs/list"},
+    {"PUT", "/v1/sandboxes/abc/files", v1_relay_finish, AUTH_BEARER, BODY_STREAM, 0, ERRORS_NATIVE,
+     "abc", "/files"},
+    {"DELETE", "/v1/sandboxes/abc//", v1_relay_finish, AUTH_BEARER, BODY_STREAM, 0, ERRORS_NATIVE,
+     "abc", "//"},
+    {"POST", "/mcp", mcp_host_handle, AUTH_BEARER, BODY_BUFFERED, V1_MAX_JSON_BODY, ERRORS_NATIVE,
+     NULL, NULL},
+    {"GET", "/mcp/", mcp_host_handle, AUTH_BEARER, BODY_BUFFERED, V1_MAX_JSON_BODY, ERRORS_NATIVE,
+     NULL, NULL},
+    {"PATCH", "/mcp", mcp_host_handle, AUTH_BEARER, BODY_BUFFERED, V1_MAX_JSON_BODY, ERRORS_NATIVE,
+     NULL, NULL},
+};
+
+static void test_every_route(void)
+{
+        for (size_t i = 0; i < sizeof(wants) / sizeof(wants[0]); i++) {
+                const struct want *w = &wants[i];
+                struct route_args a;
+                bool path_only;
+                const struct route *r =
+                    route_find(sbxd_routes, sbxd_n_routes, w->method, w->path, &a, &path_only);
+                if (!r) {
+                        fprintf(stderr, "no route for %s %s\n", w->method, w->path);
+                        CHECK(r);
+                        continue;
+                }
+                CHECK(r->handle == w->handle);
+                CHECK_EQ_INT(r->auth, w->auth);
+                CHECK_EQ_INT(r->body, w->body);
+                CHECK_EQ_INT(r->errors, w->errors);
+                if (w->body == BODY_JSON || w->body == BODY_BUFFERED)
+                        CHECK_EQ_INT(r->max_body, w->max_body);
+                if (w->body == BODY_STREAM)
+                        CHECK(r->upload != NULL && r->begin != NULL);
+                CHECK_STREQ(a.v[0], w->arg ? w->arg : "");
+                if (w->tail)
+                        CHECK_STREQ(a.tail, w->tail);
+                else
+                        CHECK(a.tail == NULL);
+        }
+        /* every row has a handler, and a streamed row its upload */
+        for (size_t i = 0; i < sbxd_n_routes; i++) {
+                CHECK(sbxd_routes[i].handle != NULL);
+                CHECK(sbxd_routes[i].body != BODY_STREAM || sbxd_routes[i].upload != NULL);
+        }
+}
+
+static void check_none(const char *method, const char *path, bool path_only,
+                       enum route_errors errors)
+{
+        struct route_args a;
+        bool po;
+        const struct route *r = route_find(sbxd_routes, sbxd_n_routes, method, path, &a, &po);
+        if (r)
+                fprintf(stderr, "%s %s: unexpected route %s\n", method, path, r->pattern);
+        CHECK(r == NULL);
+        CHECK_EQ_INT(po, path_only);
+        CHECK_EQ_INT(route_errors_for_path(path), errors);
+}
+
+static void test_unknown(void)
+{
+        /* E2B: 404 "no such route" for all of these (path_only does not matter there) */
+        check_none("GET", "/v2/sandboxes/abc", false, ERRORS_E2B);
+        check_none("POST", "/v2/sandboxes/abc/timeout", false, ERRORS_E2B);
+        check_none("PUT", "/sandboxes", true, ERRORS_E2B);
+        check_none("GET", "/sandboxes/abc/timeout", true, ERRORS_E2B);
+        check_none("GET", "/", false, ERRORS_E2B);
+        check_none("GET", "/sandboxes//", false, ERRORS_E2B);
+        check_none("GET", "/sandboxesx", false, ERRORS_E2B);
+        check_none("GET", "/health", false, ERRORS_E2B);
+        check_none("GET", "/v2/snapshots", false, ERRORS_E2B);
+        check_none("DELETE", "/templates/x/", false, ERRORS_E2B);
+        check_none("DELETE", "/templates/a/b", false, ERRORS_E2B);
+        check_none("GET", "/sandboxes/abc/pause", true, ERRORS_E2B);
+        check_none("POST", "/v2/sandboxes/abc/pause", false, ERRORS_E2B);
+        check_none("DELETE", "/templates/", false, ERRORS_E2B);
+        check_none("GET", "/v2/sandboxes/abc/metrics", false, ERRORS_E2B);
+        check_none("GET", "/sandboxes/abc/connect/", false, ERRORS_E2B);
+        char longid[128] = "/sandboxes/";
+        memset(longid + 11, 'a', 64);
+        check_none("GET", longid, false, ERRORS_E2B);
+        /* the native API: 404 for paths it does not have, 405 for another method */
+        check_none("GET", "/v1", false, ERRORS_NATIVE);
+        check_none("GET", "/v1/", false, ERRORS_NATIVE);
+        check_none("GET", "/v1/nothing", false, ERRORS_NATIVE);
+        check_none("GET", "/v1/sandboxesx", false, ERRORS_NATIVE);
+        check_none("POST", "/v1/sandboxes//exec", false, ERRORS_NATIVE);
+        check_none("PATCH", "/v1/sandboxes/abc", true, ERRORS_NATIVE);
+        check_none("PUT", "/v1/sandboxes", true, ERRORS_NATIVE);
+        check_none("PATCH", "/v1/sandboxes/abc/exec", true, ERRORS_NATIVE);
+        char v1long[128] = "/v1/sandboxes/";
+        memset(v1long + 14, 'a', 64);
+        check_none("GET", v1long, false, ERRORS_NATIVE);
+        /* not ours */
+        CHECK_EQ_INT(route_errors_for_path("/v1x"), ERRORS_E2B);
+        CHECK_EQ_INT(route_errors_for_path("/mcpx"), ERRORS_E2B);
+        CHECK_EQ_INT(route_errors_for_path("/sandboxes"), ERRORS_E2B);
+        check_none("POST", "/mcpx", false, ERRORS_E2B);
+}
+
+static void test_pattern(void)
+{
+        struct route_args a;
+        CHECK(route_pattern_match("/a/{x}/b/{y}", "/a/1/b/22", &a));
+        CHECK_STREQ(a.v[0], "1");
+        CHECK_STREQ(a.v[1], "22");
+        CHECK(!route_pattern_match("/a/{x}", "/a/", &a));
+        CHECK(!route_pattern_match("/a/{x}", "/a/1/", &a));
+        CHECK(!route_pattern_match("/a/{x}/{r*}", "/a/1/", &a));
+        CHECK(route_pattern_match("/a/{x}/{r*}", "/a/1/z/y", &a));
+        CHECK_STREQ(a.tail, "/z/y");
+        CHECK(!route_pattern_match("/a/{x", "/a/1", &a)); /* a bad pattern matches nothing */
+        CHECK_EQ_INT(route_method_bit("GET"), ROUTE_GET);
+        CHECK_EQ_INT(route_method_bit("PATCH"), ROUTE_OTHER);
+        CHECK_EQ_INT(route_method_bit("get"), ROUTE_OTHER); /* methods are case-sensitive */
+}
+
+int main(void)
+{
+        test_every_route();
+        test_unknown();
+        test_pattern();
+        return unit_finish("test-route-table");
+}
