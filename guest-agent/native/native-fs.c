@@ -132,7 +132,7 @@ static char *join(const char *dir, const char *name)
         return p;
 }
 
-static int handle_stat(struct agent_request *r)
+int native_fs_handle_stat(struct agent_request *r)
 {
         _cleanup_free_ char *raw = native_query(r, "path");
         _cleanup_(fs_ctx_done) struct fs_ctx c = {0};
@@ -148,7 +148,7 @@ static int handle_stat(struct agent_request *r)
         return e;
 }
 
-static int handle_list(struct agent_request *r)
+int native_fs_handle_list(struct agent_request *r)
 {
         _cleanup_free_ char *raw = native_query(r, "path");
         _cleanup_(fs_ctx_done) struct fs_ctx c = {0};
@@ -194,7 +194,7 @@ static int mkdir_p(char *path)
         return mkdir(path, 0755) < 0 ? -errno : 0;
 }
 
-static int handle_mkdir(struct agent_request *r)
+int native_fs_handle_mkdir(struct agent_request *r)
 {
         cJSON *body = NULL;
         _cleanup_(fs_ctx_done) struct fs_ctx c = {0};
@@ -221,7 +221,7 @@ static int handle_mkdir(struct agent_request *r)
         return e;
 }
 
-static int handle_move(struct agent_request *r)
+int native_fs_handle_move(struct agent_request *r)
 {
         cJSON *body = NULL;
         _cleanup_(fs_ctx_done) struct fs_ctx c = {0};
@@ -279,7 +279,7 @@ static int remove_at(int dfd, const char *name, int depth)
         return e;
 }
 
-static int handle_remove(struct agent_request *r)
+int native_fs_handle_remove(struct agent_request *r)
 {
         _cleanup_free_ char *raw = native_query(r, "path"), *rec = native_query(r, "recursive");
         _cleanup_(fs_ctx_done) struct fs_ctx c = {0};
@@ -299,26 +299,4 @@ static int handle_remove(struct agent_request *r)
         if (e < 0)
                 return fs_fail(r, e, "remove", c.path);
         return agent_respond(r, 204, NULL, NULL, 0);
-}
-
-int native_fs_route(struct agent_request *r, const char *m, const char *p)
-{
-        if (strncmp(p, "/v1/fs", 6) != 0)
-                return -ENOENT;
-        p += 6;
-        if (streq_ptr(m, "GET") && streq_ptr(p, "/list"))
-                return handle_list(r);
-        if (streq_ptr(m, "GET") && streq_ptr(p, "/stat"))
-                return handle_stat(r);
-        if (streq_ptr(m, "POST") && streq_ptr(p, "/mkdir"))
-                return handle_mkdir(r);
-        if (streq_ptr(m, "POST") && streq_ptr(p, "/move"))
-                return handle_move(r);
-        if (streq_ptr(m, "DELETE") && (*p == 0 || streq_ptr(p, "/")))
-                return handle_remove(r);
-        if (streq_ptr(m, "GET") && streq_ptr(p, "/search"))
-                return native_fs_search(r);
-        if (streq_ptr(m, "GET") && streq_ptr(p, "/watch"))
-                return native_fs_watch(r);
-        return -ENOENT;
 }

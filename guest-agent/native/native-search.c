@@ -25,7 +25,6 @@
 #include <unistd.h>
 
 #include "core/config.h"
-#include "native/native-loop.h"
 #include "native/native.h"
 #include "core/path.h"
 #include "core/users.h"
@@ -152,7 +151,7 @@ static void walk(struct search *s, int dfd, const char *dir, int depth)
         closedir(d);
 }
 
-int native_fs_search(struct agent_request *r)
+int native_fs_handle_search(struct agent_request *r)
 {
         _cleanup_(agent_user_done) struct agent_user u = {0};
         _cleanup_free_ char *path = NULL, *name = native_query(r, "name");
@@ -281,7 +280,7 @@ static int watch_events(struct agent_request *r, struct watch *w, bool recursive
         return 0;
 }
 
-int native_fs_watch(struct agent_request *r)
+int native_fs_handle_watch(struct agent_request *r)
 {
         static const char *const hs[] = {"Content-Type", "text/event-stream", "Cache-Control",
                                          "no-cache", NULL};
@@ -311,10 +310,14 @@ int native_fs_watch(struct agent_request *r)
                 struct pollfd p[2] = {{.fd = w.ifd, .events = POLLIN},
                                       {.fd = r->fd, .events = POLLRDHUP}};
                 int n = poll(p, 2, FS_KEEPALIVE_MS);
-                if (n < 0 && errno != EINTR)
+                if (n < 0 && errno != EINTR) {
+                        e = negative_errno();
                         break;
-                if (p[1].revents)
-                        break; /* the client left */
+                }
+                if (p[1].revents) {
+                        e = -ECONNRESET; /* the client left: the stream has no end to send */
+                        break;
+                }
                 if (p[0].revents)
                         e = watch_events(r, &w, recursive);
                 else if (n == 0)
