@@ -45,8 +45,8 @@ int agent_handle_init(struct agent_request *r)
 #define EXACT  AGENT_ROUTE_EXACT
 #define PREFIX AGENT_ROUTE_PREFIX
 #define UNARY  AGENT_ROUTE_UNARY
-/* How the native API's routes answer REST errors of shared handlers (envd's /files). */
-#define V1_ERRORS NULL
+/* The native API's routes answer REST errors of shared handlers (envd's /files) in its shape. */
+#define V1_ERRORS native_rest_error
 
 /* Port, method, path, match, flags, handler, REST error shape; the first match wins. */
 static const struct agent_route routes[] = {

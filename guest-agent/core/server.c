@@ -150,13 +150,20 @@ static void *conn_thread(void *arg)
         return NULL;
 }
 
-/* Called from the init loop: never block it on a peer that does not read. */
+/* Called from the init loop: never block it on a peer that does not read or write. The head
+ * is usually in the socket already (sbxd writes it right after connecting); when it is, the
+ * refusal takes the error shape of the route it was meant for (the native API's for /v1/). */
 static void answer_busy(int fd)
 {
         struct agent_request r = {.fd = fd};
 
         (void)fd_set_nonblock(fd, 1);
+        r.frame_buf = malloc(SBX_FRAME_MAX_PAYLOAD);
+        if (r.frame_buf && read_head(&r) < 0)
+                r.route = NULL;
         (void)agent_respond_rest_error(&r, 503, "agent busy: too many connections");
+        sbx_req_head_free(&r.head);
+        free(r.frame_buf);
         safe_close(fd);
 }
 

@@ -14,6 +14,76 @@
 #include "json-util.h"
 #include "macros.h"
 
+const char *native_status_code(int status)
+{
+        switch (status) {
+        case 400:
+                return "bad_request";
+        case 401:
+                return "unauthorized";
+        case 403:
+                return "forbidden";
+        case 404:
+                return "not_found";
+        case 405:
+                return "method_not_allowed";
+        case 409:
+                return "conflict";
+        case 413:
+                return "payload_too_large";
+        case 422:
+                return "unprocessable";
+        case 502:
+                return "sandbox_unavailable";
+        case 503:
+                return "unavailable";
+        case 507:
+                return "insufficient_storage";
+        default:
+                return status >= 500 ? "internal" : "bad_request";
+        }
+}
+
+/* Cut s to at most max bytes without splitting a UTF-8 sequence. */
+static void utf8_truncate(char *s, size_t max)
+{
+        size_t n = strlen(s);
+
+        if (n <= max)
+                return;
+        n = max;
+        while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+                n--;
+        s[n] = 0;
+}
+
+/* The native error answer, without touching the request body (a shared handler may answer
+ * in the middle of an upload, and sbxd stops sending then). */
+static int reply_error(struct agent_request *r, int status, const char *code, char *msg)
+{
+        _cleanup_json_ cJSON *o = cJSON_CreateObject();
+        _cleanup_free_ char *body = NULL;
+        cJSON *e;
+
+        utf8_truncate(msg, NATIVE_MESSAGE_MAX);
+        if (!o || !(e = cJSON_AddObjectToObject(o, "error")) ||
+            !cJSON_AddStringToObject(e, "code", code) ||
+            !cJSON_AddStringToObject(e, "message",
+                                     *msg ? msg : "the sandbox refused the request") ||
+            !(body = cJSON_PrintUnformatted(o)))
+                return -ENOMEM;
+        return agent_respond(r, status, "application/json", body, strlen(body));
+}
+
+int native_rest_error(struct agent_request *r, int status, const char *message)
+{
+        _cleanup_free_ char *msg = strdup(message ? message : "");
+
+        if (!msg)
+                return -ENOMEM;
+        return reply_error(r, status, native_status_code(status), msg);
+}
+
 int native_error(struct agent_request *r, int status, const char *code, const char *fmt, ...)
 {
         _cleanup_free_ char *msg = NULL;
@@ -29,14 +99,7 @@ int native_error(struct agent_request *r, int status, const char *code, const ch
         }
         if (!r->body_done)
                 (void)agent_request_discard_body(r, NATIVE_MAX_BODY);
-        _cleanup_json_ cJSON *o = cJSON_CreateObject();
-        _cleanup_free_ char *body = NULL;
-        cJSON *e;
-        if (!o || !(e = cJSON_AddObjectToObject(o, "error")) ||
-            !cJSON_AddStringToObject(e, "code", code) ||
-            !cJSON_AddStringToObject(e, "message", msg) || !(body = cJSON_PrintUnformatted(o)))
-                return -ENOMEM;
-        return agent_respond(r, status, "application/json", body, strlen(body));
+        return reply_error(r, status, code, msg);
 }
 
 int native_handle_not_found(struct agent_request *r)

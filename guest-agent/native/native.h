@@ -2,9 +2,10 @@
 /*
  * The native API's sandbox side: routes under /v1/ on the internal port 0 (api/frames.md),
  * which only sbxd can reach. sbxd maps `/v1/sandboxes/{id}/<rest>` to `/v1/<rest>` here and
- * relays the answer. Bodies are JSON; errors are {"error":{"code","message"}} with the HTTP
- * status (sbxd re-checks the shape, with bounds, before relaying). The routes are in
- * guest-agent/routes.c:
+ * relays the answer as it is. Bodies are JSON; every error is the native API's shape,
+ * {"error":{"code","message"}} with application/json and the HTTP status
+ * (api/openapi/sbx-v1.yaml), including those of the envd handlers the native routes share
+ * (their route's rest_error is native_rest_error()). The routes are in guest-agent/routes.c:
  *
  *   POST   /v1/exec                    one process, output collected (exec limits below)
  *   POST   /v1/run-code                one snippet (python, node, bash, sh)
@@ -35,6 +36,7 @@
 #define NATIVE_TIMEOUT_MAX     300000                /* ms */
 #define NATIVE_OUTPUT_MAX      (16u * 1024u * 1024u) /* combined stdout + stderr */
 #define NATIVE_CODE_MAX        (4u * 1024u * 1024u)  /* run-code code bytes (fed on stdin) */
+#define NATIVE_MESSAGE_MAX     1024u                 /* bytes of an error message */
 
 /* ---- handlers (native.c, native-fs.c, native-search.c, native-proc.c, native-term.c) ---- */
 
@@ -56,10 +58,17 @@ int native_proc_handle_item(struct agent_request *r);
 /* Any other /v1/ path: 404 not_found. */
 int native_handle_not_found(struct agent_request *r);
 
+/* The rest_error of every /v1/ route (core/route.h): a REST error of a shared handler (envd's
+ * /files) in the native shape, the code the default for its status (native_status_code()). */
+int native_rest_error(struct agent_request *r, int status, const char *message);
+
 /* ---- helpers shared by the handlers ---- */
 
-/* {"error":{"code":code,"message":...}} with status; drains what is left of the request body
- * first. Returns status or -errno. */
+/* The native API's default error code for an HTTP status, as sbxd's v1_status_code(). */
+const char *native_status_code(int status);
+/* {"error":{"code":code,"message":...}} with status, the message cut to NATIVE_MESSAGE_MAX
+ * bytes (at a character boundary); drains what is left of the request body first. Returns
+ * status or -errno. */
 int native_error(struct agent_request *r, int status, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* Print and send o (not freed) with status. */

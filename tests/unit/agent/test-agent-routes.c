@@ -136,6 +136,13 @@ static void test_agent_table(void)
         CHECK(agent(0, "GET", "/v1", false) == NULL);
         CHECK(agent(SBX_PORT_ENVD, "POST", "/v1/exec", false) == NULL);
         CHECK(agent(1234, "GET", "/health", false) == NULL);
+
+        /* Every /v1/ route answers REST errors in the native shape, every other envd's. */
+        for (size_t i = 0; i < agent_routes.n_routes; i++) {
+                const struct agent_route *rt = &agent_routes.routes[i];
+                bool v1 = rt->port == 0 && strncmp(rt->path, "/v1/", 4) == 0;
+                CHECK(rt->rest_error == (v1 ? native_rest_error : NULL));
+        }
 }
 
 /* ---- served ---- */
