@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 
 #include "buf.h"
+#include "core/config.h"
 #include "envd/process-rpc.h"
 #include "json-util.h"
 #include "macros.h"
@@ -21,14 +22,6 @@
 #include "time-util.h"
 
 #define BACKSTOP_MS 5000 /* past the process's own deadline, for a process that will not die */
-
-static void argv_free(char ***l)
-{
-        for (size_t i = 0; *l && (*l)[i]; i++)
-                free((*l)[i]);
-        free(*l);
-}
-#define _cleanup_argv_ __attribute__((cleanup(argv_free)))
 
 /* timeout_ms: absent → default; an integer 1..NATIVE_TIMEOUT_MAX. */
 static int parse_timeout(const cJSON *body, int64_t *ret)
@@ -212,7 +205,7 @@ static size_t output_bound(const cJSON *body)
 int native_handle_exec(struct agent_request *r)
 {
         _cleanup_json_ cJSON *body = NULL, *out = cJSON_CreateObject();
-        _cleanup_argv_ char **argv = NULL;
+        _cleanup_strv_free_ char **argv = NULL;
         _cleanup_(collect_done) struct collect c = {0};
         const char *msg = "invalid cmd", *user;
         cJSON *res;

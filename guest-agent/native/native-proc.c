@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/config.h"
 #include "envd/process-rpc.h"
 #include "json-util.h"
 #include "macros.h"
@@ -244,7 +245,7 @@ static int mproc_spawn(struct agent_request *r, struct mproc *p, const char *use
 int native_proc_handle_start(struct agent_request *r)
 {
         _cleanup_json_ cJSON *body = NULL, *o = NULL;
-        char **argv = NULL;
+        _cleanup_strv_free_ char **argv = NULL;
         const char *msg = "invalid cmd", *user;
         struct mproc *p;
         int e;
@@ -268,7 +269,7 @@ int native_proc_handle_start(struct agent_request *r)
         else
                 e = 0;
         if (e != 0)
-                goto out;
+                return e;
         struct agent_proc_spec spec = {
             .argv = (const char *const *)argv,
             .cwd = cJSON_IsString(cwd) ? cwd->valuestring : NULL,
@@ -280,7 +281,7 @@ int native_proc_handle_start(struct agent_request *r)
                 pthread_mutex_lock(&lock);
                 mproc_unref(p);
                 pthread_mutex_unlock(&lock);
-                goto out;
+                return e;
         }
         p->pid = agent_proc_pid(p->h);
         p->running = true;
@@ -296,26 +297,20 @@ int native_proc_handle_start(struct agent_request *r)
                 (void)agent_proc_signal(&(struct agent_selector){.pid = (uint32_t)p->pid}, SIGKILL);
                 mproc_run(p);
         }
-        e = o ? native_json(r, 201, o) : native_error(r, 500, "internal", "out of memory");
-out:
-        for (size_t i = 0; argv && argv[i]; i++)
-                free(argv[i]);
-        free(argv);
-        return e;
+        return o ? native_json(r, 201, o) : native_error(r, 500, "internal", "out of memory");
 }
 
 int native_proc_handle_list(struct agent_request *r)
 {
-        cJSON *o = cJSON_CreateObject(), *arr = o ? cJSON_AddArrayToObject(o, "processes") : NULL;
-        int e;
+        _cleanup_json_ cJSON *o = cJSON_CreateObject();
+        cJSON *arr = o ? cJSON_AddArrayToObject(o, "processes") : NULL;
+
         (void)agent_request_discard_body(r, 64 * 1024);
         pthread_mutex_lock(&lock);
         for (struct mproc *p = procs; p && arr; p = p->next)
                 cJSON_AddItemToArray(arr, proc_json(p));
         pthread_mutex_unlock(&lock);
-        e = arr ? native_json(r, 200, o) : native_error(r, 500, "internal", "out of memory");
-        cJSON_Delete(o);
-        return e;
+        return arr ? native_json(r, 200, o) : native_error(r, 500, "internal", "out of memory");
 }
 
 static int parse_signal(const cJSON *s)
@@ -343,13 +338,12 @@ static int parse_signal(const cJSON *s)
 
 static int handle_signal(struct agent_request *r, int pid, int sig_override)
 {
-        cJSON *body = NULL;
+        _cleanup_json_ cJSON *body = NULL;
         int e, sig = sig_override;
         if (sig == 0) {
                 if ((e = native_read_json(r, &body)) != 0)
                         return e;
                 sig = parse_signal(cJSON_GetObjectItemCaseSensitive(body, "signal"));
-                cJSON_Delete(body);
                 if (sig < 0)
                         return native_error(r, 400, "bad_request",
                                             "signal must be a name (SIGTERM, SIGKILL, SIGINT, "
@@ -431,15 +425,13 @@ static int handle_get(struct agent_request *r, int pid, bool remove)
         (void)agent_request_discard_body(r, 64 * 1024);
         pthread_mutex_lock(&lock);
         struct mproc *p = find(pid);
-        cJSON *o = p ? proc_json(p) : NULL;
+        _cleanup_json_ cJSON *o = p ? proc_json(p) : NULL;
         if (p && remove && !p->running)
                 unlink_proc(p);
         pthread_mutex_unlock(&lock);
         if (!p)
                 return native_error(r, 404, "not_found", "no managed process %d", pid);
-        int e = native_json(r, 200, o);
-        cJSON_Delete(o);
-        return e;
+        return o ? native_json(r, 200, o) : native_error(r, 500, "internal", "out of memory");
 }
 
 int native_proc_handle_item(struct agent_request *r)

@@ -202,9 +202,7 @@ int native_argv(const cJSON *cmd, char ***ret, const char **ret_msg)
         *ret = l;
         return 0;
 oom:
-        for (size_t k = 0; l && l[k]; k++)
-                free(l[k]);
-        free(l);
+        strv_free(l);
         return -ENOMEM;
 }
 
