@@ -405,6 +405,8 @@ int main(void)
                 return 77;
         }
         agent_server_set_routes(&agent_routes);
+        /* As in the agent (core/init.c): a write to a pipe nobody reads fails with EPIPE. */
+        signal(SIGPIPE, SIG_IGN);
         pthread_create(&t, NULL, reaper, NULL);
         /* This host may have no `user`: act as root by default. */
         struct response r;
