@@ -5,7 +5,9 @@
 #include <sys/socket.h>
 
 #include "core/init.h"
+#include "core/server.h"
 #include "log.h"
+#include "routes.h"
 
 int main(int argc, char **argv)
 {
@@ -30,6 +32,7 @@ int main(int argc, char **argv)
         r = agent_init_setup();
         if (r < 0)
                 return EXIT_FAILURE;
-        r = agent_init_run(fd);
+        agent_server_set_routes(&agent_routes);
+        r = agent_init_run(fd, &agent_init_hooks);
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

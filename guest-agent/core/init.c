@@ -15,7 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proc/process.h"
 #include "core/server.h"
 #include "log.h"
 #include "macros.h"
@@ -25,6 +24,15 @@
 #define USER_UID      1000
 #define USER_GID      1000
 #define STOP_GRACE_MS 2000
+
+static const struct agent_init_hooks *hooks;
+static int wake_fd = -EBADF;
+
+void agent_init_wake(void)
+{
+        if (wake_fd >= 0)
+                (void)eventfd_write(wake_fd, 1);
+}
 
 int agent_init_setup(void)
 {
@@ -66,7 +74,8 @@ static void reap_children(void)
                 }
                 if (si.si_pid == 0)
                         return;
-                agent_process_on_exit(si.si_pid, si.si_code, si.si_status);
+                if (hooks->child_exited)
+                        hooks->child_exited(si.si_pid, si.si_code, si.si_status);
         }
 }
 
@@ -110,8 +119,9 @@ static void accept_all(int listen_fd)
         }
 }
 
-int agent_init_run(int listen_fd)
+int agent_init_run(int listen_fd, const struct agent_init_hooks *h)
 {
+        static const struct agent_init_hooks none = {0};
         _cleanup_close_ int sfd = -EBADF, wake = -EBADF;
         sigset_t mask;
 
@@ -134,7 +144,8 @@ int agent_init_run(int listen_fd)
         wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (wake < 0)
                 return log_error_errno(errno, "eventfd: %m");
-        agent_process_set_wake_fd(wake);
+        hooks = h ? h : &none;
+        wake_fd = wake;
         if (fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) | O_NONBLOCK) < 0)
                 return log_error_errno(errno, "listen fd: %m");
 
@@ -148,7 +159,7 @@ int agent_init_run(int listen_fd)
                     {.fd = listen_fd, .events = POLLIN},
                     {.fd = wake, .events = POLLIN},
                 };
-                int timeout = agent_process_enforce_deadlines();
+                int timeout = hooks->timers ? hooks->timers() : -1;
 
                 if (poll(pfd, ELEMENTSOF(pfd), timeout) < 0) {
                         if (errno == EINTR)
@@ -168,7 +179,8 @@ int agent_init_run(int listen_fd)
                                 case SIGTERM:
                                 case SIGINT:
                                         log_info("signal %d: stopping", (int)ssi.ssi_signo);
-                                        agent_process_signal_all((int)ssi.ssi_signo);
+                                        if (hooks->stop)
+                                                hooks->stop((int)ssi.ssi_signo);
                                         wait_children(sfd, STOP_GRACE_MS);
                                         return 0;
                                 default:

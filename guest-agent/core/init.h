@@ -2,6 +2,19 @@
 /* PID 1 duties: start-up fix-ups, signals, reaping, and the accept loop. */
 #pragma once
 
+#include <sys/types.h>
+
+/* What the init loop calls outside core/ (the process table, wired by guest-agent/main.c). Every
+ * hook may be NULL. */
+struct agent_init_hooks {
+        /* A child was reaped: its pid and waitid()'s si_code and si_status. */
+        void (*child_exited)(pid_t pid, int code, int status);
+        /* Enforce what is due (process deadlines); returns ms until the next, or -1. */
+        int (*timers)(void);
+        /* Forward a stop signal (SIGTERM, SIGINT) to whatever was started. */
+        void (*stop)(int sig);
+};
+
 /* One-time start-up inside the sandbox: not dumpable, umask 022, /home/user owned by
  * 1000:1000, /tmp mode 1777. Failures of the file fix-ups are logged and tolerated (for
  * development runs outside a sandbox); returns -errno only for prctl failures. */
@@ -11,9 +24,13 @@ int agent_init_setup(void);
  * Run the init loop on listen_fd (a listening AF_UNIX stream socket) until SIGTERM/SIGINT.
  * Blocks all signals it handles before any thread exists (every thread inherits the mask) and
  * reads them from a signalfd: SIGCHLD reaps every child with waitid(P_ALL, WEXITED|WNOHANG)
- * (this is the only place that waits) and reports tracked ones to the process table;
- * SIGTERM/SIGINT are forwarded to every process group, then the loop returns the exit code.
- * Accepted connections are served on their own threads (agent_server_spawn). Deadlines of
- * processes are enforced from here.
+ * (this is the only place that waits) and hands each to hooks->child_exited; SIGTERM/SIGINT
+ * go to hooks->stop, then the loop returns the exit code. Accepted connections are served on
+ * their own threads (agent_server_spawn). hooks->timers runs on every turn of the loop, which
+ * sleeps no longer than it asks.
  */
-int agent_init_run(int listen_fd);
+int agent_init_run(int listen_fd, const struct agent_init_hooks *hooks);
+
+/* Make the init loop run hooks->timers again soon (a new deadline was set). Any thread; a
+ * no-op while no init loop runs (tests). */
+void agent_init_wake(void);

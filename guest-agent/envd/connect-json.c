@@ -4,76 +4,15 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <nettle/base64.h>
-#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
-#include "connect.h"
-#include "macros.h"
 #include "json-util.h"
+#include "macros.h"
 
-/* Signal names from Go's syscall signal table for linux/amd64. */
-static const char *const go_signal_names[] = {
-    [SIGHUP] = "hangup",
-    [SIGINT] = "interrupt",
-    [SIGQUIT] = "quit",
-    [SIGILL] = "illegal instruction",
-    [SIGTRAP] = "trace/breakpoint trap",
-    [SIGABRT] = "aborted",
-    [SIGBUS] = "bus error",
-    [SIGFPE] = "floating point exception",
-    [SIGKILL] = "killed",
-    [SIGUSR1] = "user defined signal 1",
-    [SIGSEGV] = "segmentation fault",
-    [SIGUSR2] = "user defined signal 2",
-    [SIGPIPE] = "broken pipe",
-    [SIGALRM] = "alarm clock",
-    [SIGTERM] = "terminated",
-    [SIGSTKFLT] = "stack fault",
-    [SIGCHLD] = "child exited",
-    [SIGCONT] = "continued",
-    [SIGSTOP] = "stopped (signal)",
-    [SIGTSTP] = "stopped",
-    [SIGTTIN] = "stopped (tty input)",
-    [SIGTTOU] = "stopped (tty output)",
-    [SIGURG] = "urgent I/O condition",
-    [SIGXCPU] = "CPU time limit exceeded",
-    [SIGXFSZ] = "file size limit exceeded",
-    [SIGVTALRM] = "virtual timer expired",
-    [SIGPROF] = "profiling timer expired",
-    [SIGWINCH] = "window changed",
-    [SIGIO] = "I/O possible",
-    [SIGPWR] = "power failure",
-    [SIGSYS] = "bad system call",
-};
-
-const char *agent_signal_name(int sig, char buf[static 16])
-{
-        if (sig > 0 && (size_t)sig < ELEMENTSOF(go_signal_names) && go_signal_names[sig])
-                return go_signal_names[sig];
-        snprintf(buf, 16, "signal %d", sig);
-        return buf;
-}
-
-void agent_exit_from_siginfo(int code, int status, struct agent_exit *ret)
-{
-        char nbuf[16];
-
-        memset(ret, 0, sizeof(*ret));
-        if (code == CLD_EXITED) {
-                ret->exit_code = status;
-                ret->exited = true;
-                ret->has_error = status != 0;
-                snprintf(ret->status, sizeof(ret->status), "exit status %d", status);
-                return;
-        }
-        ret->exit_code = -1;
-        ret->exited = false;
-        ret->has_error = true;
-        snprintf(ret->status, sizeof(ret->status), "signal: %s%s", agent_signal_name(status, nbuf),
-                 code == CLD_DUMPED ? " (core dumped)" : "");
-}
+#define DEFAULT_KEEPALIVE_S 90
+#define MAX_TIMEOUT_MS      (100LL * 365 * 24 * 3600 * 1000)
 
 static int dup_out(const char *s, char **ret, size_t *ret_len)
 {
@@ -147,59 +86,6 @@ int cj_event_end(const struct agent_exit *e, char **ret, size_t *ret_len)
         return print_out(root, ret, ret_len);
 }
 
-int cj_end_stream_ok(char **ret, size_t *ret_len)
-{
-        return dup_out("{}", ret, ret_len);
-}
-
-int cj_end_stream_error(const char *code, const char *message, char **ret, size_t *ret_len)
-{
-        _cleanup_json_ cJSON *root = cJSON_CreateObject();
-        cJSON *err;
-
-        if (!root || !(err = cJSON_AddObjectToObject(root, "error")) ||
-            !cJSON_AddStringToObject(err, "code", code) ||
-            (message && !cJSON_AddStringToObject(err, "message", message)))
-                return -ENOMEM;
-        return print_out(root, ret, ret_len);
-}
-
-int cj_error_body(const char *code, const char *message, char **ret, size_t *ret_len)
-{
-        _cleanup_json_ cJSON *root = cJSON_CreateObject();
-
-        if (!root || !cJSON_AddStringToObject(root, "code", code) ||
-            (message && !cJSON_AddStringToObject(root, "message", message)))
-                return -ENOMEM;
-        return print_out(root, ret, ret_len);
-}
-
-int cj_rest_error_body(int status, const char *message, char **ret, size_t *ret_len)
-{
-        _cleanup_json_ cJSON *root = cJSON_CreateObject();
-
-        if (!root || !cJSON_AddNumberToObject(root, "code", status) ||
-            !cJSON_AddStringToObject(root, "message", message ? message : ""))
-                return -ENOMEM;
-        return print_out(root, ret, ret_len);
-}
-
-int cj_envelope(uint8_t flags, const char *msg, size_t msg_len, uint8_t **ret, size_t *ret_len)
-{
-        uint8_t *b;
-
-        if (msg_len > UINT32_MAX)
-                return -EMSGSIZE;
-        b = malloc(CONNECT_ENVELOPE_HEADER_SIZE + msg_len);
-        if (!b)
-                return -ENOMEM;
-        connect_envelope_header(b, flags, (uint32_t)msg_len);
-        memcpy(b + CONNECT_ENVELOPE_HEADER_SIZE, msg, msg_len);
-        *ret = b;
-        *ret_len = CONNECT_ENVELOPE_HEADER_SIZE + msg_len;
-        return 0;
-}
-
 int cj_bytes_decode(const char *s, uint8_t **ret, size_t *ret_len)
 {
         struct base64_decode_ctx ctx;
@@ -226,4 +112,38 @@ int cj_bytes_decode(const char *s, uint8_t **ret, size_t *ret_len)
         *ret = TAKE_PTR(out);
         *ret_len = outlen;
         return 0;
+}
+
+/* Connect-Timeout-Ms: 1..10 ASCII digits (Connect protocol). 0 = no header. */
+int agent_parse_connect_timeout(const char *s, int64_t *ret)
+{
+        int64_t v = 0;
+        size_t n = 0;
+
+        *ret = 0;
+        if (!s)
+                return 0;
+        for (; s[n]; n++) {
+                if (s[n] < '0' || s[n] > '9' || n >= 10)
+                        return -EINVAL;
+                v = v * 10 + (s[n] - '0');
+        }
+        if (n == 0)
+                return -EINVAL;
+        *ret = MIN(v, MAX_TIMEOUT_MS);
+        return 0;
+}
+
+int agent_parse_keepalive(const char *s)
+{
+        char *end;
+        long v;
+
+        if (!s)
+                return DEFAULT_KEEPALIVE_S;
+        errno = 0;
+        v = strtol(s, &end, 10);
+        if (errno || end == s || *end || v <= 0)
+                return DEFAULT_KEEPALIVE_S;
+        return (int)MIN(v, 24L * 3600);
 }

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "core/server.h"
+#include "core/request.h"
 
 struct agent_metadata {
         size_t n;

@@ -114,7 +114,7 @@ static const char *sniff_type(const uint8_t *buf, size_t n)
 }
 
 /* Pick the user (query `username`, Basic auth, default) and resolve path for them. Returns 1 on
- * success, else the result of sending the error response. */
+ * success, else the result of sending the error response (its status, or -errno). */
 static int select_user(struct agent_request *r, struct agent_user *u, const char *path,
                        char **ret_resolved)
 {
@@ -234,7 +234,7 @@ int agent_files_handle_get(struct agent_request *r)
         if (http_query_get(r->head.query, "path", &qpath) < 0)
                 return agent_respond_rest_error(r, 400, "invalid query string");
         e = select_user(r, &u, qpath, &path);
-        if (e <= 0 || !path)
+        if (e != 1)
                 return e;
         gz = agent_accept_encoding(agent_request_header(r, "Accept-Encoding"));
         if (gz < 0)
@@ -666,7 +666,7 @@ int agent_files_handle_post(struct agent_request *r)
         if (e < 0)
                 return agent_respond_rest_error(r, 400, "invalid query string");
         e = select_user(r, &u, qpath, qpath ? &path : NULL);
-        if (e <= 0)
+        if (e != 1)
                 return e;
         if (enc && *enc && strcasecmp(enc, "identity") != 0 && strcasecmp(enc, "gzip") != 0)
                 return agent_respond_rest_error(

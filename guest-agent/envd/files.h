@@ -7,7 +7,7 @@
  */
 #pragma once
 
-#include "core/server.h"
+#include "core/request.h"
 
 int agent_files_handle_get(struct agent_request *r);
 int agent_files_handle_post(struct agent_request *r);

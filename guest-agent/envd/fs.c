@@ -15,7 +15,6 @@
 #include "envd/dirs.h"
 #include "envd/entry.h"
 #include "core/path.h"
-#include "envd/watch.h"
 #include "connect.h"
 #include "macros.h"
 #include "json-util.h"
@@ -434,39 +433,61 @@ static int fs_list_dir(struct agent_request *r, const cJSON *root, const char *p
         return agent_respond(r, 200, "application/json", json, strlen(json));
 }
 
-static int fs_unary(struct agent_request *r, const char *method)
+enum fs_method { FS_STAT, FS_MAKE_DIR, FS_MOVE, FS_LIST_DIR, FS_REMOVE };
+
+/* A unary RPC: the request, the user and its path, then the method with the user's fs
+ * credentials. */
+static int fs_unary(struct agent_request *r, enum fs_method m)
 {
         _cleanup_(agent_user_done) struct agent_user u = {0};
         _cleanup_json_ cJSON *root = NULL;
         _cleanup_free_ char *path = NULL;
         _cleanup_fs_creds_ int creds = 0;
-        bool move = strcmp(method, "Move") == 0;
         int e;
 
-        e = agent_fs_request(r, false, &root, &u, move ? "source" : "path", &path);
-        if (e <= 0)
+        e = agent_fs_request(r, false, &root, &u, m == FS_MOVE ? "source" : "path", &path);
+        if (e != 1)
                 return e;
         if (agent_fs_become(&u) < 0)
                 return agent_respond_connect_error(r, "internal", "cannot switch to user '%s'",
                                                    u.name);
         creds = 1;
-        if (strcmp(method, "Stat") == 0)
+        switch (m) {
+        case FS_STAT:
                 return fs_stat(r, path);
-        if (strcmp(method, "MakeDir") == 0)
+        case FS_MAKE_DIR:
                 return fs_make_dir(r, path);
-        if (move)
+        case FS_MOVE:
                 return fs_move(r, root, &u, path);
-        if (strcmp(method, "ListDir") == 0)
+        case FS_LIST_DIR:
                 return fs_list_dir(r, root, path);
+        case FS_REMOVE:
+                break;
+        }
         return fs_remove(r, path);
 }
 
-int agent_fs_handle(struct agent_request *r, const char *method)
+int agent_fs_handle_stat(struct agent_request *r)
 {
-        static const char *const unary[] = {"Stat", "MakeDir", "Move", "ListDir", "Remove"};
+        return fs_unary(r, FS_STAT);
+}
 
-        for (size_t i = 0; i < ELEMENTSOF(unary); i++)
-                if (strcmp(method, unary[i]) == 0)
-                        return fs_unary(r, method);
-        return agent_watch_handle(r, method);
+int agent_fs_handle_make_dir(struct agent_request *r)
+{
+        return fs_unary(r, FS_MAKE_DIR);
+}
+
+int agent_fs_handle_move(struct agent_request *r)
+{
+        return fs_unary(r, FS_MOVE);
+}
+
+int agent_fs_handle_list_dir(struct agent_request *r)
+{
+        return fs_unary(r, FS_LIST_DIR);
+}
+
+int agent_fs_handle_remove(struct agent_request *r)
+{
+        return fs_unary(r, FS_REMOVE);
 }

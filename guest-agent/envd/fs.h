@@ -8,12 +8,15 @@
 
 #include <cjson/cJSON.h>
 
-#include "core/server.h"
+#include "core/request.h"
 #include "core/users.h"
 
-/* Handle POST /filesystem.Filesystem/<method> (unary or WatchDir). -ENOENT for an unknown
- * method (nothing answered then). */
-int agent_fs_handle(struct agent_request *r, const char *method);
+/* POST /filesystem.Filesystem/{Stat,MakeDir,Move,ListDir,Remove} (unary). */
+int agent_fs_handle_stat(struct agent_request *r);
+int agent_fs_handle_make_dir(struct agent_request *r);
+int agent_fs_handle_move(struct agent_request *r);
+int agent_fs_handle_list_dir(struct agent_request *r);
+int agent_fs_handle_remove(struct agent_request *r);
 
 /* Shared by envd/watch.c. */
 

@@ -1,37 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Unary process.Process RPCs over the process table: List, SendSignal, SendInput, CloseStdin,
- * Update
- * (Connect unary, JSON codec; docs/e2b-wire.md §3.3, §3.5). Errors as envd words
- * them: an unknown pid or tag is not_found.
+ * The unary process.Process RPCs on the process table (Connect unary, JSON codec;
+ * docs/e2b-wire.md §3.3, §3.5): List, SendSignal, SendInput, CloseStdin, Update; and the
+ * `unimplemented` answer for the methods nobody serves.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <time.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <termios.h>
-#include <unistd.h>
 
-#include "envd/connect-json.h"
-#include "proc/outlog.h"
-#include "proc/process-env.h"
-#include "proc/process.h"
 #include "connect.h"
-#include "fd-util.h"
-#include "macros.h"
+#include "envd/connect-json.h"
+#include "envd/process-rpc.h"
 #include "json-util.h"
-#include "time-util.h"
+#include "macros.h"
+#include "proc/process.h"
 
 #define INPUT_WAIT_MS 60000
-
-static int respond_ok(struct agent_request *r, const char *json)
-{
-        return agent_respond(r, 200, "application/json", json, strlen(json));
-}
+#define UNIMPL_DRAIN  (16u * 1024u * 1024u)
 
 /* {"process":{"pid":N}} or {"process":{"tag":"x"}}: 0, or the error answer's result. */
 static int parse_selector(struct agent_request *r, const cJSON *root, struct agent_selector *sel,
@@ -85,66 +72,72 @@ static int parse_signal(const cJSON *j)
         return -EINVAL;
 }
 
-static int send_signal(struct agent_request *r, const cJSON *root)
+/* Read and parse a unary request: 0 with *ret (caller deletes), or the answered status /
+ * -errno. */
+static int unary_begin(struct agent_request *r, cJSON **ret)
 {
-        struct agent_selector sel;
-        int answered = 0, sig;
+        _cleanup_free_ uint8_t *body = NULL;
+        _cleanup_free_ char *unknown = NULL;
+        cJSON *root;
+        size_t len;
+        int e;
 
+        e = agent_request_read_body_all(r, CONNECT_MAX_MESSAGE, &body, &len);
+        if (e == -EMSGSIZE)
+                return agent_respond_connect_error(r, "resource_exhausted", "request too large");
+        if (e < 0)
+                return e;
+        /* Like envd's authn middleware: a Basic user that does not exist is refused. */
+        if (agent_request_basic_user_unknown(r, &unknown))
+                return agent_respond_connect_error(r, "unauthenticated", "invalid username: '%s'",
+                                                   unknown ? unknown : "");
+        root = cJSON_ParseWithLength((const char *)body, len);
+        if (!cJSON_IsObject(root)) {
+                cJSON_Delete(root);
+                return agent_respond_connect_error(r, "invalid_argument", "invalid JSON request");
+        }
+        *ret = root;
+        return 0;
+}
+
+static int respond_ok(struct agent_request *r, const char *json)
+{
+        return agent_respond(r, 200, "application/json", json, strlen(json));
+}
+
+int agent_process_handle_send_signal(struct agent_request *r)
+{
+        _cleanup_json_ cJSON *root = NULL;
+        struct agent_selector sel;
+        int answered = 0, sig, e;
+
+        if ((e = unary_begin(r, &root)) != 0)
+                return e;
         if (parse_selector(r, root, &sel, &answered) < 0)
                 return answered;
         sig = parse_signal(cJSON_GetObjectItemCaseSensitive(root, "signal"));
         if (sig < 0)
                 return agent_respond_connect_error(r, "unimplemented", "invalid signal");
-        if (agent_process_signal(&sel, sig) < 0)
+        if (agent_proc_signal(&sel, sig) < 0)
                 return not_found(r, &sel);
         return respond_ok(r, "{}");
 }
 
-/* Write all of buf to a pipe or pty master without blocking the thread for good. */
-static int write_input(struct agent_request *r, int fd, const uint8_t *buf, size_t len)
+int agent_process_handle_send_input(struct agent_request *r)
 {
-        int64_t deadline;
-        int fl = fcntl(fd, F_GETFL);
-
-        /* The description is shared with the table's fd (and, for a pty, the pump's master,
-         * which is non-blocking already); every writer goes through here. */
-        if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
-                return negative_errno();
-        deadline = now_ms() + INPUT_WAIT_MS;
-        while (len > 0) {
-                ssize_t n = write(fd, buf, len);
-                if (n > 0) {
-                        buf += n;
-                        len -= (size_t)n;
-                        continue;
-                }
-                if (n < 0 && errno != EAGAIN && errno != EINTR)
-                        return negative_errno();
-                struct pollfd p[2] = {{.fd = fd, .events = POLLOUT},
-                                      {.fd = r->fd, .events = POLLRDHUP}};
-                int64_t left = deadline - now_ms();
-                if (left <= 0)
-                        return -ETIMEDOUT;
-                if (poll(p, 2, (int)MIN(left, 1000)) < 0 && errno != EINTR)
-                        return negative_errno();
-                if (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR))
-                        return -ECONNRESET;
-        }
-        return 0;
-}
-
-static int send_input(struct agent_request *r, const cJSON *root)
-{
-        const cJSON *input = cJSON_GetObjectItemCaseSensitive(root, "input");
-        const cJSON *in_stdin = cJSON_GetObjectItemCaseSensitive(input, "stdin");
-        const cJSON *in_pty = cJSON_GetObjectItemCaseSensitive(input, "pty");
+        _cleanup_json_ cJSON *root = NULL;
         _cleanup_free_ uint8_t *data = NULL;
-        _cleanup_close_ int fd = -EBADF;
+        const cJSON *input, *in_stdin, *in_pty;
         struct agent_selector sel;
-        bool is_pty = false, want_pty;
+        bool want_pty;
         size_t len;
         int answered = 0, e;
 
+        if ((e = unary_begin(r, &root)) != 0)
+                return e;
+        input = cJSON_GetObjectItemCaseSensitive(root, "input");
+        in_stdin = cJSON_GetObjectItemCaseSensitive(input, "stdin");
+        in_pty = cJSON_GetObjectItemCaseSensitive(input, "pty");
         if (parse_selector(r, root, &sel, &answered) < 0)
                 return answered;
         if (!cJSON_IsString(in_stdin) && !cJSON_IsString(in_pty))
@@ -153,43 +146,42 @@ static int send_input(struct agent_request *r, const cJSON *root)
         if (cj_bytes_decode(want_pty ? in_pty->valuestring : in_stdin->valuestring, &data, &len) <
             0)
                 return agent_respond_connect_error(r, "invalid_argument", "invalid base64 input");
-        e = agent_process_input_fd(&sel, &is_pty, &fd);
+        /* As envd, the call waits while the process does not read its input (the pipe or the
+         * terminal is full) — but never forever: it gives up when sbxd hangs up (the client
+         * left) or after INPUT_WAIT_MS. */
+        e = agent_proc_write_input(&sel, want_pty, data, len, r->fd, INPUT_WAIT_MS);
         if (e == -ESRCH)
                 return not_found(r, &sel);
         if (e == -EBADF)
                 return agent_respond_connect_error(r, "internal",
                                                    "error writing to stdin: stdin not enabled or "
                                                    "closed");
-        if (e < 0)
-                return agent_respond_connect_error(r, "internal", "error writing input: %s",
-                                                   strerror(-e));
-        if (is_pty != want_pty)
+        if (e == -ENOTTY)
                 return agent_respond_connect_error(
                     r, "internal",
-                    is_pty ? "error writing to stdin: tty assigned to process, input should "
-                             "be written to the pty"
-                           : "error writing to tty: tty not assigned to process");
-        /* As envd, the call waits while the process does not read its input (the pipe or the
-         * terminal is full) — but never forever: it gives up when sbxd hangs up (the client
-         * left) or after INPUT_WAIT_MS. */
-        e = write_input(r, fd, data, len);
+                    want_pty ? "error writing to tty: tty not assigned to process"
+                             : "error writing to stdin: tty assigned to process, input should "
+                               "be written to the pty");
         if (e == -ETIMEDOUT)
                 return agent_respond_connect_error(r, "deadline_exceeded",
                                                    "the process did not read its input");
         if (e < 0)
                 return agent_respond_connect_error(r, "internal", "error writing to %s: %s",
-                                                   is_pty ? "tty" : "stdin", strerror(-e));
+                                                   want_pty ? "tty" : "stdin", strerror(-e));
         return respond_ok(r, "{}");
 }
 
-static int close_stdin(struct agent_request *r, const cJSON *root)
+int agent_process_handle_close_stdin(struct agent_request *r)
 {
+        _cleanup_json_ cJSON *root = NULL;
         struct agent_selector sel;
         int answered = 0, e;
 
+        if ((e = unary_begin(r, &root)) != 0)
+                return e;
         if (parse_selector(r, root, &sel, &answered) < 0)
                 return answered;
-        e = agent_process_close_stdin(&sel);
+        e = agent_proc_close_stdin(&sel);
         if (e == -ESRCH)
                 return not_found(r, &sel);
         if (e == -ENOTTY)
@@ -208,126 +200,99 @@ static unsigned short winsize_field(const cJSON *size, const char *name)
         return (unsigned short)(uint32_t)j->valuedouble;
 }
 
-static int update(struct agent_request *r, const cJSON *root)
+int agent_process_handle_update(struct agent_request *r)
 {
-        const cJSON *pty = cJSON_GetObjectItemCaseSensitive(root, "pty");
-        const cJSON *size = cJSON_GetObjectItemCaseSensitive(pty, "size");
-        _cleanup_close_ int fd = -EBADF;
+        _cleanup_json_ cJSON *root = NULL;
+        const cJSON *pty, *size;
         struct agent_selector sel;
-        bool is_pty = false;
+        pid_t pid;
         int answered = 0, e;
 
+        if ((e = unary_begin(r, &root)) != 0)
+                return e;
+        pty = cJSON_GetObjectItemCaseSensitive(root, "pty");
+        size = cJSON_GetObjectItemCaseSensitive(pty, "size");
         if (parse_selector(r, root, &sel, &answered) < 0)
                 return answered;
-        e = agent_process_input_fd(&sel, &is_pty, &fd);
-        if (e == -ESRCH)
+        if (agent_proc_find(&sel, &pid) < 0)
                 return not_found(r, &sel);
         if (!cJSON_IsObject(pty))
                 return respond_ok(r, "{}");
-        if (e < 0 || !is_pty)
+        e = agent_proc_resize(&sel, winsize_field(size, "cols"), winsize_field(size, "rows"));
+        if (e == -ESRCH)
+                return not_found(r, &sel);
+        if (e == -ENOTTY)
                 return agent_respond_connect_error(
                     r, "internal", "error resizing tty: tty not assigned to process");
-        struct winsize ws = {.ws_row = winsize_field(size, "rows"),
-                             .ws_col = winsize_field(size, "cols")};
-        if (ioctl(fd, TIOCSWINSZ, &ws) < 0)
-                return agent_respond_connect_error(r, "internal", "error resizing tty: %m");
+        if (e < 0)
+                return agent_respond_connect_error(r, "internal", "error resizing tty: %s",
+                                                   strerror(-e));
         return respond_ok(r, "{}");
 }
 
-static int list(struct agent_request *r)
+/* ---- List ---- */
+
+static int list_one(void *userdata, pid_t pid, const char *tag, const cJSON *config)
 {
+        cJSON *arr = userdata, *o, *cfg;
+
+        if (!(o = cJSON_CreateObject()) || !cJSON_AddItemToArray(arr, o) ||
+            !(cfg = config ? cJSON_Duplicate(config, 1) : cJSON_CreateObject()) ||
+            !cJSON_AddItemToObject(o, "config", cfg) || !cJSON_AddNumberToObject(o, "pid", pid) ||
+            (tag && !cJSON_AddStringToObject(o, "tag", tag)))
+                return -ENOMEM;
+        return 0;
+}
+
+int agent_process_handle_list(struct agent_request *r)
+{
+        _cleanup_json_ cJSON *root = NULL, *out = cJSON_CreateObject();
         _cleanup_free_ char *json = NULL;
-        if (agent_process_list_json(&json) < 0)
+        cJSON *arr;
+        int e;
+
+        if ((e = unary_begin(r, &root)) != 0)
+                return e;
+        if (!out || !(arr = cJSON_AddArrayToObject(out, "processes")) ||
+            agent_proc_foreach(list_one, arr) < 0)
+                return agent_respond_connect_error(r, "internal", "out of memory");
+        /* proto3 JSON omits an empty repeated field, as envd does. */
+        if (cJSON_GetArraySize(arr) == 0)
+                cJSON_DeleteItemFromObject(out, "processes");
+        if (!(json = cJSON_PrintUnformatted(out)))
                 return agent_respond_connect_error(r, "internal", "out of memory");
         return respond_ok(r, json);
 }
 
-int agent_process_handle_rpc(struct agent_request *r, const char *method)
+cJSON *agent_process_config_json(const char *const *argv, const cJSON *envs, const char *cwd)
 {
-        _cleanup_free_ uint8_t *body = NULL;
-        _cleanup_free_ char *unknown = NULL;
-        _cleanup_json_ cJSON *root = NULL;
-        size_t len;
-        int e;
+        _cleanup_json_ cJSON *o = cJSON_CreateObject();
+        cJSON *args;
 
-        if (strcmp(method, "List") != 0 && strcmp(method, "SendSignal") != 0 &&
-            strcmp(method, "SendInput") != 0 && strcmp(method, "CloseStdin") != 0 &&
-            strcmp(method, "Update") != 0)
-                return -ENOENT;
-        e = agent_request_read_body_all(r, CONNECT_MAX_MESSAGE, &body, &len);
-        if (e == -EMSGSIZE)
-                return agent_respond_connect_error(r, "resource_exhausted", "request too large");
-        if (e < 0)
-                return e;
-        /* Like envd's authn middleware: a Basic user that does not exist is refused. */
-        if (agent_request_basic_user_unknown(r, &unknown))
-                return agent_respond_connect_error(r, "unauthenticated", "invalid username: '%s'",
-                                                   unknown ? unknown : "");
-        root = cJSON_ParseWithLength((const char *)body, len);
-        if (!cJSON_IsObject(root))
-                return agent_respond_connect_error(r, "invalid_argument", "invalid JSON request");
-        if (strcmp(method, "List") == 0)
-                return list(r);
-        if (strcmp(method, "SendSignal") == 0)
-                return send_signal(r, root);
-        if (strcmp(method, "SendInput") == 0)
-                return send_input(r, root);
-        if (strcmp(method, "Update") == 0)
-                return update(r, root);
-        return close_stdin(r, root);
+        if (!o || !cJSON_AddStringToObject(o, "cmd", argv[0]) ||
+            !(args = cJSON_AddArrayToObject(o, "args")))
+                return NULL;
+        for (size_t i = 1; argv[i]; i++)
+                if (!cJSON_AddItemToArray(args, cJSON_CreateString(argv[i])))
+                        return NULL;
+        if (envs && !cJSON_AddItemToObject(o, "envs", cJSON_Duplicate(envs, 1)))
+                return NULL;
+        if (cwd && !cJSON_AddStringToObject(o, "cwd", cwd))
+                return NULL;
+        return TAKE_PTR(o);
 }
 
-/* ---- Connect (server stream) ---- */
+/* ---- methods nobody serves ---- */
 
-int agent_process_handle_connect(struct agent_request *r)
+int agent_connect_handle_unimplemented(struct agent_request *r)
 {
-        _cleanup_free_ uint8_t *body = NULL;
-        _cleanup_free_ char *unknown = NULL;
-        _cleanup_json_ cJSON *root = NULL;
-        struct agent_outlog *log = NULL;
-        struct agent_selector sel = {0};
-        const uint8_t *msg;
-        uint32_t msg_len, pid;
-        int64_t timeout_ms;
-        int e;
+        const char *path = r->head.path;
+        int e = agent_request_discard_body(r, UNIMPL_DRAIN);
 
-        e = agent_request_read_envelope(r, &body, &msg, &msg_len);
-        if (e <= 0)
+        if (e < 0 && e != -EMSGSIZE)
                 return e;
-        if (agent_request_basic_user_unknown(r, &unknown))
-                return agent_respond_stream_error(r, "unauthenticated", "invalid username: '%s'",
-                                                  unknown ? unknown : "");
-        root = cJSON_ParseWithLength((const char *)msg, msg_len);
-        if (!cJSON_IsObject(root))
-                return agent_respond_stream_error(r, "invalid_argument", "invalid JSON request");
-        {
-                const cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "process");
-                const cJSON *pj = cJSON_GetObjectItemCaseSensitive(p, "pid");
-                const cJSON *tj = cJSON_GetObjectItemCaseSensitive(p, "tag");
-                if (cJSON_IsString(tj))
-                        sel.tag = tj->valuestring;
-                else if (cJSON_IsNumber(pj) && pj->valuedouble >= 1 &&
-                         pj->valuedouble <= UINT32_MAX)
-                        sel.pid = (uint32_t)pj->valuedouble;
-                else
-                        return agent_respond_stream_error(
-                            r, "invalid_argument", "process selector (pid or tag) is required");
-        }
-        if (agent_parse_connect_timeout(agent_request_header(r, "Connect-Timeout-Ms"),
-                                        &timeout_ms) < 0)
-                return agent_respond_stream_error(r, "invalid_argument",
-                                                  "invalid Connect-Timeout-Ms header");
-        if (agent_process_attach(&sel, &pid, &log) < 0) {
-                if (sel.tag)
-                        return agent_respond_stream_error(r, "not_found",
-                                                          "process with tag %s not found", sel.tag);
-                return agent_respond_stream_error(r, "not_found", "process with pid %u not found",
-                                                  sel.pid);
-        }
-        e = agent_outlog_serve(
-            log, r, pid,
-            agent_parse_keepalive(agent_request_header(r, "Keepalive-Ping-Interval")) * 1000,
-            timeout_ms);
-        agent_outlog_unref(log);
-        return e;
+        if (agent_request_is_stream(r))
+                return agent_respond_stream_error(r, "unimplemented", "%s is not implemented",
+                                                  path);
+        return agent_respond_connect_error(r, "unimplemented", "%s is not implemented", path);
 }

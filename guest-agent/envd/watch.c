@@ -227,7 +227,7 @@ static int watch_request(struct agent_request *r, bool stream, struct watch **re
         int e;
 
         e = agent_fs_request(r, stream, &root, &u, "path", &path);
-        if (e <= 0)
+        if (e != 1)
                 return e;
         if (agent_fs_become(&u) < 0)
                 return stream ? agent_respond_stream_error(r, "internal", "cannot switch user")
@@ -311,7 +311,7 @@ static bool client_gone(struct agent_request *r)
         return !(n < 0 && (errno == EAGAIN || errno == EINTR));
 }
 
-static int watch_dir(struct agent_request *r)
+int agent_watch_handle_dir(struct agent_request *r)
 {
         static const char *const headers[] = {"Content-Type", "application/connect+json", NULL};
         _cleanup_(watch_freep) struct watch *w = NULL;
@@ -324,7 +324,7 @@ static int watch_dir(struct agent_request *r)
         int e;
 
         e = watch_request(r, true, &w);
-        if (e <= 0)
+        if (e != 1)
                 return e;
         if (watch_become(w, &u) < 0)
                 return agent_respond_stream_error(r, "internal", "cannot switch user");
@@ -355,7 +355,7 @@ static int watch_dir(struct agent_request *r)
                         return -errno;
                 }
                 if (pfd[1].revents && client_gone(r))
-                        return 0;
+                        return -ECONNRESET; /* the stream had no end to send */
                 if (pfd[0].revents) {
                         if ((e = watch_drain(w, stream_event, r)) < 0)
                                 return e == -ENOMEM ? agent_respond_stream_error(r, "internal",
@@ -384,14 +384,14 @@ static int queue_event(void *userdata, cJSON *ev)
         return 0;
 }
 
-static int create_watcher(struct agent_request *r)
+int agent_watch_handle_create(struct agent_request *r)
 {
         struct watch *w = NULL;
         char hex[33], json[96];
         int e;
 
         e = watch_request(r, false, &w);
-        if (e <= 0)
+        if (e != 1)
                 return e;
         if (random_hex(hex, 16) < 0 || !(w->queue = cJSON_CreateArray())) {
                 watch_free(w);
@@ -431,7 +431,7 @@ static int watcher_rpc(struct agent_request *r, bool remove)
         int e;
 
         e = agent_fs_request(r, false, &root, &u, NULL, NULL);
-        if (e <= 0)
+        if (e != 1)
                 return e;
         id = watcher_id(root);
         pthread_mutex_lock(&watchers_lock);
@@ -468,15 +468,12 @@ static int watcher_rpc(struct agent_request *r, bool remove)
         return agent_respond(r, 200, "application/json", json, strlen(json));
 }
 
-int agent_watch_handle(struct agent_request *r, const char *method)
+int agent_watch_handle_get_events(struct agent_request *r)
 {
-        if (strcmp(method, "WatchDir") == 0)
-                return watch_dir(r);
-        if (strcmp(method, "CreateWatcher") == 0)
-                return create_watcher(r);
-        if (strcmp(method, "GetWatcherEvents") == 0)
-                return watcher_rpc(r, false);
-        if (strcmp(method, "RemoveWatcher") == 0)
-                return watcher_rpc(r, true);
-        return -ENOENT;
+        return watcher_rpc(r, false);
+}
+
+int agent_watch_handle_remove(struct agent_request *r)
+{
+        return watcher_rpc(r, true);
 }

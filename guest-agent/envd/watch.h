@@ -8,11 +8,15 @@
  */
 #pragma once
 
-#include "core/server.h"
+#include "core/request.h"
 
 #define AGENT_WATCH_MAX_DIRS     8192u
 #define AGENT_WATCHERS_MAX       64u
 #define AGENT_WATCHER_MAX_EVENTS 4096u
 
-/* WatchDir, CreateWatcher, GetWatcherEvents, RemoveWatcher; -ENOENT for other methods. */
-int agent_watch_handle(struct agent_request *r, const char *method);
+/* POST /filesystem.Filesystem/WatchDir (server stream), CreateWatcher, GetWatcherEvents,
+ * RemoveWatcher (unary). */
+int agent_watch_handle_dir(struct agent_request *r);
+int agent_watch_handle_create(struct agent_request *r);
+int agent_watch_handle_get_events(struct agent_request *r);
+int agent_watch_handle_remove(struct agent_request *r);

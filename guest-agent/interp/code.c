@@ -451,7 +451,7 @@ static int handle_list(struct agent_request *r)
 }
 
 /* Discard the body and look up context id. Returns 1 with *ret (a reference the caller drops
- * with ctx_unref), or the result of answering 404 / of a failed read (<= 0). */
+ * with ctx_unref), or the result of answering 404 (its status) / of a failed read (-errno). */
 static int ctx_lookup(struct agent_request *r, const char *id, struct code_context **ret)
 {
         struct code_context *c;
@@ -471,7 +471,7 @@ static int handle_delete(struct agent_request *r, const char *id)
         struct code_context *c = NULL;
         int e = ctx_lookup(r, id, &c);
 
-        if (e <= 0)
+        if (e != 1)
                 return e;
         ctx_kill_kernel(c);
         ctx_remove(c);
@@ -484,7 +484,7 @@ static int handle_restart(struct agent_request *r, const char *id)
         struct code_context *c = NULL;
         int e = ctx_lookup(r, id, &c);
 
-        if (e <= 0)
+        if (e != 1)
                 return e;
         ctx_kill_kernel(c);
         pthread_mutex_lock(&c->exec_lock);

@@ -16,10 +16,11 @@
 #include <unistd.h>
 
 #include "core/config.h"
-#include "native/native.h"
 #include "core/path.h"
 #include "core/users.h"
+#include "json-util.h"
 #include "macros.h"
+#include "native/native.h"
 
 #define FS_LIST_MAX 10000u
 
@@ -132,7 +133,7 @@ static char *join(const char *dir, const char *name)
         return p;
 }
 
-static int handle_stat(struct agent_request *r)
+int native_fs_handle_stat(struct agent_request *r)
 {
         _cleanup_free_ char *raw = native_query(r, "path");
         _cleanup_(fs_ctx_done) struct fs_ctx c = {0};
@@ -142,13 +143,11 @@ static int handle_stat(struct agent_request *r)
                 return e;
         if (lstat(c.path, &st) < 0)
                 return fs_fail(r, -errno, "stat", c.path);
-        cJSON *o = entry_json(c.path, &st);
-        e = o ? native_json(r, 200, o) : native_error(r, 500, "internal", "out of memory");
-        cJSON_Delete(o);
-        return e;
+        _cleanup_json_ cJSON *o = entry_json(c.path, &st);
+        return o ? native_json(r, 200, o) : native_error(r, 500, "internal", "out of memory");
 }
 
-static int handle_list(struct agent_request *r)
+int native_fs_handle_list(struct agent_request *r)
 {
         _cleanup_free_ char *raw = native_query(r, "path");
         _cleanup_(fs_ctx_done) struct fs_ctx c = {0};
@@ -158,7 +157,8 @@ static int handle_list(struct agent_request *r)
         DIR *d = opendir(c.path);
         if (!d)
                 return fs_fail(r, -errno, "list", c.path);
-        cJSON *o = cJSON_CreateObject(), *arr = o ? cJSON_AddArrayToObject(o, "entries") : NULL;
+        _cleanup_json_ cJSON *o = cJSON_CreateObject();
+        cJSON *arr = o ? cJSON_AddArrayToObject(o, "entries") : NULL;
         unsigned n = 0;
         bool truncated = false;
         struct dirent *de;
@@ -175,10 +175,9 @@ static int handle_list(struct agent_request *r)
                         cJSON_AddItemToArray(arr, entry_json(p, &st));
         }
         closedir(d);
-        cJSON_AddBoolToObject(o, "truncated", truncated);
-        e = arr ? native_json(r, 200, o) : native_error(r, 500, "internal", "out of memory");
-        cJSON_Delete(o);
-        return e;
+        if (!arr || !cJSON_AddBoolToObject(o, "truncated", truncated))
+                return native_error(r, 500, "internal", "out of memory");
+        return native_json(r, 200, o);
 }
 
 static int mkdir_p(char *path)
@@ -194,16 +193,15 @@ static int mkdir_p(char *path)
         return mkdir(path, 0755) < 0 ? -errno : 0;
 }
 
-static int handle_mkdir(struct agent_request *r)
+int native_fs_handle_mkdir(struct agent_request *r)
 {
-        cJSON *body = NULL;
+        _cleanup_json_ cJSON *body = NULL, *o = cJSON_CreateObject();
         _cleanup_(fs_ctx_done) struct fs_ctx c = {0};
         int e = native_read_json(r, &body);
         if (e != 0)
                 return e;
         const cJSON *p = cJSON_GetObjectItemCaseSensitive(body, "path");
         e = fs_begin(r, cJSON_IsString(p) ? p->valuestring : NULL, &c);
-        cJSON_Delete(body);
         if (e != 1)
                 return e;
         e = mkdir_p(c.path);
@@ -214,16 +212,14 @@ static int handle_mkdir(struct agent_request *r)
         }
         if (e < 0)
                 return fs_fail(r, e, "mkdir", c.path);
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "path", c.path);
-        e = native_json(r, 201, o);
-        cJSON_Delete(o);
-        return e;
+        if (!o || !cJSON_AddStringToObject(o, "path", c.path))
+                return native_error(r, 500, "internal", "out of memory");
+        return native_json(r, 201, o);
 }
 
-static int handle_move(struct agent_request *r)
+int native_fs_handle_move(struct agent_request *r)
 {
-        cJSON *body = NULL;
+        _cleanup_json_ cJSON *body = NULL, *o = cJSON_CreateObject();
         _cleanup_(fs_ctx_done) struct fs_ctx c = {0};
         _cleanup_free_ char *to = NULL, *workdir = NULL;
         int e = native_read_json(r, &body);
@@ -231,24 +227,19 @@ static int handle_move(struct agent_request *r)
                 return e;
         const cJSON *f = cJSON_GetObjectItemCaseSensitive(body, "from");
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(body, "to");
-        if (!cJSON_IsString(t)) {
-                cJSON_Delete(body);
+        if (!cJSON_IsString(t))
                 return native_error(r, 400, "bad_request", "from and to are required");
-        }
         e = fs_begin(r, cJSON_IsString(f) ? f->valuestring : NULL, &c);
         (void)agent_config_default_workdir(&workdir);
         if (e == 1 && agent_path_resolve(t->valuestring, c.u.home, workdir, &to) < 0)
                 e = native_error(r, 400, "bad_request", "invalid path %.256s", t->valuestring);
-        cJSON_Delete(body);
         if (e != 1)
                 return e;
         if (rename(c.path, to) < 0)
                 return fs_fail(r, -errno, "move", c.path);
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "path", to);
-        e = native_json(r, 200, o);
-        cJSON_Delete(o);
-        return e;
+        if (!o || !cJSON_AddStringToObject(o, "path", to))
+                return native_error(r, 500, "internal", "out of memory");
+        return native_json(r, 200, o);
 }
 
 /* Remove name in dirfd, recursively, never following symlinks. */
@@ -279,7 +270,7 @@ static int remove_at(int dfd, const char *name, int depth)
         return e;
 }
 
-static int handle_remove(struct agent_request *r)
+int native_fs_handle_remove(struct agent_request *r)
 {
         _cleanup_free_ char *raw = native_query(r, "path"), *rec = native_query(r, "recursive");
         _cleanup_(fs_ctx_done) struct fs_ctx c = {0};
@@ -299,26 +290,4 @@ static int handle_remove(struct agent_request *r)
         if (e < 0)
                 return fs_fail(r, e, "remove", c.path);
         return agent_respond(r, 204, NULL, NULL, 0);
-}
-
-int native_fs_route(struct agent_request *r, const char *m, const char *p)
-{
-        if (strncmp(p, "/v1/fs", 6) != 0)
-                return -ENOENT;
-        p += 6;
-        if (streq_ptr(m, "GET") && streq_ptr(p, "/list"))
-                return handle_list(r);
-        if (streq_ptr(m, "GET") && streq_ptr(p, "/stat"))
-                return handle_stat(r);
-        if (streq_ptr(m, "POST") && streq_ptr(p, "/mkdir"))
-                return handle_mkdir(r);
-        if (streq_ptr(m, "POST") && streq_ptr(p, "/move"))
-                return handle_move(r);
-        if (streq_ptr(m, "DELETE") && (*p == 0 || streq_ptr(p, "/")))
-                return handle_remove(r);
-        if (streq_ptr(m, "GET") && streq_ptr(p, "/search"))
-                return native_fs_search(r);
-        if (streq_ptr(m, "GET") && streq_ptr(p, "/watch"))
-                return native_fs_watch(r);
-        return -ENOENT;
 }

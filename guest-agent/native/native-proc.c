@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Managed processes (native API): started through the loopback (native/native-loop.h) and kept
- * after their request ended. A reader thread per process turns its events into a bounded log
+ * Managed processes (native API): processes of the table kept after their request ended. A
+ * thread per process pumps it (agent_proc_run()) and turns its events into a bounded log
  * (stdout and stderr interleaved as produced; the last NATIVE_LOG_MAX bytes are kept, offsets
  * stay absolute) and its exit status. At most NATIVE_MAX_PROCS entries: starting another
  * drops the oldest exited one, or is refused while all run.
@@ -11,13 +11,16 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "native/native-loop.h"
+#include "core/config.h"
+#include "envd/process-rpc.h"
+#include "json-util.h"
+#include "macros.h"
 #include "native/native.h"
 #include "proc/process.h"
-#include "macros.h"
 
 #define NATIVE_LOG_MAX   (1024u * 1024u)
 #define NATIVE_MAX_PROCS 64u
@@ -32,9 +35,9 @@ struct mproc {
         char status[96];
         uint8_t *log;
         size_t log_len;
-        uint64_t log_base; /* absolute offset of log[0] */
-        struct native_stream *st;
-        unsigned refs; /* table + reader thread + followers; under lock */
+        uint64_t log_base;    /* absolute offset of log[0] */
+        struct agent_proc *h; /* until its thread runs it */
+        unsigned refs;        /* table + pump thread + followers; under lock */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -53,7 +56,6 @@ static void mproc_unref(struct mproc *p)
 {
         if (--p->refs > 0)
                 return;
-        native_stream_close(p->st);
         cJSON_Delete(p->cmd);
         free(p->log);
         free(p);
@@ -76,34 +78,52 @@ static void log_append(struct mproc *p, const uint8_t *d, size_t n)
         p->log_len += n;
 }
 
-static void *reader(void *arg)
+static int mproc_output(void *userdata, enum agent_output_stream stream, const uint8_t *buf,
+                        size_t len)
 {
-        struct mproc *p = arg;
-        for (;;) {
-                struct native_event ev;
-                int e = native_stream_next(p->st, &ev);
-                if (e < 0)
-                        break;
-                pthread_mutex_lock(&lock);
-                if (ev.kind == NATIVE_EV_DATA)
-                        log_append(p, ev.data, ev.len);
-                else if (ev.kind == NATIVE_EV_END) {
-                        p->exit_code = ev.exit_code;
-                        snprintf(p->status, sizeof(p->status), "%s", ev.status);
-                } else if (ev.kind == NATIVE_EV_ERROR) {
-                        p->exit_code = -1;
-                        snprintf(p->status, sizeof(p->status), "%.30s: %.40s", ev.code, ev.message);
-                }
-                pthread_cond_broadcast(&changed);
-                pthread_mutex_unlock(&lock);
-                native_event_done(&ev);
-        }
+        struct mproc *p = userdata;
+
+        pthread_mutex_lock(&lock);
+        log_append(p, buf, len);
+        pthread_cond_broadcast(&changed);
+        pthread_mutex_unlock(&lock);
+        return 0;
+}
+
+static int mproc_exited(void *userdata, const struct agent_exit *ex, bool deadline_killed)
+{
+        struct mproc *p = userdata;
+
+        pthread_mutex_lock(&lock);
+        p->exit_code = ex->exit_code;
+        snprintf(p->status, sizeof(p->status), "%s", ex->status);
+        pthread_cond_broadcast(&changed);
+        pthread_mutex_unlock(&lock);
+        return 0;
+}
+
+/* Pump the process to its end (on the calling thread), then mark it exited. */
+static void mproc_run(struct mproc *p)
+{
+        const struct agent_proc_listener l = {
+            .userdata = p,
+            .output = mproc_output,
+            .exited = mproc_exited,
+        };
+        struct agent_proc *h = TAKE_PTR(p->h);
+
+        (void)agent_proc_run(h, &l);
         pthread_mutex_lock(&lock);
         p->running = false;
         p->ended_at = unix_ms();
         pthread_cond_broadcast(&changed);
         mproc_unref(p);
         pthread_mutex_unlock(&lock);
+}
+
+static void *pump_thread(void *arg)
+{
+        mproc_run(arg);
         return NULL;
 }
 
@@ -162,25 +182,73 @@ static cJSON *proc_json(const struct mproc *p)
         return o;
 }
 
-static int start_reader(struct mproc *p)
+static int start_pump(struct mproc *p)
 {
         pthread_attr_t attr;
         pthread_t t;
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
         pthread_attr_setstacksize(&attr, 256u * 1024u);
-        int e = pthread_create(&t, &attr, reader, p);
+        int e = pthread_create(&t, &attr, pump_thread, p);
         pthread_attr_destroy(&attr);
         return -e;
 }
 
-static int handle_start(struct agent_request *r)
+/* The mproc for an accepted request, the process not yet started. */
+static struct mproc *mproc_new(const cJSON *cmd)
 {
-        cJSON *body = NULL;
-        char **argv = NULL;
+        struct mproc *p = calloc(1, sizeof(*p));
+
+        if (!p || !(p->log = malloc(NATIVE_LOG_MAX)) || !(p->cmd = cJSON_Duplicate(cmd, 1))) {
+                if (p)
+                        free(p->log);
+                free(p);
+                return NULL;
+        }
+        return p;
+}
+
+/* Spawn spec for p (user by name, NULL: the default). Answers errors (returns the status). */
+static int mproc_spawn(struct agent_request *r, struct mproc *p, const char *user,
+                       struct agent_proc_spec *spec)
+{
+        _cleanup_(agent_user_done) struct agent_user u = {0};
+        _cleanup_json_ cJSON *config = NULL;
+        _cleanup_free_ char *name = NULL;
+        char err[AGENT_PROC_ERR_MAX];
+        int e;
+
+        e = native_user_lookup(user, &u, &name);
+        if (e == -ENOENT || e == -EINVAL)
+                return native_error(r, 400, "bad_request", "invalid username: '%s'",
+                                    name ? name : "");
+        if (e < 0)
+                return native_error(r, 400, "bad_request", "user lookup: %s", strerror(-e));
+        spec->user = &u;
+        spec->config = config = agent_process_config_json(spec->argv, spec->envs, spec->cwd);
+        if (!config)
+                return native_error(r, 500, "internal", "out of memory");
+        pthread_mutex_lock(&lock);
+        e = make_room();
+        pthread_mutex_unlock(&lock);
+        if (e == -EBUSY)
+                return native_error(r, 409, "conflict", "%u managed processes are running already",
+                                    NATIVE_MAX_PROCS);
+        e = agent_proc_spawn(spec, &p->h, err);
+        if (e == -EIO)
+                return native_error(r, 500, "internal", "%s", err);
+        if (e < 0)
+                return native_error(r, 400, "bad_request", "%s", err);
+        return 0;
+}
+
+int native_proc_handle_start(struct agent_request *r)
+{
+        _cleanup_json_ cJSON *body = NULL, *o = NULL;
+        _cleanup_strv_free_ char **argv = NULL;
         const char *msg = "invalid cmd", *user;
-        char err[600];
-        int e, pid;
+        struct mproc *p;
+        int e;
 
         if ((e = native_read_json(r, &body)) != 0)
                 return e;
@@ -188,7 +256,6 @@ static int handle_start(struct agent_request *r)
         const cJSON *cwd = cJSON_GetObjectItemCaseSensitive(body, "cwd");
         const cJSON *env = cJSON_GetObjectItemCaseSensitive(body, "env");
         const cJSON *u = cJSON_GetObjectItemCaseSensitive(body, "user");
-        struct native_spec spec = {.stdin_pipe = false};
         if ((e = native_argv(cmd, &argv, &msg)) < 0)
                 e = native_error(r, 400, "bad_request", "%s", msg);
         else if (cwd && !cJSON_IsNull(cwd) && !cJSON_IsString(cwd))
@@ -197,81 +264,53 @@ static int handle_start(struct agent_request *r)
                 e = native_error(r, 400, "bad_request", "env must be an object of strings");
         else if (native_user_name(cJSON_IsString(u) ? u->valuestring : NULL, &user) < 0)
                 e = native_error(r, 400, "bad_request", "user must be \"user\" or \"root\"");
-        else
-                e = 1;
-        if (e != 1)
-                goto out;
-        spec.argv = (const char *const *)argv;
-        spec.cwd = cJSON_IsString(cwd) ? cwd->valuestring : NULL;
-        spec.envs = cJSON_IsObject(env) ? env : NULL;
-        spec.user = user;
-
-        struct mproc *p = calloc(1, sizeof(*p));
-        if (!p || !(p->log = malloc(NATIVE_LOG_MAX)) || !(p->cmd = cJSON_Duplicate(cmd, 1))) {
-                if (p) {
-                        free(p->log);
-                        free(p);
-                }
+        else if (!(p = mproc_new(cmd)))
                 e = native_error(r, 500, "internal", "out of memory");
-                goto out;
-        }
-        pthread_mutex_lock(&lock);
-        e = make_room();
-        pthread_mutex_unlock(&lock);
-        if (e == 0)
-                e = native_stream_start(&spec, &p->st, &pid, err, sizeof(err));
-        if (e < 0) {
+        else
+                e = 0;
+        if (e != 0)
+                return e;
+        struct agent_proc_spec spec = {
+            .argv = (const char *const *)argv,
+            .cwd = cJSON_IsString(cwd) ? cwd->valuestring : NULL,
+            .envs = cJSON_IsObject(env) ? env : NULL,
+        };
+        e = mproc_spawn(r, p, user, &spec);
+        if (e != 0) {
                 p->refs = 1;
                 pthread_mutex_lock(&lock);
                 mproc_unref(p);
                 pthread_mutex_unlock(&lock);
-                e = e == -EBUSY
-                        ? native_error(r, 409, "conflict",
-                                       "%u managed processes are running already", NATIVE_MAX_PROCS)
-                    : e == -EINVAL || e == -EACCES
-                        ? native_error(r, 400, "bad_request", "%s", err)
-                        : native_error(r, 500, "internal", "starting the process: %s",
-                                       strerror(-e));
-                goto out;
+                return e;
         }
-        p->pid = pid;
+        p->pid = agent_proc_pid(p->h);
         p->running = true;
         p->started_at = unix_ms();
-        p->refs = 2; /* table + reader */
+        p->refs = 2; /* table + pump */
         pthread_mutex_lock(&lock);
         p->next = procs;
         procs = p;
-        cJSON *o = proc_json(p);
+        o = proc_json(p);
         pthread_mutex_unlock(&lock);
-        if (start_reader(p) < 0) {
-                (void)agent_process_signal(&(struct agent_selector){.pid = (uint32_t)pid}, SIGKILL);
-                pthread_mutex_lock(&lock);
-                p->running = false;
-                mproc_unref(p);
-                pthread_mutex_unlock(&lock);
+        if (start_pump(p) < 0) {
+                /* No thread for it: it does not run unattended. Killed, then pumped here. */
+                (void)agent_proc_signal(&(struct agent_selector){.pid = (uint32_t)p->pid}, SIGKILL);
+                mproc_run(p);
         }
-        e = o ? native_json(r, 201, o) : native_error(r, 500, "internal", "out of memory");
-        cJSON_Delete(o);
-out:
-        for (size_t i = 0; argv && argv[i]; i++)
-                free(argv[i]);
-        free(argv);
-        cJSON_Delete(body);
-        return e;
+        return o ? native_json(r, 201, o) : native_error(r, 500, "internal", "out of memory");
 }
 
-static int handle_list(struct agent_request *r)
+int native_proc_handle_list(struct agent_request *r)
 {
-        cJSON *o = cJSON_CreateObject(), *arr = o ? cJSON_AddArrayToObject(o, "processes") : NULL;
-        int e;
+        _cleanup_json_ cJSON *o = cJSON_CreateObject();
+        cJSON *arr = o ? cJSON_AddArrayToObject(o, "processes") : NULL;
+
         (void)agent_request_discard_body(r, 64 * 1024);
         pthread_mutex_lock(&lock);
         for (struct mproc *p = procs; p && arr; p = p->next)
                 cJSON_AddItemToArray(arr, proc_json(p));
         pthread_mutex_unlock(&lock);
-        e = arr ? native_json(r, 200, o) : native_error(r, 500, "internal", "out of memory");
-        cJSON_Delete(o);
-        return e;
+        return arr ? native_json(r, 200, o) : native_error(r, 500, "internal", "out of memory");
 }
 
 static int parse_signal(const cJSON *s)
@@ -299,13 +338,12 @@ static int parse_signal(const cJSON *s)
 
 static int handle_signal(struct agent_request *r, int pid, int sig_override)
 {
-        cJSON *body = NULL;
+        _cleanup_json_ cJSON *body = NULL;
         int e, sig = sig_override;
         if (sig == 0) {
                 if ((e = native_read_json(r, &body)) != 0)
                         return e;
                 sig = parse_signal(cJSON_GetObjectItemCaseSensitive(body, "signal"));
-                cJSON_Delete(body);
                 if (sig < 0)
                         return native_error(r, 400, "bad_request",
                                             "signal must be a name (SIGTERM, SIGKILL, SIGINT, "
@@ -320,7 +358,7 @@ static int handle_signal(struct agent_request *r, int pid, int sig_override)
                 return native_error(r, 404, "not_found", "no managed process %d", pid);
         if (!running)
                 return native_error(r, 409, "conflict", "process %d has already exited", pid);
-        e = agent_process_signal(&(struct agent_selector){.pid = (uint32_t)pid}, sig);
+        e = agent_proc_signal(&(struct agent_selector){.pid = (uint32_t)pid}, sig);
         if (e < 0)
                 return native_error(r, 409, "conflict", "process %d has already exited", pid);
         return agent_respond(r, 204, NULL, NULL, 0);
@@ -387,31 +425,24 @@ static int handle_get(struct agent_request *r, int pid, bool remove)
         (void)agent_request_discard_body(r, 64 * 1024);
         pthread_mutex_lock(&lock);
         struct mproc *p = find(pid);
-        cJSON *o = p ? proc_json(p) : NULL;
+        _cleanup_json_ cJSON *o = p ? proc_json(p) : NULL;
         if (p && remove && !p->running)
                 unlink_proc(p);
         pthread_mutex_unlock(&lock);
         if (!p)
                 return native_error(r, 404, "not_found", "no managed process %d", pid);
-        int e = native_json(r, 200, o);
-        cJSON_Delete(o);
-        return e;
+        return o ? native_json(r, 200, o) : native_error(r, 500, "internal", "out of memory");
 }
 
-int native_proc_route(struct agent_request *r, const char *m, const char *p)
+int native_proc_handle_item(struct agent_request *r)
 {
         static const char pre[] = "/v1/processes";
+        const char *m = r->head.method, *p = r->head.path + sizeof(pre) - 1;
         char *end;
-        if (strncmp(p, pre, sizeof(pre) - 1) != 0)
-                return -ENOENT;
-        p += sizeof(pre) - 1;
-        if (*p == 0 || strcmp(p, "/") == 0) {
-                if (streq_ptr(m, "POST"))
-                        return handle_start(r);
-                if (streq_ptr(m, "GET"))
-                        return handle_list(r);
-                return -ENOENT;
-        }
+
+        /* The route table sends only paths under pre here, POST and GET of the list excepted. */
+        if (*p == 0 || strcmp(p, "/") == 0)
+                return native_handle_not_found(r);
         long pid = strtol(p + 1, &end, 10);
         if (*p != '/' || end == p + 1 || pid <= 0 || pid > 1 << 22)
                 return native_error(r, 404, "not_found", "no such process");
@@ -430,5 +461,5 @@ int native_proc_route(struct agent_request *r, const char *m, const char *p)
                 return handle_logs(r, (int)pid);
         if (strcmp(end, "/signal") == 0 && streq_ptr(m, "POST"))
                 return handle_signal(r, (int)pid, 0);
-        return -ENOENT;
+        return native_handle_not_found(r);
 }

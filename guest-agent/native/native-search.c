@@ -24,12 +24,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "core/config.h"
-#include "native/native-loop.h"
-#include "native/native.h"
 #include "core/path.h"
 #include "core/users.h"
+#include "json-util.h"
 #include "macros.h"
+#include "native/native.h"
 
 #define FS_SEARCH_VISIT   100000u
 #define FS_SEARCH_FILE    (1024u * 1024u)
@@ -152,7 +153,7 @@ static void walk(struct search *s, int dfd, const char *dir, int depth)
         closedir(d);
 }
 
-int native_fs_search(struct agent_request *r)
+int native_fs_handle_search(struct agent_request *r)
 {
         _cleanup_(agent_user_done) struct agent_user u = {0};
         _cleanup_free_ char *path = NULL, *name = native_query(r, "name");
@@ -191,13 +192,15 @@ int native_fs_search(struct agent_request *r)
         walk(&s, fd, path, 0);
         if (s.found >= s.max)
                 s.truncated = true; /* stopped at max_results: there may be more */
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddItemToObject(o, "matches", s.matches);
-        cJSON_AddBoolToObject(o, "truncated", s.truncated);
-        cJSON_AddNumberToObject(o, "visited", s.visited);
-        e = native_json(r, 200, o);
-        cJSON_Delete(o);
-        return e;
+        _cleanup_json_ cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToObject(o, "matches", s.matches)) {
+                cJSON_Delete(s.matches);
+                return native_error(r, 500, "internal", "out of memory");
+        }
+        if (!cJSON_AddBoolToObject(o, "truncated", s.truncated) ||
+            !cJSON_AddNumberToObject(o, "visited", s.visited))
+                return native_error(r, 500, "internal", "out of memory");
+        return native_json(r, 200, o);
 }
 
 /* ---- watch ---- */
@@ -258,30 +261,26 @@ static int watch_events(struct agent_request *r, struct watch *w, bool recursive
                                 dir = w->paths[i];
                 if (!dir || !ev->len)
                         continue;
-                _cleanup_free_ char *path = NULL, *line = NULL;
+                _cleanup_free_ char *path = NULL, *j = NULL;
+                _cleanup_json_ cJSON *o = cJSON_CreateObject();
+                _cleanup_(buf_done) struct buf line = {0};
                 if (asprintf(&path, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", ev->name) < 0)
                         return -ENOMEM;
                 if (recursive && (ev->mask & (IN_CREATE | IN_MOVED_TO)) && (ev->mask & IN_ISDIR))
                         watch_add(w, path, true, 0);
-                cJSON *o = cJSON_CreateObject();
-                cJSON_AddStringToObject(o, "type", event_type(ev->mask));
-                cJSON_AddStringToObject(o, "path", path);
-                cJSON_AddBoolToObject(o, "is_dir", ev->mask & IN_ISDIR);
-                char *j = cJSON_PrintUnformatted(o);
-                cJSON_Delete(o);
-                if (!j || asprintf(&line, "data: %s\n\n", j) < 0) {
-                        free(j);
+                if (!o || !cJSON_AddStringToObject(o, "type", event_type(ev->mask)) ||
+                    !cJSON_AddStringToObject(o, "path", path) ||
+                    !cJSON_AddBoolToObject(o, "is_dir", ev->mask & IN_ISDIR) ||
+                    !(j = cJSON_PrintUnformatted(o)) || buf_printf(&line, "data: %s\n\n", j) < 0)
                         return -ENOMEM;
-                }
-                free(j);
-                int e = agent_respond_data(r, line, strlen(line));
+                int e = agent_respond_data(r, line.p, line.len);
                 if (e < 0)
                         return e;
         }
         return 0;
 }
 
-int native_fs_watch(struct agent_request *r)
+int native_fs_handle_watch(struct agent_request *r)
 {
         static const char *const hs[] = {"Content-Type", "text/event-stream", "Cache-Control",
                                          "no-cache", NULL};
@@ -311,10 +310,14 @@ int native_fs_watch(struct agent_request *r)
                 struct pollfd p[2] = {{.fd = w.ifd, .events = POLLIN},
                                       {.fd = r->fd, .events = POLLRDHUP}};
                 int n = poll(p, 2, FS_KEEPALIVE_MS);
-                if (n < 0 && errno != EINTR)
+                if (n < 0 && errno != EINTR) {
+                        e = negative_errno();
                         break;
-                if (p[1].revents)
-                        break; /* the client left */
+                }
+                if (p[1].revents) {
+                        e = -ECONNRESET; /* the client left: the stream has no end to send */
+                        break;
+                }
                 if (p[0].revents)
                         e = watch_events(r, &w, recursive);
                 else if (n == 0)

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * GET /v1/terminal?cols=&rows=&user= (port 0): an interactive login shell on a PTY, full
- * duplex over one frame-channel request. The shell is started through the loopback (so it is
- * an ordinary process of the table: user, env, reaping), its pty master reached through
- * agent_process_input_fd().
+ * duplex over one frame-channel request. The shell is an ordinary process of the table (user,
+ * env, reaping), pumped by this connection's thread; input and resizes go to it by pid.
  *
  * Request DATA frames (from sbxd): byte 0 = NATIVE_TERM_INPUT + bytes for the pty, or
  * NATIVE_TERM_RESIZE + cols u16 BE + rows u16 BE. END (or a closed connection) hangs the
@@ -20,11 +19,11 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "native/native-loop.h"
+#include "envd/process-rpc.h"
+#include "json-util.h"
+#include "macros.h"
 #include "native/native.h"
 #include "proc/process.h"
-#include "fd-util.h"
-#include "macros.h"
 
 enum {
         NATIVE_TERM_INPUT = 0,
@@ -57,114 +56,158 @@ static int send_tagged(struct agent_request *r, uint8_t tag, const void *d, size
         return 0;
 }
 
-/* One input frame from sbxd: 0 on success, -EPIPE at END, -errno. */
-static int term_input(struct agent_request *r, int master)
+struct term {
+        struct agent_request *r;
+        pid_t pid;
+        bool input_open;
+};
+
+static void term_kill(struct term *t)
 {
+        (void)agent_proc_signal(&(struct agent_selector){.pid = (uint32_t)t->pid}, SIGKILL);
+}
+
+/* One input frame from sbxd: 0 on success, -EPIPE at END, -errno. */
+static int term_input(struct term *t)
+{
+        const struct agent_selector sel = {.pid = (uint32_t)t->pid};
         const uint8_t *d;
         size_t n;
-        int e = agent_request_read_body(r, &d, &n);
+        int e = agent_request_read_body(t->r, &d, &n);
         if (e <= 0)
                 return e == 0 ? -EPIPE : e;
         if (n >= 1 && d[0] == NATIVE_TERM_INPUT) {
-                (void)write_full(master, d + 1, n - 1); /* a hung-up pty: the END event follows */
+                /* Without waiting: what the terminal does not take now is dropped; a hung-up
+                 * pty is fine too (the exit follows). */
+                (void)agent_proc_write_input(&sel, true, d + 1, n - 1, -1, 0);
                 return 0;
         }
         if (n == 5 && d[0] == NATIVE_TERM_RESIZE) {
-                struct winsize ws = {.ws_col = (unsigned short)(d[1] << 8 | d[2]),
-                                     .ws_row = (unsigned short)(d[3] << 8 | d[4])};
-                if (ws.ws_col >= 1 && ws.ws_row >= 1)
-                        (void)ioctl(master, TIOCSWINSZ, &ws);
+                unsigned short cols = (unsigned short)(d[1] << 8 | d[2]);
+                unsigned short rows = (unsigned short)(d[3] << 8 | d[4]);
+                if (cols >= 1 && rows >= 1)
+                        (void)agent_proc_resize(&sel, cols, rows);
                 return 0;
         }
         return -EPROTO;
 }
 
-static int term_loop(struct agent_request *r, struct native_stream *st, int pid, int master)
+static int term_output(void *userdata, enum agent_output_stream stream, const uint8_t *buf,
+                       size_t len)
 {
-        bool input_open = true;
-        for (;;) {
-                struct pollfd p[2] = {{.fd = native_stream_fd(st), .events = POLLIN},
-                                      {.fd = input_open ? r->fd : -1, .events = POLLIN}};
-                if (poll(p, 2, -1) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (p[1].revents) {
-                        int e = term_input(r, master);
-                        if (e < 0) {
-                                /* sbxd hung up: the shell goes too */
-                                (void)agent_process_signal(
-                                    &(struct agent_selector){.pid = (uint32_t)pid}, SIGKILL);
-                                input_open = false;
-                                if (e != -EPIPE)
-                                        return e;
-                        }
-                }
-                if (!p[0].revents)
-                        continue;
-                struct native_event ev;
-                int e = native_stream_next(st, &ev);
-                if (e == -EPIPE)
-                        return 0;
-                if (e < 0)
-                        return e;
-                if (ev.kind == NATIVE_EV_DATA)
-                        e = send_tagged(r, NATIVE_TERM_OUTPUT, ev.data, ev.len);
-                else if (ev.kind == NATIVE_EV_END || ev.kind == NATIVE_EV_ERROR) {
-                        char code[16];
-                        int n = snprintf(code, sizeof(code), "%d",
-                                         ev.kind == NATIVE_EV_END ? ev.exit_code : -1);
-                        e = send_tagged(r, NATIVE_TERM_EXIT, code, (size_t)n);
-                }
-                native_event_done(&ev);
-                if (e < 0)
-                        return e;
-        }
+        struct term *t = userdata;
+        int e = send_tagged(t->r, NATIVE_TERM_OUTPUT, buf, len);
+        if (e < 0)
+                term_kill(t);
+        return e;
 }
 
-int native_term_handle(struct agent_request *r)
+static int term_exited(void *userdata, const struct agent_exit *ex, bool deadline_killed)
+{
+        struct term *t = userdata;
+        char code[16];
+        int n = snprintf(code, sizeof(code), "%d", deadline_killed ? -1 : (int)ex->exit_code);
+        int e = send_tagged(t->r, NATIVE_TERM_EXIT, code, (size_t)n);
+        return e < 0 ? e : 0;
+}
+
+static int term_prepare(void *userdata, struct pollfd fds[AGENT_PROC_LISTENER_FDS], int *timeout_ms)
+{
+        struct term *t = userdata;
+        fds[0] = (struct pollfd){.fd = t->input_open ? t->r->fd : -1, .events = POLLIN};
+        return 0;
+}
+
+static int term_dispatch(void *userdata, const struct pollfd fds[AGENT_PROC_LISTENER_FDS])
+{
+        struct term *t = userdata;
+        int e;
+
+        if (fds[0].fd < 0 || !fds[0].revents)
+                return 0;
+        e = term_input(t);
+        if (e < 0) {
+                /* sbxd hung up: the shell goes too */
+                term_kill(t);
+                t->input_open = false;
+                if (e != -EPIPE)
+                        return e;
+        }
+        return 0;
+}
+
+/* The shell for spec (user by name, NULL: the default). Answers errors (returns the status). */
+static int term_spawn(struct agent_request *r, const char *user, struct agent_proc_spec *spec,
+                      struct agent_proc **ret)
+{
+        _cleanup_(agent_user_done) struct agent_user u = {0};
+        _cleanup_json_ cJSON *config = NULL;
+        _cleanup_free_ char *name = NULL;
+        char err[AGENT_PROC_ERR_MAX];
+        int e;
+
+        e = native_user_lookup(user, &u, &name);
+        if (e == -ENOENT || e == -EINVAL)
+                return native_error(r, 400, "bad_request",
+                                    "starting the terminal: invalid username: '%s'",
+                                    name ? name : "");
+        if (e < 0)
+                return native_error(r, 400, "bad_request", "starting the terminal: user lookup: %s",
+                                    strerror(-e));
+        spec->user = &u;
+        spec->config = config = agent_process_config_json(spec->argv, spec->envs, NULL);
+        if (!config)
+                return native_error(r, 500, "internal", "out of memory");
+        e = agent_proc_spawn(spec, ret, err);
+        if (e < 0)
+                return native_error(r, 400, "bad_request", "starting the terminal: %s", err);
+        return 0;
+}
+
+int native_handle_terminal(struct agent_request *r)
 {
         static const char *const hs[] = {"Content-Type", "application/octet-stream", NULL};
-        _cleanup_native_stream_ struct native_stream *st = NULL;
         _cleanup_free_ char *uq = native_query(r, "user");
-        _cleanup_close_ int master = -EBADF;
+        _cleanup_json_ cJSON *envs = cJSON_CreateObject();
+        struct agent_proc *p;
         const char *user;
-        char err[600];
-        int pid, e;
-        bool pty;
+        int e;
 
         /* The request body is the input stream and stays open: errors must not wait for its
          * END (native_error would drain it). */
         r->body_done = true;
         if (native_user_name(uq, &user) < 0)
                 return native_error(r, 400, "bad_request", "user must be \"user\" or \"root\"");
-        cJSON *envs = cJSON_CreateObject();
-        cJSON_AddStringToObject(envs, "TERM", "xterm-256color");
+        if (!envs || !cJSON_AddStringToObject(envs, "TERM", "xterm-256color"))
+                return native_error(r, 500, "internal", "out of memory");
         const char *bash[] = {"/bin/bash", "-l", NULL}, *sh[] = {"/bin/sh", "-l", NULL};
-        struct native_spec spec = {.argv = access("/bin/bash", X_OK) == 0 ? bash : sh,
-                                   .user = user,
-                                   .envs = envs,
-                                   .pty = true,
-                                   .cols = dim(r, "cols", 80),
-                                   .rows = dim(r, "rows", 24)};
-        e = native_stream_start(&spec, &st, &pid, err, sizeof(err));
-        cJSON_Delete(envs);
-        if (e < 0)
-                return native_error(r, e == -EINVAL || e == -EACCES ? 400 : 500,
-                                    e == -EINVAL || e == -EACCES ? "bad_request" : "internal",
-                                    "starting the terminal: %s", err[0] ? err : strerror(-e));
-        e = agent_process_input_fd(&(struct agent_selector){.pid = (uint32_t)pid}, &pty, &master);
-        if (e < 0 || !pty) {
-                (void)agent_process_signal(&(struct agent_selector){.pid = (uint32_t)pid}, SIGKILL);
-                return native_error(r, 500, "internal", "the terminal has no pty");
-        }
+        struct agent_proc_spec spec = {.argv = access("/bin/bash", X_OK) == 0 ? bash : sh,
+                                       .envs = envs,
+                                       .pty = true,
+                                       .cols = (unsigned short)dim(r, "cols", 80),
+                                       .rows = (unsigned short)dim(r, "rows", 24)};
+        e = term_spawn(r, user, &spec, &p);
+        if (e != 0)
+                return e;
         r->body_done = false;
+
+        struct term t = {.r = r, .pid = agent_proc_pid(p), .input_open = true};
+        const struct agent_proc_listener l = {
+            .userdata = &t,
+            .output = term_output,
+            .exited = term_exited,
+            .prepare = term_prepare,
+            .dispatch = term_dispatch,
+        };
         e = agent_respond_head(r, 200, hs);
-        if (e >= 0)
-                e = term_loop(r, st, pid, master);
         if (e < 0) {
-                (void)agent_process_signal(&(struct agent_selector){.pid = (uint32_t)pid}, SIGKILL);
+                term_kill(&t);
+                (void)agent_proc_run(p, NULL);
+                return e;
+        }
+        e = agent_proc_run(p, &l);
+        if (e < 0) {
+                term_kill(&t);
                 return e;
         }
         return agent_respond_end(r);

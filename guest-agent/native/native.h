@@ -2,8 +2,10 @@
 /*
  * The native API's sandbox side: routes under /v1/ on the internal port 0 (api/frames.md),
  * which only sbxd can reach. sbxd maps `/v1/sandboxes/{id}/<rest>` to `/v1/<rest>` here and
- * relays the answer. Bodies are JSON; errors are {"error":{"code","message"}} with the
- * HTTP status (sbxd re-checks the shape, with bounds, before relaying).
+ * relays the answer as it is. Bodies are JSON; every error is the native API's shape,
+ * {"error":{"code","message"}} with application/json and the HTTP status
+ * (api/openapi/sbx-v1.yaml), including those of the envd handlers the native routes share
+ * (their route's rest_error is native_rest_error()). The routes are in guest-agent/routes.c:
  *
  *   POST   /v1/exec                    one process, output collected (exec limits below)
  *   POST   /v1/run-code                one snippet (python, node, bash, sh)
@@ -17,42 +19,72 @@
  *   POST   /v1/processes, GET /v1/processes[/{pid}[/logs]], POST /v1/processes/{pid}/signal,
  *   DELETE /v1/processes/{pid}         managed processes (native/native-proc.c)
  *   GET    /v1/terminal?cols=&rows=    full-duplex PTY (native/native-term.c)
+ *
+ * Processes are the process table's (proc/process.h): users, environment, cwd, PTYs, deadlines
+ * and reaping are the same code paths as envd's.
  */
 #pragma once
 
 #include <cjson/cJSON.h>
 #include <stdint.h>
 
-#include "core/server.h"
+#include "core/request.h"
+#include "core/users.h"
 
 #define NATIVE_MAX_BODY        (8u * 1024u * 1024u)
 #define NATIVE_TIMEOUT_DEFAULT 30000                 /* ms, exec and run-code */
 #define NATIVE_TIMEOUT_MAX     300000                /* ms */
 #define NATIVE_OUTPUT_MAX      (16u * 1024u * 1024u) /* combined stdout + stderr */
 #define NATIVE_CODE_MAX        (4u * 1024u * 1024u)  /* run-code code bytes (fed on stdin) */
+#define NATIVE_MESSAGE_MAX     1024u                 /* bytes of an error message */
 
-/* Serve r when it is a native route: returns what the handler returned, or -ENOENT without
- * touching r when the path is not one (the caller answers 404). */
-int agent_native_route(struct agent_request *r);
+/* ---- handlers (native.c, native-fs.c, native-search.c, native-proc.c, native-term.c) ---- */
 
-/* {"error":{"code":code,"message":...}} with status. */
+int native_handle_exec(struct agent_request *r);
+int native_handle_run_code(struct agent_request *r);
+int native_handle_terminal(struct agent_request *r);
+int native_fs_handle_list(struct agent_request *r);
+int native_fs_handle_stat(struct agent_request *r);
+int native_fs_handle_mkdir(struct agent_request *r);
+int native_fs_handle_move(struct agent_request *r);
+int native_fs_handle_remove(struct agent_request *r);
+int native_fs_handle_search(struct agent_request *r);
+int native_fs_handle_watch(struct agent_request *r);
+/* POST and GET /v1/processes. */
+int native_proc_handle_start(struct agent_request *r);
+int native_proc_handle_list(struct agent_request *r);
+/* Everything else under /v1/processes: /{pid}, /{pid}/logs, /{pid}/signal. */
+int native_proc_handle_item(struct agent_request *r);
+/* Any other /v1/ path: 404 not_found. */
+int native_handle_not_found(struct agent_request *r);
+
+/* The rest_error of every /v1/ route (core/route.h): a REST error of a shared handler (envd's
+ * /files) in the native shape, the code the default for its status (native_status_code()). */
+int native_rest_error(struct agent_request *r, int status, const char *message);
+
+/* ---- helpers shared by the handlers ---- */
+
+/* The native API's default error code for an HTTP status, as sbxd's v1_status_code(). */
+const char *native_status_code(int status);
+/* {"error":{"code":code,"message":...}} with status, the message cut to NATIVE_MESSAGE_MAX
+ * bytes (at a character boundary); drains what is left of the request body first. Returns
+ * status or -errno. */
 int native_error(struct agent_request *r, int status, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* Print and send o (not freed) with status. */
 int native_json(struct agent_request *r, int status, const cJSON *o);
-/* Read the JSON object body (absent/empty: an empty object). On failure the error response
- * was sent and the return value is what sending returned (or -EINVAL when nothing was sent). */
+/* Read the JSON object body (absent/empty: an empty object). 0 with *ret; otherwise the error
+ * was answered (returns its status) or reading failed (-errno). */
 int native_read_json(struct agent_request *r, cJSON **ret);
 /* Decoded query parameter (caller frees), NULL when absent. */
 char *native_query(const struct agent_request *r, const char *key);
 /* "user" or "root" from a JSON field / query value; NULL → default user. -EINVAL otherwise. */
 int native_user_name(const char *v, const char **ret);
+/* Look up name (NULL: the /init default user). -ENOENT with *ret_name set (caller frees) for
+ * an unknown user, as agent_user_lookup(). */
+int native_user_lookup(const char *name, struct agent_user *ret, char **ret_name);
 /* argv from "cmd": a non-empty array of strings (execve) or a string (sh -c). */
 int native_argv(const cJSON *cmd, char ***ret, const char **ret_msg);
-
-/* Handlers in the other agent-native-*.c files. */
-int native_fs_route(struct agent_request *r, const char *m, const char *p);
-int native_proc_route(struct agent_request *r, const char *m, const char *p);
-int native_term_handle(struct agent_request *r);
-int native_fs_search(struct agent_request *r);
-int native_fs_watch(struct agent_request *r);
+/* Copy s[0..len) replacing invalid UTF-8 (and NUL) with U+FFFD (JSON strings must be UTF-8).
+ * NULL on ENOMEM. */
+char *native_utf8_dup(const uint8_t *s, size_t len);

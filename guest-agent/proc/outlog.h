@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A process's retained output, for process.Process/Connect (re-attach): the pump appends every
- * chunk it reads, the log keeps the newest AGENT_OUTLOG_MAX bytes (older chunks are dropped),
- * and records how the process ended. Connect streams serve from it: `start` with the pid, the
- * retained output, whatever follows live, then `end` (or the deadline error) and `{}`.
- * Reference-counted: the process table and every Connect stream hold a reference.
+ * A process's retained output, for re-attaching to it (agent_proc_attach()): the pump appends
+ * every chunk it reads, the log keeps the newest AGENT_OUTLOG_MAX bytes in at most
+ * AGENT_OUTLOG_MAX_CHUNKS chunks (older chunks are dropped), and records how the process ended.
+ * Readers walk it by sequence number, waiting for what comes next. Bytes only: what a chunk
+ * becomes on a wire is the reader's business. Reference-counted: the process table and every
+ * reader hold a reference.
  */
 #pragma once
 
@@ -12,10 +13,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "envd/connect-json.h"
-#include "core/server.h"
+#include "proc/exit-status.h"
 
-#define AGENT_OUTLOG_MAX (1024u * 1024u)
+#define AGENT_OUTLOG_MAX        (1024u * 1024u)
+#define AGENT_OUTLOG_MAX_CHUNKS 4096u
+
+/* Which of a process's outputs a chunk came from. */
+enum agent_output_stream { AGENT_OUT_STDOUT, AGENT_OUT_STDERR, AGENT_OUT_PTY };
 
 struct agent_outlog;
 
@@ -24,20 +28,30 @@ struct agent_outlog *agent_outlog_new(void);
 struct agent_outlog *agent_outlog_ref(struct agent_outlog *l);
 void agent_outlog_unref(struct agent_outlog *l);
 
-/* Append one chunk (dropping the oldest past AGENT_OUTLOG_MAX). -ENOMEM (the chunk is lost). */
-int agent_outlog_append(struct agent_outlog *l, enum agent_output_stream kind, const uint8_t *buf,
+/* Append one chunk (dropping the oldest past the bounds). -ENOMEM (the chunk is lost). */
+int agent_outlog_append(struct agent_outlog *l, enum agent_output_stream stream, const uint8_t *buf,
                         size_t len);
 
-/* The process ended (deadline_killed: by its Connect-Timeout-Ms). Wakes every reader. */
+/* The process ended (deadline_killed: by its deadline). Wakes every reader. */
 void agent_outlog_finish(struct agent_outlog *l, const struct agent_exit *ex, bool deadline_killed);
 
 /* Bytes currently retained (tests, diagnostics). */
 size_t agent_outlog_bytes(struct agent_outlog *l);
 
+struct agent_outlog_item {
+        enum { AGENT_OUTLOG_NONE, AGENT_OUTLOG_CHUNK, AGENT_OUTLOG_END } kind;
+        enum agent_output_stream stream; /* CHUNK */
+        uint8_t *data;                   /* CHUNK: a copy, the caller frees it */
+        size_t len;
+        struct agent_exit exit; /* END */
+        bool deadline_killed;   /* END */
+};
+
 /*
- * Serve a Connect stream for pid from l on r: head, start, retained and live output, keepalives
- * every keepalive_ms without other events, end. timeout_ms > 0 ends the stream (not the process)
- * with deadline_exceeded. Returns when the stream is complete or the client left.
+ * The next item for a reader that has seen everything before *seq (start at 0): the oldest
+ * retained chunk at or after it (a reader that fell behind skips what was dropped), else END
+ * once the process ended, else NONE after waiting until wait_until_ms (CLOCK_MONOTONIC) for
+ * either. *seq moves past a chunk returned. 0, or -ENOMEM.
  */
-int agent_outlog_serve(struct agent_outlog *l, struct agent_request *r, uint32_t pid,
-                       int keepalive_ms, int64_t timeout_ms);
+int agent_outlog_next(struct agent_outlog *l, uint64_t *seq, int64_t wait_until_ms,
+                      struct agent_outlog_item *ret);

@@ -9,9 +9,7 @@
 #include "core/config.h"
 #include "macros.h"
 
-#define DEFAULT_KEEPALIVE_S 90
-#define MAX_TIMEOUT_MS      (100LL * 365 * 24 * 3600 * 1000)
-#define DEFAULT_PATH        "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 /* ---- environment ---- */
 
@@ -97,38 +95,4 @@ int agent_process_build_argv(const char *cmd, const cJSON *args, char ***ret)
                 }
         *ret = TAKE_PTR(l);
         return 0;
-}
-
-/* Connect-Timeout-Ms: 1..10 ASCII digits (Connect protocol). 0 = no header. */
-int agent_parse_connect_timeout(const char *s, int64_t *ret)
-{
-        int64_t v = 0;
-        size_t n = 0;
-
-        *ret = 0;
-        if (!s)
-                return 0;
-        for (; s[n]; n++) {
-                if (s[n] < '0' || s[n] > '9' || n >= 10)
-                        return -EINVAL;
-                v = v * 10 + (s[n] - '0');
-        }
-        if (n == 0)
-                return -EINVAL;
-        *ret = MIN(v, MAX_TIMEOUT_MS);
-        return 0;
-}
-
-int agent_parse_keepalive(const char *s)
-{
-        char *end;
-        long v;
-
-        if (!s)
-                return DEFAULT_KEEPALIVE_S;
-        errno = 0;
-        v = strtol(s, &end, 10);
-        if (errno || end == s || *end || v <= 0)
-                return DEFAULT_KEEPALIVE_S;
-        return (int)MIN(v, 24L * 3600);
 }

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ProcessEvent JSON exactly as envd (protojson) writes it. */
+/* ProcessEvent JSON exactly as envd (protojson) writes it; the error bodies and envelopes of
+ * core's answers; Go's words for how a process ended. */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 
+#include "core/request.h"
 #include "envd/connect-json.h"
+#include "proc/exit-status.h"
 #include "unit.h"
 
 #define CHECK_JSON(call, expected)                                                                 \
@@ -43,13 +46,13 @@ static void test_events(void)
                    "{\"event\":{\"end\":{\"exitCode\":-1,\"status\":\"signal: killed\",\"error\":"
                    "\"signal: killed\"}}}");
 
-        CHECK_JSON(cj_end_stream_ok(&_s, &_n), "{}");
-        CHECK_JSON(cj_end_stream_error("deadline_exceeded", "too slow \"x\"", &_s, &_n),
+        CHECK_JSON(agent_end_stream_json(NULL, NULL, &_s, &_n), "{}");
+        CHECK_JSON(agent_end_stream_json("deadline_exceeded", "too slow \"x\"", &_s, &_n),
                    "{\"error\":{\"code\":\"deadline_exceeded\",\"message\":\"too slow "
                    "\\\"x\\\"\"}}");
-        CHECK_JSON(cj_error_body("unimplemented", "nope", &_s, &_n),
+        CHECK_JSON(agent_connect_error_json("unimplemented", "nope", &_s, &_n),
                    "{\"code\":\"unimplemented\",\"message\":\"nope\"}");
-        CHECK_JSON(cj_rest_error_body(404, "path '/x' does not exist", &_s, &_n),
+        CHECK_JSON(agent_rest_error_json(404, "path '/x' does not exist", &_s, &_n),
                    "{\"code\":404,\"message\":\"path '/x' does not exist\"}");
 }
 
@@ -90,7 +93,7 @@ static void test_envelope(void)
         uint8_t *b = NULL;
         size_t n = 0;
 
-        CHECK_EQ_INT(cj_envelope(2, "{}", 2, &b, &n), 0);
+        CHECK_EQ_INT(agent_connect_envelope(2, "{}", 2, &b, &n), 0);
         CHECK_EQ_INT(n, 7);
         CHECK(memcmp(b, "\x02\x00\x00\x00\x02{}", 7) == 0);
         free(b);

@@ -17,11 +17,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proc/process.h"
-#include "core/server.h"
 #include "connect.h"
+#include "core/server.h"
 #include "frame.h"
 #include "macros.h"
+#include "proc/process.h"
+#include "routes.h"
 #include "unit.h"
 
 static atomic_int stop_reaper;
@@ -31,10 +32,10 @@ static void *reaper(void *arg)
         while (!atomic_load(&stop_reaper)) {
                 siginfo_t si = {0};
                 if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG) == 0 && si.si_pid > 0) {
-                        agent_process_on_exit(si.si_pid, si.si_code, si.si_status);
+                        agent_proc_on_exit(si.si_pid, si.si_code, si.si_status);
                         continue;
                 }
-                (void)agent_process_enforce_deadlines();
+                (void)agent_proc_enforce_deadlines();
                 struct timespec ts = {0, 5 * 1000 * 1000};
                 nanosleep(&ts, NULL);
         }
@@ -291,7 +292,7 @@ static void test_start(void)
         CHECK(strstr(s, "\"invalid_argument\"") != NULL);
         free(s);
 
-        CHECK_EQ_INT(agent_process_count(), 0);
+        CHECK_EQ_INT(agent_proc_count(), 0);
 }
 
 struct bg_start {
@@ -480,6 +481,7 @@ int main(void)
 {
         pthread_t t;
 
+        agent_server_set_routes(&agent_routes);
         test_routes();
         if (geteuid() != 0) {
                 fprintf(stderr, "not root: skipping Start and /files\n");

@@ -15,10 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proc/process.h"
 #include "core/server.h"
 #include "frame.h"
 #include "macros.h"
+#include "routes.h"
 #include "unit.h"
 
 static atomic_int stop_reaper;
@@ -277,6 +277,7 @@ int main(void)
                 return 77;
         }
         setenv("SBX_CODE_KERNELS_DIR", KERNELS_DIR, 1);
+        agent_server_set_routes(&agent_routes);
         pthread_create(&r, NULL, reaper, NULL);
         CHECK_EQ_INT(call(0, "POST", "/init", "{\"defaultUser\":\"root\"}", &b), 204);
         free(b);
