@@ -105,8 +105,13 @@ static const struct agent_route routes[] = {
     {ENVD, ANY, "/process.Process/", PREFIX, 0, agent_connect_handle_unimplemented, NULL},
     {ENVD, ANY, "/filesystem.Filesystem/", PREFIX, 0, agent_connect_handle_unimplemented, NULL},
 
-    /* Port 49999: the code interpreter, which routes its own paths (interp/code.h). */
-    {CODE, ANY, "", PREFIX, 0, agent_code_handle, NULL},
+    /* Port 49999: the code interpreter (interp/code.h). */
+    {CODE, "POST", "/execute", EXACT, 0, agent_code_handle_execute, NULL},
+    {CODE, "POST", "/contexts", EXACT, 0, agent_code_handle_create, NULL},
+    {CODE, "GET", "/contexts", EXACT, 0, agent_code_handle_list, NULL},
+    {CODE, "GET", "/health", EXACT, 0, agent_code_handle_health, NULL},
+    {CODE, ANY, "/contexts/", PREFIX, 0, agent_code_handle_context, NULL},
+    {CODE, ANY, "", PREFIX, 0, agent_code_handle_not_found, NULL},
 };
 
 const struct agent_route_table agent_routes = {

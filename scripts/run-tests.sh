@@ -3,6 +3,7 @@
 #   unit      meson unit tests (one binary per module)
 #   asan      the unit tests again, built with ASan+UBSan
 #   format    clang-format check of every C file
+#   layers    every #include points the way scripts/layers.conf allows (scripts/check-layers.py)
 #   clang     everything built with clang and -Werror (build dir <build>-clang)
 #   cppcheck  static analysis of the C sources (scripts/cppcheck-suppressions.txt says what is
 #             suppressed and why)
@@ -72,6 +73,15 @@ if clang-format --dry-run --Werror $(git ls-files '*.c' '*.h') >/tmp/sbx-format.
 else
         head -n 20 /tmp/sbx-format.log
         count format 0 1
+fi
+
+# ---- layers: no include points the wrong way between a component's folders ----
+echo "== layers"
+if python3 scripts/check-layers.py >/tmp/sbx-layers.log 2>&1; then
+        count layers 1 0
+else
+        head -n 20 /tmp/sbx-layers.log
+        count layers 0 1
 fi
 
 # ---- clang: the whole tree with a second compiler, warnings as errors ----

@@ -498,47 +498,65 @@ static int handle_restart(struct agent_request *r, const char *id)
         return agent_respond(r, 200, "application/json", "null", 4);
 }
 
-/* ---- routing ---- */
+/* ---- handlers (the route table's port-49999 rows: guest-agent/routes.c) ---- */
 
-int agent_code_handle(struct agent_request *r)
+/* Not a code-interpreter template. E2B's proxy would answer 502, which the SDKs turn into a
+ * misleading "sandbox timeout"; a 404 that says why becomes NotFoundError(<this text>). */
+static int no_kernels(struct agent_request *r)
 {
-        const char *m = r->head.method, *p = r->head.path;
-        const char *rest;
+        static const char msg[] = "{\"code\":404,\"message\":\"no code interpreter in "
+                                  "this sandbox: its template ships no kernels (use "
+                                  "code-interpreter-v1)\"}";
+        (void)agent_request_discard_body(r, 16u * 1024u * 1024u);
+        return agent_respond(r, 404, "application/json", msg, sizeof(msg) - 1);
+}
 
-        if (!code_kernels_available()) {
-                /* Not a code-interpreter template. E2B's proxy would answer 502, which the
-                 * SDKs turn into a misleading "sandbox timeout"; a 404 that says why becomes
-                 * NotFoundError(<this text>). */
-                static const char msg[] = "{\"code\":404,\"message\":\"no code interpreter in "
-                                          "this sandbox: its template ships no kernels (use "
-                                          "code-interpreter-v1)\"}";
-                (void)agent_request_discard_body(r, 16u * 1024u * 1024u);
-                return agent_respond(r, 404, "application/json", msg, sizeof(msg) - 1);
-        }
-        if (streq_ptr(m, "POST") && streq_ptr(p, "/execute"))
-                return handle_execute(r);
-        if (streq_ptr(p, "/contexts")) {
-                if (streq_ptr(m, "POST"))
-                        return handle_create(r);
-                if (streq_ptr(m, "GET"))
-                        return handle_list(r);
-        }
-        if (streq_ptr(m, "GET") && streq_ptr(p, "/health")) {
-                (void)agent_request_discard_body(r, 64 * 1024);
-                return agent_respond(r, 200, "application/json", "\"OK\"", 4);
-        }
-        if (p && strncmp(p, "/contexts/", 10) == 0) {
-                rest = p + 10;
-                const char *slash = strchr(rest, '/');
-                if (!slash && *rest && streq_ptr(m, "DELETE"))
-                        return handle_delete(r, rest);
-                if (slash && streq_ptr(slash, "/restart") && streq_ptr(m, "POST")) {
-                        _cleanup_free_ char *id = strndup(rest, (size_t)(slash - rest));
-                        return id ? handle_restart(r, id) : -ENOMEM;
-                }
-        }
+int agent_code_handle_execute(struct agent_request *r)
+{
+        return code_kernels_available() ? handle_execute(r) : no_kernels(r);
+}
+
+int agent_code_handle_create(struct agent_request *r)
+{
+        return code_kernels_available() ? handle_create(r) : no_kernels(r);
+}
+
+int agent_code_handle_list(struct agent_request *r)
+{
+        return code_kernels_available() ? handle_list(r) : no_kernels(r);
+}
+
+int agent_code_handle_health(struct agent_request *r)
+{
+        if (!code_kernels_available())
+                return no_kernels(r);
+        (void)agent_request_discard_body(r, 64 * 1024);
+        return agent_respond(r, 200, "application/json", "\"OK\"", 4);
+}
+
+int agent_code_handle_not_found(struct agent_request *r)
+{
+        if (!code_kernels_available())
+                return no_kernels(r);
         (void)agent_request_discard_body(r, 16u * 1024u * 1024u);
         return agent_respond(r, 404, "application/json", "{\"detail\":\"Not Found\"}", 22);
+}
+
+int agent_code_handle_context(struct agent_request *r)
+{
+        const char *m = r->head.method, *p = r->head.path;
+        if (!code_kernels_available())
+                return no_kernels(r);
+        /* "/contexts/{id}" (DELETE) or "/contexts/{id}/restart" (POST) */
+        const char *rest = p + strlen("/contexts/");
+        const char *slash = strchr(rest, '/');
+        if (!slash && *rest && streq_ptr(m, "DELETE"))
+                return handle_delete(r, rest);
+        if (slash && slash > rest && streq_ptr(slash, "/restart") && streq_ptr(m, "POST")) {
+                _cleanup_free_ char *id = strndup(rest, (size_t)(slash - rest));
+                return id ? handle_restart(r, id) : -ENOMEM;
+        }
+        return agent_code_handle_not_found(r);
 }
 
 void agent_code_on_init(void)

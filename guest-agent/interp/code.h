@@ -10,8 +10,16 @@
 
 #include "core/server.h"
 
-/* Answer one port-49999 request. */
-int agent_code_handle(struct agent_request *r);
+/* The handlers of the port-49999 routes (guest-agent/routes.c): POST /execute, POST and GET
+ * /contexts, GET /health, DELETE /contexts/{id} and POST /contexts/{id}/restart (one handler
+ * for the /contexts/ prefix), and what no route of the port matches ({"detail":"Not Found"}).
+ * Each answers a 404 saying why when the template ships no kernels. */
+int agent_code_handle_execute(struct agent_request *r);
+int agent_code_handle_create(struct agent_request *r);
+int agent_code_handle_list(struct agent_request *r);
+int agent_code_handle_health(struct agent_request *r);
+int agent_code_handle_context(struct agent_request *r);
+int agent_code_handle_not_found(struct agent_request *r);
 
 /* Called after /init was applied: when the template ships kernels, start the default python
  * context's kernel with the template's preload list and wait (bounded) until it is ready, so

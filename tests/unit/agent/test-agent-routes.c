@@ -122,9 +122,16 @@ static void test_agent_table(void)
         CHECK(agent(SBX_PORT_ENVD, "POST", "/files", false) == agent_files_handle_post);
         CHECK(agent(SBX_PORT_ENVD, "PUT", "/files", false) == NULL);
         CHECK(agent(SBX_PORT_ENVD, "POST", "/init", false) == NULL);
-        /* The code interpreter takes everything on its port. */
-        CHECK(agent(SBX_PORT_CODE, "DELETE", "/contexts/x", false) == agent_code_handle);
-        CHECK(agent(SBX_PORT_CODE, "GET", "/", true) == agent_code_handle);
+        /* The code interpreter: its routes, and its own 404 for the rest of its port. */
+        CHECK(agent(SBX_PORT_CODE, "POST", "/execute", false) == agent_code_handle_execute);
+        CHECK(agent(SBX_PORT_CODE, "GET", "/execute", false) == agent_code_handle_not_found);
+        CHECK(agent(SBX_PORT_CODE, "POST", "/contexts", false) == agent_code_handle_create);
+        CHECK(agent(SBX_PORT_CODE, "GET", "/contexts", false) == agent_code_handle_list);
+        CHECK(agent(SBX_PORT_CODE, "GET", "/health", false) == agent_code_handle_health);
+        CHECK(agent(SBX_PORT_CODE, "DELETE", "/contexts/x", false) == agent_code_handle_context);
+        CHECK(agent(SBX_PORT_CODE, "POST", "/contexts/x/restart", false) ==
+              agent_code_handle_context);
+        CHECK(agent(SBX_PORT_CODE, "GET", "/", true) == agent_code_handle_not_found);
         /* The native API, port 0 only. */
         CHECK(agent(0, "PUT", "/v1/files", false) == agent_files_handle_post);
         CHECK(agent(0, "GET", "/v1/files", false) == agent_files_handle_get);
