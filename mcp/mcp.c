@@ -146,7 +146,7 @@ static int session_new(struct mcp *m, int idle_s, char ret_id[static 33])
         int r = random_hex(id, 16);
         if (r < 0)
                 return r;
-        struct mcp_session *victim = NULL, *s;
+        struct mcp_session *victim = &m->sessions[0], *s; /* a free slot, else the oldest */
         char kill_id[MCP_SANDBOX_ID_MAX] = "";
         pthread_mutex_lock(&m->table_lock);
         for (size_t i = 0; i < ELEMENTSOF(m->sessions); i++) {
@@ -155,7 +155,7 @@ static int session_new(struct mcp *m, int idle_s, char ret_id[static 33])
                         victim = s;
                         break;
                 }
-                if (!victim || s->last_used < victim->last_used)
+                if (s->last_used < victim->last_used)
                         victim = s;
         }
         if (victim->id[0])

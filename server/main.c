@@ -22,6 +22,7 @@
 #include "storage/layer-store.h"
 #include "storage/state-dir.h"
 #include "lifecycle/host-limits.h"
+#include "lifecycle/teardown.h"
 #include "lifecycle/lifecycle.h"
 #include "log.h"
 #include "lifecycle/monitor.h"
@@ -142,6 +143,7 @@ int main(int argc, char **argv)
             (unsigned long long)cfg.max_disk_mb, (unsigned long long)cfg.total_memory_mb,
             (unsigned long long)cfg.total_pids, (unsigned long long)cfg.disk_reserve_mb,
             cfg.disk_overcommit);
+        cgroup_parent_set(cfg.cgroup_parent);
         (void)host_limits_apply(&cfg);
         r = keys_load_or_create(cfg.state_dir, &srv.keys);
         if (r < 0) {

@@ -145,12 +145,14 @@ static int run_collect(struct agent_request *r, const char *user, struct agent_p
                                     name ? name : "");
         if (e < 0)
                 return native_error(r, 400, "bad_request", "user lookup: %s", strerror(-e));
-        spec->user = &u;
+        /* The caller's spec stays as it was: the user and config live in this frame only. */
+        struct agent_proc_spec run = *spec;
+        run.user = &u;
         /* What envd's List shows for it. */
-        spec->config = config = agent_process_config_json(spec->argv, NULL, NULL);
+        run.config = config = agent_process_config_json(spec->argv, NULL, NULL);
         if (!config)
                 return native_error(r, 500, "internal", "out of memory");
-        e = agent_proc_spawn(spec, &p, err);
+        e = agent_proc_spawn(&run, &p, err);
         if (e == -EIO)
                 return native_error(r, 500, "internal", "%s", err);
         if (e < 0)

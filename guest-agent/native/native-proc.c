@@ -224,8 +224,10 @@ static int mproc_spawn(struct agent_request *r, struct mproc *p, const char *use
                                     name ? name : "");
         if (e < 0)
                 return native_error(r, 400, "bad_request", "user lookup: %s", strerror(-e));
-        spec->user = &u;
-        spec->config = config = agent_process_config_json(spec->argv, spec->envs, spec->cwd);
+        /* The caller's spec stays as it was: the user and config live in this frame only. */
+        struct agent_proc_spec run = *spec;
+        run.user = &u;
+        run.config = config = agent_process_config_json(spec->argv, spec->envs, spec->cwd);
         if (!config)
                 return native_error(r, 500, "internal", "out of memory");
         pthread_mutex_lock(&lock);
@@ -234,7 +236,7 @@ static int mproc_spawn(struct agent_request *r, struct mproc *p, const char *use
         if (e == -EBUSY)
                 return native_error(r, 409, "conflict", "%u managed processes are running already",
                                     NATIVE_MAX_PROCS);
-        e = agent_proc_spawn(spec, &p->h, err);
+        e = agent_proc_spawn(&run, &p->h, err);
         if (e == -EIO)
                 return native_error(r, 500, "internal", "%s", err);
         if (e < 0)

@@ -154,11 +154,13 @@ static int term_spawn(struct agent_request *r, const char *user, struct agent_pr
         if (e < 0)
                 return native_error(r, 400, "bad_request", "starting the terminal: user lookup: %s",
                                     strerror(-e));
-        spec->user = &u;
-        spec->config = config = agent_process_config_json(spec->argv, spec->envs, NULL);
+        /* The caller's spec stays as it was: the user and config live in this frame only. */
+        struct agent_proc_spec run = *spec;
+        run.user = &u;
+        run.config = config = agent_process_config_json(spec->argv, spec->envs, NULL);
         if (!config)
                 return native_error(r, 500, "internal", "out of memory");
-        e = agent_proc_spawn(spec, ret, err);
+        e = agent_proc_spawn(&run, ret, err);
         if (e < 0)
                 return native_error(r, 400, "bad_request", "starting the terminal: %s", err);
         return 0;

@@ -49,7 +49,9 @@ static const char usage[] =
     "  --total-memory MB         memory limit of all sandboxes together (default: the host's\n"
     "                            memory less 10%, at least 512 MiB, kept for the host)\n"
     "  --total-pids N            task limit of all sandboxes together (default 3/4 of the\n"
-    "                            kernel's pid_max and threads-max)\n";
+    "                            kernel's pid_max and threads-max)\n"
+    "  --cgroup-parent NAME      the cgroup of all sandboxes, in each hierarchy (default sbx;\n"
+    "                            another name for each further sbxd on one host)\n";
 
 int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, socklen_t *ret_len,
                         char **ret_host)
@@ -165,6 +167,7 @@ void config_done(struct sbxd_config *c)
         free(c->agent);
         free(c->port_file);
         free(c->pool_templates);
+        free(c->cgroup_parent);
         *c = (struct sbxd_config){};
 }
 
@@ -177,6 +180,7 @@ void config_done(struct sbxd_config *c)
 #define OPT_TOTAL_MEMORY    1016
 #define OPT_TOTAL_PIDS      1017
 #define OPT_CREATE_WAIT     1018
+#define OPT_CGROUP_PARENT   1019
 
 /* A positive decimal number up to max into *ret. */
 static int parse_u64(const char *name, const char *arg, uint64_t max, uint64_t *ret)
@@ -281,6 +285,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"total-memory", required_argument, NULL, OPT_TOTAL_MEMORY},
             {"total-pids", required_argument, NULL, OPT_TOTAL_PIDS},
             {"create-wait", required_argument, NULL, OPT_CREATE_WAIT},
+            {"cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT},
             {},
         };
         const char *listen = SBXD_DEFAULT_LISTEN, *state = SBXD_DEFAULT_STATE_DIR;
@@ -291,6 +296,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                                 .create_wait_s = SBXD_DEFAULT_CREATE_WAIT_S,
                                 .disk_overcommit = 1.0};
         const char *pool_templates = SBXD_DEFAULT_POOL_TEMPLATES;
+        const char *cgroup_parent = "sbx";
         int o, r;
 
         while ((o = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
@@ -325,6 +331,20 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                 case 1001:
                         pool_templates = optarg;
                         break;
+                case OPT_CGROUP_PARENT:
+                        /* one directory level below each hierarchy's root */
+                        if (!*optarg || strlen(optarg) > 64 ||
+                            strspn(optarg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                           "0123456789._-") != strlen(optarg) ||
+                            optarg[0] == '.') {
+                                fprintf(stderr,
+                                        "sbxd: bad --cgroup-parent '%s' ([A-Za-z0-9._-], "
+                                        "at most 64, not starting with a dot)\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        cgroup_parent = optarg;
+                        break;
                 case 1005:
                         if (strcmp(optarg, "image") != 0 && strcmp(optarg, "tmpfs") != 0) {
                                 fprintf(stderr, "sbxd: --disk takes image or tmpfs\n");
@@ -357,6 +377,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
         }
         c.listen = strdup(listen);
         c.pool_templates = strdup(pool_templates);
+        c.cgroup_parent = strdup(cgroup_parent);
         r = absolutize(state, &c.state_dir);
         if (r >= 0)
                 r = jailer ? absolutize(jailer, &c.jailer)
@@ -366,7 +387,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                           : config_resolve_helper("guest-agent/sbx-agent", &c.agent);
         if (r >= 0 && port_file)
                 r = absolutize(port_file, &c.port_file);
-        if (r < 0 || !c.listen || !c.pool_templates) {
+        if (r < 0 || !c.listen || !c.pool_templates || !c.cgroup_parent) {
                 config_done(&c);
                 return r < 0 ? r : -ENOMEM;
         }

@@ -40,6 +40,7 @@ struct sbxd_config {
         uint64_t max_memory_mb, max_disk_mb;
         /* The parent cgroup sbx/ of every sandbox: 0 = derived from the host at start. */
         uint64_t total_memory_mb, total_pids;
+        char *cgroup_parent; /* --cgroup-parent: the cgroup every sandbox's lives in ("sbx") */
 };
 
 /* <state>/url: the URL sbxd listens on, written once listening, removed at a clean stop

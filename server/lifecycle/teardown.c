@@ -22,6 +22,18 @@
 #include "missing-syscalls.h"
 #include <sys/pidfd.h>
 
+static const char *parent_name = CGROUP_PARENT_DEFAULT;
+
+const char *cgroup_parent(void)
+{
+        return parent_name;
+}
+
+void cgroup_parent_set(const char *name)
+{
+        parent_name = name;
+}
+
 #define TEARDOWN_WAIT_MS 5000
 
 static void sleep_ms(int ms)

@@ -16,7 +16,13 @@
 
 #define CGROUP_ROOT    "/sys/fs/cgroup"
 #define CGROUP_UNIFIED CGROUP_ROOT "/unified"
-#define CGROUP_PARENT  "sbx"
+/* Every sandbox's cgroup is <parent>/<id> in each hierarchy; the parent carries the limits of
+ * all of them (lifecycle/host-limits.h). "sbx" unless --cgroup-parent names another (two sbxd on
+ * one host, e.g. cluster nodes or tests, each with its own). Set once at start. */
+#define CGROUP_PARENT_DEFAULT "sbx"
+#define CGROUP_PARENT         cgroup_parent()
+const char *cgroup_parent(void);
+void cgroup_parent_set(const char *name);
 
 /* Steps 1-3 plus unmounting the host-visible tmpfs upper at <dir>/rootfs (dir may be NULL):
  * no process, cgroup or mount of the sandbox is left, its dir and files stay (persisting a

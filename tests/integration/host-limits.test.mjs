@@ -5,7 +5,7 @@
 //  - fs.file-max is raised: open files are bounded by each sandbox's memory limit.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { readFileSync, writeFileSync, existsSync } from 'node:fs'
+import { readFileSync, readdirSync, rmdirSync, existsSync } from 'node:fs'
 import { Sandbox } from 'e2b'
 import { startSbxd, realTemplates, REAL, sleep } from './sbxd.mjs'
 
@@ -13,20 +13,21 @@ const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
 const skip = missing.length ? `not built: ${missing.join(', ')}` : false
 
 const read = (p) => readFileSync(p, 'utf8').trim()
-const pidsDir = ['/sys/fs/cgroup/pids/sbx', '/sys/fs/cgroup/sbx'].find((p) => existsSync(`${p}/pids.max`))
-
-// The parent cgroup is the host's, shared with the sbxd the other suites use: put its limit
-// back afterwards.
-const pidsBefore = pidsDir ? read(`${pidsDir}/pids.max`) : undefined
+// A parent cgroup of this test's own (--cgroup-parent), so that no other sbxd on the host (the
+// suites' own, or another run's) shares or resets its limits.
+const PARENT = `sbx-limits-${process.pid}`
 let d
 after(async () => {
   await d?.stop()
-  if (pidsBefore) writeFileSync(`${pidsDir}/pids.max`, pidsBefore)
+  for (const h of readdirSync('/sys/fs/cgroup')) {
+    try { rmdirSync(`/sys/fs/cgroup/${h}/${PARENT}`) } catch {}
+  }
+  try { rmdirSync(`/sys/fs/cgroup/${PARENT}`) } catch {}
 })
 
 test('limits: per-sandbox maxima are 400s naming the limit; the parent cgroup caps all sandboxes', { skip, timeout: 180_000 }, async () => {
   d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
-    args: ['--max-sandbox-cpus', '2', '--max-sandbox-memory', '2048', '--max-sandbox-disk', '4096', '--total-pids', '300'] })
+    args: ['--max-sandbox-cpus', '2', '--max-sandbox-memory', '2048', '--max-sandbox-disk', '4096', '--total-pids', '300', '--cgroup-parent', PARENT] })
   const create = (body) => d.api('POST', '/v2/sandboxes', { body: { templateID: 'base', ...body } })
   for (const [body, re] of [
     [{ memoryMB: 256 * 1024 }, /memoryMB 262144 is above this server's limit of 2048 MiB per sandbox/],
@@ -42,9 +43,10 @@ test('limits: per-sandbox maxima are 400s naming the limit; the parent cgroup ca
   assert.equal(ok.status, 201, ok.text)
 
   // the parent cgroup: tasks capped at --total-pids, memory at the derived total
+  const pidsDir = [`/sys/fs/cgroup/pids/${PARENT}`, `/sys/fs/cgroup/${PARENT}`].find((p) => existsSync(`${p}/pids.max`))
   assert.ok(pidsDir, 'a pids hierarchy')
   assert.equal(read(`${pidsDir}/pids.max`), '300')
-  const memDir = ['/sys/fs/cgroup/memory/sbx', '/sys/fs/cgroup/sbx'].find((p) => existsSync(p))
+  const memDir = [`/sys/fs/cgroup/memory/${PARENT}`, `/sys/fs/cgroup/${PARENT}`].find((p) => existsSync(p))
   const memLimit = Number(read(existsSync(`${memDir}/memory.limit_in_bytes`) ? `${memDir}/memory.limit_in_bytes` : `${memDir}/memory.max`))
   const hostMem = Number(read('/proc/meminfo').match(/MemTotal:\s+(\d+)/)[1]) * 1024
   assert.ok(memLimit < hostMem && memLimit >= hostMem * 0.8, `sbx memory limit ${memLimit} of ${hostMem}`)
