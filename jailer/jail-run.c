@@ -44,6 +44,7 @@
         X(START, "start")                                                                          \
         X(UNSHARE_MOUNTS, "unshare-mounts")                                                        \
         X(BECOME_ROOT, "become-root")                                                              \
+        X(UCOUNT_LIMITS, "ucount-limits")                                                          \
         X(HOSTNAME, "hostname")                                                                    \
         X(LOOPBACK, "loopback")                                                                    \
         X(MOUNT_PROC, "mount-proc")                                                                \
@@ -76,6 +77,7 @@ struct jail {
         struct sbx_jail_spec *spec;
         struct jail_seccomp seccomp;
         struct jail_cgroup cgroup;
+        struct jail_ucount ucount; /* the limits the child writes in its user namespace */
         int listen_fd;
         int sync_fd; /* parent's or child's end, depending on the side */
         int socket_made;
@@ -199,6 +201,8 @@ _noreturn_ static void child_main(struct jail *j)
         CHILD_STEP(j, STEP_UNSHARE_MOUNTS, step_unshare_mounts(&root_fd),
                    "unshare mount namespace");
         CHILD_STEP(j, STEP_BECOME_ROOT, step_become_root(j), "become sandbox root");
+        CHILD_STEP(j, STEP_UCOUNT_LIMITS, jail_ucount_limit(&j->ucount),
+                   "limits of the user namespace");
         CHILD_STEP(j, STEP_HOSTNAME, step_hostname(j), "sethostname");
         CHILD_STEP(j, STEP_LOOPBACK, jail_net_loopback_up(), "bring lo up");
         CHILD_STEP(j, STEP_MOUNT_PROC, jail_mount_proc(root_fd), "mount /proc");
@@ -290,6 +294,8 @@ static int step_socket(struct jail *j)
 static int step_clone(struct jail *j)
 {
         int sp[2], securebits, r;
+        if ((r = jail_ucount_plan(&j->ucount)) < 0)
+                return fail(j, STEP_CLONE, r, "per-user limits");
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
                 return fail(j, STEP_CLONE, -errno, "socketpair");
         /* The new user namespace is owned by the effective uid that creates it, and what is
@@ -435,7 +441,7 @@ static int step_private_mounts(struct jail *j)
         return r < 0 ? fail(j, STEP_PRIVATE_MOUNTS, r, "private mount namespace") : 0;
 }
 
-/* Steps 1-10 (jailer/README.md), in order; the child runs 11-22 from step_clone. */
+/* Steps 1-10 (jailer/README.md), in order; the child runs 11-23 from step_clone. */
 static int run_parent(struct jail *j, int spec_fd)
 {
         int r;

@@ -1,12 +1,68 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "jail-ucount.h"
 
+#include "fd-util.h"
 #include "jail-error.h"
+#include "macros.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <linux/securebits.h>
 #include <unistd.h>
+
+#define USER_SYSCTL "/proc/sys/user/"
+
+/* Nothing inside creates one: seccomp refuses unshare, setns and clone with CLONE_NEW*, and
+ * every kind but the user namespace also needs CAP_SYS_ADMIN, which nothing inside has. The
+ * limit holds past both. Mount namespaces are left out: the child's own pivot makes one more
+ * (open_tree(OPEN_TREE_CLONE) is an anonymous mount namespace) after this step. fanotify_init
+ * is refused by seccomp as well. */
+static const char *const zero_limits[] = {
+    "max_user_namespaces", "max_pid_namespaces",  "max_uts_namespaces",
+    "max_ipc_namespaces",  "max_net_namespaces",  "max_cgroup_namespaces",
+    "max_time_namespaces", "max_fanotify_groups", "max_fanotify_marks",
+};
+
+static int read_long(const char *path, long *ret)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        _cleanup_free_ char *buf = NULL;
+        char *end;
+        if (fd < 0)
+                return -errno;
+        int r = read_all(fd, 64, &buf, NULL);
+        if (r < 0)
+                return r;
+        errno = 0;
+        long v = strtol(buf, &end, 10);
+        if (errno || end == buf || v < 0)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/* host is at most INT_MAX (the sysctl's bound): no overflow in a long long. */
+static long uid_share(long host)
+{
+        long long v = (long long)host * JAIL_UCOUNT_UID_SHARE_NUM / JAIL_UCOUNT_UID_SHARE_DEN;
+        return v < 1 ? 1 : (long)v;
+}
+
+int jail_ucount_plan(struct jail_ucount *u)
+{
+        long inst, watches;
+        int r = read_long(USER_SYSCTL "max_inotify_instances", &inst);
+        if (r >= 0)
+                r = read_long(USER_SYSCTL "max_inotify_watches", &watches);
+        if (r < 0)
+                return jail_errorf(r, "read " USER_SYSCTL "max_inotify_*: %m");
+        u->inotify_instances = uid_share(inst);
+        u->inotify_watches = uid_share(watches);
+        return 0;
+}
 
 int jail_ucount_owner_enter(uid_t id, int *ret_saved_securebits)
 {
@@ -34,5 +90,28 @@ int jail_ucount_owner_leave(int saved_securebits)
                 return jail_errorf(-errno, "effective ids back to 0: %m");
         if (prctl(PR_SET_SECUREBITS, (unsigned long)saved_securebits, 0, 0, 0) < 0)
                 return jail_errorf(-errno, "PR_SET_SECUREBITS: %m");
+        return 0;
+}
+
+static int write_limit(const char *name, long value)
+{
+        char path[96], v[32];
+        snprintf(path, sizeof(path), USER_SYSCTL "%s", name);
+        snprintf(v, sizeof(v), "%ld\n", value);
+        int r = write_file(path, v);
+        if (r == -ENOENT) /* older kernel: no such counter */
+                return 0;
+        return r < 0 ? jail_errorf(r, "write %s: %m", path) : 0;
+}
+
+int jail_ucount_limit(const struct jail_ucount *u)
+{
+        int r;
+        for (size_t i = 0; i < ELEMENTSOF(zero_limits); i++)
+                if ((r = write_limit(zero_limits[i], 0)) < 0)
+                        return r;
+        if ((r = write_limit("max_inotify_instances", u->inotify_instances)) < 0 ||
+            (r = write_limit("max_inotify_watches", u->inotify_watches)) < 0)
+                return r;
         return 0;
 }
