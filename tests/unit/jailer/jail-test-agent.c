@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -82,6 +83,11 @@ int main(void)
         fprintf(out, "max_net_namespaces %ld\n", user_limit("max_net_namespaces"));
         fprintf(out, "max_inotify_instances %ld\n", user_limit("max_inotify_instances"));
         fprintf(out, "max_inotify_watches %ld\n", user_limit("max_inotify_watches"));
+        struct rlimit rl;
+        fprintf(out, "sigpending %lld\n",
+                getrlimit(RLIMIT_SIGPENDING, &rl) == 0 ? (long long)rl.rlim_max : -1LL);
+        fprintf(out, "msgqueue %lld\n",
+                getrlimit(RLIMIT_MSGQUEUE, &rl) == 0 ? (long long)rl.rlim_max : -1LL);
         fprintf(out, "end\n");
         fclose(out);
         return 0;

@@ -219,6 +219,8 @@ static void test_good(void)
         CHECK_STREQ(field(report, "max_inotify_instances", v, sizeof(v)), want);
         uid_share("max_inotify_watches", want, sizeof(want));
         CHECK_STREQ(field(report, "max_inotify_watches", v, sizeof(v)), want);
+        CHECK_STREQ(field(report, "sigpending", v, sizeof(v)), "16384");
+        CHECK_STREQ(field(report, "msgqueue", v, sizeof(v)), "819200");
         CHECK_STREQ(field(report, "end", v, sizeof(v)), "");
 
         /* Teardown as sbxd does it; nothing may remain. */
