@@ -93,25 +93,28 @@ int jail_ucount_owner_leave(int saved_securebits)
         return 0;
 }
 
-static int write_limit(const char *name, long value)
+static int write_limit(int dir_fd, const char *name, long value)
 {
-        char path[96], v[32];
-        snprintf(path, sizeof(path), USER_SYSCTL "%s", name);
-        snprintf(v, sizeof(v), "%ld\n", value);
-        int r = write_file(path, v);
-        if (r == -ENOENT) /* older kernel: no such counter */
+        char v[32];
+        int n = snprintf(v, sizeof(v), "%ld\n", value);
+        _cleanup_close_ int fd = openat(dir_fd, name, O_WRONLY | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT) /* older kernel: no such counter */
                 return 0;
-        return r < 0 ? jail_errorf(r, "write %s: %m", path) : 0;
+        int r = fd < 0 ? -errno : write_full(fd, v, (size_t)n);
+        return r < 0 ? jail_errorf(r, "write " USER_SYSCTL "%s: %m", name) : 0;
 }
 
 int jail_ucount_limit(const struct jail_ucount *u)
 {
+        _cleanup_close_ int dir = open(USER_SYSCTL, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         int r;
+        if (dir < 0)
+                return jail_errorf(-errno, "open " USER_SYSCTL ": %m");
         for (size_t i = 0; i < ELEMENTSOF(zero_limits); i++)
-                if ((r = write_limit(zero_limits[i], 0)) < 0)
+                if ((r = write_limit(dir, zero_limits[i], 0)) < 0)
                         return r;
-        if ((r = write_limit("max_inotify_instances", u->inotify_instances)) < 0 ||
-            (r = write_limit("max_inotify_watches", u->inotify_watches)) < 0)
+        if ((r = write_limit(dir, "max_inotify_instances", u->inotify_instances)) < 0 ||
+            (r = write_limit(dir, "max_inotify_watches", u->inotify_watches)) < 0)
                 return r;
         return 0;
 }
