@@ -136,8 +136,8 @@ static int step_wait_start(struct jail *j, int *ret_root_fd)
                            .msg_control = c.buf,
                            .msg_controllen = sizeof(c.buf)};
         ssize_t n = recvmsg(j->sync_fd, &m, MSG_CMSG_CLOEXEC);
-        if (n < 0)
-                return -errno;
+        if (n <= 0)
+                return n < 0 ? -errno : -EPIPE; /* the parent gave up */
         struct cmsghdr *h = CMSG_FIRSTHDR(&m);
         if (n != 1 || !h || h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS ||
             h->cmsg_len != CMSG_LEN(sizeof(int)))
