@@ -534,6 +534,17 @@ int jail_mount_open_root(const char *rootfs)
         return fd < 0 ? jail_errorf(-errno, "open %s: %m", rootfs) : fd;
 }
 
+int jail_mount_unshare_at(int root_fd)
+{
+        /* unshare(CLONE_NEWNS) moves the cwd to the new namespace's copy of its mount. */
+        if (fchdir(root_fd) < 0)
+                return jail_errorf(-errno, "enter the root: %m");
+        if (unshare(CLONE_NEWNS) < 0)
+                return jail_errorf(-errno, "unshare(CLONE_NEWNS): %m");
+        int fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        return fd < 0 ? jail_errorf(-errno, "open the root in the new namespace: %m") : fd;
+}
+
 int jail_mount_proc(int root_fd)
 {
         _cleanup_close_ int tfd = open_in_root(root_fd, "/proc", O_PATH | O_DIRECTORY);

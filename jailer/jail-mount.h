@@ -36,10 +36,15 @@ int jail_mount_upper_host(const struct sbx_jail_spec *spec);
  * root; -1 disables idmapping. *ret_idmapped says whether idmapping took effect. */
 int jail_mount_root(const struct sbx_jail_spec *spec, int userns_fd, int *ret_idmapped);
 
-/* Child, right after unshare(CLONE_NEWNS) and before dropping host uid 0: an O_PATH fd of
- * rootfs in the new namespace. The path is resolved while the child still owns root-owned
- * dirs: sbxd's state dir is 0700, so sandbox root could not search it. */
+/* Parent, once the root is built: an O_PATH fd of rootfs, handed to the child. The path crosses
+ * sbxd's 0700 root-owned state dir, which the child (host uid_base from birth) cannot search. */
 int jail_mount_open_root(const char *rootfs);
+
+/* Child: its own copy of the mounts (owned by its user namespace, every inherited mount
+ * locked), and an O_PATH fd of root_fd's directory (from jail_mount_open_root()) in that copy:
+ * the child enters root_fd, unshares, and opens its cwd, which the kernel moved into the new
+ * namespace. Leaves the cwd there. */
+int jail_mount_unshare_at(int root_fd);
 
 /* Child: fresh /proc with the sensitive entries masked or read-only, and a new devpts
  * instance at /dev/pts. Must run before jail_mount_pivot (needs the host /proc visible). */

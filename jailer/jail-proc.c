@@ -24,19 +24,31 @@ static const cap_value_t agent_caps[] = {
     CAP_AUDIT_WRITE,
 };
 
+/* cur = max = value; without CAP_SYS_RESOURCE a hard limit cannot be raised: take
+ * min(value, the current hard limit) then. */
+static int set_limit(int resource, rlim_t value)
+{
+        struct rlimit rl = {value, value};
+        if (setrlimit(resource, &rl) == 0)
+                return 0;
+        if (errno != EPERM || getrlimit(resource, &rl) < 0)
+                return -errno;
+        rl.rlim_cur = rl.rlim_max = MIN(rl.rlim_max, value);
+        return setrlimit(resource, &rl) < 0 ? -errno : 0;
+}
+
 int jail_proc_rlimits(void)
 {
-        struct rlimit nofile = {JAIL_NOFILE, JAIL_NOFILE}, core = {0, 0};
-        if (setrlimit(RLIMIT_NOFILE, &nofile) < 0) {
-                /* Without CAP_SYS_RESOURCE we cannot raise the hard limit: take what we have. */
-                if (errno != EPERM || getrlimit(RLIMIT_NOFILE, &nofile) < 0)
-                        return -errno;
-                nofile.rlim_cur = nofile.rlim_max = MIN(nofile.rlim_max, (rlim_t)JAIL_NOFILE);
-                if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
-                        return -errno;
-        }
-        if (setrlimit(RLIMIT_CORE, &core) < 0)
-                return -errno;
+        int r;
+        if ((r = set_limit(RLIMIT_NOFILE, JAIL_NOFILE)) < 0 || (r = set_limit(RLIMIT_CORE, 0)) < 0)
+                return r;
+        /* The ucount rlimits: the soft value at clone becomes the user namespace's own maximum
+         * (the sandbox's share of the count of its host uid, jail-ucount.h) and each process's
+         * limit inside. */
+        if ((r = set_limit(RLIMIT_MSGQUEUE, JAIL_MSGQUEUE_BYTES)) < 0 ||
+            (r = set_limit(RLIMIT_SIGPENDING, JAIL_SIGPENDING)) < 0 ||
+            (r = set_limit(RLIMIT_MEMLOCK, JAIL_MEMLOCK_BYTES)) < 0)
+                return r;
         return 0;
 }
 

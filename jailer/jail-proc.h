@@ -6,10 +6,18 @@
 
 #define JAIL_AGENT_LISTEN_FD 3
 #define JAIL_NOFILE          65536
+/* The sandbox's shares of three per-user counts (jailer/README.md, "Kernel counters"):
+ * POSIX message queue bytes (the kernel's default), queued signals (what a 4 GiB machine
+ * gives), memory locked through SHM_LOCK and the like (the kernel's default). */
+#define JAIL_MSGQUEUE_BYTES 819200
+#define JAIL_SIGPENDING     16384
+#define JAIL_MEMLOCK_BYTES  (8 * 1024 * 1024)
 
-/* Parent (host root, which may raise hard limits): RLIMIT_NOFILE 65536 (or the current hard
- * limit when it is lower and CAP_SYS_RESOURCE is missing), RLIMIT_CORE 0. The
- * child inherits them across clone; inside the userns it could only lower them. */
+/* Parent (host root, which may raise hard limits), each with soft = hard: RLIMIT_NOFILE
+ * 65536, RLIMIT_CORE 0, RLIMIT_MSGQUEUE, RLIMIT_SIGPENDING and RLIMIT_MEMLOCK as above (each
+ * lowered to the current hard limit when that is lower and CAP_SYS_RESOURCE is missing). The
+ * child inherits them across clone; the three counted ones also become its user namespace's
+ * maxima; inside the userns they could only be lowered. */
 int jail_proc_rlimits(void);
 
 /* Child: drop every capability outside the agent's set (see jailer/README.md) from the bounding,

@@ -9,6 +9,7 @@
 #include "jail-proc.h"
 #include "jail-seccomp.h"
 #include "jail-spec.h"
+#include "jail-ucount.h"
 #include "log.h"
 #include "macros.h"
 
@@ -43,6 +44,7 @@
         X(START, "start")                                                                          \
         X(UNSHARE_MOUNTS, "unshare-mounts")                                                        \
         X(BECOME_ROOT, "become-root")                                                              \
+        X(UCOUNT_LIMITS, "ucount-limits")                                                          \
         X(HOSTNAME, "hostname")                                                                    \
         X(LOOPBACK, "loopback")                                                                    \
         X(MOUNT_PROC, "mount-proc")                                                                \
@@ -75,6 +77,7 @@ struct jail {
         struct sbx_jail_spec *spec;
         struct jail_seccomp seccomp;
         struct jail_cgroup cgroup;
+        struct jail_ucount ucount; /* the limits the child writes in its user namespace */
         int listen_fd;
         int sync_fd; /* parent's or child's end, depending on the side */
         int socket_made;
@@ -119,24 +122,40 @@ _noreturn_ static void child_fail(struct jail *j, enum step step, int r, const c
                         child_fail((j), (step), _r, (text));                                       \
         } while (0)
 
-static int step_wait_start(struct jail *j)
+/* One byte from the parent, with an O_PATH fd of the root it built (SCM_RIGHTS). */
+static int step_wait_start(struct jail *j, int *ret_root_fd)
 {
         char go;
-        ssize_t n = recv(j->sync_fd, &go, 1, 0);
-        return n == 1 ? 0 : n < 0 ? -errno : -EPIPE;
+        struct iovec iov = {.iov_base = &go, .iov_len = 1};
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } c;
+        struct msghdr m = {.msg_iov = &iov,
+                           .msg_iovlen = 1,
+                           .msg_control = c.buf,
+                           .msg_controllen = sizeof(c.buf)};
+        ssize_t n = recvmsg(j->sync_fd, &m, MSG_CMSG_CLOEXEC);
+        if (n <= 0)
+                return n < 0 ? -errno : -EPIPE; /* the parent gave up */
+        struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+        if (n != 1 || !h || h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS ||
+            h->cmsg_len != CMSG_LEN(sizeof(int)))
+                return -EPROTO;
+        memcpy(ret_root_fd, CMSG_DATA(h), sizeof(int));
+        return 0;
 }
 
 /* Our own copy of the mounts (owned by our user namespace, every inherited mount locked), and
- * the root opened in it while we are still host uid 0: the path may cross 0700 root-owned dirs
- * (sbxd's state dir) that sandbox root cannot search. */
-static int step_unshare_mounts(struct jail *j, int *ret_root_fd)
+ * the root opened in it. We are host uid_base from birth (the user namespace's owner), so the
+ * root comes as an fd from the parent: its path crosses sbxd's 0700 root-owned state dir. */
+static int step_unshare_mounts(int *root_fd)
 {
-        if (unshare(CLONE_NEWNS) < 0)
-                return -errno;
-        int fd = jail_mount_open_root(j->spec->rootfs);
+        int fd = jail_mount_unshare_at(*root_fd);
+        *root_fd = safe_close(*root_fd);
         if (fd < 0)
                 return fd;
-        *ret_root_fd = fd;
+        *root_fd = fd;
         return 0;
 }
 
@@ -178,10 +197,12 @@ _noreturn_ static void child_main(struct jail *j)
         int root_fd = -EBADF;
 
         reset_signals();
-        CHILD_STEP(j, STEP_START, step_wait_start(j), "wait for parent");
-        CHILD_STEP(j, STEP_UNSHARE_MOUNTS, step_unshare_mounts(j, &root_fd),
+        CHILD_STEP(j, STEP_START, step_wait_start(j, &root_fd), "wait for parent");
+        CHILD_STEP(j, STEP_UNSHARE_MOUNTS, step_unshare_mounts(&root_fd),
                    "unshare mount namespace");
         CHILD_STEP(j, STEP_BECOME_ROOT, step_become_root(j), "become sandbox root");
+        CHILD_STEP(j, STEP_UCOUNT_LIMITS, jail_ucount_limit(&j->ucount),
+                   "limits of the user namespace");
         CHILD_STEP(j, STEP_HOSTNAME, step_hostname(j), "sethostname");
         CHILD_STEP(j, STEP_LOOPBACK, jail_net_loopback_up(), "bring lo up");
         CHILD_STEP(j, STEP_MOUNT_PROC, jail_mount_proc(root_fd), "mount /proc");
@@ -272,23 +293,37 @@ static int step_socket(struct jail *j)
 
 static int step_clone(struct jail *j)
 {
-        int sp[2];
+        int sp[2], securebits, r;
+        if ((r = jail_ucount_plan(&j->ucount)) < 0)
+                return fail(j, STEP_CLONE, r, "per-user limits");
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
                 return fail(j, STEP_CLONE, -errno, "socketpair");
+        /* The new user namespace is owned by the effective uid that creates it, and what is
+         * charged inside (inotify, mqueue bytes, pending signals, ...) is charged to its owner
+         * too: make that the sandbox's own host uid, not root. */
+        if ((r = jail_ucount_owner_enter(j->spec->uid_base, &securebits)) < 0) {
+                close(sp[0]);
+                close(sp[1]);
+                return fail(j, STEP_CLONE, r, "become the namespace's owner");
+        }
         /* Raw clone has fork semantics (no stack). The child shares our private mount
          * namespace until the parent has built the root (step mount-root), then unshares its
          * own copy, owned by its user namespace, where every inherited mount is locked. */
         pid_t pid = (pid_t)syscall(SYS_clone, CLONE_FLAGS | SIGCHLD, NULL, NULL, NULL, NULL);
-        if (pid < 0) {
-                int r = -errno;
-                close(sp[0]);
-                close(sp[1]);
-                return fail(j, STEP_CLONE, r, "clone");
-        }
+        int clone_errno = errno;
         if (pid == 0) {
                 close(sp[0]);
                 j->sync_fd = sp[1];
                 child_main(j);
+        }
+        r = jail_ucount_owner_leave(securebits);
+        if (pid < 0 || r < 0) {
+                close(sp[0]);
+                close(sp[1]);
+                if (pid > 0)
+                        j->pid = pid; /* undo() kills it */
+                return pid < 0 ? fail(j, STEP_CLONE, -clone_errno, "clone")
+                               : fail(j, STEP_CLONE, r, "back to uid 0");
         }
         close(sp[1]);
         j->sync_fd = sp[0];
@@ -325,12 +360,39 @@ static int step_mount_root(struct jail *j)
         return r < 0 ? fail(j, STEP_MOUNT_ROOT, r, "build root") : 0;
 }
 
+/* Sends the go byte with an O_PATH fd of the root (the child cannot open its path). */
+static int send_go(int sync_fd, int root_fd)
+{
+        char go = 'g';
+        struct iovec iov = {.iov_base = &go, .iov_len = 1};
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } c;
+        memset(&c, 0, sizeof(c));
+        struct msghdr m = {.msg_iov = &iov,
+                           .msg_iovlen = 1,
+                           .msg_control = c.buf,
+                           .msg_controllen = sizeof(c.buf)};
+        struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+        h->cmsg_level = SOL_SOCKET;
+        h->cmsg_type = SCM_RIGHTS;
+        h->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(h), &root_fd, sizeof(int));
+        return sendmsg(sync_fd, &m, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
 /* Lets the child go and waits for it: EOF on the sync socket means the agent was exec'd (the
  * child's end is O_CLOEXEC); a report means a child step failed. */
 static int step_start(struct jail *j)
 {
-        if (send(j->sync_fd, "g", 1, MSG_NOSIGNAL) != 1)
-                return fail(j, STEP_START, -errno, "signal child");
+        _cleanup_close_ int root_fd = jail_mount_open_root(j->spec->rootfs);
+        if (root_fd < 0)
+                return fail(j, STEP_START, root_fd, "open the root");
+        int r = send_go(j->sync_fd, root_fd);
+        if (r < 0)
+                return fail(j, STEP_START, r, "signal child");
+        root_fd = safe_close(root_fd);
         struct pollfd p = {.fd = j->sync_fd, .events = POLLIN};
         int n = poll(&p, 1, CHILD_TIMEOUT_MS);
         if (n == 0)
@@ -379,7 +441,7 @@ static int step_private_mounts(struct jail *j)
         return r < 0 ? fail(j, STEP_PRIVATE_MOUNTS, r, "private mount namespace") : 0;
 }
 
-/* Steps 1-10 (jailer/README.md), in order; the child runs 11-22 from step_clone. */
+/* Steps 1-10 (jailer/README.md), in order; the child runs 11-23 from step_clone. */
 static int run_parent(struct jail *j, int spec_fd)
 {
         int r;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,6 +26,20 @@ static void status_field(FILE *out, const char *name)
                 }
         if (f)
                 fclose(f);
+}
+
+/* One line of /proc/sys/user (the limits of this user namespace), or -1. */
+static long user_limit(const char *name)
+{
+        char path[128], line[64];
+        snprintf(path, sizeof(path), "/proc/sys/user/%s", name);
+        FILE *f = fopen(path, "re");
+        long v = -1;
+        if (f && fgets(line, sizeof(line), f))
+                v = strtol(line, NULL, 10);
+        if (f)
+                fclose(f);
+        return v;
 }
 
 static int try_create(const char *path)
@@ -64,6 +79,15 @@ int main(void)
         fprintf(out, "etc_owner %d\n", stat("/etc/passwd", &st) == 0 ? (int)st.st_uid : -1);
         fprintf(out, "dev_null %d\n", open("/dev/null", O_RDWR | O_CLOEXEC) >= 0);
         fprintf(out, "proc_1 %d\n", access("/proc/1/status", R_OK) == 0);
+        fprintf(out, "max_user_namespaces %ld\n", user_limit("max_user_namespaces"));
+        fprintf(out, "max_net_namespaces %ld\n", user_limit("max_net_namespaces"));
+        fprintf(out, "max_inotify_instances %ld\n", user_limit("max_inotify_instances"));
+        fprintf(out, "max_inotify_watches %ld\n", user_limit("max_inotify_watches"));
+        struct rlimit rl;
+        fprintf(out, "sigpending %lld\n",
+                getrlimit(RLIMIT_SIGPENDING, &rl) == 0 ? (long long)rl.rlim_max : -1LL);
+        fprintf(out, "msgqueue %lld\n",
+                getrlimit(RLIMIT_MSGQUEUE, &rl) == 0 ? (long long)rl.rlim_max : -1LL);
         fprintf(out, "end\n");
         fclose(out);
         return 0;

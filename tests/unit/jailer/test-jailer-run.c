@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -137,6 +139,29 @@ static void check_ns_differ(pid_t pid)
         }
 }
 
+/* The uid that owns pid's user namespace (NS_GET_OWNER_UID, as seen from here), or -1. */
+static long userns_owner(pid_t pid)
+{
+        char path[64];
+        uid_t owner;
+        snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || ioctl(fd, NS_GET_OWNER_UID, &owner) < 0)
+                return -1;
+        return (long)owner;
+}
+
+/* The host's per-user limit /proc/sys/user/<name>, 3/4 of it as the jailer sets inside. */
+static void uid_share(const char *name, char *out, size_t size)
+{
+        char path[128];
+        _cleanup_free_ char *buf = NULL;
+        snprintf(path, sizeof(path), "/proc/sys/user/%s", name);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        long v = fd >= 0 && read_all(fd, 64, &buf, NULL) >= 0 ? strtol(buf, NULL, 10) : 0;
+        snprintf(out, size, "%lld", (long long)v * 3 / 4);
+}
+
 static void test_good(void)
 {
         char spec[4096], v[128];
@@ -149,6 +174,8 @@ static void test_good(void)
         if (pid <= 0)
                 return;
         check_ns_differ(pid);
+        /* Owned by the sandbox's host uid: its kernel counters are charged to it, not root. */
+        CHECK_EQ_INT(userns_owner(pid), 1048576);
         CHECK_EQ_INT(count_lines("/proc/self/mountinfo"), mounts); /* nothing on the host */
         CHECK(cgroup_exists("unified", "good1") && cgroup_exists("memory", "good1") &&
               cgroup_exists("pids", "good1") && cgroup_exists("cpu", "good1"));
@@ -184,6 +211,16 @@ static void test_good(void)
         CHECK_STREQ(field(report, "etc_owner", v, sizeof(v)), "0"); /* idmapped layer */
         CHECK_STREQ(field(report, "dev_null", v, sizeof(v)), "1");
         CHECK_STREQ(field(report, "proc_1", v, sizeof(v)), "1");
+        /* The limits of the sandbox's own user namespace (jail-ucount.c). */
+        char want[32];
+        CHECK_STREQ(field(report, "max_user_namespaces", v, sizeof(v)), "0");
+        CHECK_STREQ(field(report, "max_net_namespaces", v, sizeof(v)), "0");
+        uid_share("max_inotify_instances", want, sizeof(want));
+        CHECK_STREQ(field(report, "max_inotify_instances", v, sizeof(v)), want);
+        uid_share("max_inotify_watches", want, sizeof(want));
+        CHECK_STREQ(field(report, "max_inotify_watches", v, sizeof(v)), want);
+        CHECK_STREQ(field(report, "sigpending", v, sizeof(v)), "16384");
+        CHECK_STREQ(field(report, "msgqueue", v, sizeof(v)), "819200");
         CHECK_STREQ(field(report, "end", v, sizeof(v)), "");
 
         /* Teardown as sbxd does it; nothing may remain. */
