@@ -13,36 +13,7 @@
 #include "core/http.h"
 #include "json-util.h"
 #include "macros.h"
-
-const char *native_status_code(int status)
-{
-        switch (status) {
-        case 400:
-                return "bad_request";
-        case 401:
-                return "unauthorized";
-        case 403:
-                return "forbidden";
-        case 404:
-                return "not_found";
-        case 405:
-                return "method_not_allowed";
-        case 409:
-                return "conflict";
-        case 413:
-                return "payload_too_large";
-        case 422:
-                return "unprocessable";
-        case 502:
-                return "sandbox_unavailable";
-        case 503:
-                return "unavailable";
-        case 507:
-                return "insufficient_storage";
-        default:
-                return status >= 500 ? "internal" : "bad_request";
-        }
-}
+#include "native-error.h"
 
 /* Cut s to at most max bytes without splitting a UTF-8 sequence. */
 static void utf8_truncate(char *s, size_t max)
@@ -81,7 +52,7 @@ int native_rest_error(struct agent_request *r, int status, const char *message)
 
         if (!msg)
                 return -ENOMEM;
-        return reply_error(r, status, native_status_code(status), msg);
+        return reply_error(r, status, sbx_native_error_code(status), msg);
 }
 
 int native_error(struct agent_request *r, int status, const char *code, const char *fmt, ...)

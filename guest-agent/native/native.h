@@ -59,13 +59,12 @@ int native_proc_handle_item(struct agent_request *r);
 int native_handle_not_found(struct agent_request *r);
 
 /* The rest_error of every /v1/ route (core/route.h): a REST error of a shared handler (envd's
- * /files) in the native shape, the code the default for its status (native_status_code()). */
+ * /files) in the native shape, the code the default for its status (sbx_native_error_code(),
+ * api/native-error.h). */
 int native_rest_error(struct agent_request *r, int status, const char *message);
 
 /* ---- helpers shared by the handlers ---- */
 
-/* The native API's default error code for an HTTP status, as sbxd's v1_status_code(). */
-const char *native_status_code(int status);
 /* {"error":{"code":code,"message":...}} with status, the message cut to NATIVE_MESSAGE_MAX
  * bytes (at a character boundary); drains what is left of the request body first. Returns
  * status or -errno. */

@@ -15,36 +15,7 @@
 #include "macros.h"
 #include "core/validate.h"
 #include "json-util.h"
-
-const char *v1_status_code(unsigned status)
-{
-        switch (status) {
-        case 400:
-                return "bad_request";
-        case 401:
-                return "unauthorized";
-        case 403:
-                return "forbidden";
-        case 404:
-                return "not_found";
-        case 405:
-                return "method_not_allowed";
-        case 409:
-                return "conflict";
-        case 413:
-                return "payload_too_large";
-        case 422:
-                return "unprocessable";
-        case 502:
-                return "sandbox_unavailable";
-        case 503:
-                return "unavailable";
-        case 507:
-                return "insufficient_storage";
-        default:
-                return status >= 500 ? "internal" : "bad_request";
-        }
-}
+#include "native-error.h"
 
 int v1_reply_json(struct request *req, unsigned status, const cJSON *o, const char *hname,
                   const char *hvalue)
@@ -64,7 +35,8 @@ int v1_reply_error(struct request *req, unsigned status, const char *code, const
         va_end(ap);
         _cleanup_json_ cJSON *o = cJSON_CreateObject();
         cJSON *e = o ? cJSON_AddObjectToObject(o, "error") : NULL;
-        if (!e || !cJSON_AddStringToObject(e, "code", code ? code : v1_status_code(status)) ||
+        if (!e ||
+            !cJSON_AddStringToObject(e, "code", code ? code : sbx_native_error_code((int)status)) ||
             !cJSON_AddStringToObject(e, "message", msg))
                 return -ENOMEM;
         if (status >= 500 && status != 502)

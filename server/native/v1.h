@@ -35,8 +35,6 @@ int v1_reply_not_found(struct request *req, const char *id);
 /* Send o (not freed) as JSON with status, optionally one extra header. */
 int v1_reply_json(struct request *req, unsigned status, const cJSON *o, const char *hname,
                   const char *hvalue);
-/* Default error code for an HTTP status ("not_found", ...). */
-const char *v1_status_code(unsigned status);
 
 /* The registered, running sandbox {id} names, for a route that talks to its agent: NULL when it
  * is not (the 404 or 409 answer is then queued, its status in *ret_status). */
