@@ -145,15 +145,24 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
         return 0;
 }
 
-static int rm_rf_children(int dfd, dev_t dev)
+DIR *opendir_fd(int dfd)
 {
         _cleanup_close_ int dup = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
         if (dup < 0)
-                return -errno;
+                return NULL;
         DIR *d = fdopendir(dup);
         if (!d)
-                return -errno;
+                return NULL;
         TAKE_FD(dup);
+        rewinddir(d); /* the description is shared: start at the beginning whatever read it */
+        return d;
+}
+
+static int rm_rf_children(int dfd, dev_t dev)
+{
+        DIR *d = opendir_fd(dfd);
+        if (!d)
+                return -errno;
         int ret = 0;
         struct dirent *de;
         while ((de = readdir(d))) {

@@ -2,6 +2,8 @@
 /* Blocking fd helpers. All return >= 0 on success, -errno on failure. */
 #pragma once
 
+#include <dirent.h>
+
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -26,3 +28,7 @@ int fd_set_nonblock(int fd, int on);
 /* rm -rf path: never follows symlinks, never leaves the file system path is on. 0 when path
  * does not exist; -EBUSY when a mount point below it was left in place. */
 int rm_rf(const char *path);
+
+/* A DIR stream over a duplicate of dfd (dfd stays the caller's), rewound to the start: for
+ * walking a directory opened with openat(). NULL with errno on failure; closedir() it. */
+DIR *opendir_fd(int dfd);

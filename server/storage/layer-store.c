@@ -154,14 +154,9 @@ static int cmp_names(const void *a, const void *b)
 /* Names in dfd, sorted (the hash must not depend on readdir order). */
 static int list_dir(int dfd, char ***ret, size_t *ret_n)
 {
-        _cleanup_close_ int dup = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
-        if (dup < 0)
-                return -errno;
-        DIR *d = fdopendir(dup);
+        DIR *d = opendir_fd(dfd);
         if (!d)
                 return -errno;
-        TAKE_FD(dup);
-        rewinddir(d);
         char **v = NULL;
         size_t n = 0, cap = 0;
         struct dirent *de;
