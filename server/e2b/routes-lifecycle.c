@@ -13,6 +13,7 @@
 #include "log.h"
 #include "macros.h"
 #include "lifecycle/sampler.h"
+#include "lifecycle/tombstone.h"
 #include "lifecycle/snapshot.h"
 #include "core/stats.h"
 #include "core/validate.h"

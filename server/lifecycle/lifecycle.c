@@ -14,11 +14,9 @@
 #include "lifecycle/jail-spawn.h"
 #include "storage/layer-store.h"
 #include "log.h"
-#include "lifecycle/monitor.h"
 #include "macros.h"
 #include "missing-syscalls.h"
 #include <sys/pidfd.h>
-#include "lifecycle/pool.h"
 #include "random-util.h"
 #include "core/stats.h"
 #include "lifecycle/teardown.h"
@@ -269,22 +267,6 @@ int lifecycle_apply_params(struct sandbox *s, const struct create_params *p)
         return 0;
 }
 
-static int fill_identity(struct sandbox *s, const struct create_params *p,
-                         const struct template_info *t)
-{
-        int r = lifecycle_new_identity(s);
-        if (r < 0)
-                return r;
-        snprintf(s->template_id, sizeof(s->template_id), "%s", p->template_id);
-        s->cpu_count = p->cpu_count ? p->cpu_count : t->cpu_count;
-        s->memory_mb = p->memory_mb ? p->memory_mb : t->memory_mb;
-        s->disk_mb = p->disk_mb ? p->disk_mb : t->disk_mb;
-        if (!(s->layers = cJSON_Duplicate(t->layers, 1)) ||
-            !(s->binds = cJSON_Duplicate(t->binds, 1)))
-                return -ENOMEM;
-        return lifecycle_apply_params(s, p);
-}
-
 int lifecycle_load_template(struct server *srv, const char *name, struct template_info *t,
                             char *errmsg, size_t errlen)
 {
@@ -327,171 +309,6 @@ int lifecycle_spawn(struct server *srv, struct sandbox *s, const struct template
         return start(srv, s, t, errmsg, errlen);
 }
 
-int lifecycle_register(struct server *srv, struct sandbox *s)
-{
-        int r = registry_add(srv->registry, s);
-        if (r < 0)
-                return r;
-        r = monitor_watch(srv, s);
-        if (r < 0)
-                log_warning_errno(r, "sandbox %s: cannot watch the agent: %m", s->id);
-        return 0;
-}
-
-/* The sizes asked for (or the template's) against the operator's per-sandbox maxima: -EINVAL
- * (400) naming the limit. */
-static int within_maxima(struct server *srv, const struct create_params *p,
-                         const struct template_info *t, char *errmsg, size_t errlen)
-{
-        const struct sbxd_config *c = srv->config;
-        unsigned cpus = p->cpu_count ? p->cpu_count : t->cpu_count;
-        uint64_t mem = p->memory_mb ? p->memory_mb : t->memory_mb;
-        uint64_t disk = p->disk_mb ? p->disk_mb : t->disk_mb;
-        const char *who = p->cpu_count ? "cpuCount" : "the template's cpuCount";
-        if (cpus > c->max_cpus) {
-                snprintf(errmsg, errlen,
-                         "%s %u is above this server's limit of %u CPUs per sandbox", who, cpus,
-                         c->max_cpus);
-                return -EINVAL;
-        }
-        who = p->memory_mb ? "memoryMB" : "the template's memoryMB";
-        if (mem > c->max_memory_mb) {
-                snprintf(errmsg, errlen,
-                         "%s %llu is above this server's limit of %llu MiB per sandbox", who,
-                         (unsigned long long)mem, (unsigned long long)c->max_memory_mb);
-                return -EINVAL;
-        }
-        who = p->disk_mb ? "diskSizeMB" : "the template's diskSizeMB";
-        if (disk > c->max_disk_mb) {
-                snprintf(errmsg, errlen,
-                         "%s %llu is above this server's limit of %llu MiB per sandbox", who,
-                         (unsigned long long)disk, (unsigned long long)c->max_disk_mb);
-                return -EINVAL;
-        }
-        return 0;
-}
-
-/* Past --max-sandboxes (running + paused + being created): -EDQUOT (429). */
-static int admit(struct server *srv, char *errmsg, size_t errlen)
-{
-        unsigned n = (unsigned)registry_count(srv->registry) +
-                     __atomic_add_fetch(&srv->starting, 1, __ATOMIC_RELAXED);
-        if (n > srv->config->max_sandboxes) {
-                __atomic_sub_fetch(&srv->starting, 1, __ATOMIC_RELAXED);
-                snprintf(errmsg, errlen, "too many sandboxes (limit %u)",
-                         srv->config->max_sandboxes);
-                stats_count_rejected();
-                return -EDQUOT;
-        }
-        return 0;
-}
-
-/* A turn among the --max-creates cold creates in flight. Past them a create waits, in arrival
- * order as far as the condition variable goes, up to --create-wait seconds (the SDKs do not
- * retry a 429, so a burst of 500 creates is queued rather than refused); then -EDQUOT (429). */
-static int create_turn_take(struct server *srv)
-{
-        const struct sbxd_config *c = srv->config;
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += c->create_wait_s;
-        int r = 0;
-        pthread_mutex_lock(&srv->create_lock);
-        while (srv->creates_inflight >= c->max_creates && r == 0)
-                r = c->create_wait_s == 0
-                        ? ETIMEDOUT
-                        : pthread_cond_timedwait(&srv->create_turn, &srv->create_lock, &until);
-        if (srv->creates_inflight < c->max_creates) {
-                srv->creates_inflight++;
-                r = 0;
-        }
-        pthread_mutex_unlock(&srv->create_lock);
-        return r == 0 ? 0 : -EDQUOT;
-}
-
-static void create_turn_give(struct server *srv)
-{
-        pthread_mutex_lock(&srv->create_lock);
-        srv->creates_inflight--;
-        pthread_cond_signal(&srv->create_turn);
-        pthread_mutex_unlock(&srv->create_lock);
-}
-
-static int create_cold(struct server *srv, const struct create_params *p,
-                       const struct template_info *t, struct sandbox **ret, char *errmsg,
-                       size_t errlen)
-{
-        int r = create_turn_take(srv);
-        if (r < 0) {
-                snprintf(errmsg, errlen,
-                         "too many sandbox creations in progress (limit %u, waited %u s)",
-                         srv->config->max_creates, srv->config->create_wait_s);
-                stats_count_rejected();
-                return r;
-        }
-        _cleanup_sandbox_ struct sandbox *s = sandbox_new();
-        r = s ? registry_slot_acquire(srv->registry, &s->slot) : -ENOMEM;
-        if (r == -EUSERS)
-                snprintf(errmsg, errlen, "too many sandboxes (%d uid slots)", REGISTRY_MAX_SLOTS);
-        if (r >= 0)
-                r = fill_identity(s, p, t);
-        if (r >= 0)
-                r = lifecycle_spawn(srv, s, t, errmsg, errlen);
-        if (r >= 0)
-                r = lifecycle_register(srv, s);
-        create_turn_give(srv);
-        if (r < 0) {
-                if (!errmsg[0])
-                        snprintf(errmsg, errlen, "sandbox start failed: %s", strerror(-r));
-                if (s && r != -EUSERS)
-                        lifecycle_destroy(srv, TAKE_PTR(s), "failed start");
-                return r == -EUSERS || r == -ENOMEM || r == -ENOSPC ? r : -EIO;
-        }
-        *ret = TAKE_PTR(s);
-        return 0;
-}
-
-int lifecycle_create(struct server *srv, const struct create_params *p, struct sandbox **ret,
-                     char *errmsg, size_t errlen)
-{
-        struct template_info t = {};
-        int64_t t0 = now_us();
-        errmsg[0] = 0;
-        /* held until the record (which references the layers) is written: no gc meanwhile */
-        layer_store_read_lock();
-        int r = lifecycle_load_template(srv, p->template_id, &t, errmsg, errlen);
-        if (r >= 0)
-                r = within_maxima(srv, p, &t, errmsg, errlen);
-        if (r >= 0)
-                r = admit(srv, errmsg, errlen);
-        if (r < 0) {
-                layer_store_unlock();
-                template_done(&t);
-                return r;
-        }
-        struct sandbox *s = NULL;
-        bool pooled = false;
-        if (srv->pool && !p->cpu_count && !p->memory_mb && !p->disk_mb)
-                pooled = pool_take(srv->pool, p, &s) >= 0;
-        if (!pooled)
-                r = create_cold(srv, p, &t, &s, errmsg, errlen);
-        __atomic_sub_fetch(&srv->starting, 1, __ATOMIC_RELAXED);
-        layer_store_unlock();
-        template_done(&t);
-        if (r < 0) {
-                stats_count_create_error();
-                return r;
-        }
-        int64_t us = now_us() - t0;
-        stats_observe_create(us, pooled);
-        log_info(
-            "sandbox %s: started (template %s, pid %d, uid slot %d, endAt +%llds%s) in %lld us",
-            s->id, s->template_id, (int)s->pid, s->slot, (long long)p->timeout_s,
-            pooled ? ", from the warm pool" : "", (long long)us);
-        *ret = s;
-        return 0;
-}
-
 void lifecycle_destroy(struct server *srv, struct sandbox *s, const char *why)
 {
         if (!s)
@@ -515,44 +332,6 @@ int lifecycle_kill(struct server *srv, const char *id)
                 return -ENOENT;
         lifecycle_destroy(srv, s, "killed");
         return 0;
-}
-
-static void *timer_main(void *arg)
-{
-        struct server *srv = arg;
-        struct sandbox *s;
-        bool pause;
-        while ((s = registry_wait_expired(srv->registry, &pause))) {
-                if (!pause) {
-                        lifecycle_destroy(srv, s, "timeout");
-                        continue;
-                }
-                /* onTimeout "pause": freeze; a sandbox that cannot be frozen is killed */
-                int r = lifecycle_pause_expired(srv, s);
-                if (r < 0) {
-                        log_warning_errno(r, "sandbox %s: auto-pause failed, killing: %m", s->id);
-                        lifecycle_kill(srv, s->id);
-                }
-                sandbox_unref(s);
-        }
-        return NULL;
-}
-
-int lifecycle_timer_start(struct server *srv)
-{
-        int r = pthread_create(&srv->timer, NULL, timer_main, srv);
-        if (r != 0)
-                return -r;
-        srv->timer_started = true;
-        return 0;
-}
-
-void lifecycle_timer_stop(struct server *srv)
-{
-        registry_shutdown(srv->registry);
-        if (srv->timer_started)
-                pthread_join(srv->timer, NULL);
-        srv->timer_started = false;
 }
 
 int lifecycle_set_end_at(struct server *srv, struct sandbox *s, int64_t end_at, bool extend_only)

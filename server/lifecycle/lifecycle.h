@@ -40,7 +40,6 @@ int lifecycle_load_template(struct server *srv, const char *name, struct templat
 int lifecycle_spawn(struct server *srv, struct sandbox *s, const struct template_info *t,
                     char *errmsg, size_t errlen);
 int lifecycle_init_agent(const struct sandbox *s, const struct template_info *t);
-int lifecycle_register(struct server *srv, struct sandbox *s);
 
 /* Remove from the registry and tear down. -ENOENT when unknown (or already being killed). */
 int lifecycle_kill(struct server *srv, const char *id);

@@ -13,7 +13,7 @@
 #include "lifecycle/lifecycle.h"
 #include "log.h"
 #include "macros.h"
-#include "lifecycle/sampler.h"
+#include "lifecycle/tombstone.h"
 #include "core/stats.h"
 
 #define EV_WAKE  UINT64_C(0)
@@ -57,7 +57,7 @@ static void *monitor_main(void *arg)
                         struct sandbox *s = registry_take_serial(srv->registry, ev[i].data.u64);
                         if (s) {
                                 /* read before teardown removes the memory cgroup */
-                                bool oom = sampler_oom_killed(s);
+                                bool oom = sandbox_oom_killed(s);
                                 log_warning("sandbox %s: agent (pid %d) exited on its own%s", s->id,
                                             (int)s->pid, oom ? " (out of memory: OOM kill)" : "");
                                 if (oom)
@@ -125,4 +125,15 @@ void monitor_stop(struct server *srv)
         srv->monitor_wake = safe_close(srv->monitor_wake);
         srv->monitor_sigchld = safe_close(srv->monitor_sigchld);
         srv->monitor_epoll = safe_close(srv->monitor_epoll);
+}
+
+int monitor_register(struct server *srv, struct sandbox *s)
+{
+        int r = registry_add(srv->registry, s);
+        if (r < 0)
+                return r;
+        r = monitor_watch(srv, s);
+        if (r < 0)
+                log_warning_errno(r, "sandbox %s: cannot watch the agent: %m", s->id);
+        return 0;
 }

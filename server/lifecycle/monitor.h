@@ -19,3 +19,5 @@ int monitor_watch(struct server *srv, const struct sandbox *s);
 /* Stop watching s (its processes are about to be killed on purpose: persist to disk). */
 void monitor_unwatch(struct server *srv, const struct sandbox *s);
 void monitor_stop(struct server *srv);
+/* Add s to the registry and watch its agent (a warning when it cannot be watched). */
+int monitor_register(struct server *srv, struct sandbox *s);

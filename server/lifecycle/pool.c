@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "lifecycle/lifecycle.h"
+#include "lifecycle/monitor.h"
 #include "log.h"
 #include "macros.h"
 #include "random-util.h"
@@ -279,7 +280,7 @@ static int adopt_member(struct pool *p, struct sandbox *s, const struct create_p
         if (r >= 0)
                 r = sandbox_save(s);
         if (r >= 0)
-                r = lifecycle_register(p->srv, s);
+                r = monitor_register(p->srv, s);
         return r;
 }
 

@@ -5,9 +5,6 @@
  * upper) into a per-sandbox ring of SAMPLE_RING samples: GET /sandboxes/{id}/metrics. It also
  * persists sandboxes paused for longer than --persist-paused-after to disk (sooner when the
  * host runs short of memory, and all of them at shutdown).
- *
- * Tombstones: why recently removed sandboxes went (OOM kill, agent exit), so a GET of one
- * answers "was killed: out of memory" instead of a bare 404.
  */
 #pragma once
 
@@ -32,9 +29,3 @@ void sampler_persist_paused(struct server *srv, bool all);
 void sampler_sample(struct sandbox *s);
 /* SandboxMetric items with start <= timestampUnix <= end (0: unbounded). */
 cJSON *sampler_metrics_json(struct sandbox *s, int64_t start, int64_t end);
-
-/* Whether s's memory cgroup saw an OOM kill (read before teardown). */
-bool sampler_oom_killed(const struct sandbox *s);
-void tombstone_add(const char *id, const char *reason);
-/* Copies the reason (size bytes) and returns 1 when id is a recent tombstone. */
-int tombstone_get(const char *id, char *reason, size_t size);
