@@ -77,10 +77,19 @@ void mcp_rpc_done(struct mcp_rpc *r);
  * when result is NULL. */
 cJSON *mcp_rpc_message(const cJSON *id, cJSON *result, int code, const char *msg);
 
-/* ---- sessions (mcp.c) ---- */
+/* ---- sessions (mcp-session.c) ---- */
 
 /* One tools/call in session sid, waiting for the session's call in flight: the answer, or NULL
  * for an unknown session. */
+/* The session table (mcp-session.c). New: a fresh session (evicting the least recently used,
+ * whose sandbox is killed). Get: the session with its call_lock held, NULL when unknown; put
+ * releases it as used now; end forgets it and kills its sandbox (call_lock held, released).
+ * Touch: see mcp-session.c. */
+int mcp_session_new(struct mcp *m, int idle_s, char ret_id[static 33]);
+struct mcp_session *mcp_session_get(struct mcp *m, const char *id);
+void mcp_session_put(struct mcp *m, struct mcp_session *s);
+void mcp_session_end(struct mcp *m, struct mcp_session *s);
+int mcp_session_touch(struct mcp *m, const char *id, const char *cancel_id, bool cancel_any);
 cJSON *mcp_session_call(struct mcp *m, const char *sid, const cJSON *id, const cJSON *params);
 /* Interrupt session sid's call id when it is in flight (notifications/cancelled). 0, or
  * -ENOENT for an unknown session. */
