@@ -491,7 +491,7 @@ static int build_template(const char *state, const char *id, const char *name, c
         cJSON_AddStringToObject(img, "format", p->oci ? "oci" : "docker");
         now_rfc3339(when);
         cJSON_AddStringToObject(img, "importedAt", when);
-        cJSON_AddNumberToObject(img, "size", (double)size);
+        cJSON_AddNumberToObject(img, "writtenBytes", (double)size);
         cJSON_AddStringToObject(img, "user", p->user ? p->user : "");
         cJSON_AddStringToObject(img, "workingDir", p->workdir ? p->workdir : "");
         cJSON_AddItemToObject(img, "env",
