@@ -175,8 +175,7 @@ static int cmd_ls(struct cli *c)
                 printf("%-32s %-14s %-19.19s %6d  %s\n",
                        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(i, "name")),
                        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(i, "tag")), d ? d : "",
-                       cJSON_IsNumber(sz) ? sz->valuedouble / 1048576.0 : 0.0,
-                       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(i, "importedAt")));
+                       nl, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(i, "importedAt")));
         }
         return 0;
 }
