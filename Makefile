@@ -1,5 +1,7 @@
 # Thin wrapper over meson for the two commands of the README:
-#   make run    install what is missing, build, build template base, start sbxd on 127.0.0.1:3000
+#   make run    install what is missing, build, build the templates (the Debian base once per
+#               machine, a few minutes with progress; the host-/usr ones when no mirror
+#               answers, said so), start sbxd on 127.0.0.1:3000
 #   make test   install what is missing, build, run every suite; ends with "N passed, N failed"
 #   make fuzz   build the libFuzzer harnesses with clang (build-fuzz) and run each for
 #               FUZZ_SECONDS (default 60); crashers land in tests/fuzz/crashers/<name>/

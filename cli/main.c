@@ -14,6 +14,8 @@ static const char usage[] =
     "  sandbox run-code ID [--lang python|node|bash|sh] 'code'\n"
     "  files ls ID [PATH] | files get ID PATH [LOCAL] | files put ID LOCAL PATH\n"
     "  sandbox terminal ID\n"
+    "  image import NAME[:TAG] FILE [--ref REF]   an OCI layout or docker save archive\n"
+    "  image ls | image rm NAME[:TAG]...\n"
     "  keys | status\n"
     "  mcp                 MCP server on stdin/stdout (tools run in one sandbox per session)\n"
     "Configuration: SBX_URL and SBX_API_KEY (else E2B_API_URL / E2B_API_KEY, else the local\n"
@@ -52,6 +54,8 @@ int main(int argc, char **argv)
                 r = cli_cmd_status(&c, n, rest);
         else if (strcmp(cmd, "keys") == 0)
                 r = cli_cmd_keys(&c, n, rest);
+        else if (strcmp(cmd, "image") == 0 || strcmp(cmd, "images") == 0)
+                r = cli_cmd_image(&c, n, rest);
         else if (strcmp(cmd, "mcp") == 0)
                 r = cli_cmd_mcp(&c, n, rest);
         else {

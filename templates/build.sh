@@ -1,10 +1,15 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 #
-# templates/build.sh NAME DEST: build template NAME into DEST (DEST/template.json + DEST/layer/).
+# templates/build.sh NAME DEST: build template NAME into DEST (DEST/template.json + DEST/layer/,
+# and DEST/<lower>/ for each cached lower layer the template names).
 #
-#  - Runs templates/NAME/layer.sh LAYERDIR to populate the (single) layer, then installs
+#  - Runs templates/NAME/layer.sh LAYERDIR to populate its own layer, then installs
 #    templates/NAME/template.json next to it.
+#  - A template whose bottom layers are cached (the Debian ones) has templates/NAME/lower.sh:
+#    it builds or finds them (templates/debian/layer.sh) and prints "LAYERNAME PATH" lines;
+#    each is hard-linked into DEST/LAYERNAME (copied when the cache is on another mount).
+#    lower.sh exiting 3 (no Debian mirror) makes this script exit 3 too, building nothing.
 #  - Idempotent: DEST/.build-id fingerprints the builder scripts and the host files the hook
 #    copies (path, size, mtime); an up-to-date DEST is left untouched (running sandboxes may be
 #    using its layer as an overlay lower dir).
@@ -30,10 +35,20 @@ dest=${dest%/}
 parent=$(dirname "$dest")
 mkdir -p "$parent"
 
+lowers=
+if [ -x "$here/$name/lower.sh" ]; then
+  set +e
+  lowers=$("$here/$name/lower.sh")
+  rc=$?
+  set -e
+  [ $rc -eq 0 ] || exit $rc
+fi
+
 # The hook prints the host paths it copies with "layer.sh --inputs".
 build_id=$(
   {
     cat "$here/build.sh" "$hook" "$config"
+    echo "$lowers"
     # shellcheck disable=SC2046
     find $("$hook" --inputs) -maxdepth 64 -printf '%p %s %T@ %l\n' 2>/dev/null | sort
   } | sha256sum | cut -d' ' -f1
@@ -45,6 +60,11 @@ fi
 tmp=$(mktemp -d "$parent/.$name.tmp.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 chmod 0755 "$tmp"
+echo "$lowers" | while read -r lname lpath; do
+  [ -n "$lname" ] || continue
+  case $lname in *[!A-Za-z0-9._-]* | .* | layer) die "bad lower layer name '$lname'" ;; esac
+  cp -al "$lpath" "$tmp/$lname" 2>/dev/null || { rm -rf "$tmp/$lname"; cp -a "$lpath" "$tmp/$lname"; }
+done
 mkdir "$tmp/layer"
 "$hook" "$tmp/layer"
 cp "$config" "$tmp/template.json"

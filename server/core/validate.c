@@ -42,8 +42,13 @@ bool template_name_valid(const char *name)
         size_t l = name ? strlen(name) : 0;
         if (l == 0 || l > TEMPLATE_NAME_MAX || !is_alnum(name[0]) || strstr(name, ".."))
                 return false;
+        /* one ":tag" (an imported image's, storage/image-import.h), never first or last */
+        const char *colon = strchr(name, ':');
+        if (colon && (colon == name + l - 1 || strchr(colon + 1, ':')))
+                return false;
         for (size_t i = 0; i < l; i++)
-                if (!is_alnum(name[i]) && name[i] != '.' && name[i] != '_' && name[i] != '-')
+                if (!is_alnum(name[i]) && name[i] != '.' && name[i] != '_' && name[i] != '-' &&
+                    name + i != colon)
                         return false;
         return true;
 }

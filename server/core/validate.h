@@ -26,7 +26,8 @@
  * JSON_MAX_DEPTH. -ELOOP too deep, -EBADMSG not JSON / not an object. */
 int json_parse_body(const char *buf, size_t len, cJSON **ret, const char **ret_msg);
 
-/* [A-Za-z0-9][A-Za-z0-9._-]*, at most TEMPLATE_NAME_MAX, no "..". */
+/* [A-Za-z0-9][A-Za-z0-9._-]*, optionally ":TAG" of the same characters (an imported image's
+ * tag), at most TEMPLATE_NAME_MAX, no "..". */
 bool template_name_valid(const char *name);
 
 /* [a-z0-9]{1,63}: sandbox ids (the jailer also uses it as hostname). */

@@ -6,6 +6,7 @@
 #include "http/http.h"
 #include "macros.h"
 #include "native/mcp-host.h"
+#include "native/v1-images.h"
 #include "native/v1-relay.h"
 #include "native/v1.h"
 #include "native/ws-terminal.h"
@@ -86,6 +87,19 @@ const struct route sbxd_routes[] = {
      .begin = v1_relay_begin,
      .upload = v1_relay_upload,
      .handle = v1_relay_finish},
+
+    /* images (native/v1-images.h): the archive streams into a temp file, bounded there */
+    {.methods = POST,
+     .pattern = "/v1/images",
+     .auth = AUTH_BEARER,
+     .body = BODY_STREAM,
+     .errors = ERRORS_NATIVE,
+     .begin = v1_images_import_begin,
+     .upload = v1_images_import_upload,
+     .handle = v1_images_import_finish},
+    V1(GET, "/v1/images", NULL, v1_images_list),
+    V1(GET, "/v1/images/{id}", NULL, v1_images_get),
+    V1(DELETE, "/v1/images/{id}", NULL, v1_images_delete),
 
     /* MCP (native/mcp-host.h; it answers unsupported methods itself) */
     {.methods = ROUTE_ANY,

@@ -181,8 +181,16 @@ int lifecycle_init_agent(const struct sandbox *s, const struct template_info *t)
         cJSON *j = cJSON_CreateObject();
         if (!j)
                 return -ENOMEM;
-        cJSON_AddItemToObject(j, "envVars",
-                              s->env_vars ? cJSON_Duplicate(s->env_vars, 1) : cJSON_CreateObject());
+        /* The template's environment (an image's Env) under the sandbox's own env vars. */
+        cJSON *env = t->env ? cJSON_Duplicate(t->env, 1) : cJSON_CreateObject(), *e;
+        cJSON_ArrayForEach(e, s->env_vars)
+        {
+                if (!env || !e->string)
+                        continue;
+                cJSON_DeleteItemFromObjectCaseSensitive(env, e->string);
+                cJSON_AddItemToObject(env, e->string, cJSON_Duplicate(e, 1));
+        }
+        cJSON_AddItemToObject(j, "envVars", env);
         cJSON_AddStringToObject(j, "defaultUser", t->default_user);
         cJSON_AddStringToObject(j, "defaultWorkdir", t->default_workdir);
         cJSON_AddStringToObject(j, "accessToken", s->token);

@@ -438,6 +438,74 @@ static int walk_dir(struct walk *w, int sdfd, int ddfd, const char *path, int de
         return r;
 }
 
+/* Hash-only walk of a tree built in place (layer_store_adopt): the same entries and content
+ * as a copy would hash, hard-link identity included, nothing written. */
+static int hash_dir(struct walk *w, int sdfd, const char *path, int depth)
+{
+        if (depth > WALK_MAX_DEPTH)
+                return -ELOOP;
+        char **names = NULL;
+        size_t n = 0;
+        int r = list_dir(sdfd, &names, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                struct stat st;
+                _cleanup_free_ char *sub = NULL;
+                if (fstatat(sdfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                        r = -errno;
+                        break;
+                }
+                if (asprintf(&sub, "%s/%s", path, names[i]) < 0) {
+                        r = -ENOMEM;
+                        break;
+                }
+                if (st.st_dev != w->dev) {
+                        r = -EXDEV; /* nothing may be mounted in a layer being adopted */
+                        break;
+                }
+                hash_entry(w, sub, &st);
+                if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) {
+                        int flags = S_ISDIR(st.st_mode) ? O_DIRECTORY : O_NOCTTY | O_NONBLOCK;
+                        _cleanup_close_ int fd =
+                            openat(sdfd, names[i], O_RDONLY | O_NOFOLLOW | O_CLOEXEC | flags);
+                        if (fd < 0) {
+                                r = -errno;
+                                break;
+                        }
+                        char v[8];
+                        if (S_ISDIR(st.st_mode) && fgetxattr(fd, OPAQUE_XATTR, v, sizeof(v)) > 0)
+                                sha256_update(&w->h, "opaque", 7);
+                        const char *first =
+                            S_ISREG(st.st_mode) && st.st_nlink > 1 ? seen_path(w, st.st_ino) : NULL;
+                        if (first) {
+                                sha256_update(&w->h, "hardlink", 9);
+                                sha256_update(&w->h, first, strlen(first) + 1);
+                                continue;
+                        }
+                        r = copy_user_xattrs(w, fd, -1);
+                        if (r >= 0 && S_ISREG(st.st_mode))
+                                r = copy_content(w, fd, -1, st.st_size);
+                        if (r >= 0 && S_ISREG(st.st_mode) && st.st_nlink > 1)
+                                seen_add(w, st.st_ino, sub + 1);
+                        if (r >= 0 && S_ISDIR(st.st_mode))
+                                r = hash_dir(w, fd, sub, depth + 1);
+                } else if (S_ISLNK(st.st_mode)) {
+                        char target[PATH_MAX];
+                        ssize_t k = readlinkat(sdfd, names[i], target, sizeof(target) - 1);
+                        if (k < 0) {
+                                r = -errno;
+                                break;
+                        }
+                        sha256_update(&w->h, target, (size_t)k + 1);
+                }
+        }
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+        return r;
+}
+
 static int ensure_dirs(const char *state)
 {
         char path[4096];
@@ -663,4 +731,84 @@ int layer_store_usage(const char *state, size_t *ret_layers)
                 closedir(d);
         *ret_layers = n;
         return 0;
+}
+
+int layer_store_tmp_dir(const char *state, char *ret_path, size_t size)
+{
+        char rnd[17];
+        int r = ensure_dirs(state);
+        if (r < 0 || (r = random_hex(rnd, 8)) < 0)
+                return r;
+        if ((size_t)snprintf(ret_path, size, "%s/layers/.tmp-%s", state, rnd) >= size)
+                return -ENAMETOOLONG;
+        return mkdir(ret_path, 0700) < 0 ? -errno : 0;
+}
+
+int layer_store_adopt(const char *state, const char *tmp, char *ret_hex)
+{
+        char final[4096];
+        struct stat st;
+        _cleanup_close_ int src = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (src < 0 || fstat(src, &st) < 0)
+                return -errno;
+        struct walk w = {.link = true, .dev = st.st_dev};
+        sha256_init(&w.h);
+        hash_entry(&w, "", &st);
+        int r = hash_dir(&w, src, "", 0);
+        walk_done(&w);
+        if (r < 0)
+                return r;
+        sha256_final_hex(&w.h, ret_hex);
+        layer_store_path(state, ret_hex, final, sizeof(final));
+        if (rename(tmp, final) < 0) {
+                if (errno != EEXIST && errno != ENOTEMPTY)
+                        return -errno;
+                rm_rf(tmp); /* the same layer is stored already */
+        }
+        return 0;
+}
+
+/* layers/.digests/<hex>: the store layer an image layer blob of that digest became. */
+static void digest_path(const char *state, const char *digest_hex, char *buf, size_t size)
+{
+        snprintf(buf, size, "%s/layers/.digests/%s", state, digest_hex);
+}
+
+int layer_store_digest_lookup(const char *state, const char *digest_hex, char *ret_hex)
+{
+        char path[4096], have[4096], hex[LAYER_ID_MAX] = "";
+        struct stat st;
+        if (!is_hex64(digest_hex))
+                return -EINVAL;
+        digest_path(state, digest_hex, path, sizeof(path));
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (read(fd, hex, 64) != 64 || !is_hex64(hex))
+                return 0;
+        layer_store_path(state, hex, have, sizeof(have));
+        if (stat(have, &st) < 0 || !S_ISDIR(st.st_mode))
+                return 0; /* collected since: import it again */
+        memcpy(ret_hex, hex, LAYER_ID_MAX);
+        return 1;
+}
+
+int layer_store_digest_record(const char *state, const char *digest_hex, const char *hex)
+{
+        char dir[4096], path[4096], tmp[4200];
+        if (!is_hex64(digest_hex) || !is_hex64(hex))
+                return -EINVAL;
+        snprintf(dir, sizeof(dir), "%s/layers/.digests", state);
+        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        digest_path(state, digest_hex, path, sizeof(path));
+        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+        _cleanup_close_ int fd =
+            open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        int r = write_full(fd, hex, 64);
+        if (r < 0)
+                return r;
+        return rename(tmp, path) < 0 ? -errno : 0;
 }

@@ -19,6 +19,9 @@
  * - import_dir: a template's own layer dir (hard links, not copies: template layers are never
  *   modified in place, templates/README.md), so a snapshot does not depend on the template
  *   dir staying as it is. Cached per (path, template stamp) in layers/.imports/.
+ * - adopt: a tree an image import extracted in place under layers/.tmp-* (image-layer.h),
+ *   named by the same walk without a copy. Image layer blobs are deduplicated by digest too
+ *   (layers/.digests/<blob sha256> → layer), so importing a layer again reads nothing of it.
  * - References: template.json files name layers as "sha256:<hex>"; sandbox records list the
  *   absolute paths they run on. layer_store_gc() removes every layer neither mentions
  *   (reference counts are computed, so a crash can never leave a count wrong). The store lock
@@ -46,6 +49,18 @@ int layer_store_is_layer(const char *state, const char *path, char *ret_hex);
 int layer_store_ingest_upper(const char *state, const char *sandbox_dir, uid_t uid_base,
                              uid_t uid_count, char *ret_hex);
 int layer_store_import_dir(const char *state, const char *dir, char *ret_hex);
+
+/* A fresh, empty <state>/layers/.tmp-<random> (0700) to build a layer in place (image
+ * import); its path in ret_path. gc at start-up removes those left by a crash. */
+int layer_store_tmp_dir(const char *state, char *ret_path, size_t size);
+/* Name the tree built at tmp (from layer_store_tmp_dir) by the same canonical walk as every
+ * layer (hash only, nothing copied) and rename it to layers/<hex>; when that layer exists
+ * already, tmp is removed. Call with the read lock held. ret_hex: LAYER_ID_MAX bytes. */
+int layer_store_adopt(const char *state, const char *tmp, char *ret_hex);
+/* The store layer an image layer blob of sha256 digest_hex became (layers/.digests/), so that
+ * a layer is imported once: 1 with ret_hex, 0 when unknown or collected since. */
+int layer_store_digest_lookup(const char *state, const char *digest_hex, char *ret_hex);
+int layer_store_digest_record(const char *state, const char *digest_hex, const char *hex);
 
 /* Remove unreferenced layers (and, with startup, leftover temp dirs). Takes the write lock.
  * Returns the number of layers removed. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * End to end, as root: build the base template, start sbx-jailer with jail-test-agent as the
+ * End to end, as root: build the base-host template, start sbx-jailer with jail-test-agent as the
  * agent, check the sandbox from the host and from inside (the agent's report on its socket),
  * tear it down with common/cgroup-util and check nothing is left. Skipped (77) when not root.
  *   test-jailer-run SBX_JAILER TEST_AGENT TEMPLATES_BASE_BUILD_SH

@@ -55,6 +55,10 @@ static void test_names(void)
         CHECK(!template_name_valid("a..b"));
         CHECK(!template_name_valid("a/b"));
         CHECK(!template_name_valid(".hidden"));
+        CHECK(template_name_valid("py:3.11"));
+        CHECK(!template_name_valid("py:"));
+        CHECK(!template_name_valid(":py"));
+        CHECK(!template_name_valid("a:b:c"));
         CHECK(!template_name_valid("-x"));
         CHECK(!template_name_valid("sp ace"));
         char longname[80];

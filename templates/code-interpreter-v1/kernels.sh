@@ -1,0 +1,78 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# The code interpreter's part of a layer (both code-interpreter-v1 and code-interpreter-v1-host):
+#   kernels.sh LAYERDIR [--mpl-cache]   add the kernels to LAYERDIR
+#   kernels.sh --inputs                 print the inputs (for the build fingerprint)
+#
+#   home/user                        mode 0775: the kernels (root, the user's group) write there
+#   opt/sbx/kernels/                 guest-agent/interp/kernels/, the Python ones byte-compiled
+#                                    (the layer is read-only); their presence is what makes
+#                                    sbx-agent serve port 49999
+#   opt/sbx/kernels/python/preload.txt
+#                                    modules the prewarmed default python kernel imports
+#                                    before the sandbox is handed out
+#   opt/sbx/kernels/java/sbx-kernel.jar
+#                                    the Java kernel, compiled with the host's javac (Debian's
+#                                    JDK of the same release as the sandbox's); cached in
+#                                    $SBX_CACHE_DIR/kernels by the source's hash
+#   opt/sbx/kernels/python/mpl-cache/fontlist-*.json  (--mpl-cache)
+#                                    matplotlib's font list for the host's fonts, for a sandbox
+#                                    that sees the host's /usr (the Debian template builds its
+#                                    own in its packages layer)
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+kernels=$(cd "$here/../../guest-agent/interp/kernels" && pwd)
+PY=/usr/bin/python3
+PRELOAD="numpy pandas matplotlib matplotlib.pyplot PIL.Image"
+cache=${SBX_CACHE_DIR:-/var/cache/sbx}/kernels
+
+if [ "${1:-}" = "--inputs" ]; then
+  echo "$kernels"
+  readlink -f /usr/bin/javac 2>/dev/null || true
+  exit 0
+fi
+[ $# -ge 1 ] || { echo "usage: kernels.sh LAYERDIR [--mpl-cache] | --inputs" >&2; exit 1; }
+L=$1
+umask 022
+
+# The kernels run as root without capabilities, in the default user's group: /home/user is
+# group-writable so that they can write there (guest-agent/interp/code-kernel.h).
+mkdir -p "$L/home/user"
+chmod 0775 "$L/home/user"
+
+mkdir -p "$L/opt/sbx"
+cp -a "$kernels" "$L/opt/sbx/kernels"
+find "$L/opt/sbx/kernels" -name __pycache__ -prune -exec rm -rf {} +
+echo "$PRELOAD" > "$L/opt/sbx/kernels/python/preload.txt"
+"$PY" -m compileall -q "$L/opt/sbx/kernels/python" >/dev/null
+
+# The Java kernel, compiled once per source and JDK.
+if command -v javac >/dev/null 2>&1 && command -v jar >/dev/null 2>&1; then
+  key=$( { cat "$kernels/java/SbxKernel.java"; readlink -f "$(command -v javac)"; javac -version 2>&1; } |
+    sha256sum | cut -c1-16)
+  jarfile=$cache/sbx-kernel-$key.jar
+  if [ ! -f "$jarfile" ]; then
+    mkdir -p "$cache"
+    jtmp=$(mktemp -d)
+    if ! out=$(javac -d "$jtmp" "$kernels/java/SbxKernel.java" 2>&1); then
+      echo "$out" >&2
+      rm -rf "$jtmp"
+      exit 1
+    fi
+    jar --create --file "$jarfile.tmp.$$" -C "$jtmp" .
+    mv "$jarfile.tmp.$$" "$jarfile"
+    rm -rf "$jtmp"
+  fi
+  cp "$jarfile" "$L/opt/sbx/kernels/java/sbx-kernel.jar"
+fi
+
+if [ "${2:-}" = "--mpl-cache" ]; then
+  tmp=$(mktemp -d)
+  if MPLCONFIGDIR=$tmp HOME=$tmp "$PY" -c 'import matplotlib.font_manager' 2>/dev/null; then
+    mkdir -p "$L/opt/sbx/kernels/python/mpl-cache"
+    cp "$tmp"/fontlist-*.json "$L/opt/sbx/kernels/python/mpl-cache/" 2>/dev/null || true
+  fi
+  rm -rf "$tmp"
+fi
+chmod -R a+rX "$L/opt/sbx"

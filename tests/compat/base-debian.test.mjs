@@ -1,0 +1,60 @@
+// The Debian "base" template (templates/README.md, "base") through the unmodified `e2b` SDK:
+// what E2B's base image offers the default user, and none of the host's software. Needs the
+// Debian mirror at template build time: when build-all.sh fell back to the host-/usr
+// templates (<state>/templates/.fallback), these tests skip, saying why.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Sandbox } from 'e2b'
+
+const STATE = process.env.SBX_TEST_STATE
+const fallback = join(STATE || '', 'templates/.fallback')
+const skip = existsSync(fallback)
+  ? `the Debian mirror was unreachable when the templates were built (${readFileSync(fallback, 'utf8').trim()}): base is the host-/usr template`
+  : false
+let sbx
+
+before(async () => {
+  if (!skip) sbx = await Sandbox.create()
+})
+
+after(async () => {
+  if (sbx) await sbx.kill().catch(() => {})
+})
+
+const run = async (cmd, opts) => (await sbx.commands.run(cmd, opts)).stdout
+
+test('base is Debian of the host release, not the host /usr', { skip }, async () => {
+  const tpl = JSON.parse(readFileSync(join(STATE, 'templates/base/template.json'), 'utf8'))
+  assert.equal(tpl.binds, undefined)
+  const host = readFileSync('/etc/os-release', 'utf8').match(/^VERSION_CODENAME=(.*)$/m)[1]
+  assert.equal(await run('. /etc/os-release; echo $VERSION_CODENAME'), `${host}\n`)
+  // the host's own software inventory is not visible
+  assert.equal(await run('ls -A /usr/local/bin | wc -l'), '0\n')
+})
+
+test('python, pip, node, npm, git and curl are there for the default user', { skip }, async () => {
+  assert.match(await run('python --version'), /^Python 3\.\d+\.\d+\n$/)
+  assert.match(await run('python3 -c "import sys; print(sys.version_info[0])"'), /^3\n$/)
+  assert.match(await run('pip --version'), /^pip \d+/)
+  assert.match(await run('node -e "console.log(1 + 1)"'), /^2\n$/)
+  assert.match(await run('npm --version'), /^\d+\.\d+\.\d+\n$/)
+  assert.match(await run('git --version'), /^git version /)
+  assert.match(await run('curl --version'), /^curl /)
+  assert.match(await run('cc --version | head -n 1'), /gcc|cc/)
+})
+
+test('the default user is user (1000), home /home/user, in the sudo group', { skip }, async () => {
+  assert.equal(await run('id -un; id -u; echo $HOME; pwd'), 'user\n1000\n/home/user\n/home/user\n')
+  assert.match(await run('id -nG'), /\bsudo\b/)
+  assert.equal(await run('touch ~/x && stat -c %U ~/x'), 'user\n')
+})
+
+test('pip installs as the user without PEP 668 refusals', { skip }, async () => {
+  assert.match(await run('pip config list'), /break-system-packages/)
+})
+
+test('nothing in the layers is set-id', { skip }, async () => {
+  assert.equal(await run('find / -xdev -perm /6000 -type f 2>/dev/null | wc -l', { user: 'root' }), '0\n')
+})
