@@ -5,6 +5,7 @@
  * in for PID 1. Start and /files need root (credential switches); as non-root those parts
  * are skipped.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "connect.h"
+#include "fd-util.h"
 #include "core/server.h"
 #include "frame.h"
 #include "macros.h"
@@ -85,13 +87,18 @@ static int call(uint16_t port, const char *method, const char *path, const char 
         CHECK_EQ_INT(sbx_req_head_encode(&h, &buf, &blen), 0);
         CHECK_EQ_INT(sbx_frame_write(sv[0], SBX_FRAME_REQ_HEAD, buf, blen), 0);
         free(buf);
-        for (size_t off = 0; off < len;) {
+        /* The agent may answer before it has read the whole body (api/frames.md) and close
+         * its end: a write then fails with EPIPE, and the answer is still there to read, as
+         * sbxd's relay does it. */
+        int w = 0;
+        for (size_t off = 0; off < len && w == 0;) {
                 size_t n = MIN(chunk, len - off);
-                CHECK_EQ_INT(sbx_frame_write(sv[0], SBX_FRAME_DATA, (const uint8_t *)body + off, n),
-                             0);
+                w = sbx_frame_write(sv[0], SBX_FRAME_DATA, (const uint8_t *)body + off, n);
                 off += n;
         }
-        CHECK_EQ_INT(sbx_frame_write(sv[0], SBX_FRAME_END, NULL, 0), 0);
+        if (w == 0)
+                w = sbx_frame_write(sv[0], SBX_FRAME_END, NULL, 0);
+        CHECK(w == 0 || w == -EPIPE || w == -ECONNRESET);
 
         CHECK_EQ_INT(sbx_frame_read(sv[0], &type, frame, &flen), 0);
         CHECK_EQ_INT(type, SBX_FRAME_RESP_HEAD);
@@ -470,11 +477,24 @@ static void test_files(void)
         call(SBX_PORT_ENVD, "POST", "/files", NULL, &mp, 1, body, (size_t)n, 4, &r);
         CHECK_EQ_INT(r.status, 400);
         response_done(&r);
-        char cmd[512];
-        snprintf(cmd, sizeof(cmd), "test \"$(ls -A %s | tr '\\n' ' ')\" = \"raw.bin sub \"", dir);
-        CHECK_EQ_INT(system(cmd), 0);
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-        CHECK_EQ_INT(system(cmd), 0);
+        /* Only what the good uploads made is there (no shell: the process table's reaper
+         * would take system()'s child). */
+        DIR *d = opendir(dir);
+        CHECK(d != NULL);
+        int names = 0, others = 0;
+        for (struct dirent *de; d && (de = readdir(d));) {
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if (strcmp(de->d_name, "raw.bin") == 0 || strcmp(de->d_name, "sub") == 0)
+                        names++;
+                else
+                        others++;
+        }
+        if (d)
+                closedir(d);
+        CHECK_EQ_INT(names, 2);
+        CHECK_EQ_INT(others, 0);
+        CHECK_EQ_INT(rm_rf(dir), 0);
 }
 
 int main(void)
