@@ -249,7 +249,9 @@ int native_handle_exec(struct agent_request *r)
  *   (readline never closes), so a `-e` bootstrap reads fd 0 itself and runs the code as -e
  *   would (a script in the main context, `[stdin]:N` in stack traces, dynamic import() through
  *   the default loader, its once-only ExperimentalWarning dropped). No top-level bindings: it
- *   shares the global lexical scope with the code.
+ *   shares the global lexical scope with the code. Node before 20.12 (Debian 12's 18) has no
+ *   default-loader constant and refuses import() from a vm.Script without a flag: there the code
+ *   runs through a global eval instead (import() works; stack traces say `undefined:N`).
  * - bash: `. /dev/stdin` reads the whole file before running it (errors say /dev/stdin: line N).
  *   It opens the pipe anew, which the pump's chmod of it allows (proc/process.h); the one byte the
  * agent writes first (after the chmod), waited for by `read -n 1`, makes sure bash opens it only
@@ -257,13 +259,15 @@ int native_handle_exec(struct agent_request *r)
  * - sh: dash sources a file piecewise, so the code is read with cat first and eval'd (errors say
  *   sh: N: eval: ...); a failed read exits without running a part of it. */
 #define NODE_BOOT                                                                                  \
-        "(() => { const vm = require('vm'), emit = process.emitWarning; "                          \
+        "(() => { const vm = require('vm'), emit = process.emitWarning, "                          \
+        "code = require('fs').readFileSync(0, 'utf8'); "                                           \
+        "if (!vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER) return () => (0, eval)(code); "       \
         "process.emitWarning = function (w, ...a) { "                                              \
         "if (!String(w).startsWith('vm.USE_MAIN_CONTEXT_DEFAULT_LOADER')) "                        \
         "return emit.call(this, w, ...a) }; "                                                      \
-        "return new vm.Script(require('fs').readFileSync(0, 'utf8'), { filename: '[stdin]', "      \
-        "importModuleDynamically: vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER }) })()"           \
-        ".runInThisContext()"
+        "const s = new vm.Script(code, { filename: '[stdin]', "                                    \
+        "importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER }); "               \
+        "return () => s.runInThisContext() })()()"
 #define SH_BOOT "__sbx_code=$(cat 2>/dev/null) || exit; eval \"unset __sbx_code; $__sbx_code\""
 
 /* The interpreter for lang, the arguments that make it read the code from stdin, and what

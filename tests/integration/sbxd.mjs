@@ -36,10 +36,14 @@ export function fakeTemplate(state, name = 'base') {
 
 // Build the real templates with the colleague's script (build-all.sh takes <state>/templates,
 // a per-template build.sh takes <state>/templates/<name>).
-export function realTemplates(state) {
+// host: the host-/usr templates under the default names (SBX_BASE=host, templates/README.md),
+// for a state dir on a small file system of its own: the Debian base is copied there whole
+// (it cannot be hard-linked from the build cache across file systems).
+export function realTemplates(state, { host = false } = {}) {
   const s = REAL.templateBuild
   const arg = s.endsWith('build-all.sh') ? join(state, 'templates') : join(state, 'templates/base')
-  execFileSync('bash', [s, arg], { stdio: ['ignore', 'ignore', 'inherit'] })
+  const env = host ? { ...process.env, SBX_BASE: 'host' } : process.env
+  execFileSync('bash', [s, arg], { stdio: ['ignore', 'ignore', 'inherit'], env })
 }
 
 // reuse: { dir, state } of an earlier startSbxd (stopped with keep: true) to restart on it.

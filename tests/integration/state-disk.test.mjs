@@ -46,7 +46,7 @@ function smallStateDisk() {
   mnt = base
   const state = join(mnt, 'state')
   mkdirSync(state)
-  realTemplates(state)
+  realTemplates(state, { host: true }) // a small state file system
   return state
 }
 

@@ -68,7 +68,7 @@ test('state disk full: timeout, refresh and pause are refused with 507 and stay 
   execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=96m,mode=0700', 'tmpfs', mnt])
   const state = join(mnt, 'state')
   mkdirSync(state)
-  realTemplates(state)
+  realTemplates(state, { host: true }) // a small state file system
   d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: { dir: mnt }, args: ['--disk', 'tmpfs'] })
   const c = await d.api('POST', '/v2/sandboxes', { body: { templateID: 'base', timeout: 600 } })
   assert.equal(c.status, 201, c.text)
