@@ -8,8 +8,11 @@
  *
  * Refusals: unknown/missing sandbox 502 {"sandboxId","message":"The sandbox was not found",
  * "code":502} (E2B's edge proxy answer; the SDKs map 502 to "sandbox timeout"); /init 404;
- * envd (49983) without X-Access-Token == envdAccessToken 401, except GET /health; agent
- * unreachable or broken mid-head 502.
+ * envd (49983) without X-Access-Token == envdAccessToken 401, except GET /health and a signed
+ * GET/POST /files, which get envd's own 401s (e2b/files-signature.h); a paused sandbox 502
+ * unless it has autoResume; agent unreachable or broken mid-head 502. A request let in by its
+ * signature alone reaches the agent without its Authorization header: the signed `username` decides
+ * the user.
  *
  * front/front.c classifies a request as proxied (http/route.h route_classify(), or a signed
  * /files URL) before the route table and calls these instead; the state lives in req->state.

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "macros.h"
 #include "core/query.h"
+#include "e2b/files-signature.h"
 #include "e2b/routes-lifecycle.h"
 #include "lifecycle/sampler.h"
 #include "core/validate.h"
@@ -253,4 +254,16 @@ int e2b_kill(struct request *req)
         if (!sandbox_id_valid(id) || lifecycle_kill(req->srv, id) < 0)
                 return route_reply_not_found(req, id);
         return http_reply_204(req);
+}
+
+int e2b_files(struct request *req)
+{
+        enum files_auth a =
+            files_signature_refusal(req->srv->registry, req->method, req->path, req->target);
+        if (a == FILES_AUTH_MISSING)
+                return http_reply_error(req, -ENOENT, NULL, "%s %s: no such route", req->method,
+                                        req->path);
+        if (a == FILES_AUTH_SIGNATURE || a == FILES_AUTH_HEADER)
+                a = FILES_AUTH_INVALID; /* a sandbox registered meanwhile: the URL named none */
+        return http_reply_error(req, files_auth_errno(a), NULL, "%s", files_auth_message(a));
 }

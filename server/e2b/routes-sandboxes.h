@@ -25,6 +25,12 @@ int e2b_get(struct request *req);
 int e2b_kill(struct request *req);
 int e2b_timeout(struct request *req);
 int e2b_connect(struct request *req);
+/* GET/POST /files that reached the control plane: no E2b-Sandbox-* header, no sandbox Host,
+ * and no registered sandbox's token validates its signature. A signed URL gets envd's refusal
+ * (401 "invalid signature" / "signature is already expired", 400 for a malformed expiration,
+ * e2b/files-signature.h), anything else the control plane's 404. Answers in its begin call,
+ * before any body byte. */
+int e2b_files(struct request *req);
 
 /* Parse the list query: limit (1..100, default 100), nextToken (offset), metadata filter
  * ("k=v&k2=v2", itself URL-encoded once), state (comma list). Pure enough to unit-test. */
