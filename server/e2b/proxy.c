@@ -88,12 +88,34 @@ static void authenticate(struct request *req, const struct route_target *t, cons
         }
 }
 
-/* A paused sandbox: resumed when it asked for that; 0 to go on. */
-static int wake(struct request *req, const struct route_target *t, struct sandbox *s)
+/* E2B's proxy when a paused sandbox with autoResume may not be resumed by this request. */
+static int reply_resume_denied(struct request *req, const char *id)
 {
+        _cleanup_json_ cJSON *o = cJSON_CreateObject();
+        if (o) {
+                cJSON_AddStringToObject(o, "sandboxId", id);
+                cJSON_AddStringToObject(o, "message", PROXY_RESUME_DENIED_MESSAGE);
+                cJSON_AddNumberToObject(o, "code", 403);
+        }
+        return http_reply_cjson(req, 403, o, NULL, NULL);
+}
+
+/* A paused sandbox: resumed by credentialed traffic when it asked for that; 0 to go on. */
+static int wake(struct request *req, const struct route_target *t, struct sandbox *s,
+                const struct proxy_auth *a)
+{
+        if (!sandbox_is_paused(s))
+                return 0;
         /* frozen: its agent would never answer. E2B's proxy answers a paused sandbox the same
          * way (the SDKs then call connect to resume it). */
-        if (sandbox_is_paused(s) && (!s->auto_resume || lifecycle_auto_resume(req->srv, s) <= 0))
+        if (!s->auto_resume)
+                return http_reply_error(req, -EHOSTUNREACH, t->id, "The sandbox is paused");
+        /* Only a request that would be let in resumes it, and for envd only one carrying the
+         * token or a valid signature (E2B checks the envd token before an auto-resume), so an
+         * unauthenticated caller cannot wake a paused sandbox and spend its timeout. */
+        if (a->refused || (t->port == SBX_PORT_ENVD && !a->credentialed))
+                return reply_resume_denied(req, t->id);
+        if (lifecycle_auto_resume(req->srv, s) <= 0)
                 return http_reply_error(req, -EHOSTUNREACH, t->id, "The sandbox is paused");
         return 0;
 }
@@ -102,12 +124,12 @@ static int wake(struct request *req, const struct route_target *t, struct sandbo
 static int check(struct request *req, const struct route_target *t, struct sandbox *s,
                  struct proxy_auth *ret_auth)
 {
-        int r = wake(req, t, s);
-        if (r != 0)
-                return r;
         if (route_proxy_forbidden(t->port, req->path))
                 return http_reply_error(req, -ENOENT, NULL, "%s: not found", req->path);
         authenticate(req, t, s, ret_auth);
+        int r = wake(req, t, s, ret_auth);
+        if (r != 0)
+                return r;
         if (!ret_auth->refused)
                 return 0;
         if (ret_auth->files_route) /* envd's own answers on /files (docs/e2b-wire.md §3.1) */

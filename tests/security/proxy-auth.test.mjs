@@ -107,3 +107,44 @@ test('bad and expired signatures get envd 401s, with or without sandbox headers'
   r = await refusal(`${API_URL}/files?path=/home/user/sig.txt`)
   assert.equal(r.status, 404, r.text)
 })
+
+const RESUME_DENIED = "This sandbox can't be resumed with the credentials provided. Check your access token and try again."
+
+test('autoResume: a request refused for its credentials leaves the sandbox paused', async () => {
+  const s = await Sandbox.create({ timeoutMs: 120_000, lifecycle: { onTimeout: 'pause', autoResume: true } })
+  made.push(s)
+  await s.files.write('/home/user/r.txt', 'resume me')
+  const goodUrl = await s.downloadUrl('/home/user/r.txt')
+  const expiredUrl = await s.downloadUrl('/home/user/r.txt', { useSignatureExpiration: -10 })
+  assert.equal(await s.pause(), true)
+  const start = envelope({ process: { cmd: '/bin/true' } })
+  const startInit = (token) => ({
+    method: 'POST', body: start,
+    headers: { 'Content-Type': 'application/connect+json', ...(token ? { 'X-Access-Token': token } : {}) },
+  })
+  const attempts = [
+    ['Start, wrong token', () => sandboxFetch(s.sandboxId, 49983, '/process.Process/Start', startInit('wrong'))],
+    ['Start, no token', () => sandboxFetch(s.sandboxId, 49983, '/process.Process/Start', startInit())],
+    ['/files, wrong token', () => sandboxFetch(s.sandboxId, 49983, '/files?path=/home/user/r.txt', { headers: { 'X-Access-Token': 'wrong' } })],
+    ['/files, expired signature', () => sandboxFetch(s.sandboxId, 49983, new URL(expiredUrl).pathname + new URL(expiredUrl).search)],
+    ['/files, tampered signature', () => sandboxFetch(s.sandboxId, 49983, '/files' + new URL(goodUrl).search.replace(/signature=v1_[^&]+/, 'signature=v1_x'))],
+    ['/execute, wrong token', () => sandboxFetch(s.sandboxId, 49999, '/execute', { method: 'POST', headers: { 'X-Access-Token': 'wrong', 'Content-Type': 'application/json' }, body: '{"code":"1"}' })],
+    ['/health, no token', () => sandboxFetch(s.sandboxId, 49983, '/health')],
+  ]
+  for (const [name, go] of attempts) {
+    const r = await go()
+    const text = await r.text()
+    assert.equal(r.status, 403, `${name}: ${text}`)
+    assert.deepEqual(JSON.parse(text), { sandboxId: s.sandboxId, message: RESUME_DENIED, code: 403 }, name)
+    assert.equal((await s.getInfo()).state, 'paused', `${name} resumed the sandbox`)
+  }
+  // a header-less expired signed URL cannot name the sandbox either
+  const r = await refusal(expiredUrl)
+  assert.deepEqual([r.status, r.json], [401, { code: 401, message: 'signature is already expired' }])
+  assert.equal((await s.getInfo()).state, 'paused')
+  // a valid signature is a credential: it resumes, and reads
+  const ok = await fetch(goodUrl)
+  assert.equal(ok.status, 200)
+  assert.equal(await ok.text(), 'resume me')
+  assert.equal((await s.getInfo()).state, 'running')
+})
