@@ -205,14 +205,14 @@ static int handle_list(struct request *req, bool v2)
         for (size_t i = 0; i < n; i++) {
                 struct sandbox *s = all[i];
                 bool want = sandbox_is_paused(s) ? q.want_paused : q.want_running;
-                bool past = !q.after || s->started_at > q.after_started ||
-                            (s->started_at == q.after_started && strcmp(s->id, q.after_id) > 0);
+                bool past = !q.after || s->started_us > q.after_started ||
+                            (s->started_us == q.after_started && strcmp(s->id, q.after_id) > 0);
                 if (want && past && (!q.metadata || sandbox_metadata_matches(s, q.metadata))) {
                         if ((unsigned)cJSON_GetArraySize(arr) >= q.limit && v2)
                                 more = true;
                         else if (arr) {
                                 cJSON_AddItemToArray(arr, sandbox_to_json(s, SHAPE_LISTED));
-                                last_started = s->started_at;
+                                last_started = s->started_us;
                                 snprintf(last_id, sizeof(last_id), "%s", s->id);
                         }
                 }

@@ -34,13 +34,13 @@ int e2b_files(struct request *req);
 
 /* Parse the list query: limit (1..100, default 100), nextToken (offset), metadata filter
  * ("k=v&k2=v2", itself URL-encoded once), state (comma list). Pure enough to unit-test. */
-/* nextToken is a cursor, "<started_at>.<id>" of the last sandbox of the previous page (the list
+/* nextToken is a cursor, "<started_us>.<id>" of the last sandbox of the previous page (the list
  * is sorted by both): a page starts after it, so sandboxes killed or created meanwhile never
  * shift the next page (an offset would skip or repeat some). */
 struct list_query {
         unsigned limit;
         bool after;            /* a cursor was given */
-        int64_t after_started; /* the cursor: (started_at, id) */
+        int64_t after_started; /* the cursor: (started_us, id) */
         char after_id[32];
         cJSON *metadata; /* owned object or NULL */
         bool want_running, want_paused;
