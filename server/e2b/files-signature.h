@@ -5,8 +5,8 @@
  * "v1_" + base64-std-no-padding(SHA-256("<path>:<read|write>:<username or "">:<token>[:<exp>]"))
  * over the decoded `path` and `username` query parameters (the first of each).
  *
- * envd decides such a request in this order (packages/envd/internal/api, auth.go and the
- * generated parameter binding): a `signature_expiration` that is not an integer is 400; an
+ * envd decides such a request in this order (its auth.go and its generated parameter
+ * binding): a `signature_expiration` that is not an integer is 400; an
  * X-Access-Token header, when present, alone decides; else the signature must be there, match,
  * and not be expired. Each refusal has its own message (files_auth_message()).
  */

@@ -65,7 +65,7 @@ test('a URL signed for the default user writes as that user, whatever Authorizat
   assert.equal(owner.stdout, 'user\n')
 })
 
-// envd's validateSigning messages (packages/envd/internal/api/auth.go), as JSON {code,message}.
+// envd's validateSigning messages (its auth.go), as JSON {code,message}.
 async function refusal(url, init = {}) {
   const r = await fetch(url, init)
   const text = await r.text()
