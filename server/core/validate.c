@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "json-util.h"
 #include "macros.h"
@@ -35,6 +36,83 @@ int json_parse_body(const char *buf, size_t len, cJSON **ret, const char **ret_m
 static bool is_alnum(char c)
 {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* n decimal digits at *p into *ret; advances *p. */
+static bool digits(const char **p, int n, int *ret)
+{
+        int v = 0;
+        for (int i = 0; i < n; i++) {
+                char c = (*p)[i];
+                if (c < '0' || c > '9')
+                        return false;
+                v = v * 10 + (c - '0');
+        }
+        *p += n;
+        *ret = v;
+        return true;
+}
+
+static bool expect(const char **p, char c)
+{
+        if (**p != c)
+                return false;
+        (*p)++;
+        return true;
+}
+
+static int days_in_month(int y, int m)
+{
+        static const int d[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+        bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+        return m == 2 && leap ? 29 : d[m - 1];
+}
+
+int validate_rfc3339_us(const char *s, int64_t *ret_us)
+{
+        const char *p = s;
+        int y, mo, d, h, mi, sec, us = 0, off = 0;
+        if (!s || !digits(&p, 4, &y) || !expect(&p, '-') || !digits(&p, 2, &mo) ||
+            !expect(&p, '-') || !digits(&p, 2, &d) || (*p != 'T' && *p != 't'))
+                return -EINVAL;
+        p++;
+        if (!digits(&p, 2, &h) || !expect(&p, ':') || !digits(&p, 2, &mi) || !expect(&p, ':') ||
+            !digits(&p, 2, &sec))
+                return -EINVAL;
+        if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || sec > 59)
+                return -EINVAL;
+        if (*p == '.') {
+                int n = 0;
+                for (p++; *p >= '0' && *p <= '9'; p++, n++)
+                        if (n < 6)
+                                us = us * 10 + (*p - '0');
+                if (n == 0 || n > 9)
+                        return -EINVAL;
+                for (; n < 6; n++)
+                        us *= 10;
+        }
+        if (*p == 'Z' || *p == 'z') {
+                p++;
+        } else if (*p == '+' || *p == '-') {
+                int sign = *p++ == '-' ? -1 : 1, oh, om;
+                if (!digits(&p, 2, &oh) || !expect(&p, ':') || !digits(&p, 2, &om) || oh > 23 ||
+                    om > 59)
+                        return -EINVAL;
+                off = sign * (oh * 3600 + om * 60);
+        } else {
+                return -EINVAL;
+        }
+        if (*p)
+                return -EINVAL;
+        struct tm tm = {.tm_year = y - 1900,
+                        .tm_mon = mo - 1,
+                        .tm_mday = d,
+                        .tm_hour = h,
+                        .tm_min = mi,
+                        .tm_sec = sec};
+        int64_t t = (int64_t)timegm(&tm) - off;
+        *ret_us = t * 1000000 + us;
+        return 0;
 }
 
 bool template_name_valid(const char *name)

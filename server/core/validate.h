@@ -58,6 +58,11 @@ struct create_params {
 #define SANDBOX_MIN_DISK_MB   16
 #define SANDBOX_MAX_DISK_MB   (256 * 1024)
 
+/* An RFC 3339 date-time ("2025-01-15T10:30:45.123456789+02:00"; 'T' and 'Z' in either case,
+ * at most 9 fraction digits) as unix microseconds, the fraction truncated as E2B does. -EINVAL
+ * for anything else (a date alone, a missing offset, month 13, Feb 30, second 60). */
+int validate_rfc3339_us(const char *s, int64_t *ret_us);
+
 /* v1 (POST /sandboxes) and v2 (POST /v2/sandboxes) create bodies. v1 defaults the timeout to
  * 300 s too: the spec's 15 s is never used by an SDK, which always send one. */
 int validate_create(const cJSON *body, struct create_params *ret, const char **ret_msg);

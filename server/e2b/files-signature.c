@@ -63,7 +63,8 @@ static void signed_query_done(struct signed_query *q)
         free(q->expiration);
 }
 
-/* First occurrence of each parameter wins (Go's url.Values.Get). */
+/* First occurrence of each parameter wins (Go's url.Values.Get; the agent reads `path` and
+ * `username` the same way, so what was signed is what it acts on). */
 static int parse_query(const char *query, struct signed_query *q)
 {
         size_t pos = 0;
@@ -106,65 +107,171 @@ static bool parse_expiration(const char *s, long long *ret)
         return true;
 }
 
-bool files_signature_ok(const char *method, const char *path, const char *query,
-                        const char *header_token, const char *token, time_t now)
-{
-        struct signed_query q = {};
+/* A parsed signed query: the fields and the expiration, or the verdict it already earns. */
+struct signed_request {
+        struct signed_query q;
         const char *operation;
-        char expected[48];
-        long long exp = -1;
-        bool ok = false;
+        long long exp; /* -1: none */
+        bool parsed;   /* false: verdict holds the refusal */
+        enum files_auth verdict;
+};
 
-        if (strcmp(path, "/files") != 0 || !token || !*token)
-                return false;
-        if (header_token && *header_token)
-                return false; /* a header that did not match already failed: envd refuses */
-        if (strcmp(method, "GET") == 0)
-                operation = "read";
-        else if (strcmp(method, "POST") == 0)
-                operation = "write";
-        else
-                return false;
-        if (!query || parse_query(query, &q) < 0 || !q.signature)
-                goto out;
-        if (q.expiration && !parse_expiration(q.expiration, &exp))
-                goto out;
-        files_signature_compute(q.path ? q.path : "", operation, q.username ? q.username : "",
-                                token, q.expiration ? exp : -1, expected);
-        ok = const_time_streq(q.signature, expected) && (!q.expiration || exp >= (long long)now);
-out:
-        signed_query_done(&q);
-        return ok;
-}
-
-bool files_signature_ok_target(const char *method, const char *path, const char *target,
-                               const char *header_token, const char *token, time_t now)
+static void signed_request_parse(const char *method, const char *target, struct signed_request *ret)
 {
         _cleanup_free_ char *query = NULL;
-        if (!target || query_from_target(target, &query) < 0)
-                return false;
-        return files_signature_ok(method, path, query, header_token, token, now);
+
+        *ret = (struct signed_request){.exp = -1, .verdict = FILES_AUTH_INVALID};
+        ret->operation = strcmp(method, "GET") == 0 ? "read" : "write";
+        if (!target || query_from_target(target, &query) < 0 || parse_query(query, &ret->q) < 0)
+                return; /* unreadable: nothing in it can be trusted as signed */
+        if (ret->q.expiration && !parse_expiration(ret->q.expiration, &ret->exp)) {
+                ret->verdict = FILES_AUTH_BAD_EXPIRATION;
+                return;
+        }
+        ret->parsed = true;
+}
+
+/* The verdict of the signature alone (no header) for token. */
+static enum files_auth signed_request_verify(const struct signed_request *sr, const char *token,
+                                             time_t now)
+{
+        char expected[48];
+
+        if (!sr->parsed)
+                return sr->verdict;
+        if (!sr->q.signature)
+                return FILES_AUTH_MISSING;
+        if (!token || !*token)
+                return FILES_AUTH_INVALID;
+        files_signature_compute(sr->q.path ? sr->q.path : "", sr->operation,
+                                sr->q.username ? sr->q.username : "", token, sr->exp, expected);
+        if (!const_time_streq(sr->q.signature, expected))
+                return FILES_AUTH_INVALID;
+        if (sr->exp >= 0 && sr->exp < (long long)now)
+                return FILES_AUTH_EXPIRED;
+        return FILES_AUTH_SIGNATURE;
+}
+
+bool files_auth_applies(const char *method, const char *path)
+{
+        return method && path && strcmp(path, "/files") == 0 &&
+               (strcmp(method, "GET") == 0 || strcmp(method, "POST") == 0);
+}
+
+enum files_auth files_auth_check(const char *method, const char *target, const char *header_token,
+                                 const char *token, time_t now)
+{
+        struct signed_request sr;
+        enum files_auth a;
+
+        signed_request_parse(method, target, &sr);
+        if (sr.verdict == FILES_AUTH_BAD_EXPIRATION)
+                a = sr.verdict; /* envd's parameter binding runs before its handler */
+        else if (header_token && *header_token)
+                a = const_time_streq(header_token, token) ? FILES_AUTH_HEADER
+                                                          : FILES_AUTH_HEADER_MISMATCH;
+        else
+                a = signed_request_verify(&sr, token, now);
+        signed_query_done(&sr.q);
+        return a;
+}
+
+const char *files_auth_message(enum files_auth a)
+{
+        switch (a) {
+        case FILES_AUTH_HEADER:
+        case FILES_AUTH_SIGNATURE:
+                return NULL;
+        case FILES_AUTH_BAD_EXPIRATION:
+                return "Invalid format for parameter signature_expiration: not an integer";
+        case FILES_AUTH_HEADER_MISMATCH:
+                return "access token present in header but does not match";
+        case FILES_AUTH_MISSING:
+                return "missing signature query parameter";
+        case FILES_AUTH_EXPIRED:
+                return "signature is already expired";
+        case FILES_AUTH_INVALID:
+                break;
+        }
+        return "invalid signature";
+}
+
+int files_auth_errno(enum files_auth a)
+{
+        return a == FILES_AUTH_BAD_EXPIRATION ? -EINVAL : -EACCES;
+}
+
+/* Whether target has a `signature` parameter (a signed URL, good or bad). */
+static bool has_signature(const struct signed_request *sr)
+{
+        return sr->q.signature != NULL;
+}
+
+/* The best verdict over every registered sandbox's token: SIGNATURE (with its id) over EXPIRED
+ * over the rest. -ENOMEM. */
+static int scan(struct registry *reg, const struct signed_request *sr, enum files_auth *ret,
+                char ret_id[static 64])
+{
+        struct sandbox **l = NULL;
+        size_t n = 0;
+        enum files_auth best = signed_request_verify(sr, NULL, 0);
+        time_t now = time(NULL);
+
+        if (registry_list(reg, &l, &n) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                if (best != FILES_AUTH_SIGNATURE) {
+                        enum files_auth a = signed_request_verify(sr, l[i]->token, now);
+                        if (a == FILES_AUTH_SIGNATURE)
+                                snprintf(ret_id, 64, "%s", l[i]->id);
+                        if (a == FILES_AUTH_SIGNATURE || a == FILES_AUTH_EXPIRED)
+                                best = a;
+                }
+                sandbox_unref(l[i]);
+        }
+        free(l);
+        *ret = best;
+        return 0;
 }
 
 int files_signature_find(struct registry *reg, const char *method, const char *path,
                          const char *target, char ret_id[static 64])
 {
-        struct sandbox **l = NULL;
-        size_t n = 0;
-        int r = -ENOENT;
+        struct signed_request sr;
+        enum files_auth a = FILES_AUTH_MISSING;
+        char id[64];
+        int r = 0;
 
-        if (strcmp(path, "/files") != 0 || !target || !strstr(target, "signature="))
+        if (!files_auth_applies(method, path) || !target || !strstr(target, "signature="))
                 return -ENOENT;
-        if (registry_list(reg, &l, &n) < 0)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                if (r == -ENOENT && files_signature_ok_target(method, path, target, NULL,
-                                                              l[i]->token, time(NULL))) {
-                        snprintf(ret_id, 64, "%s", l[i]->id);
-                        r = 0;
-                }
-                sandbox_unref(l[i]);
-        }
-        free(l);
-        return r;
+        signed_request_parse(method, target, &sr);
+        if (sr.parsed && has_signature(&sr))
+                r = scan(reg, &sr, &a, id);
+        signed_query_done(&sr.q);
+        if (r < 0)
+                return r;
+        if (a != FILES_AUTH_SIGNATURE)
+                return -ENOENT;
+        memcpy(ret_id, id, sizeof(id));
+        return 0;
+}
+
+enum files_auth files_signature_refusal(struct registry *reg, const char *method, const char *path,
+                                        const char *target)
+{
+        struct signed_request sr;
+        enum files_auth a;
+        char id[64];
+
+        if (!files_auth_applies(method, path))
+                return FILES_AUTH_MISSING;
+        signed_request_parse(method, target, &sr);
+        if (!has_signature(&sr))
+                a = FILES_AUTH_MISSING;
+        else if (!sr.parsed)
+                a = sr.verdict;
+        else if (scan(reg, &sr, &a, id) < 0)
+                a = FILES_AUTH_INVALID;
+        signed_query_done(&sr.q);
+        return a;
 }

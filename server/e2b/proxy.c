@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "channel/agent-mhd.h"
@@ -14,6 +15,7 @@
 #include "core/validate.h"
 #include "e2b/files-signature.h"
 #include "frame.h"
+#include "json-util.h"
 #include "lifecycle/lifecycle.h"
 #include "log.h"
 #include "macros.h"
@@ -37,6 +39,7 @@ struct header_collect {
         struct sbx_header h[SBX_HEAD_MAX_HEADERS];
         size_t n;
         bool overflow;
+        bool drop_authorization; /* a signed /files request: the signature names the user */
 };
 
 static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -44,6 +47,12 @@ static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const 
 {
         struct header_collect *c = cls;
         if (!key || http_hop_by_hop(key))
+                return MHD_YES;
+        /* The agent picks a /files user from the `username` parameter, else from a Basic
+         * Authorization header. A signature covers only the parameter (envd never reads the
+         * header on /files), so a signed URL for the default user plus "Basic root:" would act
+         * as root: the header goes (docs/escape-battery.md, group F). */
+        if (c->drop_authorization && strcasecmp(key, "Authorization") == 0)
                 return MHD_YES;
         if (c->n >= SBX_HEAD_MAX_HEADERS) {
                 c->overflow = true;
@@ -53,25 +62,82 @@ static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const 
         return MHD_YES;
 }
 
-/* Refusals before the agent is asked; 0 to go on. */
-static int check(struct request *req, const struct route_target *t, struct sandbox *s)
+/* What the request's credentials earned, before the sandbox's state is looked at. */
+struct proxy_auth {
+        bool credentialed;     /* the right X-Access-Token, or a valid /files signature */
+        bool by_signature;     /* a /files request let in by its signature alone */
+        enum files_auth files; /* envd /files: the verdict */
+        bool files_route;      /* envd GET/POST /files: `files` holds the verdict */
+        bool refused;          /* the request would be refused for its credentials */
+};
+
+static void authenticate(struct request *req, const struct route_target *t, const struct sandbox *s,
+                         struct proxy_auth *ret)
 {
-        const char *id = t->id;
+        const char *header = http_header(req, "X-Access-Token");
+        *ret = (struct proxy_auth){.credentialed = const_time_streq(header, s->token)};
+        if (t->port == SBX_PORT_ENVD && files_auth_applies(req->method, req->path)) {
+                ret->files_route = true;
+                ret->files =
+                    files_auth_check(req->method, req->target, header, s->token, time(NULL));
+                ret->by_signature = ret->files == FILES_AUTH_SIGNATURE;
+                ret->credentialed = ret->files == FILES_AUTH_HEADER || ret->by_signature;
+                ret->refused = !ret->credentialed;
+        } else if (route_proxy_needs_token(t->port, req->method, req->path)) {
+                ret->refused = !ret->credentialed;
+        }
+}
+
+/* E2B's proxy when a paused sandbox with autoResume may not be resumed by this request. */
+static int reply_resume_denied(struct request *req, const char *id)
+{
+        _cleanup_json_ cJSON *o = cJSON_CreateObject();
+        if (o) {
+                cJSON_AddStringToObject(o, "sandboxId", id);
+                cJSON_AddStringToObject(o, "message", PROXY_RESUME_DENIED_MESSAGE);
+                cJSON_AddNumberToObject(o, "code", 403);
+        }
+        return http_reply_cjson(req, 403, o, NULL, NULL);
+}
+
+/* A paused sandbox: resumed by credentialed traffic when it asked for that; 0 to go on. */
+static int wake(struct request *req, const struct route_target *t, struct sandbox *s,
+                const struct proxy_auth *a)
+{
+        if (!sandbox_is_paused(s))
+                return 0;
         /* frozen: its agent would never answer. E2B's proxy answers a paused sandbox the same
          * way (the SDKs then call connect to resume it). */
-        if (sandbox_is_paused(s) && lifecycle_auto_resume(req->srv, s) <= 0)
-                return http_reply_error(req, -EHOSTUNREACH, id, "The sandbox is paused");
+        if (!s->auto_resume)
+                return http_reply_error(req, -EHOSTUNREACH, t->id, "The sandbox is paused");
+        /* Only a request that would be let in resumes it, and for envd only one carrying the
+         * token or a valid signature (E2B checks the envd token before an auto-resume), so an
+         * unauthenticated caller cannot wake a paused sandbox and spend its timeout. */
+        if (a->refused || (t->port == SBX_PORT_ENVD && !a->credentialed))
+                return reply_resume_denied(req, t->id);
+        if (lifecycle_auto_resume(req->srv, s) <= 0)
+                return http_reply_error(req, -EHOSTUNREACH, t->id, "The sandbox is paused");
+        return 0;
+}
+
+/* Refusals before the agent is asked; 0 to go on. */
+static int check(struct request *req, const struct route_target *t, struct sandbox *s,
+                 struct proxy_auth *ret_auth)
+{
         if (route_proxy_forbidden(t->port, req->path))
                 return http_reply_error(req, -ENOENT, NULL, "%s: not found", req->path);
-        if (route_proxy_needs_token(t->port, req->method, req->path) &&
-            !const_time_streq(http_header(req, "X-Access-Token"), s->token) &&
-            !(t->port == SBX_PORT_ENVD &&
-              files_signature_ok_target(req->method, req->path, req->target,
-                                        http_header(req, "X-Access-Token"), s->token, time(NULL))))
-                return http_reply_error(req, -EACCES, NULL,
-                                        "unauthorized access, please provide a valid access "
-                                        "token or method signing if supported");
-        return 0;
+        authenticate(req, t, s, ret_auth);
+        int r = wake(req, t, s, ret_auth);
+        if (r != 0)
+                return r;
+        if (!ret_auth->refused)
+                return 0;
+        if (ret_auth->files_route) /* envd's own answers on /files (docs/e2b-wire.md §3.1) */
+                return http_reply_error(req, files_auth_errno(ret_auth->files), NULL, "%s",
+                                        files_auth_message(ret_auth->files));
+        return http_reply_error(req, -EACCES, NULL,
+                                "unauthorized access, please provide a valid access "
+                                "token or method signing if supported");
 }
 
 int proxy_begin(struct request *req, const struct route_target *t)
@@ -82,11 +148,12 @@ int proxy_begin(struct request *req, const struct route_target *t)
             sandbox_id_valid(id) ? registry_get(req->srv->registry, id) : NULL;
         if (!s)
                 return http_reply_error(req, -EHOSTUNREACH, id, "The sandbox was not found");
-        int r = check(req, t, s);
+        struct proxy_auth auth = {};
+        int r = check(req, t, s, &auth);
         if (r != 0)
                 return r;
 
-        struct header_collect hc = {};
+        struct header_collect hc = {.drop_authorization = auth.by_signature};
         MHD_get_connection_values(req->conn, MHD_HEADER_KIND, collect_header, &hc);
         if (hc.overflow)
                 return http_reply_error(req, -EINVAL, NULL, "too many request headers");

@@ -2,6 +2,7 @@
 #include "e2b/routes-sandboxes.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,8 @@
 #include "log.h"
 #include "macros.h"
 #include "core/query.h"
+#include "e2b/files-signature.h"
+#include "e2b/list-query.h"
 #include "e2b/routes-lifecycle.h"
 #include "lifecycle/sampler.h"
 #include "core/validate.h"
@@ -101,133 +104,130 @@ int e2b_timeout(struct request *req)
         return http_reply_204(req);
 }
 
-void list_query_done(struct list_query *q)
+/* Sort context: qsort has none, and the order is per request. */
+static int cmp_desc(const void *a, const void *b)
 {
-        cJSON_Delete(q->metadata);
-        q->metadata = NULL;
+        const struct sandbox *x = *(struct sandbox *const *)a, *y = *(struct sandbox *const *)b;
+        return list_compare(LIST_DESC, x->started_us, x->id, y->started_us, y->id);
 }
 
-static int parse_metadata_filter(const char *s, cJSON **ret, const char **ret_msg)
+static int cmp_asc(const void *a, const void *b)
 {
-        cJSON *o = cJSON_CreateObject();
-        size_t pos = 0;
-        int r;
-        char *k, *v;
-        if (!o)
+        return -cmp_desc(a, b);
+}
+
+static bool list_wants(const struct list_query *q, const cJSON *templates, const struct sandbox *s)
+{
+        if (!(sandbox_is_paused(s) ? q->want_paused : q->want_running))
+                return false;
+        if (q->metadata && !sandbox_metadata_matches(s, q->metadata))
+                return false;
+        /* at or after the bound, on the same microsecond grid E2B compares on */
+        if (q->started_after_set && s->started_us < q->started_after_us)
+                return false;
+        return !templates || list_template_matches(templates, s->template_id);
+}
+
+/* The page: the wanted sandboxes of all (sorted in q's order) past the cursor, at most
+ * q->limit; *ret_next names the last one when more follow, *ret_running counts the running
+ * ones wanted before the cut. */
+static cJSON *list_page(const struct list_query *q, const cJSON *templates, struct sandbox **all,
+                        size_t n, char ret_next[static LIST_CURSOR_MAX], unsigned *ret_running)
+{
+        cJSON *arr = cJSON_CreateArray();
+        const struct sandbox *last = NULL;
+        unsigned taken = 0, running = 0;
+        bool more = false;
+        ret_next[0] = 0;
+        for (size_t i = 0; arr && i < n; i++) {
+                const struct sandbox *s = all[i];
+                if (!list_wants(q, templates, s))
+                        continue;
+                running += !sandbox_is_paused(s);
+                if (!list_past_cursor(q, s->started_us, s->id))
+                        continue;
+                if (taken == q->limit) {
+                        more = true;
+                        continue;
+                }
+                cJSON_AddItemToArray(arr, sandbox_to_json(s, SHAPE_LISTED));
+                last = s;
+                taken++;
+        }
+        if (more && last && list_cursor_encode(last->started_us, last->id, q->order, ret_next) < 0)
+                ret_next[0] = 0;
+        *ret_running = running;
+        return arr;
+}
+
+/* 200 with the list and its two optional headers. */
+static int reply_list(struct request *req, const char *text, const char *next, const char *total)
+{
+        struct MHD_Response *resp =
+            MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
+        if (!resp)
                 return -ENOMEM;
-        while ((r = query_next_pair(s, &pos, &k, &v)) > 0) {
-                cJSON_AddStringToObject(o, k, v);
-                free(k);
-                free(v);
-        }
-        if (r < 0) {
-                cJSON_Delete(o);
-                *ret_msg = "invalid metadata filter";
-                return -EINVAL;
-        }
-        *ret = o;
-        return 0;
-}
-
-int list_query_parse(const char *limit, const char *next_token, const char *metadata,
-                     const char *state, struct list_query *ret, const char **ret_msg)
-{
-        struct list_query q = {.limit = 100, .want_running = true, .want_paused = true};
-        char *end;
-        if (limit) {
-                long l = strtol(limit, &end, 10);
-                if (!*limit || *end || l < 1 || l > 100) {
-                        *ret_msg = "limit must be between 1 and 100";
-                        return -EINVAL;
-                }
-                q.limit = (unsigned)l;
-        }
-        if (next_token && *next_token) {
-                errno = 0;
-                long long t = strtoll(next_token, &end, 10);
-                if (end == next_token || *end != '.' || errno || t < 0 ||
-                    strlen(end + 1) >= sizeof(q.after_id) || !sandbox_id_valid(end + 1)) {
-                        *ret_msg = "invalid nextToken";
-                        return -EINVAL;
-                }
-                q.after = true;
-                q.after_started = t;
-                snprintf(q.after_id, sizeof(q.after_id), "%s", end + 1);
-        }
-        if (state && *state) {
-                q.want_running = q.want_paused = false;
-                for (const char *p = state; *p;) {
-                        size_t l = strcspn(p, ",");
-                        if (l == 7 && strncmp(p, "running", 7) == 0)
-                                q.want_running = true;
-                        else if (l == 6 && strncmp(p, "paused", 6) == 0)
-                                q.want_paused = true;
-                        else {
-                                *ret_msg = "state must be running or paused";
-                                return -EINVAL;
-                        }
-                        p += l;
-                        if (*p == ',')
-                                p++;
-                }
-        }
-        if (metadata && *metadata) {
-                int r = parse_metadata_filter(metadata, &q.metadata, ret_msg);
-                if (r < 0)
-                        return r;
-        }
-        *ret = q;
-        return 0;
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+        if (next)
+                MHD_add_response_header(resp, "X-Next-Token", next);
+        if (total)
+                MHD_add_response_header(resp, "X-Total-Running", total);
+        int r = http_queue(req, 200, resp);
+        MHD_destroy_response(resp);
+        return r;
 }
 
 static int handle_list(struct request *req, bool v2)
 {
+        struct list_params p = {.metadata = http_arg(req, "metadata")};
+        if (v2)
+                p = (struct list_params){.limit = http_arg(req, "limit"),
+                                         .next_token = http_arg(req, "nextToken"),
+                                         .metadata = p.metadata,
+                                         .state = http_arg(req, "state"),
+                                         .order = http_arg(req, "order"),
+                                         .started_after = http_arg(req, "startedAfter"),
+                                         .template_name = http_arg(req, "template")};
+        else
+                p.state = "running"; /* v1 lists running sandboxes only, newest first */
         struct list_query q;
         const char *msg = NULL;
-        int r = list_query_parse(v2 ? http_arg(req, "limit") : NULL,
-                                 v2 ? http_arg(req, "nextToken") : NULL, http_arg(req, "metadata"),
-                                 v2 ? http_arg(req, "state") : NULL, &q, &msg);
+        int r = list_query_parse(&p, &q, &msg);
         if (r < 0)
                 return http_reply_error(req, r, NULL, "%s", msg);
+        if (!v2)
+                q.limit = UINT_MAX;
 
+        _cleanup_json_ cJSON *templates = NULL;
+        if (q.template_name[0] &&
+            list_template_names(req->srv->config->state_dir, q.template_name, &templates) < 0) {
+                list_query_done(&q);
+                return http_reply_error(req, -ENOMEM, NULL, "out of memory");
+        }
         struct sandbox **all = NULL;
         size_t n = 0;
-        int64_t last_started = 0;
-        char last_id[32] = "";
         r = registry_list(req->srv->registry, &all, &n);
         if (r < 0) {
                 list_query_done(&q);
                 return http_reply_error(req, r, NULL, "listing sandboxes failed");
         }
-        _cleanup_json_ cJSON *arr = cJSON_CreateArray();
-        bool more = false;
-        for (size_t i = 0; i < n; i++) {
-                struct sandbox *s = all[i];
-                bool want = sandbox_is_paused(s) ? q.want_paused : q.want_running;
-                bool past = !q.after || s->started_at > q.after_started ||
-                            (s->started_at == q.after_started && strcmp(s->id, q.after_id) > 0);
-                if (want && past && (!q.metadata || sandbox_metadata_matches(s, q.metadata))) {
-                        if ((unsigned)cJSON_GetArraySize(arr) >= q.limit && v2)
-                                more = true;
-                        else if (arr) {
-                                cJSON_AddItemToArray(arr, sandbox_to_json(s, SHAPE_LISTED));
-                                last_started = s->started_at;
-                                snprintf(last_id, sizeof(last_id), "%s", s->id);
-                        }
-                }
-                sandbox_unref(s);
-        }
+        qsort(all, n, sizeof(*all), q.order == LIST_ASC ? cmp_asc : cmp_desc);
+        char next[LIST_CURSOR_MAX];
+        unsigned running;
+        _cleanup_json_ cJSON *arr = list_page(&q, templates, all, n, next, &running);
+        for (size_t i = 0; i < n; i++)
+                sandbox_unref(all[i]);
         free(all);
+        bool want_running = q.want_running;
         list_query_done(&q);
 
         _cleanup_free_ char *text = arr ? cJSON_PrintUnformatted(arr) : NULL;
         if (!text)
                 return http_reply_error(req, -ENOMEM, NULL, "out of memory");
-        if (!more)
-                return http_reply_json(req, 200, text);
-        char tok[64];
-        snprintf(tok, sizeof(tok), "%lld.%s", (long long)last_started, last_id);
-        return http_reply_json_hdr(req, 200, text, "X-Next-Token", tok);
+        /* X-Total-Running only when running sandboxes were asked for (E2B's spec) */
+        char total[16];
+        snprintf(total, sizeof(total), "%u", running);
+        return reply_list(req, text, next[0] ? next : NULL, v2 && want_running ? total : NULL);
 }
 
 int e2b_list_v1(struct request *req)
@@ -253,4 +253,16 @@ int e2b_kill(struct request *req)
         if (!sandbox_id_valid(id) || lifecycle_kill(req->srv, id) < 0)
                 return route_reply_not_found(req, id);
         return http_reply_204(req);
+}
+
+int e2b_files(struct request *req)
+{
+        enum files_auth a =
+            files_signature_refusal(req->srv->registry, req->method, req->path, req->target);
+        if (a == FILES_AUTH_MISSING)
+                return http_reply_error(req, -ENOENT, NULL, "%s %s: no such route", req->method,
+                                        req->path);
+        if (a == FILES_AUTH_SIGNATURE || a == FILES_AUTH_HEADER)
+                a = FILES_AUTH_INVALID; /* a sandbox registered meanwhile: the URL named none */
+        return http_reply_error(req, files_auth_errno(a), NULL, "%s", files_auth_message(a));
 }

@@ -3,7 +3,8 @@
  * The E2B control plane (docs/e2b-wire.md §2), rows of the route table (front/routes.c, which
  * checks X-API-KEY and parses the JSON body first):
  *   POST /sandboxes, POST /v2/sandboxes                 201 Sandbox
- *   GET /sandboxes, GET /v2/sandboxes                   200 [ListedSandbox] (+X-Next-Token)
+ *   GET /sandboxes, GET /v2/sandboxes                   200 [ListedSandbox] (+X-Next-Token,
+ *                                                       X-Total-Running; e2b/list-query.h)
  *   GET /sandboxes/{id}                                 200 SandboxDetail
  *   DELETE /sandboxes/{id}                              204
  *   POST /sandboxes/{id}/timeout                        204
@@ -25,20 +26,9 @@ int e2b_get(struct request *req);
 int e2b_kill(struct request *req);
 int e2b_timeout(struct request *req);
 int e2b_connect(struct request *req);
-
-/* Parse the list query: limit (1..100, default 100), nextToken (offset), metadata filter
- * ("k=v&k2=v2", itself URL-encoded once), state (comma list). Pure enough to unit-test. */
-/* nextToken is a cursor, "<started_at>.<id>" of the last sandbox of the previous page (the list
- * is sorted by both): a page starts after it, so sandboxes killed or created meanwhile never
- * shift the next page (an offset would skip or repeat some). */
-struct list_query {
-        unsigned limit;
-        bool after;            /* a cursor was given */
-        int64_t after_started; /* the cursor: (started_at, id) */
-        char after_id[32];
-        cJSON *metadata; /* owned object or NULL */
-        bool want_running, want_paused;
-};
-int list_query_parse(const char *limit, const char *next_token, const char *metadata,
-                     const char *state, struct list_query *ret, const char **ret_msg);
-void list_query_done(struct list_query *q);
+/* GET/POST /files that reached the control plane: no E2b-Sandbox-* header, no sandbox Host,
+ * and no registered sandbox's token validates its signature. A signed URL gets envd's refusal
+ * (401 "invalid signature" / "signature is already expired", 400 for a malformed expiration,
+ * e2b/files-signature.h), anything else the control plane's 404. Answers in its begin call,
+ * before any body byte. */
+int e2b_files(struct request *req);

@@ -46,6 +46,7 @@ const struct route sbxd_routes[] = {
     E2B(POST, "/sandboxes/{id}/timeout", e2b_timeout),
     E2B(POST, "/sandboxes/{id}/connect", e2b_connect),
     E2B(POST, "/v2/sandboxes/{id}/connect", e2b_connect),
+    {.methods = GET | POST, .pattern = "/files", .begin = e2b_files, .handle = e2b_files},
     /* E2B: lifecycle (e2b/routes-lifecycle.h) */
     E2B(POST, "/sandboxes/{id}/pause", e2b_pause),
     E2B(POST, "/sandboxes/{id}/resume", e2b_resume),

@@ -62,7 +62,7 @@ int adopt_parse_record(const char *text, struct sandbox **ret)
         strcpy(s->token, tok);
         s->pid = (pid_t)pid;
         s->slot = (int)slot;
-        s->started_at = (int64_t)get_num(j, "startedAtUnix", 0);
+        sandbox_set_started_from_record(s, j);
         sandbox_set_end_at(s, (int64_t)get_num(j, "endAtUnix", 0));
         s->cpu_count = (unsigned)get_num(j, "cpuCount", 0);
         s->memory_mb = (unsigned)get_num(j, "memoryMB", 0);

@@ -270,8 +270,8 @@ int lifecycle_apply_params(struct sandbox *s, const struct create_params *p)
         s->pause_drops_memory = p->pause_drops_memory;
         s->auto_resume = p->auto_resume;
         s->timeout_s = p->timeout_s;
-        s->started_at = (int64_t)time(NULL);
-        sandbox_set_end_at(s, s->started_at + p->timeout_s);
+        sandbox_set_started_now(s);
+        sandbox_set_end_at(s, sandbox_started_s(s) + p->timeout_s);
         return 0;
 }
 

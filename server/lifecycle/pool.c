@@ -89,7 +89,7 @@ static int fill_one(struct pool *p, const char *name, struct member *ret)
                 s->memory_mb = t.memory_mb;
                 s->disk_mb = t.disk_mb;
                 s->pool = true;
-                s->started_at = (int64_t)time(NULL);
+                sandbox_set_started_now(s);
                 if (!(s->layers = cJSON_Duplicate(t.layers, 1)) ||
                     !(s->binds = cJSON_Duplicate(t.binds, 1)))
                         r = -ENOMEM;

@@ -170,8 +170,8 @@ void registry_set_end_at(struct registry *r, struct sandbox *s, int64_t end_at, 
 static int cmp_started(const void *a, const void *b)
 {
         const struct sandbox *x = *(struct sandbox *const *)a, *y = *(struct sandbox *const *)b;
-        if (x->started_at != y->started_at)
-                return x->started_at < y->started_at ? -1 : 1;
+        if (x->started_us != y->started_us)
+                return x->started_us < y->started_us ? -1 : 1;
         return strcmp(x->id, y->id);
 }
 

@@ -46,7 +46,8 @@ struct sandbox *registry_take(struct registry *r, const char *id);
 struct sandbox *registry_take_serial(struct registry *r, uint64_t serial);
 /* Set end_at (extend_only: never shorten) and wake the timeout waiter. */
 void registry_set_end_at(struct registry *r, struct sandbox *s, int64_t end_at, bool extend_only);
-/* References to every sandbox sorted by (started_at, id); caller unrefs each and frees. */
+/* References to every sandbox sorted by (started_us, id): oldest first; caller unrefs each and
+ * frees. */
 int registry_list(struct registry *r, struct sandbox ***ret, size_t *ret_n);
 size_t registry_count(struct registry *r);
 

@@ -70,6 +70,44 @@ void sandbox_set_paused(struct sandbox *s, bool paused)
         __atomic_store_n(&s->paused, paused ? 1 : 0, __ATOMIC_RELEASE);
 }
 
+/* The last start stamped or read back: stamps only ever move forward from it. */
+static int64_t last_started_us;
+
+static void started_floor(int64_t us)
+{
+        int64_t cur = __atomic_load_n(&last_started_us, __ATOMIC_RELAXED);
+        while (us > cur && !__atomic_compare_exchange_n(&last_started_us, &cur, us, true,
+                                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                ;
+}
+
+void sandbox_set_started_now(struct sandbox *s)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+        int64_t cur = __atomic_load_n(&last_started_us, __ATOMIC_RELAXED), next;
+        do
+                next = now > cur ? now : cur + 1; /* two starts in one microsecond, a clock step */
+        while (!__atomic_compare_exchange_n(&last_started_us, &cur, next, true, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED));
+        s->started_us = next;
+}
+
+void sandbox_set_started_from_record(struct sandbox *s, const cJSON *record)
+{
+        const cJSON *us = cJSON_GetObjectItemCaseSensitive(record, "startedAtUs");
+        const cJSON *sec = cJSON_GetObjectItemCaseSensitive(record, "startedAtUnix");
+        /* both bounded well inside int64 (and exact in a double: below 2^53) */
+        if (cJSON_IsNumber(us) && us->valuedouble >= 0 && us->valuedouble < 9e15)
+                s->started_us = (int64_t)us->valuedouble;
+        else if (cJSON_IsNumber(sec) && sec->valuedouble >= 0 && sec->valuedouble < 9e9)
+                s->started_us = (int64_t)sec->valuedouble * 1000000;
+        else
+                s->started_us = 0;
+        started_floor(s->started_us);
+}
+
 int rfc3339_format(int64_t t, char buf[static 32])
 {
         struct tm tm;
@@ -103,7 +141,7 @@ static void add_listed(cJSON *o, const struct sandbox *s)
         cJSON_AddStringToObject(o, "templateID", s->template_id);
         cJSON_AddStringToObject(o, "clientID", SBX_CLIENT_ID);
         cJSON_AddStringToObject(o, "alias", s->template_id);
-        add_time(o, "startedAt", s->started_at);
+        add_time(o, "startedAt", sandbox_started_s(s));
         add_time(o, "endAt", sandbox_get_end_at(s));
         cJSON_AddNumberToObject(o, "cpuCount", s->cpu_count);
         cJSON_AddNumberToObject(o, "memoryMB", s->memory_mb);
@@ -151,9 +189,10 @@ cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
                 cJSON_AddStringToObject(o, "envdAccessToken", s->token);
                 cJSON_AddNumberToObject(o, "pid", s->pid);
                 cJSON_AddNumberToObject(o, "uidSlot", s->slot);
-                add_time(o, "startedAt", s->started_at);
+                add_time(o, "startedAt", sandbox_started_s(s));
                 add_time(o, "endAt", sandbox_get_end_at(s));
-                cJSON_AddNumberToObject(o, "startedAtUnix", (double)s->started_at);
+                cJSON_AddNumberToObject(o, "startedAtUnix", (double)sandbox_started_s(s));
+                cJSON_AddNumberToObject(o, "startedAtUs", (double)s->started_us);
                 cJSON_AddNumberToObject(o, "endAtUnix", (double)sandbox_get_end_at(s));
                 cJSON_AddNumberToObject(o, "cpuCount", s->cpu_count);
                 cJSON_AddNumberToObject(o, "memoryMB", s->memory_mb);

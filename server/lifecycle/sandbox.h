@@ -25,7 +25,7 @@ struct sandbox {
         int pidfd;          /* pidfd of the agent, -EBADF when unknown */
         int slot;           /* uid slot, -1 when none */
         uint64_t serial;    /* unique for sbxd's lifetime, never 0 (registry_add sets it) */
-        int64_t started_at; /* unix seconds */
+        int64_t started_us; /* unix microseconds, unique: sandbox_set_started_now() */
         int64_t end_at;     /* unix seconds; read/written with __atomic (timeouts change it) */
         unsigned cpu_count, memory_mb, disk_mb;
         cJSON *metadata; /* owned object of strings, or NULL */
@@ -71,6 +71,19 @@ int64_t sandbox_get_end_at(const struct sandbox *s);
 bool sandbox_is_paused(const struct sandbox *s);
 void sandbox_set_paused(struct sandbox *s, bool paused);
 void sandbox_set_end_at(struct sandbox *s, int64_t t);
+
+/* The start in unix seconds (what the wire's startedAt shows). */
+static inline int64_t sandbox_started_s(const struct sandbox *s)
+{
+        return s->started_us / 1000000;
+}
+/* Stamp s as started now: wall-clock microseconds, strictly after every start stamped or read
+ * back before in this process, so the list order (by start) never ties and never falls back on
+ * the random ids. */
+void sandbox_set_started_now(struct sandbox *s);
+/* The start from a sandbox.json record: "startedAtUs", else (an older record) "startedAtUnix"
+ * in seconds; 0 when neither is a sane number. Later stamps stay after it. */
+void sandbox_set_started_from_record(struct sandbox *s, const cJSON *record);
 
 /* "2006-01-02T15:04:05Z" (UTC, second precision). buf >= 32 bytes. */
 int rfc3339_format(int64_t t, char buf[static 32]);

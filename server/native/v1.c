@@ -48,7 +48,7 @@ cJSON *v1_sandbox_json(const struct sandbox *s)
 {
         char started[32], ends[32];
         cJSON *o = cJSON_CreateObject();
-        rfc3339_format(s->started_at, started);
+        rfc3339_format(sandbox_started_s(s), started);
         rfc3339_format(sandbox_get_end_at(s), ends);
         if (!o || !cJSON_AddStringToObject(o, "id", s->id) ||
             !cJSON_AddStringToObject(o, "template", s->template_id) ||

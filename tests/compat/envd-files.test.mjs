@@ -314,7 +314,8 @@ test('signed URLs work as the SDK returns them: a plain fetch with no sandbox he
   res = await fetch(down)
   assert.equal(res.status, 200)
   assert.equal(await res.text(), 'no headers')
-  // without a valid signature a header-less /files is not routed anywhere
+  // without a valid signature a header-less /files reaches no sandbox: envd's refusal
   res = await fetch(down.replace(/signature=[^&]+/, 'signature=v1_bogus'))
-  assert.equal(res.status, 404)
+  assert.equal(res.status, 401)
+  assert.deepEqual(await res.json(), { code: 401, message: 'invalid signature' })
 })

@@ -41,7 +41,7 @@ test('list: metadata and state filters, limit + nextToken pagination', async () 
   assert.equal(first.length, 2)
   // the token is a cursor: killing a listed sandbox does not make the next page skip one
   const token = raw.headers.get('x-next-token')
-  assert.match(token, /^\d+\.[a-z0-9]+$/)
+  assert.match(token, /^[A-Za-z0-9_-]+=*$/, 'base64url, as E2B mints it')
   const doomed = made.find((s) => s.sandboxId === first[0])
   await doomed.kill()
   made.splice(made.indexOf(doomed), 1)
@@ -56,6 +56,68 @@ test('list: metadata and state filters, limit + nextToken pagination', async () 
   assert.equal(rest.length, 3, JSON.stringify(rest))
   assert.ok(rest.every((id) => !first.includes(id)))
   assert.equal((await api('GET', `/v2/sandboxes?nextToken=10`)).status, 400)
+})
+
+test('list: newest first by default; order, startedAfter and template; cursors survive kills and creates', async () => {
+  const t = tag + '-order'
+  const metadata = { tag: t }
+  const mk = async (extra = {}) => {
+    const s = await Sandbox.create({ metadata: { ...metadata, ...extra } })
+    made.push(s)
+    return s.sandboxId
+  }
+  const ids = (l) => l.map((s) => s.sandboxId)
+  const list = (opts = {}) => all(Sandbox.list({ ...opts, query: { metadata, ...opts.query } }))
+  const a = await mk({ note: 'a b&c=d%20+' })
+  const between = new Date()
+  const b = await mk()
+  const c = await mk()
+  assert.deepEqual(ids(await list()), [c, b, a], 'newest first')
+  assert.deepEqual(ids(await list({ order: 'desc' })), [c, b, a])
+  assert.deepEqual(ids(await list({ order: 'asc' })), [a, b, c])
+  assert.deepEqual(ids(await list({ query: { startedAfter: between } })), [c, b])
+  assert.deepEqual(ids(await list({ query: { startedAfter: between }, order: 'asc' })), [b, c])
+  assert.deepEqual(ids(await list({ query: { startedAfter: new Date(Date.now() + 3600_000) } })), [])
+  assert.deepEqual(ids(await list({ query: { template: 'base' } })), [c, b, a])
+  assert.deepEqual(ids(await list({ query: { template: 'code-interpreter-v1' } })), [])
+  assert.deepEqual(ids(await list({ query: { template: 'no-such-template' } })), [])
+  // metadata values with '&', '=', '%' and '+' (the SDK encodes each pair, then the whole)
+  assert.deepEqual(ids(await list({ query: { metadata: { tag: t, note: 'a b&c=d%20+' } } })), [a])
+  assert.deepEqual(ids(await list({ query: { metadata: { tag: t, note: 'a b' } } })), [])
+
+  // X-Total-Running: the running matches before the page is cut
+  const q = `/v2/sandboxes?metadata=${encodeURIComponent(`tag=${t}`)}`
+  const one = await api('GET', `${q}&limit=1`)
+  assert.equal(one.headers.get('x-total-running'), '3')
+  assert.equal((await api('GET', `${q}&state=paused`)).headers.get('x-total-running'), null)
+
+  // desc, one per page: a kill and a newer create between pages neither skip nor repeat
+  const pd = Sandbox.list({ query: { metadata }, limit: 1 })
+  assert.deepEqual(ids(await pd.nextItems()), [c])
+  await Sandbox.kill(b)
+  const d = await mk()
+  assert.deepEqual(ids(await all(pd)), [a])
+  // asc, one per page: the newer create shows up at the end, once
+  const pa = Sandbox.list({ query: { metadata }, limit: 1, order: 'asc' })
+  assert.deepEqual(ids(await pa.nextItems()), [a])
+  await Sandbox.kill(c)
+  const e = await mk()
+  assert.deepEqual(ids(await all(pa)), [d, e])
+
+  // bad values are 400s in E2B's error shape
+  const desc = (await api('GET', `${q}&limit=1`)).headers.get('x-next-token')
+  for (const bad of ['order=sideways', 'startedAfter=yesterday', 'startedAfter=2024-13-01T00:00:00Z',
+    'limit=0', 'limit=101', 'limit=x', 'nextToken=garbage', `nextToken=${desc}&order=asc`, 'state=dead',
+    'template=base:v1', 'template=../x', 'metadata=novalue']) {
+    const r = await api('GET', `/v2/sandboxes?${bad}`)
+    assert.equal(r.status, 400, `${bad}: ${r.text}`)
+    assert.equal(r.json.code, 400, bad)
+    assert.equal(typeof r.json.message, 'string', bad)
+  }
+  // a startedAfter with an offset means the same instant
+  const iso = between.toISOString().replace('Z', '+00:00')
+  const off = await api('GET', `${q}&startedAfter=${encodeURIComponent(iso)}&order=asc`)
+  assert.deepEqual(off.json.map((s) => s.sandboxID), [d, e])
 })
 
 test('getInfo reports cpu/memory/disk sizes; per-sandbox sizes from the request', async () => {

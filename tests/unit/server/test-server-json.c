@@ -20,7 +20,7 @@ static struct sandbox *fixture(void)
         strcpy(s->id, "abcdefghij0123456789");
         strcpy(s->template_id, "base");
         strcpy(s->token, "00112233445566778899aabbccddeeff0011223344556677");
-        s->started_at = 1700000000;
+        s->started_us = 1700000000123456;
         sandbox_set_end_at(s, 1700000300);
         s->cpu_count = 2;
         s->memory_mb = 1024;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Layer store, SHA-256, lifecycle routes and list state parsing (no sandboxes needed). */
+/* Layer store, SHA-256 and lifecycle routes (no sandboxes needed). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,7 +14,6 @@
 #include "fd-util.h"
 #include "storage/layer-store.h"
 #include "lifecycle/registry.h"
-#include "e2b/routes-sandboxes.h"
 #include "sha256.h"
 #include "lifecycle/teardown.h"
 #include "unit.h"
@@ -212,25 +211,11 @@ static void test_ingest(void)
         sandbox_unref(s);
 }
 
-static void test_list_state(void)
-{
-        struct list_query q;
-        const char *msg;
-        CHECK_EQ_INT(list_query_parse(NULL, NULL, NULL, "paused", &q, &msg), 0);
-        CHECK(q.want_paused && !q.want_running);
-        CHECK_EQ_INT(list_query_parse(NULL, NULL, NULL, "running,paused", &q, &msg), 0);
-        CHECK(q.want_paused && q.want_running);
-        CHECK_EQ_INT(list_query_parse(NULL, NULL, NULL, NULL, &q, &msg), 0);
-        CHECK(q.want_paused && q.want_running);
-        CHECK_EQ_INT(list_query_parse(NULL, NULL, NULL, "killed", &q, &msg), -EINVAL);
-}
-
 int main(void)
 {
         if (!mkdtemp(tmp))
                 return 1;
         test_sha256();
-        test_list_state();
         test_ingest();
         rm_rf(tmp);
         return unit_finish("test-server-layers");

@@ -141,8 +141,8 @@ static void test_registry(void)
         struct sandbox *s1 = sandbox_new(), *s2 = sandbox_new();
         strcpy(s1->id, "one");
         strcpy(s2->id, "two");
-        s1->started_at = 10;
-        s2->started_at = 5;
+        s1->started_us = 10;
+        s2->started_us = 5;
         sandbox_set_end_at(s1, (int64_t)time(NULL) + 3600);
         sandbox_set_end_at(s2, (int64_t)time(NULL) - 1);
         CHECK_EQ_INT(registry_add(r, s1), 0);
@@ -241,7 +241,7 @@ static void test_adopt_record(void)
         strcpy(s->token, "00112233445566778899aabbccddeeff0011223344556677");
         s->pid = 4242;
         s->slot = 7;
-        s->started_at = 1700000000;
+        s->started_us = 1700000000654321;
         sandbox_set_end_at(s, 1700000300);
         s->cpu_count = 2;
         s->memory_mb = 1024;
@@ -256,7 +256,7 @@ static void test_adopt_record(void)
         CHECK_STREQ(back->token, s->token);
         CHECK_EQ_INT(back->pid, 4242);
         CHECK_EQ_INT(back->slot, 7);
-        CHECK_EQ_INT(back->started_at, 1700000000);
+        CHECK_EQ_INT(back->started_us, 1700000000654321); /* the order survives a restart */
         CHECK_EQ_INT(sandbox_get_end_at(back), 1700000300);
         CHECK_EQ_INT(back->memory_mb, 1024);
         CHECK_STREQ(cJSON_GetObjectItem(back->metadata, "k")->valuestring, "v");
@@ -274,8 +274,38 @@ static void test_adopt_record(void)
                      -EBADMSG);
 }
 
+static void test_started(void)
+{
+        struct sandbox *a = sandbox_new(), *b = sandbox_new(), *c = sandbox_new();
+        sandbox_set_started_now(a);
+        sandbox_set_started_now(b);
+        CHECK(b->started_us > a->started_us); /* never a tie, however close */
+        /* an adopted record from the future (a clock step back): later stamps stay after it */
+        cJSON *rec = cJSON_CreateObject();
+        cJSON_AddNumberToObject(rec, "startedAtUs", (double)(b->started_us + 3600000000));
+        sandbox_set_started_from_record(c, rec);
+        CHECK_EQ_INT(c->started_us, b->started_us + 3600000000);
+        sandbox_set_started_now(a);
+        CHECK(a->started_us > c->started_us);
+        cJSON_Delete(rec);
+        /* an older record holds seconds only */
+        rec = cJSON_Parse("{\"startedAtUnix\":1700000000}");
+        sandbox_set_started_from_record(c, rec);
+        CHECK_EQ_INT(c->started_us, 1700000000000000);
+        CHECK_EQ_INT(sandbox_started_s(c), 1700000000);
+        cJSON_Delete(rec);
+        rec = cJSON_Parse("{\"startedAtUs\":-5,\"startedAtUnix\":\"x\"}");
+        sandbox_set_started_from_record(c, rec);
+        CHECK_EQ_INT(c->started_us, 0);
+        cJSON_Delete(rec);
+        sandbox_unref(a);
+        sandbox_unref(b);
+        sandbox_unref(c);
+}
+
 int main(void)
 {
+        test_started();
         if (!mkdtemp(tmp))
                 return 2;
         test_status();

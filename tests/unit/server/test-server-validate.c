@@ -204,39 +204,6 @@ static void test_keys(void)
         CHECK(a > b / 4);
 }
 
-static void test_list_query(void)
-{
-        struct list_query q;
-        const char *msg;
-        CHECK_EQ_INT(list_query_parse(NULL, NULL, NULL, NULL, &q, &msg), 0);
-        CHECK_EQ_INT(q.limit, 100);
-        CHECK(!q.after);
-        CHECK(q.want_running);
-        CHECK_EQ_INT(
-            list_query_parse("5", "1795975986.abc123", "a=b&c=d%20e", "running,paused", &q, &msg),
-            0);
-        CHECK_EQ_INT(q.limit, 5);
-        CHECK(q.after);
-        CHECK_EQ_INT(q.after_started, 1795975986);
-        CHECK_STREQ(q.after_id, "abc123");
-        CHECK_STREQ(cJSON_GetObjectItemCaseSensitive(q.metadata, "a")->valuestring, "b");
-        CHECK_STREQ(cJSON_GetObjectItemCaseSensitive(q.metadata, "c")->valuestring, "d e");
-        list_query_done(&q);
-        CHECK_EQ_INT(list_query_parse(NULL, NULL, NULL, "paused", &q, &msg), 0);
-        CHECK(!q.want_running);
-        CHECK_EQ_INT(list_query_parse("0", NULL, NULL, NULL, &q, &msg), -EINVAL);
-        CHECK_EQ_INT(list_query_parse("101", NULL, NULL, NULL, &q, &msg), -EINVAL);
-        CHECK_EQ_INT(list_query_parse("x", NULL, NULL, NULL, &q, &msg), -EINVAL);
-        CHECK_EQ_INT(list_query_parse(NULL, "abc", NULL, NULL, &q, &msg), -EINVAL);
-        CHECK_EQ_INT(list_query_parse(NULL, "10", NULL, NULL, &q, &msg), -EINVAL); /* an offset */
-        CHECK_EQ_INT(list_query_parse(NULL, "10.", NULL, NULL, &q, &msg), -EINVAL);
-        CHECK_EQ_INT(list_query_parse(NULL, "-1.abc", NULL, NULL, &q, &msg), -EINVAL);
-        CHECK_EQ_INT(list_query_parse(NULL, "10.ABC", NULL, NULL, &q, &msg), -EINVAL);
-        CHECK_EQ_INT(list_query_parse(NULL, "10.a/b", NULL, NULL, &q, &msg), -EINVAL);
-        CHECK_EQ_INT(list_query_parse(NULL, NULL, NULL, "dead", &q, &msg), -EINVAL);
-        CHECK_EQ_INT(list_query_parse(NULL, NULL, "a=%zz", NULL, &q, &msg), -EINVAL);
-}
-
 int main(void)
 {
         test_timeouts();
@@ -244,6 +211,5 @@ int main(void)
         test_create();
         test_json_depth();
         test_keys();
-        test_list_query();
         return unit_finish("test-server-validate");
 }
