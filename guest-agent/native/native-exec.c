@@ -250,8 +250,8 @@ int native_handle_exec(struct agent_request *r)
  *   would (a script in the main context, `[stdin]:N` in stack traces, dynamic import() through
  *   the default loader, its once-only ExperimentalWarning dropped). No top-level bindings: it
  *   shares the global lexical scope with the code. Node before 20.12 (Debian 12's 18) has no
- *   default-loader constant and refuses import() from a vm.Script without a flag: there the code
- *   runs through a global eval instead (import() works; stack traces say `undefined:N`).
+ *   default-loader constant: there import() goes through a callback that imports from the
+ *   bootstrap's context, which --experimental-vm-modules allows (it changes nothing else here).
  * - bash: `. /dev/stdin` reads the whole file before running it (errors say /dev/stdin: line N).
  *   It opens the pipe anew, which the pump's chmod of it allows (proc/process.h); the one byte the
  * agent writes first (after the chmod), waited for by `read -n 1`, makes sure bash opens it only
@@ -259,26 +259,24 @@ int native_handle_exec(struct agent_request *r)
  * - sh: dash sources a file piecewise, so the code is read with cat first and eval'd (errors say
  *   sh: N: eval: ...); a failed read exits without running a part of it. */
 #define NODE_BOOT                                                                                  \
-        "(() => { const vm = require('vm'), emit = process.emitWarning, "                          \
-        "code = require('fs').readFileSync(0, 'utf8'); "                                           \
-        "if (!vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER) return () => (0, eval)(code); "       \
+        "(() => { const vm = require('vm'), emit = process.emitWarning; "                          \
         "process.emitWarning = function (w, ...a) { "                                              \
         "if (!String(w).startsWith('vm.USE_MAIN_CONTEXT_DEFAULT_LOADER')) "                        \
         "return emit.call(this, w, ...a) }; "                                                      \
-        "const s = new vm.Script(code, { filename: '[stdin]', "                                    \
-        "importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER }); "               \
-        "return () => s.runInThisContext() })()()"
+        "return new vm.Script(require('fs').readFileSync(0, 'utf8'), { filename: '[stdin]', "      \
+        "importModuleDynamically: vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER ?? "               \
+        "((s) => import(s)) }) })().runInThisContext()"
 #define SH_BOOT "__sbx_code=$(cat 2>/dev/null) || exit; eval \"unset __sbx_code; $__sbx_code\""
 
 /* The interpreter for lang, the arguments that make it read the code from stdin, and what
  * the agent writes there before the code (NULL: nothing). */
 static const struct lang {
         const char *name;
-        const char *argv[3];
+        const char *argv[4]; /* NULL-terminated when shorter */
         const char *pre;
 } langs[] = {
     {"python", {"python3", "-"}, NULL},
-    {"node", {"node", "-e", NODE_BOOT}, NULL},
+    {"node", {"node", "--experimental-vm-modules", "-e", NODE_BOOT}, NULL},
     {"bash", {"bash", "-c", "IFS= read -r -d '' -n 1 _ && . /dev/stdin"}, "\n"},
     {"sh", {"sh", "-c", SH_BOOT}, NULL},
 };
@@ -330,6 +328,7 @@ int native_handle_run_code(struct agent_request *r)
                               lp->argv[0],
                               lp->argv[1],
                               lp->argv[2],
+                              lp->argv[3],
                               NULL};
         /* The code goes in on stdin: what comes before it (lp->pre), then the code. */
         const struct iovec input[] = {
