@@ -442,12 +442,12 @@ static int upload_begin(struct upload *up, const char *raw_path)
         if (up->n_done >= MAX_UPLOAD_FILES)
                 return upload_fail(up, 400, "too many files in one upload");
 
-        /* The parents, as envd's EnsureDirs: created with its rights, owned by the user. */
+        /* The parents, as envd's EnsureDirs, within the sandbox's rights (envd/dirs.h). */
         _cleanup_free_ char *parent = strdup(path);
         if (!parent)
                 return upload_fail(up, 500, "out of memory");
         *strrchr(parent, '/') = '\0';
-        e = agent_fs_ensure_dirs(*parent ? parent : "/", &up->dirfd);
+        e = agent_fs_ensure_dirs(up->user, *parent ? parent : "/", &up->dirfd);
         if (e < 0)
                 return upload_fail(up, agent_files_errno_status(e),
                                    "error ensuring directories for '%s': %s", path, strerror(-e));

@@ -176,7 +176,7 @@ static int fs_stat(struct agent_request *r, const char *path)
         return respond_entry(r, path, NULL, "error getting file info for");
 }
 
-static int fs_make_dir(struct agent_request *r, char *path)
+static int fs_make_dir(struct agent_request *r, const struct agent_user *u, char *path)
 {
         struct stat st;
         int e;
@@ -189,9 +189,9 @@ static int fs_make_dir(struct agent_request *r, char *path)
                     r, "invalid_argument", "path already exists but it is not a directory: %s",
                     path);
         }
-        /* envd: EnsureDirs, the directories owned by the user, created with envd's rights. */
+        /* envd: EnsureDirs, the directories owned by the user (envd/dirs.h). */
         _cleanup_close_ int dfd = -EBADF;
-        e = agent_fs_ensure_dirs(path, &dfd);
+        e = agent_fs_ensure_dirs(u, path, &dfd);
         if (e == 0)
                 return agent_respond_connect_error(r, "already_exists",
                                                    "directory already exists: %s", path);
@@ -228,11 +228,12 @@ static int fs_move(struct agent_request *r, const cJSON *root, const struct agen
         if (!(parent = strdup(dest)))
                 return -ENOMEM;
         *strrchr(parent, '/') = 0;
-        if ((e = agent_fs_ensure_dirs(*parent ? parent : "/", &pfd)) < 0)
+        if ((e = agent_fs_ensure_dirs(u, *parent ? parent : "/", &pfd)) < 0)
                 return agent_respond_connect_error(r, agent_fs_errno_code(e),
                                                    "error creating directory '%s': %s", parent,
                                                    strerror(-e));
-        /* Into the parent's fd: the parent is reachable even where envd's rights made it. */
+        /* Into the parent's fd: the parent is reachable even where only the sandbox's root could
+         * look it up (envd/dirs.h). */
         if (renameat(AT_FDCWD, source, pfd, agent_path_basename(dest)) < 0) {
                 e = negative_errno();
                 if (e == -ENOENT)
@@ -456,7 +457,7 @@ static int fs_unary(struct agent_request *r, enum fs_method m)
         case FS_STAT:
                 return fs_stat(r, path);
         case FS_MAKE_DIR:
-                return fs_make_dir(r, path);
+                return fs_make_dir(r, &u, path);
         case FS_MOVE:
                 return fs_move(r, root, &u, path);
         case FS_LIST_DIR:
