@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/fs-check.h"
 #include "envd/files-meta.h"
 #include "envd/dirs.h"
 #include "envd/gunzip.h"
@@ -249,6 +250,8 @@ int agent_files_handle_get(struct agent_request *r)
                                                         u.name);
                 creds = 1;
                 e = open_for_read(path, &fd);
+                if (e >= 0)
+                        e = agent_fs_check_fd(fd);
         }
         if (e == -ENOENT || e == -ENOTDIR)
                 return agent_respond_rest_error(r, 404, "path '%s' does not exist", path);
@@ -412,6 +415,12 @@ static int open_target(struct upload *up, const char *base)
         if (fstat(up->fd, &st) < 0 || !S_ISREG(st.st_mode) || fcntl(up->fd, F_SETFL, 0) < 0) {
                 up->fd = safe_close(up->fd);
                 return -EINVAL;
+        }
+        /* Not the agent's own /proc files (nothing there is created: none to remove). */
+        int e = agent_fs_check_fd(up->fd);
+        if (e < 0) {
+                up->fd = safe_close(up->fd);
+                return e;
         }
         return 0;
 }
