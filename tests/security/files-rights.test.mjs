@@ -94,6 +94,17 @@ test('C20: a host directory 0700 to another uid, seen through /usr, is as closed
       assert.equal((await outcome(change())).ok, false, `${user}: ${change}`)
   }
   assert.equal(await shell('cat /tmp/stolen', 'root').then((r) => r.ok), false)
+  // A process started there: a missing cwd is not told apart from a refused one, as by cd.
+  for (const user of ['root', 'user']) {
+    const seen = []
+    for (const cwd of [`${secret}/sub`, `${secret}/nope`]) {
+      const r = await outcome(sbx.commands.run('pwd', { cwd, user }))
+      assert.equal(r.ok, false, `${user}: a process started in ${cwd}`)
+      seen.push(`${r.error.name} ${r.error.exitCode} ${r.error.stderr ?? ''}`.replace(cwd, 'CWD'))
+    }
+    assert.equal(seen[0], seen[1], user)
+    assert.match(seen[0], /Permission denied/)
+  }
 
   // The native routes, as root.
   const list = await v1('GET', nat(`/fs/list?path=${q(secret)}&user=root`))
