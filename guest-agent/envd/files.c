@@ -220,6 +220,7 @@ static int send_file_body(struct agent_request *r, int fd, off_t size)
 int agent_files_handle_get(struct agent_request *r)
 {
         _cleanup_(agent_user_done) struct agent_user u = {0};
+        _cleanup_fs_creds_ int creds = 0;
         _cleanup_free_ char *qpath = NULL, *path = NULL, *disp = NULL;
         _cleanup_close_ int fd = -EBADF;
         char lenbuf[32];
@@ -242,17 +243,14 @@ int agent_files_handle_get(struct agent_request *r)
                 return agent_respond_rest_error(r, 406,
                                                 "no acceptable encoding found, supported: [gzip]");
 
-        {
-                _cleanup_fs_creds_ int creds = 0;
-                e = agent_fs_become(&u);
-                if (e < 0)
-                        return agent_respond_rest_error(r, 500, "cannot switch to user '%s'",
-                                                        u.name);
-                creds = 1;
-                e = open_for_read(path, &fd);
-                if (e >= 0)
-                        e = agent_fs_check_fd(fd);
-        }
+        /* The user's rights to the end: some /proc files check the reader's at read time. */
+        e = agent_fs_become(&u);
+        if (e < 0)
+                return agent_respond_rest_error(r, 500, "cannot switch to user '%s'", u.name);
+        creds = 1;
+        e = open_for_read(path, &fd);
+        if (e >= 0)
+                e = agent_fs_check_fd(fd);
         if (e == -ENOENT || e == -ENOTDIR)
                 return agent_respond_rest_error(r, 404, "path '%s' does not exist", path);
         if (e < 0)
