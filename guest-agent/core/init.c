@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
@@ -104,6 +105,44 @@ static void wait_children(int sfd, int grace_ms)
         }
 }
 
+bool agent_init_stop_allowed(const struct signalfd_siginfo *ssi, bool pid1)
+{
+        /* Outside a pid namespace of its own (development) there is no inside to refuse. */
+        if (!pid1)
+                return true;
+        /* From an ancestor pid namespace the kernel writes si_pid 0 itself. A sender inside
+         * may also choose si_pid (rt_sigqueueinfo, pidfd_send_signal with a siginfo), but only
+         * with a negative si_code other than SI_TKILL: the codes kill(2), tgkill(2) and the
+         * kernel use cannot be forged towards another process. */
+        if (ssi->ssi_pid != 0)
+                return false;
+        return ssi->ssi_code == SI_USER || ssi->ssi_code == SI_TKILL || ssi->ssi_code == SI_KERNEL;
+}
+
+/* A refused stop signal: logged, at most one line per second (a loop inside the sandbox must
+ * not fill the log). */
+static void log_refused(const struct signalfd_siginfo *ssi)
+{
+        static int64_t last_ms = INT64_MIN / 2;
+        static unsigned suppressed;
+        int64_t now = now_ms();
+
+        if (now - last_ms < 1000) {
+                suppressed++;
+                return;
+        }
+        if (suppressed)
+                log_warning("signal %d from pid %u inside the sandbox (code %d): ignored, only "
+                            "the host stops the agent (and %u more since the last line)",
+                            (int)ssi->ssi_signo, ssi->ssi_pid, ssi->ssi_code, suppressed);
+        else
+                log_warning("signal %d from pid %u inside the sandbox (code %d): ignored, only "
+                            "the host stops the agent",
+                            (int)ssi->ssi_signo, ssi->ssi_pid, ssi->ssi_code);
+        last_ms = now;
+        suppressed = 0;
+}
+
 static void accept_all(int listen_fd)
 {
         for (;;) {
@@ -124,6 +163,7 @@ int agent_init_run(int listen_fd, const struct agent_init_hooks *h)
         static const struct agent_init_hooks none = {0};
         _cleanup_close_ int sfd = -EBADF, wake = -EBADF;
         sigset_t mask;
+        bool pid1;
 
         sigemptyset(&mask);
         sigaddset(&mask, SIGCHLD);
@@ -138,6 +178,7 @@ int agent_init_run(int listen_fd, const struct agent_init_hooks *h)
         /* Writes to a closed stdin pipe must fail with EPIPE, not kill the agent. */
         signal(SIGPIPE, SIG_IGN);
 
+        pid1 = getpid() == 1;
         sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
         if (sfd < 0)
                 return log_error_errno(errno, "signalfd: %m");
@@ -178,6 +219,10 @@ int agent_init_run(int listen_fd, const struct agent_init_hooks *h)
                                         break; /* reaped below, once per batch */
                                 case SIGTERM:
                                 case SIGINT:
+                                        if (!agent_init_stop_allowed(&ssi, pid1)) {
+                                                log_refused(&ssi);
+                                                break;
+                                        }
                                         log_info("signal %d: stopping", (int)ssi.ssi_signo);
                                         if (hooks->stop)
                                                 hooks->stop((int)ssi.ssi_signo);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -160,10 +161,52 @@ int agent_user_lookup(const char *name, struct agent_user *ret)
         return 0;
 }
 
+/* Raw capget/capset act on the calling thread only (libcap's cap_set_proc may act on every
+ * thread of the process). */
+struct thread_caps {
+        struct __user_cap_header_struct head;
+        struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+};
+
+static int caps_get(struct thread_caps *c)
+{
+        c->head = (struct __user_cap_header_struct){.version = _LINUX_CAPABILITY_VERSION_3};
+        return syscall(SYS_capget, &c->head, c->data) < 0 ? negative_errno() : 0;
+}
+
+static int caps_set(struct thread_caps *c)
+{
+        c->head.pid = 0;
+        return syscall(SYS_capset, &c->head, c->data) < 0 ? negative_errno() : 0;
+}
+
+/* The thread's effective set: the whole permitted set, nothing, or nothing but cap. */
+enum caps_effective { CAPS_ALL, CAPS_NONE, CAPS_ONE };
+
+static int caps_effective(enum caps_effective what, int cap)
+{
+        struct thread_caps c;
+        int e = caps_get(&c);
+
+        if (e < 0)
+                return e;
+        for (size_t i = 0; i < ELEMENTSOF(c.data); i++)
+                c.data[i].effective = what == CAPS_ALL ? c.data[i].permitted : 0;
+        if (what == CAPS_ONE) {
+                if (!(c.data[CAP_TO_INDEX(cap)].permitted & CAP_TO_MASK(cap)))
+                        return -EPERM;
+                c.data[CAP_TO_INDEX(cap)].effective = CAP_TO_MASK(cap);
+        }
+        return caps_set(&c);
+}
+
 int agent_fs_become(const struct agent_user *u)
 {
+        /* Changing ids needs CAP_SETUID and CAP_SETGID, which an earlier switch cleared. */
+        if (caps_effective(CAPS_ALL, 0) < 0)
+                goto fail;
         if (syscall(SYS_setgroups, (size_t)u->n_groups, u->groups) < 0)
-                return negative_errno();
+                goto fail;
         /* setfsuid/setfsgid return the previous id and never fail visibly: verify. */
         syscall(SYS_setfsgid, u->gid);
         if ((gid_t)syscall(SYS_setfsgid, (gid_t)-1) != u->gid)
@@ -171,15 +214,32 @@ int agent_fs_become(const struct agent_user *u)
         syscall(SYS_setfsuid, u->uid);
         if ((uid_t)syscall(SYS_setfsuid, (uid_t)-1) != u->uid)
                 goto fail;
+        /* The user's own rights and nothing more: a shell's processes run with every
+         * capability set empty (core/spawn.c), root's too. The agent's capabilities apply to
+         * every inode whose owner is mapped in the sandbox's user namespace, the host's files
+         * seen through an idmapped bind included. */
+        if (caps_effective(CAPS_NONE, 0) < 0)
+                goto fail;
         return 0;
 fail:
         agent_fs_restore();
         return -EPERM;
 }
 
+int agent_fs_cap_raise(int cap)
+{
+        return caps_effective(CAPS_ONE, cap);
+}
+
+int agent_fs_cap_lower(void)
+{
+        return caps_effective(CAPS_NONE, 0);
+}
+
 void agent_fs_restore(void)
 {
-        /* Order matters: fsuid 0 first brings back the fs capabilities. */
+        /* Capabilities first: setgroups needs CAP_SETGID. fs uid 0 then keeps them all. */
+        (void)caps_effective(CAPS_ALL, 0);
         syscall(SYS_setfsuid, 0);
         syscall(SYS_setfsgid, 0);
         syscall(SYS_setgroups, (size_t)0, NULL);

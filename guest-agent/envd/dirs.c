@@ -8,43 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fd-util.h"
 #include "macros.h"
 #include "missing-syscalls.h"
 
-/* Raw capget/capset act on the calling thread only (libcap may broadcast to every thread). */
-struct thread_caps {
-        struct __user_cap_header_struct head;
-        struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+/* The sandbox's root as a shell has it: uid 0, gid 0, no capabilities (agent_fs_become). */
+static const gid_t root_groups[] = {0};
+static const struct agent_user sandbox_root = {
+    .name = (char *)"root",
+    .uid = 0,
+    .gid = 0,
+    .n_groups = 1,
+    .groups = (gid_t *)root_groups,
 };
-
-static int caps_get(struct thread_caps *c)
-{
-        c->head = (struct __user_cap_header_struct){.version = _LINUX_CAPABILITY_VERSION_3};
-        return syscall(SYS_capget, &c->head, c->data) < 0 ? negative_errno() : 0;
-}
-
-static int caps_set(struct thread_caps *c)
-{
-        c->head.pid = 0;
-        return syscall(SYS_capset, &c->head, c->data) < 0 ? negative_errno() : 0;
-}
-
-/* CAP_DAC_OVERRIDE in the effective set (it stays in the permitted set after setfsuid). */
-static int dac_override_raise(struct thread_caps *saved)
-{
-        struct thread_caps c;
-        int e = caps_get(saved);
-
-        if (e < 0)
-                return e;
-        c = *saved;
-        c.data[CAP_TO_INDEX(CAP_DAC_OVERRIDE)].effective |= CAP_TO_MASK(CAP_DAC_OVERRIDE);
-        return caps_set(&c);
-}
 
 static int open_dir(int dfd, const char *name)
 {
@@ -52,69 +30,99 @@ static int open_dir(int dfd, const char *name)
             .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
             .resolve = RESOLVE_NO_MAGICLINKS,
         };
-        return openat2(dfd, name, &how, sizeof(how));
+        int fd = openat2(dfd, name, &how, sizeof(how));
+        return fd < 0 ? negative_errno() : fd;
 }
 
-static int walk(const char *path, int *ret_dirfd)
+/* Look name up in dfd with the user's rights, else with the sandbox root's. */
+static int lookup(const struct agent_user *u, int dfd, const char *name)
 {
-        _cleanup_free_ char *dir = strdup(path);
+        int fd = open_dir(dfd, name), e;
+
+        if (fd != -EACCES || u->uid == 0)
+                return fd;
+        if ((e = agent_fs_become(&sandbox_root)) < 0)
+                return e;
+        fd = open_dir(dfd, name);
+        if ((e = agent_fs_become(u)) < 0) {
+                safe_close(fd);
+                return e;
+        }
+        return fd;
+}
+
+/* Whether the sandbox's root may create an entry in dfd (write and search, as the kernel checks
+ * them for it: read-only mounts and ACLs included). */
+static int root_may_create(const struct agent_user *u, int dfd)
+{
+        int r, e;
+
+        if ((e = agent_fs_become(&sandbox_root)) < 0)
+                return e;
+        r = faccessat(dfd, "", W_OK | X_OK, AT_EMPTY_PATH | AT_EACCESS) < 0 ? negative_errno() : 0;
+        if ((e = agent_fs_become(u)) < 0)
+                return e;
+        return r;
+}
+
+/* mkdir name in dfd, owned by the user: with the user's rights, else where the sandbox's root
+ * could create it, with CAP_DAC_OVERRIDE for that one mkdirat (the fs ids make the directory
+ * the user's: no chown, so nothing swapped in meanwhile can be chowned). */
+static int make_dir(const struct agent_user *u, int dfd, const char *name)
+{
+        int e;
+
+        if (mkdirat(dfd, name, 0755) == 0)
+                return 0;
+        e = negative_errno();
+        if (e != -EACCES || u->uid == 0)
+                return e;
+        if ((e = root_may_create(u, dfd)) < 0)
+                return e;
+        if ((e = agent_fs_cap_raise(CAP_DAC_OVERRIDE)) < 0)
+                return e;
+        e = mkdirat(dfd, name, 0755) < 0 ? negative_errno() : 0;
+        if (agent_fs_cap_lower() < 0) {
+                /* Never go on with the capability raised: back to the agent, and fail. */
+                agent_fs_restore();
+                return -EPERM;
+        }
+        return e;
+}
+
+int agent_fs_ensure_dirs(const struct agent_user *u, const char *path, int *ret_dirfd)
+{
+        _cleanup_free_ char *dir = NULL;
         _cleanup_close_ int dfd = -EBADF;
         char *p, *save = NULL;
         bool created = false;
 
-        if (!dir)
+        if (path[0] != '/')
+                return -EINVAL;
+        if (!(dir = strdup(path)))
                 return -ENOMEM;
         dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0)
                 return negative_errno();
         for (p = strtok_r(dir, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
-                int nfd = open_dir(dfd, p);
+                int nfd = lookup(u, dfd, p), e;
 
                 created = false;
-                if (nfd < 0 && errno == ENOENT) {
-                        if (mkdirat(dfd, p, 0755) == 0)
+                if (nfd == -ENOENT) {
+                        e = make_dir(u, dfd, p);
+                        if (e == 0)
                                 created = true;
-                        else if (errno != EEXIST) /* EEXIST: created meanwhile, or a
-                                                     dangling symlink (open says which) */
-                                return negative_errno();
-                        nfd = open_dir(dfd, p);
+                        else if (e != -EEXIST) /* EEXIST: created meanwhile, or a dangling
+                                                  symlink (the lookup says which) */
+                                return e;
+                        nfd = lookup(u, dfd, p);
                 }
                 if (nfd < 0)
-                        return errno == ENOENT ? -ENOTDIR : negative_errno();
+                        return nfd == -ENOENT ? -ENOTDIR : nfd;
                 safe_close(dfd);
                 dfd = nfd;
         }
         if (ret_dirfd)
                 *ret_dirfd = TAKE_FD(dfd);
         return created ? 1 : 0;
-}
-
-/* Back to the effective set before the raise. Should capset fail, a round trip of the fs uid
- * through 0 clears every file-system capability from the effective set all the same. */
-static void dac_override_drop(struct thread_caps *saved)
-{
-        uid_t fsuid;
-
-        if (caps_set(saved) >= 0)
-                return;
-        fsuid = (uid_t)syscall(SYS_setfsuid, (uid_t)-1);
-        if (fsuid != 0) {
-                syscall(SYS_setfsuid, 0);
-                syscall(SYS_setfsuid, fsuid);
-        }
-}
-
-int agent_fs_ensure_dirs(const char *dir, int *ret_dirfd)
-{
-        struct thread_caps saved;
-        int e;
-
-        if (dir[0] != '/')
-                return -EINVAL;
-        e = dac_override_raise(&saved);
-        if (e < 0)
-                return e;
-        e = walk(dir, ret_dirfd);
-        dac_override_drop(&saved);
-        return e;
 }

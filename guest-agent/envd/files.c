@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/fs-check.h"
 #include "envd/files-meta.h"
 #include "envd/dirs.h"
 #include "envd/gunzip.h"
@@ -219,6 +220,7 @@ static int send_file_body(struct agent_request *r, int fd, off_t size)
 int agent_files_handle_get(struct agent_request *r)
 {
         _cleanup_(agent_user_done) struct agent_user u = {0};
+        _cleanup_fs_creds_ int creds = 0;
         _cleanup_free_ char *qpath = NULL, *path = NULL, *disp = NULL;
         _cleanup_close_ int fd = -EBADF;
         char lenbuf[32];
@@ -241,15 +243,14 @@ int agent_files_handle_get(struct agent_request *r)
                 return agent_respond_rest_error(r, 406,
                                                 "no acceptable encoding found, supported: [gzip]");
 
-        {
-                _cleanup_fs_creds_ int creds = 0;
-                e = agent_fs_become(&u);
-                if (e < 0)
-                        return agent_respond_rest_error(r, 500, "cannot switch to user '%s'",
-                                                        u.name);
-                creds = 1;
-                e = open_for_read(path, &fd);
-        }
+        /* The user's rights to the end: some /proc files check the reader's at read time. */
+        e = agent_fs_become(&u);
+        if (e < 0)
+                return agent_respond_rest_error(r, 500, "cannot switch to user '%s'", u.name);
+        creds = 1;
+        e = open_for_read(path, &fd);
+        if (e >= 0)
+                e = agent_fs_check_fd(fd);
         if (e == -ENOENT || e == -ENOTDIR)
                 return agent_respond_rest_error(r, 404, "path '%s' does not exist", path);
         if (e < 0)
@@ -413,6 +414,12 @@ static int open_target(struct upload *up, const char *base)
                 up->fd = safe_close(up->fd);
                 return -EINVAL;
         }
+        /* Not the agent's own /proc files (nothing there is created: none to remove). */
+        int e = agent_fs_check_fd(up->fd);
+        if (e < 0) {
+                up->fd = safe_close(up->fd);
+                return e;
+        }
         return 0;
 }
 
@@ -442,12 +449,12 @@ static int upload_begin(struct upload *up, const char *raw_path)
         if (up->n_done >= MAX_UPLOAD_FILES)
                 return upload_fail(up, 400, "too many files in one upload");
 
-        /* The parents, as envd's EnsureDirs: created with its rights, owned by the user. */
+        /* The parents, as envd's EnsureDirs, within the sandbox's rights (envd/dirs.h). */
         _cleanup_free_ char *parent = strdup(path);
         if (!parent)
                 return upload_fail(up, 500, "out of memory");
         *strrchr(parent, '/') = '\0';
-        e = agent_fs_ensure_dirs(*parent ? parent : "/", &up->dirfd);
+        e = agent_fs_ensure_dirs(up->user, *parent ? parent : "/", &up->dirfd);
         if (e < 0)
                 return upload_fail(up, agent_files_errno_status(e),
                                    "error ensuring directories for '%s': %s", path, strerror(-e));

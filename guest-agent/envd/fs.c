@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/fs-check.h"
 #include "envd/dirs.h"
 #include "envd/entry.h"
 #include "core/path.h"
@@ -173,10 +174,15 @@ static int respond_entry(struct agent_request *r, const char *path, const struct
 
 static int fs_stat(struct agent_request *r, const char *path)
 {
+        int e = agent_fs_check_path(path, false);
+        if (e < 0)
+                return agent_respond_connect_error(r, agent_fs_errno_code(e),
+                                                   "error getting file info for '%s': %s", path,
+                                                   strerror(-e));
         return respond_entry(r, path, NULL, "error getting file info for");
 }
 
-static int fs_make_dir(struct agent_request *r, char *path)
+static int fs_make_dir(struct agent_request *r, const struct agent_user *u, char *path)
 {
         struct stat st;
         int e;
@@ -189,9 +195,9 @@ static int fs_make_dir(struct agent_request *r, char *path)
                     r, "invalid_argument", "path already exists but it is not a directory: %s",
                     path);
         }
-        /* envd: EnsureDirs, the directories owned by the user, created with envd's rights. */
+        /* envd: EnsureDirs, the directories owned by the user (envd/dirs.h). */
         _cleanup_close_ int dfd = -EBADF;
-        e = agent_fs_ensure_dirs(path, &dfd);
+        e = agent_fs_ensure_dirs(u, path, &dfd);
         if (e == 0)
                 return agent_respond_connect_error(r, "already_exists",
                                                    "directory already exists: %s", path);
@@ -228,11 +234,12 @@ static int fs_move(struct agent_request *r, const cJSON *root, const struct agen
         if (!(parent = strdup(dest)))
                 return -ENOMEM;
         *strrchr(parent, '/') = 0;
-        if ((e = agent_fs_ensure_dirs(*parent ? parent : "/", &pfd)) < 0)
+        if ((e = agent_fs_ensure_dirs(u, *parent ? parent : "/", &pfd)) < 0)
                 return agent_respond_connect_error(r, agent_fs_errno_code(e),
                                                    "error creating directory '%s': %s", parent,
                                                    strerror(-e));
-        /* Into the parent's fd: the parent is reachable even where envd's rights made it. */
+        /* Into the parent's fd: the parent is reachable even where only the sandbox's root could
+         * look it up (envd/dirs.h). */
         if (renameat(AT_FDCWD, source, pfd, agent_path_basename(dest)) < 0) {
                 e = negative_errno();
                 if (e == -ENOENT)
@@ -320,13 +327,19 @@ static void strv_free_n(char **v, size_t n)
 /* Sorted names of a directory (as Go's WalkDir visits them). */
 static int read_names(const char *dir, char ***ret, size_t *ret_n)
 {
-        DIR *d = opendir(dir);
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), e;
         struct dirent *de;
         char **v = NULL;
         size_t n = 0, cap = 0;
+        DIR *d;
 
-        if (!d)
+        if (fd < 0)
                 return negative_errno();
+        if ((e = agent_fs_check_fd(fd)) < 0 || !(d = fdopendir(fd))) {
+                e = e < 0 ? e : negative_errno();
+                close(fd);
+                return e;
+        }
         while ((de = readdir(d))) {
                 if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                         continue;
@@ -405,8 +418,9 @@ static int fs_list_dir(struct agent_request *r, const cJSON *root, const char *p
             !(w.entries = cJSON_AddArrayToObject(out, "entries")))
                 return agent_respond_connect_error(r, "internal", "out of memory");
         w.ids = ids;
-        if (!(resolved = realpath(path, NULL))) {
-                e = negative_errno();
+        /* A magic link on the way is refused before realpath follows it. */
+        if ((e = agent_fs_check_path(path, true)) < 0 || !(resolved = realpath(path, NULL))) {
+                e = e < 0 ? e : negative_errno();
                 if (e == -ELOOP)
                         return agent_respond_connect_error(
                             r, "failed_precondition", "cyclic symlink or chain >255 links at '%s'",
@@ -456,7 +470,7 @@ static int fs_unary(struct agent_request *r, enum fs_method m)
         case FS_STAT:
                 return fs_stat(r, path);
         case FS_MAKE_DIR:
-                return fs_make_dir(r, path);
+                return fs_make_dir(r, &u, path);
         case FS_MOVE:
                 return fs_move(r, root, &u, path);
         case FS_LIST_DIR:

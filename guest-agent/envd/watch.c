@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/fs-check.h"
 #include "envd/connect-json.h"
 #include "envd/entry.h"
 #include "envd/fs.h"
@@ -84,6 +85,9 @@ static int watch_add_dir(struct watch *w, const char *rel, unsigned level)
                 return -ENOSPC;
         if (asprintf(&path, "%s%s%s", w->root, *rel ? "/" : "", rel) < 0)
                 return -ENOMEM;
+        int e = agent_fs_check_path(path, true);
+        if (e < 0)
+                return e;
         wd = inotify_add_watch(w->fd, path, WATCH_MASK);
         if (wd < 0)
                 return negative_errno();
@@ -101,7 +105,6 @@ static int watch_add_dir(struct watch *w, const char *rel, unsigned level)
         /* Subdirectories (not following symlinks). */
         DIR *d = opendir(path);
         struct dirent *de;
-        int e = 0;
         if (!d)
                 return 0;
         while (e >= 0 && (de = readdir(d))) {

@@ -127,9 +127,11 @@ static int collect_dispatch(void *userdata, const struct pollfd fds[AGENT_PROC_L
 
 /* Run spec to its end, collecting at most max bytes into c. Answers the error itself (returning
  * its status, or -errno) unless it returns 0. */
-static int run_collect(struct agent_request *r, const char *user, struct agent_proc_spec *spec,
-                       size_t max, struct collect *c)
+static int run_collect(struct agent_request *r, const char *user,
+                       const struct agent_proc_spec *spec_in, size_t max, struct collect *c)
 {
+        /* A copy: it points at this frame's user and config, which must not outlive it. */
+        struct agent_proc_spec local = *spec_in, *spec = &local;
         _cleanup_(agent_user_done) struct agent_user u = {0};
         _cleanup_json_ cJSON *config = NULL;
         _cleanup_free_ char *name = NULL;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/fs-check.h"
 #include "core/path.h"
 #include "core/users.h"
 #include "json-util.h"
@@ -141,6 +142,8 @@ int native_fs_handle_stat(struct agent_request *r)
         int e = fs_begin(r, raw, &c);
         if (e != 1)
                 return e;
+        if ((e = agent_fs_check_path(c.path, false)) < 0)
+                return fs_fail(r, e, "stat", c.path);
         if (lstat(c.path, &st) < 0)
                 return fs_fail(r, -errno, "stat", c.path);
         _cleanup_json_ cJSON *o = entry_json(c.path, &st);
@@ -154,9 +157,15 @@ int native_fs_handle_list(struct agent_request *r)
         int e = fs_begin(r, raw, &c);
         if (e != 1)
                 return e;
-        DIR *d = opendir(c.path);
-        if (!d)
+        int fd = open(c.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
                 return fs_fail(r, -errno, "list", c.path);
+        DIR *d = (e = agent_fs_check_fd(fd)) < 0 ? NULL : fdopendir(fd);
+        if (!d) {
+                e = e < 0 ? e : -errno;
+                close(fd);
+                return fs_fail(r, e, "list", c.path);
+        }
         _cleanup_json_ cJSON *o = cJSON_CreateObject();
         cJSON *arr = o ? cJSON_AddArrayToObject(o, "entries") : NULL;
         unsigned n = 0;

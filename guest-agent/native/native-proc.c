@@ -210,8 +210,10 @@ static struct mproc *mproc_new(const cJSON *cmd)
 
 /* Spawn spec for p (user by name, NULL: the default). Answers errors (returns the status). */
 static int mproc_spawn(struct agent_request *r, struct mproc *p, const char *user,
-                       struct agent_proc_spec *spec)
+                       const struct agent_proc_spec *spec_in)
 {
+        /* A copy: it points at this frame's user and config, which must not outlive it. */
+        struct agent_proc_spec local = *spec_in, *spec = &local;
         _cleanup_(agent_user_done) struct agent_user u = {0};
         _cleanup_json_ cJSON *config = NULL;
         _cleanup_free_ char *name = NULL;

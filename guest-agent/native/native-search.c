@@ -26,6 +26,7 @@
 
 #include "buf.h"
 #include "core/config.h"
+#include "core/fs-check.h"
 #include "core/path.h"
 #include "core/users.h"
 #include "json-util.h"
@@ -93,6 +94,10 @@ static void grep_file(struct search *s, int dfd, const char *name, const char *p
         int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0)
                 return;
+        if (agent_fs_check_fd(fd) < 0) {
+                close(fd);
+                return;
+        }
         _cleanup_free_ char *buf = malloc(FS_SEARCH_FILE);
         ssize_t n = buf ? read(fd, buf, FS_SEARCH_FILE) : -1;
         safe_close(fd);
@@ -111,7 +116,7 @@ static void grep_file(struct search *s, int dfd, const char *name, const char *p
 
 static void walk(struct search *s, int dfd, const char *dir, int depth)
 {
-        DIR *d = fdopendir(dfd);
+        DIR *d = agent_fs_check_fd(dfd) < 0 ? NULL : fdopendir(dfd);
         struct dirent *de;
         if (!d) {
                 safe_close(dfd);
@@ -214,7 +219,7 @@ struct watch {
 
 static void watch_add(struct watch *w, const char *path, bool recursive, int depth)
 {
-        if (w->n >= FS_WATCH_MAX)
+        if (w->n >= FS_WATCH_MAX || agent_fs_check_path(path, false) < 0)
                 return;
         int wd = inotify_add_watch(w->ifd, path,
                                    IN_CREATE | IN_MODIFY | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |

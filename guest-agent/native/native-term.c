@@ -137,9 +137,11 @@ static int term_dispatch(void *userdata, const struct pollfd fds[AGENT_PROC_LIST
 }
 
 /* The shell for spec (user by name, NULL: the default). Answers errors (returns the status). */
-static int term_spawn(struct agent_request *r, const char *user, struct agent_proc_spec *spec,
-                      struct agent_proc **ret)
+static int term_spawn(struct agent_request *r, const char *user,
+                      const struct agent_proc_spec *spec_in, struct agent_proc **ret)
 {
+        /* A copy: it points at this frame's user and config, which must not outlive it. */
+        struct agent_proc_spec local = *spec_in, *spec = &local;
         _cleanup_(agent_user_done) struct agent_user u = {0};
         _cleanup_json_ cJSON *config = NULL;
         _cleanup_free_ char *name = NULL;

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "core/init.h"
 #include "core/path.h"
 #include "core/spawn.h"
+#include "core/users.h"
 #include "macros.h"
 #include "proc/process-env.h"
 #include "time-util.h"
@@ -248,7 +250,13 @@ static int resolve_cwd(const struct agent_proc_spec *spec, char **ret, char *err
                          spec->cwd ? spec->cwd : "");
                 return -EINVAL;
         }
-        if (stat(cwd, &st) < 0 && errno == ENOENT) {
+        /* Looked at with the user's rights: whether a path exists where the user may not look
+         * is for chdir in the child to refuse, as a shell's cd does. */
+        int creds = agent_fs_become(spec->user) >= 0;
+        bool missing = creds && stat(cwd, &st) < 0 && errno == ENOENT;
+        if (creds)
+                agent_fs_restore();
+        if (missing) {
                 snprintf(errbuf, AGENT_PROC_ERR_MAX, "cwd '%s' does not exist", cwd);
                 return -ENOENT;
         }
