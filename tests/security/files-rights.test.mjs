@@ -1,8 +1,9 @@
 // Escape battery C20-C22 (docs/escape-battery.md): the file APIs give a sandbox user, root
 // included, exactly the rights a shell of that user has, never the agent's own. Checked through
 // the unmodified npm `e2b` SDK and the native /v1 routes against a real host directory that is
-// 0700 to another host uid and visible in the sandbox through the read-only, idmapped /usr
-// (templates/base), against the agent's own /proc entries, and against the user's files.
+// 0700 to another host uid and visible in the sandbox through the read-only, idmapped /usr of
+// templates/base-host (the template that binds the host's /usr; base is a Debian root file
+// system of its own), against the agent's own /proc entries, and against the user's files.
 // Runs as host root: it creates the host directory and removes it afterwards.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
@@ -34,7 +35,7 @@ before(async () => {
     chownSync(p, id, id)
   chmodSync(secret, 0o700)
   chmodSync(host, 0o755)
-  sbx = await Sandbox.create()
+  sbx = await Sandbox.create('base-host')
 })
 
 after(async () => {
