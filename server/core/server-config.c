@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/validate.h"
+#include "fd-util.h"
 #include "macros.h"
 
 static const char usage[] =
@@ -51,7 +53,11 @@ static const char usage[] =
     "  --total-pids N            task limit of all sandboxes together (default 3/4 of the\n"
     "                            kernel's pid_max and threads-max)\n"
     "  --cgroup-parent NAME      the cgroup of all sandboxes, in each hierarchy (default sbx;\n"
-    "                            another name for each further sbxd on one host)\n";
+    "                            another name for each further sbxd on one host)\n"
+    "  --domain DOMAIN           sandbox ports are <port>-<id>.DOMAIN, as sandbox.getHost()\n"
+    "                            returns them (default localhost:<listening port>)\n"
+    "  --tls-cert FILE           serve HTTPS with this PEM certificate (chain), valid for\n"
+    "  --tls-key FILE            DOMAIN and *.DOMAIN, and this PEM key (both or neither)\n";
 
 int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, socklen_t *ret_len,
                         char **ret_host)
@@ -168,9 +174,17 @@ void config_done(struct sbxd_config *c)
         free(c->port_file);
         free(c->pool_templates);
         free(c->cgroup_parent);
+        free(c->domain);
+        free(c->tls_cert);
+        free(c->tls_key);
+        free(c->tls_cert_pem);
+        free(c->tls_key_pem);
         *c = (struct sbxd_config){};
 }
 
+#define OPT_DOMAIN          1020
+#define OPT_TLS_CERT        1021
+#define OPT_TLS_KEY         1022
 #define OPT_DELETE_PAUSED   1010
 #define OPT_DISK_RESERVE    1011
 #define OPT_DISK_OVERCOMMIT 1012
@@ -261,6 +275,39 @@ static int parse_count(int opt, const char *arg, struct sbxd_config *c)
         return 0;
 }
 
+static int load_pem(const char *path, char **ret)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        size_t len;
+        int r = fd < 0 ? -errno : read_all(fd, SBXD_TLS_MAX_PEM, ret, &len);
+        if (r < 0)
+                fprintf(stderr, "sbxd: reading %s: %s\n", path, strerror(-r));
+        return r;
+}
+
+int config_load_tls(struct sbxd_config *c)
+{
+        if (!c->tls_cert)
+                return 0;
+        int r = load_pem(c->tls_cert, &c->tls_cert_pem);
+        return r < 0 ? r : load_pem(c->tls_key, &c->tls_key_pem);
+}
+
+/* A host name with an optional :PORT: what getHost() appends after "<port>-<id>.". */
+static bool domain_valid(const char *d)
+{
+        size_t l = strlen(d), host = strcspn(d, ":");
+        if (l == 0 || l > SBXD_DOMAIN_MAX || host == 0 || d[0] == '.' || d[0] == '-' ||
+            strspn(d, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-") != host)
+                return false;
+        if (host == l)
+                return true;
+        const char *port = d + host + 1;
+        size_t pl = strlen(port);
+        return pl >= 1 && pl <= 5 && strspn(port, "0123456789") == pl && atoi(port) >= 1 &&
+               atoi(port) <= 65535;
+}
+
 int config_parse(int argc, char **argv, struct sbxd_config *ret)
 {
         static const struct option opts[] = {
@@ -286,6 +333,9 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"total-pids", required_argument, NULL, OPT_TOTAL_PIDS},
             {"create-wait", required_argument, NULL, OPT_CREATE_WAIT},
             {"cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT},
+            {"domain", required_argument, NULL, OPT_DOMAIN},
+            {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
+            {"tls-key", required_argument, NULL, OPT_TLS_KEY},
             {},
         };
         const char *listen = SBXD_DEFAULT_LISTEN, *state = SBXD_DEFAULT_STATE_DIR;
@@ -297,6 +347,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                                 .disk_overcommit = 1.0};
         const char *pool_templates = SBXD_DEFAULT_POOL_TEMPLATES;
         const char *cgroup_parent = "sbx";
+        const char *domain = NULL, *tls_cert = NULL, *tls_key = NULL;
         int o, r;
 
         while ((o = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
@@ -330,6 +381,22 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                         break;
                 case 1001:
                         pool_templates = optarg;
+                        break;
+                case OPT_DOMAIN:
+                        if (!domain_valid(optarg)) {
+                                fprintf(stderr,
+                                        "sbxd: bad --domain '%s' (a host name, optionally "
+                                        ":PORT, at most %d bytes of [A-Za-z0-9.-])\n",
+                                        optarg, SBXD_DOMAIN_MAX);
+                                return -EINVAL;
+                        }
+                        domain = optarg;
+                        break;
+                case OPT_TLS_CERT:
+                        tls_cert = optarg;
+                        break;
+                case OPT_TLS_KEY:
+                        tls_key = optarg;
                         break;
                 case OPT_CGROUP_PARENT:
                         /* one directory level below each hierarchy's root */
@@ -371,6 +438,10 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                 fprintf(stderr, "sbxd: unexpected argument '%s'\n%s", argv[optind], usage);
                 return -EINVAL;
         }
+        if (!tls_cert != !tls_key) {
+                fprintf(stderr, "sbxd: --tls-cert and --tls-key go together\n");
+                return -EINVAL;
+        }
         if (config_parse_listen(listen, &c.addr, &c.addr_len, &c.host) < 0) {
                 fprintf(stderr, "sbxd: bad --listen '%s' (want HOST:PORT)\n", listen);
                 return -EINVAL;
@@ -387,6 +458,12 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                           : config_resolve_helper("guest-agent/sbx-agent", &c.agent);
         if (r >= 0 && port_file)
                 r = absolutize(port_file, &c.port_file);
+        if (r >= 0 && tls_cert)
+                r = absolutize(tls_cert, &c.tls_cert);
+        if (r >= 0 && tls_key)
+                r = absolutize(tls_key, &c.tls_key);
+        if (r >= 0 && domain && !(c.domain = strdup(domain)))
+                r = -ENOMEM;
         if (r < 0 || !c.listen || !c.pool_templates || !c.cgroup_parent) {
                 config_done(&c);
                 return r < 0 ? r : -ENOMEM;

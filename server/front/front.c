@@ -120,9 +120,8 @@ static int on_first_call(struct request *req)
         }
         switch (t.kind) {
         case ROUTE_BAD_PORT:
-                return http_reply_error(
-                    req, -EINVAL, NULL,
-                    "invalid E2b-Sandbox-Port: only 49983 and 49999 are served");
+                return http_reply_error(req, -EINVAL, NULL,
+                                        "invalid E2b-Sandbox-Port: want a port 1..65535");
         case ROUTE_PROXY:
                 req->proxied = true;
                 return proxy_begin(req, &t);
@@ -271,8 +270,13 @@ int http_start(struct server *srv, struct MHD_Daemon **ret, uint16_t *ret_port)
             {MHD_OPTION_CONNECTION_TIMEOUT, HTTP_IDLE_TIMEOUT_S, NULL},
             {MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONN_MEMORY, NULL},
             {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL},
+            /* --tls-cert/--tls-key: HTTPS on the same listener (GnuTLS inside MHD) */
+            {c->tls_cert_pem ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, c->tls_cert_pem},
+            {MHD_OPTION_HTTPS_MEM_KEY, 0, c->tls_key_pem},
             {MHD_OPTION_END, 0, NULL},
         };
+        if (c->tls_cert_pem)
+                flags |= MHD_USE_TLS;
         struct MHD_Daemon *d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,
                                                 MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
         if (!d)

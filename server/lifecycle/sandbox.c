@@ -151,6 +151,40 @@ static void add_listed(cJSON *o, const struct sandbox *s)
         add_map(o, "metadata", s->metadata);
 }
 
+static char *json_domain;
+
+void sandbox_json_set_domain(const char *domain)
+{
+        free(json_domain);
+        json_domain = domain ? strdup(domain) : NULL;
+}
+
+static void add_domain(cJSON *o)
+{
+        if (json_domain)
+                cJSON_AddStringToObject(o, "domain", json_domain);
+        else
+                cJSON_AddNullToObject(o, "domain");
+}
+
+static void add_opt_string(cJSON *o, const char *name, const char *v)
+{
+        if (v[0])
+                cJSON_AddStringToObject(o, name, v);
+        else
+                cJSON_AddNullToObject(o, name);
+}
+
+static void add_network(cJSON *o, const struct sandbox *s)
+{
+        cJSON *n = cJSON_AddObjectToObject(o, "network");
+        if (!n)
+                return;
+        cJSON_AddBoolToObject(n, "allowPublicTraffic", !s->traffic_token[0]);
+        if (s->mask_host[0])
+                cJSON_AddStringToObject(n, "maskRequestHost", s->mask_host);
+}
+
 cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
 {
         cJSON *o = cJSON_CreateObject();
@@ -163,8 +197,8 @@ cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
                 cJSON_AddStringToObject(o, "clientID", SBX_CLIENT_ID);
                 cJSON_AddStringToObject(o, "envdVersion", ENVD_VERSION);
                 cJSON_AddStringToObject(o, "envdAccessToken", s->token);
-                cJSON_AddNullToObject(o, "trafficAccessToken");
-                cJSON_AddNullToObject(o, "domain");
+                add_opt_string(o, "trafficAccessToken", s->traffic_token);
+                add_domain(o);
                 cJSON_AddStringToObject(o, "alias", s->template_id);
                 break;
         case SHAPE_LISTED:
@@ -173,8 +207,9 @@ cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
         case SHAPE_DETAIL: {
                 add_listed(o, s);
                 cJSON_AddStringToObject(o, "envdAccessToken", s->token);
-                cJSON_AddNullToObject(o, "domain");
+                add_domain(o);
                 cJSON_AddFalseToObject(o, "allowInternetAccess");
+                add_network(o, s);
                 cJSON *l = cJSON_AddObjectToObject(o, "lifecycle");
                 if (l) {
                         cJSON_AddBoolToObject(l, "autoResume", s->auto_resume);
@@ -206,6 +241,8 @@ cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
                 cJSON_AddBoolToObject(o, "autoPauseMemory", !s->pause_drops_memory);
                 cJSON_AddBoolToObject(o, "autoResume", s->auto_resume);
                 cJSON_AddNumberToObject(o, "timeoutSeconds", (double)s->timeout_s);
+                add_opt_string(o, "trafficAccessToken", s->traffic_token);
+                add_opt_string(o, "maskRequestHost", s->mask_host);
                 cJSON_AddBoolToObject(o, "pool", s->pool);
                 if (s->layers)
                         cJSON_AddItemToObject(o, "layers", cJSON_Duplicate(s->layers, 1));

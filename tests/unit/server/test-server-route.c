@@ -24,7 +24,10 @@ static void test_classify(void)
         route_classify("49999", NULL, NULL, &t);
         CHECK_EQ_INT(t.kind, ROUTE_PROXY);
         CHECK_STREQ(t.id, "");
-        static const char *const bad[] = {"0", "22", "65536", "-1", "abc", "49983x", "", "3000"};
+        route_classify("8000", "abc", NULL, &t); /* a user port */
+        CHECK_EQ_INT(t.kind, ROUTE_PROXY);
+        CHECK_EQ_INT(t.port, 8000);
+        static const char *const bad[] = {"0", "65536", "-1", "abc", "49983x", "", "99999"};
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 route_classify(bad[i], "abc", NULL, &t);
                 CHECK_EQ_INT(t.kind, ROUTE_BAD_PORT);
@@ -37,6 +40,15 @@ static void test_classify(void)
         CHECK_EQ_INT(t.kind, ROUTE_PROXY);
         CHECK_EQ_INT(t.port, 49999);
         route_classify(NULL, NULL, "8080-abc.example.test", &t);
+        CHECK_EQ_INT(t.kind, ROUTE_PROXY);
+        CHECK_EQ_INT(t.port, 8080);
+        CHECK_STREQ(t.id, "abc");
+        route_classify(NULL, NULL, "3000-abc.localhost:3000", &t);
+        CHECK_EQ_INT(t.kind, ROUTE_PROXY);
+        CHECK_EQ_INT(t.port, 3000);
+        route_classify(NULL, NULL, "0-abc.example.test", &t);
+        CHECK_EQ_INT(t.kind, ROUTE_CONTROL);
+        route_classify(NULL, NULL, "70000-abc.example.test", &t);
         CHECK_EQ_INT(t.kind, ROUTE_CONTROL);
         route_classify(NULL, NULL, "49983-ABC.example.test", &t);
         CHECK_EQ_INT(t.kind, ROUTE_CONTROL);
@@ -60,6 +72,10 @@ static void test_proxy_rules(void)
         CHECK(!route_proxy_forbidden(49983, "/initx"));
         CHECK(!route_proxy_forbidden(49983, "/files"));
         CHECK(!route_proxy_forbidden(49983, "/process.Process/Start"));
+        CHECK(!route_proxy_forbidden(8000, "/init")); /* the user's own server's path */
+        CHECK(!route_proxy_needs_token(8000, "POST", "/execute"));
+        CHECK(route_port_is_user(8000) && route_port_is_user(1));
+        CHECK(!route_port_is_user(0) && !route_port_is_user(49983) && !route_port_is_user(49999));
 
         CHECK(!route_proxy_needs_token(49983, "GET", "/health"));
         CHECK(route_proxy_needs_token(49983, "POST", "/health"));

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "channel/agent-upgrade.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include "log.h"
+#include "macros.h"
+
+struct upgrade {
+        struct agent_req *q;
+        char rid[24];
+};
+
+static int send_all(int fd, const uint8_t *d, size_t n)
+{
+        while (n > 0) {
+                ssize_t k = send(fd, d, n, MSG_NOSIGNAL);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return k < 0 ? -errno : -EPIPE;
+                d += k;
+                n -= (size_t)k;
+        }
+        return 0;
+}
+
+/* The relay: both sockets blocking, polled; every AGENT_WAIT_TICK_MS the stop flag is looked
+ * at (agent_req_stopping()). */
+static void relay(struct agent_req *q, int sock, const char *extra, size_t extra_len)
+{
+        _cleanup_free_ uint8_t *buf = malloc(AGENT_UPGRADE_CHUNK);
+        bool client_open = true;
+        struct timeval tv = {.tv_sec = AGENT_UPGRADE_SEND_MS / 1000};
+
+        (void)fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) & ~O_NONBLOCK);
+        (void)setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+        if (!buf || agent_req_set_timeouts(q, 0, AGENT_UPGRADE_SEND_MS) < 0)
+                return;
+        if (extra_len > 0 && agent_req_send(q, extra, extra_len) < 0)
+                return;
+        while (!agent_req_stopping()) {
+                struct pollfd p[2] = {{.fd = client_open ? sock : -1, .events = POLLIN},
+                                      {.fd = agent_req_fd(q), .events = POLLIN}};
+                int n = poll(p, 2, AGENT_WAIT_TICK_MS);
+                if (n < 0 && errno != EINTR)
+                        return;
+                if (n <= 0)
+                        continue;
+                if (p[0].revents) {
+                        ssize_t k = recv(sock, buf, AGENT_UPGRADE_CHUNK, 0);
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        if (k > 0 && agent_req_send(q, buf, (size_t)k) < 0)
+                                return;
+                        if (k <= 0) {
+                                client_open = false; /* the agent still may answer */
+                                if (agent_req_end(q) < 0)
+                                        return;
+                        }
+                }
+                if (p[1].revents) {
+                        const uint8_t *d;
+                        uint32_t len;
+                        if (agent_req_next(q, &d, &len) <= 0 || send_all(sock, d, len) < 0)
+                                return;
+                }
+        }
+}
+
+static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls, const char *extra,
+                       size_t extra_len, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
+{
+        struct upgrade *u = cls;
+        /* thread-per-connection: this is the connection's own thread, blocking is fine */
+        relay(u->q, sock, extra, extra_len);
+        log_debug("req=%s: upgraded connection ended", u->rid);
+        agent_req_free(u->q);
+        free(u);
+        MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+}
+
+int agent_mhd_upgrade(struct request *req, struct agent_req **q, const struct sbx_resp_head *h)
+{
+        _cleanup_agent_req_ struct agent_req *own = TAKE_PTR(*q);
+        struct upgrade *u = calloc(1, sizeof(*u));
+        struct MHD_Response *resp = u ? MHD_create_response_for_upgrade(on_upgrade, u) : NULL;
+        if (!resp) {
+                free(u);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < h->n_headers; i++) {
+                const char *n = h->headers[i].name, *v = h->headers[i].value;
+                if ((http_hop_by_hop(n) && strcasecmp(n, "Upgrade") != 0) ||
+                    strcasecmp(n, "Content-Length") == 0 || strcasecmp(n, "Date") == 0)
+                        continue;
+                if (MHD_add_response_header(resp, n, v) != MHD_YES) {
+                        MHD_destroy_response(resp);
+                        free(u);
+                        return -EPROTO;
+                }
+        }
+        u->q = TAKE_PTR(own);
+        snprintf(u->rid, sizeof(u->rid), "%s", req->rid);
+        int r = http_queue(req, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
+        MHD_destroy_response(resp);
+        /* When the 101 never goes out MHD never calls on_upgrade: u and the agent connection
+         * stay until the sandbox goes (as native/ws-terminal.c). */
+        return r;
+}
