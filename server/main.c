@@ -41,15 +41,16 @@ static int write_port_file(const char *path, unsigned port)
 }
 
 /* The `domain` of create's answer: sandbox.getHost(port) is "<port>-<id>.<domain>". The
- * default, localhost with sbxd's port, reaches sbxd wherever *.localhost resolves to loopback
- * (server/README.md "Sandbox ports"). */
+ * default, sbx.localhost with sbxd's port, reaches sbxd wherever *.localhost resolves to
+ * loopback, and a certificate for *.sbx.localhost covers it (TLS clients refuse a wildcard
+ * right under "localhost"): server/README.md "Sandbox ports". */
 static void set_domain(const struct sbxd_config *cfg, unsigned port)
 {
         char d[SBXD_DOMAIN_MAX + 16];
         if (cfg->domain)
                 snprintf(d, sizeof(d), "%s", cfg->domain);
         else
-                snprintf(d, sizeof(d), "localhost:%u", port);
+                snprintf(d, sizeof(d), SBXD_DEFAULT_DOMAIN ":%u", port);
         sandbox_json_set_domain(d);
         log_info("sandbox ports: %s://<port>-<sandboxID>.%s", cfg->tls_cert ? "https" : "http", d);
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,10 @@
 struct upgrade {
         struct agent_req *q;
         char rid[24];
+        MHD_socket sock;
+        const char *extra;
+        size_t extra_len;
+        struct MHD_UpgradeResponseHandle *urh;
 };
 
 static int send_all(int fd, const uint8_t *d, size_t n)
@@ -76,16 +81,40 @@ static void relay(struct agent_req *q, int sock, const char *extra, size_t extra
         }
 }
 
+static void *relay_thread(void *arg)
+{
+        struct upgrade *u = arg;
+        relay(u->q, u->sock, u->extra, u->extra_len);
+        log_debug("req=%s: upgraded connection ended", u->rid);
+        agent_req_free(u->q);
+        MHD_upgrade_action(u->urh, MHD_UPGRADE_ACTION_CLOSE);
+        free(u);
+        return NULL;
+}
+
 static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls, const char *extra,
                        size_t extra_len, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
 {
         struct upgrade *u = cls;
-        /* thread-per-connection: this is the connection's own thread, blocking is fine */
-        relay(u->q, sock, extra, extra_len);
-        log_debug("req=%s: upgraded connection ended", u->rid);
-        agent_req_free(u->q);
-        free(u);
-        MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+        pthread_attr_t attr;
+        pthread_t t;
+        /* A thread of its own: under TLS, MHD's connection thread carries the bytes between
+         * the TLS session and sock (one end of a socketpair) once this callback returns, so the
+         * relay must not run in it. extra stays valid until MHD_upgrade_action(). */
+        u->sock = sock;
+        u->extra = extra;
+        u->extra_len = extra_len;
+        u->urh = urh;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, AGENT_UPGRADE_STACK);
+        if (pthread_create(&t, &attr, relay_thread, u) != 0) {
+                log_warning("req=%s: no thread for the upgraded connection", u->rid);
+                agent_req_free(u->q);
+                free(u);
+                MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+        }
+        pthread_attr_destroy(&attr);
 }
 
 int agent_mhd_upgrade(struct request *req, struct agent_req **q, const struct sbx_resp_head *h)

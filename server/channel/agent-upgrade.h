@@ -16,6 +16,7 @@
 
 #define AGENT_UPGRADE_CHUNK   (64 * 1024) /* one read from the client */
 #define AGENT_UPGRADE_SEND_MS 60000 /* a write to the agent or the client may block this long */
+#define AGENT_UPGRADE_STACK   (256 * 1024) /* the relay's own thread */
 
 /* Queue the 101 whose head is h (already read from *q) for req, with h's headers minus
  * Content-Length and Date and hop-by-hop ones but Upgrade; MHD adds `Connection: Upgrade`.

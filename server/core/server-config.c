@@ -55,7 +55,7 @@ static const char usage[] =
     "  --cgroup-parent NAME      the cgroup of all sandboxes, in each hierarchy (default sbx;\n"
     "                            another name for each further sbxd on one host)\n"
     "  --domain DOMAIN           sandbox ports are <port>-<id>.DOMAIN, as sandbox.getHost()\n"
-    "                            returns them (default localhost:<listening port>)\n"
+    "                            returns them (default sbx.localhost:<listening port>)\n"
     "  --tls-cert FILE           serve HTTPS with this PEM certificate (chain), valid for\n"
     "  --tls-key FILE            DOMAIN and *.DOMAIN, and this PEM key (both or neither)\n";
 

@@ -42,14 +42,15 @@ struct sbxd_config {
         uint64_t total_memory_mb, total_pids;
         char *cgroup_parent; /* --cgroup-parent: the cgroup every sandbox's lives in ("sbx") */
         /* --domain: sandbox ports are "<port>-<id>.<domain>" (create's `domain`); NULL:
-         * "localhost:<bound port>" (server/README.md "Sandbox ports") */
+         * SBXD_DEFAULT_DOMAIN ":<bound port>" (server/README.md "Sandbox ports") */
         char *domain;
         char *tls_cert, *tls_key; /* --tls-cert/--tls-key: PEM files; HTTPS when both are set */
         char *tls_cert_pem, *tls_key_pem; /* their contents (config_load_tls()) */
 };
 
-#define SBXD_DOMAIN_MAX  253
-#define SBXD_TLS_MAX_PEM (1024 * 1024) /* a certificate chain or key file */
+#define SBXD_DOMAIN_MAX     253
+#define SBXD_DEFAULT_DOMAIN "sbx.localhost"
+#define SBXD_TLS_MAX_PEM    (1024 * 1024) /* a certificate chain or key file */
 
 /* <state>/url: the URL sbxd listens on, written once listening, removed at a clean stop
  * (read by the sbx CLI when SBX_URL and E2B_API_URL are unset). */

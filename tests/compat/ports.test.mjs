@@ -1,7 +1,7 @@
 // Sandbox ports through the unmodified `e2b` SDK: a server listening on any port inside the
 // sandbox (which has loopback only) is reached at `http://` + sandbox.getHost(port), routed by
 // sbxd on the Host header and carried over the agent channel (api/frames.md, "User ports";
-// docs/e2b-wire.md §1.7). getHost() uses the `domain` create answers (localhost:<sbxd port>
+// docs/e2b-wire.md §1.7). getHost() uses the `domain` create answers (sbx.localhost:<sbxd port>
 // by default), so no extra environment is needed; *.localhost is resolved to loopback by
 // ports-lib.mjs's lookup, as browsers and curl do.
 import { test, before, after } from 'node:test'
@@ -25,7 +25,7 @@ const url = (path, port = PORT, s = sbx) => `http://${s.getHost(port)}${path}`
 
 test('getHost(port) is <port>-<id>.<domain> with the domain create answered', () => {
   const api = new URL(process.env.E2B_API_URL)
-  assert.equal(sbx.getHost(PORT), `${PORT}-${sbx.sandboxId}.localhost:${api.port}`)
+  assert.equal(sbx.getHost(PORT), `${PORT}-${sbx.sandboxId}.sbx.localhost:${api.port}`)
 })
 
 test('a GET reaches the server in the sandbox; its answer comes back whole', async () => {
