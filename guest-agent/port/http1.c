@@ -163,7 +163,7 @@ int port_resp_parse(char *buf, size_t len, bool head_request, struct port_resp *
         if (l == 0 || line[l - 1] != '\r')
                 return -EPROTO;
         line[l - 1] = 0;
-        if (parse_status_line(line, &r.status) < 0)
+        if (strchr(line, '\r') || parse_status_line(line, &r.status) < 0)
                 return -EPROTO;
         while ((line = strtok_r(NULL, "\n", &save))) {
                 l = strlen(line);
@@ -172,6 +172,8 @@ int port_resp_parse(char *buf, size_t len, bool head_request, struct port_resp *
                 line[l - 1] = 0;
                 if (line[0] == 0)
                         break;
+                if (strchr(line, '\r'))
+                        return -EPROTO; /* a bare CR: no header value may carry one on */
                 char *colon = strchr(line, ':');
                 if (!colon || colon == line || r.n_headers >= PORT_MAX_RESP_HEADERS)
                         return -EPROTO;

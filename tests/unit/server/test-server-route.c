@@ -9,6 +9,7 @@
 #include "core/query.h"
 #include "http/route.h"
 #include "core/server-config.h"
+#include "e2b/ingress.h"
 #include "unit.h"
 #include "url-util.h"
 
@@ -166,9 +167,37 @@ static void test_listen(void)
         CHECK_EQ_INT(config_parse_listen("1.2.3.4:x", &ss, &len, NULL), -EINVAL);
 }
 
+/* E2B's ingress rules (e2b/ingress.h): the traffic token on every port but envd's, and the
+ * ${PORT} of maskRequestHost. */
+static void test_ingress(void)
+{
+        const char *tok = "00112233445566778899aabbccddeeff0011223344556677";
+        CHECK_EQ_INT(ingress_check("", 8000, NULL), INGRESS_OK); /* public */
+        CHECK_EQ_INT(ingress_check(tok, 8000, NULL), INGRESS_MISSING);
+        CHECK_EQ_INT(ingress_check(tok, 8000, ""), INGRESS_MISSING);
+        CHECK_EQ_INT(ingress_check(tok, 8000, "0011"), INGRESS_INVALID);
+        CHECK_EQ_INT(ingress_check(tok, 8000, tok), INGRESS_OK);
+        CHECK_EQ_INT(ingress_check(tok, 49999, NULL), INGRESS_MISSING); /* the interpreter too */
+        CHECK_EQ_INT(ingress_check(tok, 49983, NULL), INGRESS_OK);      /* envd has its own token */
+
+        char out[64];
+        CHECK_EQ_INT(ingress_mask_host("app:${PORT}", 8000, out, sizeof(out)), 0);
+        CHECK_STREQ(out, "app:8000");
+        CHECK_EQ_INT(ingress_mask_host("${PORT}-${PORT}.x", 1, out, sizeof(out)), 0);
+        CHECK_STREQ(out, "1-1.x");
+        CHECK_EQ_INT(ingress_mask_host("${PORT", 80, out, sizeof(out)), 0);
+        CHECK_STREQ(out, "${PORT");
+        CHECK_EQ_INT(ingress_mask_host("plain.host", 80, out, sizeof(out)), 0);
+        CHECK_STREQ(out, "plain.host");
+        CHECK_EQ_INT(ingress_mask_host("0123456789${PORT}", 65535, out, 16), 0);
+        CHECK_STREQ(out, "012345678965535");
+        CHECK_EQ_INT(ingress_mask_host("0123456789${PORT}", 65535, out, 15), -ENAMETOOLONG);
+}
+
 int main(void)
 {
         test_classify();
+        test_ingress();
         test_proxy_rules();
         test_query();
         test_listen();
