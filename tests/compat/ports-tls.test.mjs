@@ -95,6 +95,32 @@ test('https:// + getHost(port) reaches the sandbox with a test CA (SDK over TLS 
   }
 })
 
+test('the /v1 terminal WebSocket works over https too', async () => {
+  const { default: WebSocket } = await import('ws')
+  const ca = readFileSync(join(dir, 'ca.pem'))
+  const base = `https://127.0.0.1:${d.port}`
+  const c = await request(`${base}/v2/sandboxes`, {
+    method: 'POST', ca, headers: { 'X-API-KEY': d.key, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ templateID: 'base' }),
+  })
+  assert.equal(c.status, 201)
+  const id = JSON.parse(c.body).sandboxID
+  try {
+    const ws = new WebSocket(`wss://127.0.0.1:${d.port}/v1/sandboxes/${id}/terminal`, { headers: { Authorization: `Bearer ${d.key}` }, ca })
+    const out = await new Promise((resolve, reject) => {
+      let text = ''
+      ws.on('open', () => ws.send('echo tls-$((20+3))\n'))
+      ws.on('message', (m) => { text += m.toString(); if (text.includes('tls-23')) resolve(text) })
+      ws.on('error', reject)
+      setTimeout(() => reject(new Error(`no output over wss: ${JSON.stringify(text)}`)), 20000)
+    })
+    assert.match(out, /tls-23/)
+    ws.close()
+  } finally {
+    await request(`${base}/sandboxes/${id}`, { method: 'DELETE', ca, headers: { 'X-API-KEY': d.key } })
+  }
+})
+
 test('a client that does not trust the CA is refused; plain HTTP on the TLS port is not served', async () => {
   await assert.rejects(request(`https://127.0.0.1:${d.port}/health`), /self-signed|unable to verify|certificate/)
   await assert.rejects(request(`http://127.0.0.1:${d.port}/v2/sandboxes`, { headers: { 'X-API-KEY': d.key } }))
