@@ -225,6 +225,18 @@ static int hexval(uint8_t c)
         return -1;
 }
 
+/* A byte of the size line after its digits: extensions are skipped up to the LF. */
+static int size_line_rest(struct port_chunked *c, uint8_t b)
+{
+        c->state = CH_EXT;
+        if (b != '\n')
+                return 0;
+        c->line = 0;
+        c->has_digit = false;
+        c->state = c->left ? CH_DATA : CH_TRAILER_START;
+        return 0;
+}
+
 /* One byte of a size or trailer line. */
 static int line_byte(struct port_chunked *c, uint8_t b)
 {
@@ -233,25 +245,16 @@ static int line_byte(struct port_chunked *c, uint8_t b)
         switch (c->state) {
         case CH_SIZE: {
                 int v = hexval(b);
-                if (v >= 0) {
-                        if (c->left >> 60)
-                                return -EPROTO; /* more than 2^64 */
-                        c->left = c->left << 4 | (uint64_t)v;
-                        c->has_digit = true;
-                        return 0;
-                }
-                if (!c->has_digit)
-                        return -EPROTO;
-                c->state = CH_EXT;
-        }
-                /* fall through */
-        case CH_EXT:
-                if (b != '\n')
-                        return 0;
-                c->line = 0;
-                c->has_digit = false;
-                c->state = c->left ? CH_DATA : CH_TRAILER_START;
+                if (v < 0)
+                        return c->has_digit ? size_line_rest(c, b) : -EPROTO;
+                if (c->left >> 60)
+                        return -EPROTO; /* more than 2^64 */
+                c->left = c->left << 4 | (uint64_t)v;
+                c->has_digit = true;
                 return 0;
+        }
+        case CH_EXT:
+                return size_line_rest(c, b);
         case CH_TRAILER_START:
                 if (b == '\r')
                         return 0;
