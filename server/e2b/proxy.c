@@ -75,6 +75,8 @@ static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const 
                 return MHD_YES;
         /* maskRequestHost (e2b/ingress.h): the server sees the mask, X-Forwarded-Host the
          * client's Host, as E2B's proxy sends them */
+        if (c->mask_host && strcasecmp(key, "X-Forwarded-Host") == 0)
+                return MHD_YES; /* set below from Host, as E2B's proxy sets it */
         if (c->mask_host && strcasecmp(key, "Host") == 0)
                 return add_header(c, "Host", c->mask_host) &&
                                add_header(c, "X-Forwarded-Host", value)

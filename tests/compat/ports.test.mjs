@@ -138,10 +138,10 @@ test('allowPublicTraffic: false needs the trafficAccessToken; another sandbox\'s
     const ws = await websocket(url('/ws', PORT, priv)).catch((e) => e)
     assert.equal(ws.status, 403, 'an upgrade without the token is refused too')
 
-    const ok = await request(url('/host', PORT, priv), { headers: tok })
+    const ok = await request(url('/host', PORT, priv), { headers: { ...tok, 'X-Forwarded-Host': 'spoofed.example' } })
     assert.equal(ok.status, 200)
     // maskRequestHost: the server sees the mask with ${PORT} filled in, X-Forwarded-Host the
-    // client's Host
+    // client's Host (one it sent itself is replaced)
     assert.deepEqual(json(ok), { host: `app.internal:${PORT}`, xfh: priv.getHost(PORT), url: '/host' })
 
     // the private sandbox's token opens no other sandbox: the public one ignores it, and a
