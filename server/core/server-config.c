@@ -182,9 +182,9 @@ void config_done(struct sbxd_config *c)
         *c = (struct sbxd_config){};
 }
 
-#define OPT_DOMAIN          1020
-#define OPT_TLS_CERT        1021
-#define OPT_TLS_KEY         1022
+#define OPT_DOMAIN          1030
+#define OPT_TLS_CERT        1031
+#define OPT_TLS_KEY         1032
 #define OPT_DELETE_PAUSED   1010
 #define OPT_DISK_RESERVE    1011
 #define OPT_DISK_OVERCOMMIT 1012

@@ -38,17 +38,20 @@ before(async () => {
   })
 })
 after(async () => {
-  // startSbxd's stop() cleans up over http://: kill what is left over https first
-  if (d) {
-    const ca = readFileSync(join(dir, 'ca.pem'))
-    const base = `https://127.0.0.1:${d.port}`
-    const l = await request(`${base}/v2/sandboxes`, { headers: { 'X-API-KEY': d.key }, ca }).catch(() => null)
-    for (const s of l?.status === 200 ? JSON.parse(l.body) : []) {
-      await request(`${base}/sandboxes/${s.sandboxID}`, { method: 'DELETE', headers: { 'X-API-KEY': d.key }, ca })
+  try {
+    // startSbxd's stop() cleans up over http://: kill what is left over https first
+    if (d) {
+      const ca = readFileSync(join(dir, 'ca.pem'))
+      const base = `https://127.0.0.1:${d.port}`
+      const l = await request(`${base}/v2/sandboxes`, { headers: { 'X-API-KEY': d.key }, ca }).catch(() => null)
+      for (const s of l?.status === 200 ? JSON.parse(l.body) : []) {
+        await request(`${base}/sandboxes/${s.sandboxID}`, { method: 'DELETE', headers: { 'X-API-KEY': d.key }, ca })
+      }
     }
+    await d?.stop()
+  } finally {
+    if (dir) rmSync(dir, { recursive: true, force: true })
   }
-  await d?.stop()
-  if (dir) rmSync(dir, { recursive: true, force: true })
 })
 
 // The SDK side, in a child with the CA trusted: prints one JSON line of what it saw.
