@@ -388,6 +388,9 @@ int snapshot_fork(struct server *srv, struct sandbox *s, unsigned count, int64_t
         snprintf(p.template_id, sizeof(p.template_id), "%s", id);
         p.metadata = s->metadata;
         p.env_vars = s->env_vars;
+        /* a fork of a private sandbox is private too, with a token of its own */
+        p.private_traffic = s->traffic_token[0] != 0;
+        snprintf(p.mask_host, sizeof(p.mask_host), "%s", s->mask_host);
         for (unsigned i = 0; i < count && arr; i++) {
                 char err[512];
                 struct sandbox *c = NULL;

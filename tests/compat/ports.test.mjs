@@ -164,6 +164,30 @@ test('allowPublicTraffic: false needs the trafficAccessToken; another sandbox\'s
   }
 })
 
+test('a fork of a private sandbox is private, with a token of its own', async () => {
+  const src = await Sandbox.create({ network: { allowPublicTraffic: false } })
+  try {
+    const [f] = await src.fork({ count: 1 })
+    try {
+      assert.match(f.trafficAccessToken, /^[0-9a-f]{48}$/)
+      assert.notEqual(f.trafficAccessToken, src.trafficAccessToken)
+      // nothing listens in the fork (a fork keeps files, not processes): the token is
+      // checked first
+      const none = await request(url('/', PORT, f))
+      assert.equal(none.status, 403)
+      const other = await request(url('/', PORT, f), { headers: { 'e2b-traffic-access-token': src.trafficAccessToken } })
+      assert.equal(other.status, 403)
+      const own = await request(url('/', PORT, f), { headers: { 'e2b-traffic-access-token': f.trafficAccessToken } })
+      assert.equal(own.status, 502)
+      assert.equal(json(own).message, 'The sandbox is running but port is not open')
+    } finally {
+      await f.kill()
+    }
+  } finally {
+    await src.kill()
+  }
+})
+
 test('a request to a port of a paused sandbox with autoResume resumes it', async () => {
   const s = await Sandbox.create({ lifecycle: { onTimeout: 'pause', autoResume: true }, network: { allowPublicTraffic: false } })
   try {
