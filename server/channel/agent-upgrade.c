@@ -14,6 +14,7 @@
 
 #include "log.h"
 #include "macros.h"
+#include "time-util.h"
 
 struct upgrade {
         struct agent_req *q;
@@ -39,11 +40,13 @@ static int send_all(int fd, const uint8_t *d, size_t n)
 }
 
 /* The relay: both sockets blocking, polled; every AGENT_WAIT_TICK_MS the stop flag is looked
- * at (agent_req_stopping()). */
+ * at (agent_req_stopping()). Once the client stopped writing, the agent's END is waited for
+ * AGENT_UPGRADE_LINGER_MS at most (a server that never closes would hold the relay). */
 static void relay(struct agent_req *q, int sock, const char *extra, size_t extra_len)
 {
         _cleanup_free_ uint8_t *buf = malloc(AGENT_UPGRADE_CHUNK);
         bool client_open = true;
+        int64_t linger_end = 0;
         struct timeval tv = {.tv_sec = AGENT_UPGRADE_SEND_MS / 1000};
 
         (void)fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) & ~O_NONBLOCK);
@@ -52,7 +55,7 @@ static void relay(struct agent_req *q, int sock, const char *extra, size_t extra
                 return;
         if (extra_len > 0 && agent_req_send(q, extra, extra_len) < 0)
                 return;
-        while (!agent_req_stopping()) {
+        while (!agent_req_stopping() && (!linger_end || now_ms() < linger_end)) {
                 struct pollfd p[2] = {{.fd = client_open ? sock : -1, .events = POLLIN},
                                       {.fd = agent_req_fd(q), .events = POLLIN}};
                 int n = poll(p, 2, AGENT_WAIT_TICK_MS);
@@ -68,6 +71,7 @@ static void relay(struct agent_req *q, int sock, const char *extra, size_t extra
                                 return;
                         if (k <= 0) {
                                 client_open = false; /* the agent still may answer */
+                                linger_end = now_ms() + AGENT_UPGRADE_LINGER_MS;
                                 if (agent_req_end(q) < 0)
                                         return;
                         }

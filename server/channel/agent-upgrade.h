@@ -7,16 +7,17 @@
  *
  * The exchange ends when the agent sends END (or its connection breaks: the client's socket
  * is closed), or when sbxd stops. A client that stops writing gets END sent to the agent and
- * still receives until the agent ends.
+ * still receives until the agent ends, for AGENT_UPGRADE_LINGER_MS at most.
  */
 #pragma once
 
 #include "channel/agent-req.h"
 #include "http/http.h"
 
-#define AGENT_UPGRADE_CHUNK   (64 * 1024) /* one read from the client */
-#define AGENT_UPGRADE_SEND_MS 60000 /* a write to the agent or the client may block this long */
-#define AGENT_UPGRADE_STACK   (256 * 1024) /* the relay's own thread */
+#define AGENT_UPGRADE_CHUNK     (64 * 1024) /* one read from the client */
+#define AGENT_UPGRADE_SEND_MS   60000 /* a write to the agent or the client may block this long */
+#define AGENT_UPGRADE_LINGER_MS 60000 /* after the client stopped writing: the agent's END */
+#define AGENT_UPGRADE_STACK     (256 * 1024) /* the relay's own thread */
 
 /* Queue the 101 whose head is h (already read from *q) for req, with h's headers minus
  * Content-Length and Date and hop-by-hop ones but Upgrade; MHD adds `Connection: Upgrade`.
