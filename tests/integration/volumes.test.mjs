@@ -3,9 +3,10 @@
 // and across an sbxd restart, their quota, and the content API's path rules.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, statfsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startSbxd, realTemplates, REAL, TOP } from './sbxd.mjs'
+import { startSbxd, realTemplates, fakeTemplate, REAL, TOP } from './sbxd.mjs'
 
 const SDK = join(TOP, 'tests/node_modules/e2b/dist/index.mjs')
 let d
@@ -236,4 +237,30 @@ test('volumes and their mounts survive an sbxd restart', async () => {
   assert.equal(await Volume.destroy(v.volumeId, opts()), true)
   assert.equal(await Volume.destroy(idle.volumeId, opts()), true)
   assert.equal(mountedAt(v.volumeId), false)
+})
+
+test('volumes and sandbox disks share one admission of the state disk (507)', async () => {
+  // Room for about 300 MiB above the reserve, promised twice over (sparse images): 600 MiB.
+  const fs = statfsSync(tmpdir())
+  const freeMB = Math.floor(fs.bavail * fs.bsize / 2 ** 20)
+  const a = await startSbxd({ prepare: (st) => fakeTemplate(st),
+    args: ['--disk-reserve', String(freeMB - 300), '--disk-overcommit', '2'] })
+  try {
+    let r = await a.api('POST', '/volumes', { body: { name: 'first', sizeMB: 350 } })
+    assert.equal(r.status, 201, r.text)
+    r = await a.api('POST', '/volumes', { body: { name: 'second', sizeMB: 800 } })
+    assert.equal(r.status, 507, r.text)
+    assert.match(r.json.message, /not enough space on the host's state disk for a 800 MiB volume/)
+    assert.match(r.json.message, /promised to 1 other sandbox disks and volumes/)
+    // the volume's 350 MiB count against a sandbox disk as well (350 alone would fit)
+    r = await a.api('POST', '/v2/sandboxes', { body: { templateID: 'base', diskSizeMB: 350 } })
+    assert.equal(r.status, 507, r.text)
+    assert.match(r.json.message, /350 MiB sandbox disk: .* promised to 1 other sandbox disks and volumes/)
+    const l = await a.api('GET', '/volumes')
+    assert.deepEqual(l.json.map((v) => v.name), ['first'])
+    r = await a.api('DELETE', `/volumes/${l.json[0].volumeID}`)
+    assert.equal(r.status, 204)
+  } finally {
+    await a.stop()
+  }
 })
