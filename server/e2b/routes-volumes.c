@@ -129,8 +129,8 @@ int e2b_volume_delete(struct request *req)
         int r = volume_delete(req->srv->volumes, v.id, &users);
         if (r == -EBUSY)
                 return http_reply_error(req, r, NULL,
-                                        "volume '%s' is in use (%u sandboxes or requests): kill "
-                                        "the sandboxes that mount it first",
+                                        "volume '%s' is in use (mounted by %u sandboxes): kill "
+                                        "them first",
                                         v.name, users);
         if (r == -ENOENT)
                 return http_reply_error(req, r, NULL, "Volume not found");

@@ -36,7 +36,7 @@ static void vc_free(void *p)
                 return;
         safe_close(c->fd);
         safe_close(c->root);
-        volume_release(c->store, c->id);
+        volume_release(c->store, c->id, true);
         free(c);
 }
 
@@ -142,7 +142,7 @@ static int open_volume(struct request *req, struct vc **ret)
                 return http_reply_error(req, -EINVAL, NULL, "path too long");
         }
         char mnt[4096];
-        int r = volume_acquire(c->store, c->id, mnt, sizeof(mnt));
+        int r = volume_acquire(c->store, c->id, true, mnt, sizeof(mnt));
         if (r < 0) {
                 free(c);
                 return r == -ENOENT ? http_reply_error(req, r, NULL, "Volume not found")

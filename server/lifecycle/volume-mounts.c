@@ -91,7 +91,7 @@ int volume_mounts_acquire(struct server *srv, struct sandbox *s, char *errmsg, s
                 char mnt[4096];
                 const char *id = cJSON_GetObjectItemCaseSensitive(m, "volumeID")->valuestring;
                 const char *name = cJSON_GetObjectItemCaseSensitive(m, "name")->valuestring;
-                int r = volume_acquire(srv->volumes, id, mnt, sizeof(mnt));
+                int r = volume_acquire(srv->volumes, id, false, mnt, sizeof(mnt));
                 if (r == -ENOENT) {
                         snprintf(errmsg, errlen,
                                  "invalid mounts:\n\t- volume mount #%u: volume "
@@ -115,7 +115,7 @@ void volume_mounts_release(struct server *srv, struct sandbox *s)
                 const cJSON *m = cJSON_GetArrayItem(s->volume_mounts, (int)i);
                 const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "volumeID");
                 if (cJSON_IsString(id))
-                        volume_release(srv->volumes, id->valuestring);
+                        volume_release(srv->volumes, id->valuestring, false);
         }
         s->volumes_held = 0;
 }

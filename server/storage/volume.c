@@ -19,10 +19,13 @@
 #include "macros.h"
 #include "random-util.h"
 #include "storage/volume-mount.h"
+#include "time-util.h"
 
 struct volume {
         struct volume_info info;
         bool mounted;
+        unsigned requests;     /* content requests in flight (info.users: sandboxes) */
+        int64_t idle_since_ms; /* mounted with no user since (a lingering content request) */
 };
 
 struct volume_store {
@@ -231,7 +234,7 @@ int volume_store_open(const char *state_dir, struct volume_store **ret)
 static void unmount_unused(struct volume_store *st, struct volume *v)
 {
         char mnt[4096];
-        if (!v->mounted || v->info.users > 0 ||
+        if (!v->mounted || v->info.users > 0 || v->requests > 0 ||
             volume_mount_path(st->state_dir, v->info.id, mnt, sizeof(mnt)) < 0)
                 return;
         int r = volume_umount(mnt);
@@ -249,12 +252,27 @@ void volume_store_settle(struct volume_store *st)
         pthread_mutex_unlock(&st->lock);
 }
 
+void volume_store_sweep(struct volume_store *st)
+{
+        int64_t now = now_ms();
+        pthread_mutex_lock(&st->lock);
+        for (size_t i = 0; i < st->n; i++) {
+                struct volume *v = st->v[i];
+                if (v->mounted && v->info.users == 0 && v->requests == 0 &&
+                    now - v->idle_since_ms >= VOLUME_IDLE_UNMOUNT_S * 1000)
+                        unmount_unused(st, v);
+        }
+        pthread_mutex_unlock(&st->lock);
+}
+
 void volume_store_free(struct volume_store *st)
 {
         if (!st)
                 return;
-        for (size_t i = 0; i < st->n; i++)
+        for (size_t i = 0; i < st->n; i++) {
+                unmount_unused(st, st->v[i]); /* lingering ones; those in use stay */
                 free(st->v[i]);
+        }
         pthread_mutex_destroy(&st->lock);
         free(st->state_dir);
         free(st);
@@ -369,7 +387,7 @@ int volume_list(struct volume_store *st, struct volume_info **ret, size_t *ret_n
 
 int volume_delete(struct volume_store *st, const char *id, unsigned *ret_users)
 {
-        char dir[4096];
+        char dir[4096], mnt[4096];
         pthread_mutex_lock(&st->lock);
         struct volume *v = find_id(st, id);
         int r = v ? 0 : -ENOENT;
@@ -377,16 +395,16 @@ int volume_delete(struct volume_store *st, const char *id, unsigned *ret_users)
                 *ret_users = v->info.users;
                 r = -EBUSY;
         }
-        if (r >= 0) {
-                unmount_unused(st, v); /* normally done by the last release */
-                if (v->mounted)
-                        r = -EBUSY;
-        }
-        if (r >= 0 && (r = vol_path(st->state_dir, id, NULL, dir, sizeof(dir))) >= 0) {
-                /* the record first: a crash in between leaves a dir that is never loaded */
+        if (r >= 0 && (r = vol_path(st->state_dir, id, NULL, dir, sizeof(dir))) >= 0 &&
+            (r = volume_mount_path(st->state_dir, id, mnt, sizeof(mnt))) >= 0) {
+                /* A content request still running (its client may already have its answer)
+                 * keeps what it has open on the detached mount; nothing new gets in. The
+                 * record goes first: a crash in between leaves a dir that is never loaded. */
                 char rec[4096 + 32];
                 snprintf(rec, sizeof(rec), "%s/" VOLUME_RECORD_NAME, dir);
-                if (unlink(rec) < 0 && errno != ENOENT)
+                if (v->mounted && (r = volume_umount(mnt)) < 0)
+                        log_warning_errno(r, "volume %s: unmounting %s: %m", id, mnt);
+                else if (unlink(rec) < 0 && errno != ENOENT)
                         r = -errno;
         }
         if (r >= 0)
@@ -400,7 +418,8 @@ int volume_delete(struct volume_store *st, const char *id, unsigned *ret_users)
         return 0;
 }
 
-int volume_acquire(struct volume_store *st, const char *id, char *ret_mnt, size_t mnt_len)
+int volume_acquire(struct volume_store *st, const char *id, bool request, char *ret_mnt,
+                   size_t mnt_len)
 {
         char image[4096];
         pthread_mutex_lock(&st->lock);
@@ -415,17 +434,23 @@ int volume_acquire(struct volume_store *st, const char *id, char *ret_mnt, size_
                 else
                         log_error_errno(r, "volume %s: mounting %s on %s: %m", id, image, ret_mnt);
         }
-        if (r >= 0)
+        if (r >= 0 && request)
+                v->requests++;
+        else if (r >= 0)
                 v->info.users++;
         pthread_mutex_unlock(&st->lock);
         return r;
 }
 
-void volume_release(struct volume_store *st, const char *id)
+void volume_release(struct volume_store *st, const char *id, bool request)
 {
         pthread_mutex_lock(&st->lock);
         struct volume *v = find_id(st, id);
-        if (v && v->info.users > 0 && --v->info.users == 0)
-                unmount_unused(st, v);
+        unsigned *n = v ? (request ? &v->requests : &v->info.users) : NULL;
+        if (n && *n > 0 && --*n == 0 && v->info.users + v->requests == 0) {
+                v->idle_since_ms = now_ms();
+                if (!request) /* a request's mount lingers: the next one is likely to follow */
+                        unmount_unused(st, v);
+        }
         pthread_mutex_unlock(&st->lock);
 }

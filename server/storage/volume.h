@@ -11,7 +11,8 @@
  * <state>/volumes/<id>/mnt (a loop device, nosuid,nodev,noatime, private propagation), and
  * every sandbox gets a bind of that one mount (jail spec "volumes", idmapped by the jailer):
  * one file system, one page cache, shared by all. The last user's release unmounts it (the
- * loop device goes with it: autoclear).
+ * loop device goes with it: autoclear), after VOLUME_IDLE_UNMOUNT_S when that user was a
+ * content request, so a run of file operations mounts once.
  *
  * Users are counted: volume_acquire() / volume_release(). A sandbox holds its volumes from its
  * create to its teardown (running, paused or persisted); a restarted sbxd counts the adopted
@@ -32,14 +33,15 @@
 
 #include "storage/disk-image.h"
 
-#define VOLUMES_MAX          256
-#define VOLUME_NAME_MAX      63
-#define VOLUME_ID_LEN        36 /* a UUID, as E2B's ids */
-#define VOLUME_TOKEN_BYTES   24 /* the content API's bearer token: 48 hex digits */
-#define VOLUME_DEFAULT_MB    1024
-#define VOLUME_MIN_MB        16
-#define VOLUME_RECORD_NAME   "volume.json"
-#define VOLUME_MOUNT_DIRNAME "mnt"
+#define VOLUMES_MAX           256
+#define VOLUME_NAME_MAX       63
+#define VOLUME_ID_LEN         36 /* a UUID, as E2B's ids */
+#define VOLUME_TOKEN_BYTES    24 /* the content API's bearer token: 48 hex digits */
+#define VOLUME_DEFAULT_MB     1024
+#define VOLUME_MIN_MB         16
+#define VOLUME_RECORD_NAME    "volume.json"
+#define VOLUME_MOUNT_DIRNAME  "mnt"
+#define VOLUME_IDLE_UNMOUNT_S 10 /* a volume only the content API used stays mounted so long */
 
 struct volume_store;
 
@@ -50,7 +52,7 @@ struct volume_info {
         char token[2 * VOLUME_TOKEN_BYTES + 1];
         uint64_t size_mb;
         int64_t created_at; /* unix seconds */
-        unsigned users;     /* sandboxes and content requests using it now */
+        unsigned users;     /* sandboxes using it now */
 };
 
 /* Load every record under <state>/volumes (a dir without a readable record is skipped with a
@@ -59,7 +61,8 @@ int volume_store_open(const char *state_dir, struct volume_store **ret);
 /* Unmount the volumes nobody uses (after adoption: a mount whose sandboxes did not survive
  * the restart). */
 void volume_store_settle(struct volume_store *st);
-/* Frees the table; mounts in use stay (their sandboxes keep running). NULL is fine. */
+/* Unmounts the idle volumes and frees the table; mounts in use stay (their sandboxes keep
+ * running). NULL is fine. */
 void volume_store_free(struct volume_store *st);
 
 /* [A-Za-z0-9_-]{1,VOLUME_NAME_MAX}. */
@@ -77,13 +80,21 @@ int volume_get(struct volume_store *st, const char *id, struct volume_info *ret)
 int volume_find_name(struct volume_store *st, const char *name, struct volume_info *ret);
 /* All volumes, oldest first, in *ret (caller frees), their count in *ret_n. */
 int volume_list(struct volume_store *st, struct volume_info **ret, size_t *ret_n);
-/* Delete an unused volume and its image: -ENOENT, -EBUSY (users > 0). */
+/* Delete a volume no sandbox uses, and its image: -ENOENT, -EBUSY (users > 0, in
+ * *ret_users). A content request in flight keeps its open files on the detached mount. */
 int volume_delete(struct volume_store *st, const char *id, unsigned *ret_users);
 
-/* Count a user of volume id, mounting it on the host first when it has none; the mount's path
- * in ret_mnt (PATH_MAX bytes). -ENOENT (unknown or being deleted), -errno of the mount. */
-int volume_acquire(struct volume_store *st, const char *id, char *ret_mnt, size_t mnt_len);
-/* Drop a user; the last one unmounts. */
-void volume_release(struct volume_store *st, const char *id);
+/* Count a user of volume id, a sandbox or (request) a content request, mounting it on the host
+ * first when it has none; the mount's path in ret_mnt (PATH_MAX bytes). -ENOENT (unknown),
+ * -errno of the mount. Only sandboxes make a delete 409: a request is released when its
+ * answer is sent, after the client may already have it and asked for the delete. */
+int volume_acquire(struct volume_store *st, const char *id, bool request, char *ret_mnt,
+                   size_t mnt_len);
+/* Drop a user; the last one unmounts, at once (a sandbox's teardown) or, after a request (the
+ * next one is likely to follow), at the first volume_store_sweep() VOLUME_IDLE_UNMOUNT_S
+ * later, saving the next request a mount (tens of ms). */
+void volume_release(struct volume_store *st, const char *id, bool request);
+/* Unmount the volumes idle for VOLUME_IDLE_UNMOUNT_S (the sampler calls it every few s). */
+void volume_store_sweep(struct volume_store *st);
 /* <state>/volumes/<id>/mnt, what the jail spec binds (no check that it exists). */
 int volume_mount_path(const char *state_dir, const char *id, char *buf, size_t len);
