@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * E2B's volumes (docs/e2b-wire.md §2.9; storage/volume.h), rows of the route table with
+ * E2B's volumes (docs/e2b-wire.md §2.6; storage/volume.h), rows of the route table with
  * X-API-KEY:
  *   POST /volumes {"name", "sizeMB"?}   201 VolumeAndToken {volumeID, name, token}
  *   GET /volumes                         200 [Volume {volumeID, name}], oldest first

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * E2B's volume content API (docs/e2b-wire.md §2.10), what the SDK's Volume file operations call
+ * E2B's volume content API (docs/e2b-wire.md §2.7), what the SDK's Volume file operations call
  * at E2B_VOLUME_API_URL (sbxd prints it: its own URL), served on the host by sbxd without any
  * sandbox (storage/volume-fs.h for how paths are kept inside the volume):
  *   GET    /volumecontent/{id}/dir?path=&depth=                 200 [VolumeEntryStat]

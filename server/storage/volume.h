@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Volumes: named persistent file systems with a size quota, mounted into sandboxes (E2B's
- * /volumes, docs/e2b-wire.md §2.9).
+ * /volumes, docs/e2b-wire.md §2.6).
  *
  * A volume is an ext4 image of its size on the state disk, <state>/volumes/<id>/disk.img
  * (storage/disk-image.h: the same admission as sandbox disks, preallocated under overcommit 1,
