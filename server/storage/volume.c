@@ -195,6 +195,22 @@ static void table_remove(struct volume_store *st, struct volume *v)
 
 /* ---- open, settle, free ---- */
 
+static void remove_unrecorded(const char *state_dir, const char *id)
+{
+        char dir[4096], mnt[4096];
+        if (vol_path(state_dir, id, NULL, dir, sizeof(dir)) < 0 ||
+            volume_mount_path(state_dir, id, mnt, sizeof(mnt)) < 0)
+                return;
+        (void)volume_umount(mnt);
+        int r = rm_rf(dir);
+        if (r < 0)
+                log_warning_errno(r, "volume dir %s without a record: removing it: %m", dir);
+        else
+                log_info("volume dir %s without a record (an interrupted create or delete) "
+                         "removed",
+                         dir);
+}
+
 int volume_store_open(const char *state_dir, struct volume_store **ret)
 {
         struct volume_store *st = calloc(1, sizeof(*st));
@@ -218,6 +234,11 @@ int volume_store_open(const char *state_dir, struct volume_store **ret)
                         continue;
                 int r = volume_id_valid(de->d_name) ? record_load(state_dir, de->d_name, &info)
                                                     : -EINVAL;
+                if (r == -ENOENT) {
+                        /* no record: a create or a delete that a crash cut short */
+                        remove_unrecorded(state_dir, de->d_name);
+                        continue;
+                }
                 if (r >= 0 && (r = volume_mount_path(state_dir, info.id, mnt, sizeof(mnt))) >= 0)
                         r = table_add(st, &info, volume_is_mounted(mnt));
                 if (r < 0)

@@ -3,7 +3,7 @@
 // and across an sbxd restart, their quota, and the content API's path rules.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync, statfsSync } from 'node:fs'
+import { existsSync, readFileSync, statfsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startSbxd, realTemplates, fakeTemplate, REAL, TOP } from './sbxd.mjs'
@@ -219,9 +219,15 @@ test('volumes and their mounts survive an sbxd restart', async () => {
   await s.commands.run('echo before > /v/f')
   const id = s.sandboxId
 
+  // what a crash mid-create leaves: a volume dir without its record
+  const orphan = `${d.state}/volumes/11111111-1111-4111-8111-111111111111`
+  mkdirSync(`${orphan}/mnt`, { recursive: true })
+  writeFileSync(`${orphan}/disk.img`, 'x')
+
   const old = d
   await d.stop({ keep: true })
   d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: old })
+  assert.equal(existsSync(orphan), false)
   process.env.E2B_VOLUME_API_URL = d.url
   const again = await Sandbox.connect(id, opts())
   assert.equal((await again.commands.run('cat /v/f && echo after >> /v/f')).stdout, 'before\n')
