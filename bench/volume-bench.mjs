@@ -5,8 +5,8 @@
 //     else uses (sbxd attaches a loop device and mounts it first), and with one that another
 //     sandbox holds mounted (only the jailer's idmapped bind), client-side and server-side
 //     (sbxd's log);
-//   - the SDK's Volume file operations on a 1 KiB file with no sandbox using the volume (each
-//     request mounts and unmounts it) and with a sandbox holding it mounted;
+//   - the SDK's Volume file operations on a 1 KiB file with no sandbox using the volume (the
+//     first request mounts it, the mount then lingers 10 s) and with a sandbox holding it;
 //   - 64 MiB through writeFile / readFile, beside `cp` of 64 MiB on the host.
 // Prints figures; asserts nothing. Usage: node bench/volume-bench.mjs [N=20]
 import { spawnSync } from 'node:child_process'
@@ -61,7 +61,7 @@ try {
 
   // 3. file operations, 1 KiB, idle volume (mount per request) and held volume
   const small = randomBytes(1024)
-  for (const [label, v] of [['idle volume', lone], ['volume in use', shared]]) {
+  for (const [label, v] of [['no sandbox', lone], ['sandbox holds', shared]]) {
     const w = [], r = [], st = []
     for (let i = 0; i < N; i++) {
       w.push((await timed(() => v.writeFile(`/f${i}`, small, { force: true })))[0])
