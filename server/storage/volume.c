@@ -24,6 +24,7 @@
 struct volume {
         struct volume_info info;
         bool mounted;
+        bool creating;         /* its image is being made: the name is taken, nothing else */
         unsigned requests;     /* content requests in flight (info.users: sandboxes) */
         int64_t idle_since_ms; /* mounted with no user since (a lingering content request) */
 };
@@ -146,23 +147,26 @@ static int record_load(const char *state_dir, const char *id, struct volume_info
 
 /* ---- the table (under lock) ---- */
 
+/* A volume that exists (not one still being created). */
 static struct volume *find_id(struct volume_store *st, const char *id)
 {
         for (size_t i = 0; i < st->n; i++)
-                if (strcmp(st->v[i]->info.id, id) == 0)
+                if (!st->v[i]->creating && strcmp(st->v[i]->info.id, id) == 0)
                         return st->v[i];
         return NULL;
 }
 
-static struct volume *find_name(struct volume_store *st, const char *name)
+/* The same by name; with creating, one being created counts too (the name is taken). */
+static struct volume *find_name(struct volume_store *st, const char *name, bool creating)
 {
         for (size_t i = 0; i < st->n; i++)
-                if (strcmp(st->v[i]->info.name, name) == 0)
+                if ((creating || !st->v[i]->creating) && strcmp(st->v[i]->info.name, name) == 0)
                         return st->v[i];
         return NULL;
 }
 
-static int table_add(struct volume_store *st, const struct volume_info *info, bool mounted)
+static int table_add(struct volume_store *st, const struct volume_info *info, bool mounted,
+                     struct volume **ret)
 {
         if (st->n >= VOLUMES_MAX)
                 return -EDQUOT;
@@ -179,6 +183,8 @@ static int table_add(struct volume_store *st, const struct volume_info *info, bo
         memmove(&st->v[at + 1], &st->v[at], (st->n - at) * sizeof(st->v[0]));
         st->v[at] = v;
         st->n++;
+        if (ret)
+                *ret = v;
         return 0;
 }
 
@@ -240,7 +246,7 @@ int volume_store_open(const char *state_dir, struct volume_store **ret)
                         continue;
                 }
                 if (r >= 0 && (r = volume_mount_path(state_dir, info.id, mnt, sizeof(mnt))) >= 0)
-                        r = table_add(st, &info, volume_is_mounted(mnt));
+                        r = table_add(st, &info, volume_is_mounted(mnt), NULL);
                 if (r < 0)
                         log_warning_errno(r, "volume dir %s/%s: not loaded (%m); left as it is",
                                           base, de->d_name);
@@ -351,20 +357,24 @@ int volume_create(struct volume_store *st, const char *name, uint64_t size_mb,
         if (r < 0)
                 return r;
         snprintf(info.name, sizeof(info.name), "%s", name);
-        /* The lock spans the image's creation: a second create of the same name must see the
-         * first. mkfs of a sparse image takes tens of ms. */
+        /* The name is taken at once by an entry nothing else sees; the image is made outside
+         * the lock (mkfs and preallocation: ~100 ms) so mounts and lookups of other volumes
+         * never wait for it. */
+        struct volume *v = NULL;
         pthread_mutex_lock(&st->lock);
-        if (find_name(st, name))
+        if (find_name(st, name, true))
                 r = -EEXIST;
-        else if (st->n >= VOLUMES_MAX)
-                r = -EDQUOT;
+        else if ((r = table_add(st, &info, false, &v)) >= 0)
+                v->creating = true;
+        pthread_mutex_unlock(&st->lock);
+        if (r < 0)
+                return r;
+        r = make_volume(st, &info, pol, errmsg, errlen);
+        pthread_mutex_lock(&st->lock);
+        if (r < 0)
+                table_remove(st, v); /* only this call removes a creating entry */
         else
-                r = make_volume(st, &info, pol, errmsg, errlen);
-        if (r >= 0 && (r = table_add(st, &info, false)) < 0) {
-                char dir[4096];
-                if (vol_path(st->state_dir, info.id, NULL, dir, sizeof(dir)) >= 0)
-                        (void)rm_rf(dir);
-        }
+                v->creating = false;
         pthread_mutex_unlock(&st->lock);
         if (r >= 0)
                 *ret = info;
@@ -384,7 +394,7 @@ int volume_get(struct volume_store *st, const char *id, struct volume_info *ret)
 int volume_find_name(struct volume_store *st, const char *name, struct volume_info *ret)
 {
         pthread_mutex_lock(&st->lock);
-        struct volume *v = find_name(st, name);
+        struct volume *v = find_name(st, name, false);
         if (v)
                 *ret = v->info;
         pthread_mutex_unlock(&st->lock);
@@ -395,9 +405,10 @@ int volume_list(struct volume_store *st, struct volume_info **ret, size_t *ret_n
 {
         pthread_mutex_lock(&st->lock);
         struct volume_info *a = calloc(st->n + 1, sizeof(*a));
-        size_t n = st->n;
-        for (size_t i = 0; a && i < n; i++)
-                a[i] = st->v[i]->info;
+        size_t n = 0;
+        for (size_t i = 0; a && i < st->n; i++)
+                if (!st->v[i]->creating)
+                        a[n++] = st->v[i]->info;
         pthread_mutex_unlock(&st->lock);
         if (!a)
                 return -ENOMEM;

@@ -62,6 +62,14 @@ test('create, list, get and destroy; E2B errors for bad names, ids and sizes', a
   assert.equal(await Volume.destroy(v.volumeId, opts()), false)
   assert.equal(existsSync(`${d.state}/volumes/${v.volumeId}`), false)
   assert.deepEqual(await Volume.list(opts()), [])
+
+  // two creates of one name at once: one volume
+  const both = await Promise.all([1, 2].map(() =>
+    d.api('POST', '/volumes', { body: { name: 'race', sizeMB: 16 } })))
+  assert.deepEqual(both.map((x) => x.status).sort(), [201, 400])
+  const won = both.find((x) => x.status === 201).json
+  assert.deepEqual((await Volume.list(opts())).map((x) => x.volumeId), [won.volumeID])
+  assert.equal(await Volume.destroy(won.volumeID, opts()), true)
 })
 
 test('one volume shared by two sandboxes, kept after both are gone', async () => {
