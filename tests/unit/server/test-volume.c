@@ -142,6 +142,19 @@ static void test_fs(void)
         CHECK(access(p, F_OK) < 0);
         snprintf(p, sizeof(p), "%s/outside/planted", vol);
         CHECK(access(p, F_OK) == 0);
+        /* a dangling absolute link as the last component: the file is made inside */
+        snprintf(link, sizeof(link), "%s/dangle", vol);
+        snprintf(p, sizeof(p), "%s/outside/made-by-link", top);
+        CHECK(symlink(p, link) == 0);
+        char via[300];
+        snprintf(via, sizeof(via), "%s/outside", top);
+        CHECK_EQ_INT(volume_fs_mkdir(root, via, NULL, true, &e), 0); /* the link's dir, inside */
+        cJSON_Delete(e);
+        CHECK_EQ_INT(volume_fs_open_write(root, "/dangle", NULL, true, &fd), 0);
+        fd = safe_close(fd);
+        CHECK(access(p, F_OK) < 0);
+        snprintf(via, sizeof(via), "%s%s/outside/made-by-link", vol, top);
+        CHECK(access(via, F_OK) == 0);
         /* no force: an existing file is refused; a FIFO is never opened for writing */
         CHECK_EQ_INT(volume_fs_open_write(root, "/file", NULL, false, &fd), -EEXIST);
         CHECK_EQ_INT(volume_fs_open_write(root, "/fifo", NULL, true, &fd), -ENXIO);
@@ -166,9 +179,9 @@ static void test_fs(void)
 
         /* listing: depth, sorted, links not followed */
         CHECK_EQ_INT(volume_fs_list(root, "/", 1, &e), 0);
-        CHECK_EQ_INT(count_entries(e), 7); /* a fifo file outside root sec up */
+        CHECK_EQ_INT(count_entries(e), 9); /* a dangle fifo file outside root sec tmp up */
         CHECK_EQ_INT(volume_fs_list(root, "/", 3, &e), 0);
-        CHECK_EQ_INT(count_entries(e), 9); /* and a/b, outside/planted */
+        CHECK_EQ_INT(count_entries(e), 13); /* a/b, outside/planted, tmp/<top>/outside */
         CHECK_EQ_INT(volume_fs_list(root, "/file", 1, &e), -ENOTDIR);
 
         /* update through a link changes what it points to inside the volume only */
