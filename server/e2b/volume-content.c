@@ -67,7 +67,10 @@ static int reply_fs_error(struct request *req, int r, const char *path)
         case EISDIR:
                 return http_reply_error(req, -EINVAL, NULL, "path '%s' is a directory", path);
         case EINVAL:
-                return http_reply_error(req, r, NULL, "path '%s' is not a regular file", path);
+        case ENXIO: /* a FIFO without a reader, a socket */
+        case ENODEV:
+                return http_reply_error(req, -EINVAL, NULL, "path '%s' is not a regular file",
+                                        path);
         case ERANGE:
                 return http_reply_error(req, r, NULL, "more than %d entries to list",
                                         VOLUME_FS_LIST_MAX);

@@ -222,6 +222,7 @@ test('Volume file operations without a sandbox, kept inside the volume', async (
         await assert.rejects(v.readFile(p), (e) => e instanceof VolumePathNotFoundError, p)
       }
       await assert.rejects(v.readFile('/fifo'), /400: path '\/fifo' is not a regular file/)
+      await assert.rejects(v.writeFile('/fifo', 'x', { force: true }), /400: path '\/fifo' is not a regular file/)
       // a write through an absolute symlink lands inside the volume, as the sandbox sees it
       await v.writeFile('/root/etc/planted', 'x', { force: true })
       assert.equal(existsSync('/etc/planted'), false)
