@@ -115,26 +115,6 @@ test('one volume shared by two sandboxes, kept after both are gone', async () =>
   assert.equal(await Volume.destroy(v.volumeId, opts()), true)
 })
 
-test('a sandbox paused to disk keeps its volume and gets it back when it resumes', async () => {
-  const { Sandbox, Volume } = e2b
-  const v = await smallVolume('paused')
-  const s = await Sandbox.create('base', { ...opts(), volumeMounts: { '/v': v } })
-  try {
-    await s.commands.run('echo one > /v/f')
-    let r = await d.api('POST', `/sandboxes/${s.sandboxId}/pause`, { body: { memory: false } })
-    assert.equal(r.status, 204, r.text)
-    // persisted: no processes, but the volume stays held
-    await assert.rejects(Volume.destroy(v.volumeId, opts()), /409/)
-    assert.equal(await v.readFile('/f'), 'one\n')
-    const again = await Sandbox.connect(s.sandboxId, opts())
-    assert.equal((await again.commands.run('cat /v/f; echo two >> /v/f; cat /v/f')).stdout,
-      'one\none\ntwo\n')
-  } finally {
-    await s.kill()
-  }
-  assert.equal(await Volume.destroy(v.volumeId, opts()), true)
-})
-
 test('volumeMounts refused in E2B\'s shape: unknown volume, bad or reused paths', async () => {
   const v = await smallVolume('m1')
   try {
@@ -298,4 +278,37 @@ test('volumes and sandbox disks share one admission of the state disk (507)', as
   } finally {
     await a.stop()
   }
+})
+
+// Last: the fork leaves snapshot layers that sbxd's garbage collection removes at its next start,
+// which would slow the restart above past the harness's patience.
+test('a sandbox paused to disk keeps its volume and gets it back when it resumes', async () => {
+  const { Sandbox, Volume } = e2b
+  const v = await smallVolume('paused')
+  const s = await Sandbox.create('base', { ...opts(), volumeMounts: { '/v': v } })
+  try {
+    await s.commands.run('echo one > /v/f')
+    let r = await d.api('POST', `/sandboxes/${s.sandboxId}/pause`, { body: { memory: false } })
+    assert.equal(r.status, 204, r.text)
+    // persisted: no processes, but the volume stays held
+    await assert.rejects(Volume.destroy(v.volumeId, opts()), /409/)
+    assert.equal(await v.readFile('/f'), 'one\n')
+    const again = await Sandbox.connect(s.sandboxId, opts())
+    assert.equal((await again.commands.run('cat /v/f; echo two >> /v/f; cat /v/f')).stdout,
+      'one\none\ntwo\n')
+    // a fork mounts the same volume, not a copy of it
+    r = await d.api('POST', `/sandboxes/${s.sandboxId}/fork`, { body: { count: 1 } })
+    assert.equal(r.status, 201, r.text)
+    const fork = await Sandbox.connect(r.json[0].sandbox.sandboxID, opts())
+    try {
+      assert.deepEqual((await fork.getInfo()).volumeMounts, [{ name: 'paused', path: '/v' }])
+      await fork.commands.run('echo from-fork >> /v/f')
+      assert.equal((await again.commands.run('tail -n 1 /v/f')).stdout, 'from-fork\n')
+    } finally {
+      await fork.kill()
+    }
+  } finally {
+    await s.kill()
+  }
+  assert.equal(await Volume.destroy(v.volumeId, opts()), true)
 })
