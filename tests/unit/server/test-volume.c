@@ -5,6 +5,7 @@
  * a directory is expected. Nothing outside the directory may be read, written or removed. */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,10 +208,78 @@ static void test_fs(void)
         CHECK_EQ_INT(rm_rf(top), 0);
 }
 
+/* C23 race: a sandbox swapping a directory for a symlink to the host while sbxd reads through
+ * it. Every read gets the volume's file or an error, never the host's. */
+static volatile int racing;
+static char race_vol[128], race_host[128];
+
+static void *swapper(void *arg)
+{
+        char dir[200], tmp[200];
+        snprintf(dir, sizeof(dir), "%s/d", race_vol);
+        snprintf(tmp, sizeof(tmp), "%s/d.link", race_vol);
+        while (racing) {
+                /* d: a real dir holding "f" (inside) <-> a link to the host dir (outside) */
+                (void)unlink(tmp);
+                if (symlink(race_host, tmp) == 0)
+                        (void)renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE);
+        }
+        return arg;
+}
+
+static void test_race(void)
+{
+        char top2[64] = "/tmp/sbx-test-volrace.XXXXXX", p[256];
+        if (!mkdtemp(top2)) {
+                CHECK(0);
+                return;
+        }
+        snprintf(race_vol, sizeof(race_vol), "%s/vol", top2);
+        snprintf(race_host, sizeof(race_host), "%s/host", top2);
+        CHECK(mkdir(race_vol, 0755) == 0 && mkdir(race_host, 0755) == 0);
+        snprintf(p, sizeof(p), "%s/f", race_host);
+        touch(p, "HOST");
+        snprintf(p, sizeof(p), "%s/d", race_vol);
+        CHECK(mkdir(p, 0755) == 0);
+        snprintf(p, sizeof(p), "%s/d/f", race_vol);
+        touch(p, "vol!");
+        int root = -1;
+        CHECK_EQ_INT(volume_fs_open_root(race_vol, &root), 0);
+        pthread_t t;
+        racing = 1;
+        CHECK(pthread_create(&t, NULL, swapper, NULL) == 0);
+        int inside = 0, leaked = 0, refused = 0;
+        for (int i = 0; i < 20000; i++) {
+                int fd;
+                uint64_t size;
+                if (volume_fs_open_read(root, "/d/f", &fd, &size) < 0) {
+                        refused++;
+                        continue;
+                }
+                char buf[8] = "";
+                ssize_t n = read(fd, buf, sizeof(buf) - 1);
+                close(fd);
+                if (n == 4 && memcmp(buf, "HOST", 4) == 0)
+                        leaked++;
+                else if (n == 4)
+                        inside++;
+        }
+        racing = 0;
+        pthread_join(t, NULL);
+        CHECK_EQ_INT(leaked, 0);
+        /* the race really ran both ways: the link was there at times, the dir at others */
+        CHECK(inside > 0 && refused > 0);
+        if (getenv("SBX_TEST_VERBOSE"))
+                fprintf(stderr, "race: %d inside, %d refused\n", inside, refused);
+        close(root);
+        CHECK_EQ_INT(rm_rf(top2), 0);
+}
+
 int main(void)
 {
         test_names();
         test_clean();
         test_fs();
+        test_race();
         return unit_finish("test-volume");
 }
