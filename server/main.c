@@ -16,6 +16,7 @@
 #include "core/server-config.h"
 #include "lifecycle/adopt.h"
 #include "storage/disk-image.h"
+#include "storage/volume.h"
 #include "fd-util.h"
 #include "front/front.h"
 #include "http/http.h"
@@ -50,6 +51,7 @@ static void announce(const struct sbxd_config *cfg, const struct keys *keys, uns
         snprintf(url, sizeof(url), "http://%s%s%s:%u\n", lb, host, rb, port);
         printf("export E2B_API_URL=%s", url);
         printf("export E2B_SANDBOX_URL=%s", url);
+        printf("export E2B_VOLUME_API_URL=%s", url); /* Volume file operations */
         printf("export E2B_API_KEY=%s\n", keys->key[0]);
         fflush(stdout);
         /* For the sbx CLI on this machine (cli/README.md): the URL beside the keys. */
@@ -159,6 +161,8 @@ int main(int argc, char **argv)
 
         r = registry_new(&srv.registry);
         if (r >= 0)
+                r = volume_store_open(cfg.state_dir, &srv.volumes);
+        if (r >= 0)
                 r = lifecycle_timer_start(&srv);
         if (r >= 0)
                 r = monitor_start(&srv);
@@ -166,6 +170,7 @@ int main(int argc, char **argv)
                 r = adopt_sandboxes(&srv);
                 if (r > 0)
                         log_info("adopted %d sandbox(es) from an earlier run", r);
+                volume_store_settle(srv.volumes); /* mounts no adopted sandbox uses */
         }
         if (r >= 0) {
                 int g = layer_store_gc(cfg.state_dir, 1);
@@ -210,6 +215,7 @@ int main(int argc, char **argv)
         lifecycle_timer_stop(&srv);
         save_all(&srv);
         registry_free(srv.registry);
+        volume_store_free(srv.volumes); /* mounts in use stay with their sandboxes */
         char url_path[4096];
         snprintf(url_path, sizeof(url_path), "%s/" SBXD_URL_FILE, cfg.state_dir);
         (void)unlink(url_path); /* nobody listens there any more */
@@ -227,6 +233,7 @@ fail:
                 lifecycle_timer_stop(&srv);
                 registry_free(srv.registry);
         }
+        volume_store_free(srv.volumes);
         state_dir_release(cfg.state_dir);
         config_done(&cfg);
         return 1;

@@ -218,7 +218,35 @@ void create_params_done(struct create_params *p)
 {
         cJSON_Delete(p->metadata);
         cJSON_Delete(p->env_vars);
-        p->metadata = p->env_vars = NULL;
+        cJSON_Delete(p->volume_mounts);
+        p->metadata = p->env_vars = p->volume_mounts = NULL;
+}
+
+/* volumeMounts: absent, null or [] = none; else at most SANDBOX_MAX_VOLUME_MOUNTS objects
+ * with string name and path (what they name is checked at create). */
+static int validate_volume_mounts(const cJSON *body, cJSON **ret, const char **ret_msg)
+{
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(body, "volumeMounts"), *e;
+        if (!a || cJSON_IsNull(a))
+                return 0;
+        int n = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : -1;
+        bool ok = n >= 0 && n <= SANDBOX_MAX_VOLUME_MOUNTS;
+        const cJSON *list = ok ? a : NULL;
+        cJSON_ArrayForEach(e, list)
+        {
+                const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+                const cJSON *path = cJSON_GetObjectItemCaseSensitive(e, "path");
+                ok = ok && cJSON_IsObject(e) && cJSON_IsString(name) && cJSON_IsString(path);
+        }
+        if (!ok) {
+                *ret_msg = "volumeMounts must be an array of at most 16 objects {\"name\": "
+                           "string, \"path\": string}";
+                return -EINVAL;
+        }
+        if (n == 0)
+                return 0;
+        *ret = cJSON_Duplicate(a, 1);
+        return *ret ? 0 : -ENOMEM;
 }
 
 /* Optional integer member in [min, max]; absent/null leaves *ret alone. */
@@ -305,6 +333,8 @@ int validate_create(const cJSON *body, struct create_params *ret, const char **r
                 r = validate_string_map(body, "metadata", &p.metadata, ret_msg);
         if (r >= 0)
                 r = validate_string_map(body, "envVars", &p.env_vars, ret_msg);
+        if (r >= 0)
+                r = validate_volume_mounts(body, &p.volume_mounts, ret_msg);
         if (r < 0) {
                 create_params_done(&p);
                 return r;

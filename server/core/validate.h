@@ -50,7 +50,12 @@ struct create_params {
         bool pause_drops_memory; /* autoPauseMemory false: onTimeout pause keeps files only */
         /* sbx extension: per-sandbox sizes; 0 = the template's */
         unsigned cpu_count, memory_mb, disk_mb;
+        /* volumeMounts: owned array of {name, path} strings (checked against the volumes and
+         * the mount rules by lifecycle/create.c), NULL when none */
+        cJSON *volume_mounts;
 };
+
+#define SANDBOX_MAX_VOLUME_MOUNTS 16 /* = SBX_JAIL_VOLUMES_MAX */
 
 #define SANDBOX_MAX_CPU       64
 #define SANDBOX_MIN_MEMORY_MB 64

@@ -388,6 +388,7 @@ int snapshot_fork(struct server *srv, struct sandbox *s, unsigned count, int64_t
         snprintf(p.template_id, sizeof(p.template_id), "%s", id);
         p.metadata = s->metadata;
         p.env_vars = s->env_vars;
+        p.volume_mounts = s->volume_mounts; /* the forks mount the parent's volumes (E2B's too) */
         for (unsigned i = 0; i < count && arr; i++) {
                 char err[512];
                 struct sandbox *c = NULL;

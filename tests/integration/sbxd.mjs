@@ -73,7 +73,7 @@ export async function startSbxd({ jailer, agent, prepare, reuse, args: extra = [
   }
   const port = Number(readFileSync(portFile, 'utf8').trim())
   const url = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 100 && stdout.split('\n').length < 4; i++) await sleep(10)
+  for (let i = 0; i < 100 && stdout.split('\n').length < 5; i++) await sleep(10)
   const key = readFileSync(join(state, 'keys'), 'utf8').split('\n')[0]
 
   async function api(method, path, { body, key: k = key, headers = {}, raw = false } = {}) {

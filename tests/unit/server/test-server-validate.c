@@ -102,6 +102,33 @@ static void test_create(void)
         CHECK(cJSON_IsObject(p.metadata) && cJSON_IsObject(p.env_vars));
         create_params_done(&p);
 
+        /* volumeMounts: types here, names and paths at create (lifecycle/volume-mounts.c) */
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"volumeMounts\":[{\"name\":\"v\","
+                               "\"path\":\"/d\"}]}",
+                               &p),
+                     0);
+        CHECK(cJSON_GetArraySize(p.volume_mounts) == 1);
+        create_params_done(&p);
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"volumeMounts\":[]}", &p), 0);
+        CHECK(p.volume_mounts == NULL);
+        create_params_done(&p);
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"volumeMounts\":null}", &p), 0);
+        create_params_done(&p);
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"volumeMounts\":{}}", &p), -EINVAL);
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"volumeMounts\":[{\"name\":\"v\"}]}", &p),
+                     -EINVAL);
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"volumeMounts\":[{\"name\":1,"
+                               "\"path\":\"/d\"}]}",
+                               &p),
+                     -EINVAL);
+        char many[2048];
+        size_t n = (size_t)sprintf(many, "{\"templateID\":\"base\",\"volumeMounts\":[");
+        for (int i = 0; i <= SANDBOX_MAX_VOLUME_MOUNTS; i++)
+                n += (size_t)sprintf(many + n, "%s{\"name\":\"v\",\"path\":\"/d%d\"}", i ? "," : "",
+                                     i);
+        strcpy(many + n, "]}");
+        CHECK_EQ_INT(create_of(many, &p), -EINVAL);
+
         CHECK_EQ_INT(create_of("{}", &p), -EINVAL);
         CHECK_EQ_INT(create_of("{\"templateID\":\"../../etc\"}", &p), -EINVAL);
         CHECK_EQ_INT(create_of("{\"templateID\":5}", &p), -EINVAL);
