@@ -5,92 +5,15 @@
 // (E2B_API_URL) for the SDK parts and a private one (fake jailer) for the bound.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
-import net from 'node:net'
 import { join } from 'node:path'
 import { Sandbox } from 'e2b'
 import { startSbxd, fakeTemplate, FIXTURES, sleep } from './sbxd.mjs'
+import { raw, trickle, flood, statusOf, bodyOf, PARTIAL_HEAD, SLOW_BODY } from './flood-lib.mjs'
 
 const URL_ = process.env.E2B_API_URL
 const KEY = process.env.E2B_API_KEY
 const skip = URL_ ? false : 'needs the sbxd of scripts/test-node.sh (E2B_API_URL)'
 const target = () => { const u = new URL(URL_); return { host: u.hostname, port: Number(u.port) } }
-
-// One raw exchange: what came back until the server closed (or `wait` ms passed).
-function raw(addr, data, { wait = 10_000 } = {}) {
-  return new Promise((resolve) => {
-    const s = net.connect(addr)
-    let out = ''
-    const t0 = Date.now()
-    const done = (closed) => { clearTimeout(timer); s.destroy(); resolve({ out, closed, ms: Date.now() - t0 }) }
-    const timer = setTimeout(() => done(false), wait)
-    s.on('connect', () => s.write(data))
-    s.on('data', (d) => { out += d })
-    s.on('end', () => done(true))
-    s.on('error', () => done(true))
-  })
-}
-const statusOf = (out) => Number((/^HTTP\/1\.1 (\d{3})/.exec(out) || [])[1])
-const bodyOf = (out) => JSON.parse(out.slice(out.indexOf('\r\n\r\n') + 4))
-
-// A connection that sends part of a request and then one byte every `every` ms; resolves
-// when the server closes it (or after `wait` ms) with what came back.
-function trickle(addr, start, { every = 1000, wait = 30_000 } = {}) {
-  return new Promise((resolve) => {
-    const s = net.connect(addr)
-    let out = ''
-    const t0 = Date.now()
-    const iv = setInterval(() => s.write('a'), every)
-    const done = (closed) => {
-      clearInterval(iv); clearTimeout(timer); s.destroy()
-      resolve({ out, closed, ms: Date.now() - t0 })
-    }
-    const timer = setTimeout(() => done(false), wait)
-    s.on('connect', () => s.write(start))
-    s.on('data', (d) => { out += d })
-    s.on('end', () => done(true))
-    s.on('error', () => done(true))
-  })
-}
-
-const PARTIAL_HEAD = 'GET /v2/sandboxes HTTP/1.1\r\nHost: x\r\nX-Slow: '
-const SLOW_BODY = 'POST /sandboxes HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
-  'Content-Length: 100000\r\n\r\n{'
-
-// n connections kept open (one closed is opened again after a second): a third idle (nothing
-// sent), a third trickling a request head, a third trickling a body after a whole head.
-function flood(addr, n) {
-  const socks = new Set()
-  let stopped = false
-  let opened = 0
-  const open = (kind) => {
-    if (stopped) return
-    const s = net.connect(addr)
-    s.kind = kind
-    opened++
-    s.on('connect', () => {
-      s.up = true
-      if (kind === 1) s.write(PARTIAL_HEAD)
-      if (kind === 2) s.write(SLOW_BODY)
-    })
-    s.on('data', () => {})
-    s.on('error', () => {})
-    s.on('close', () => { socks.delete(s); if (!stopped) setTimeout(() => open(kind), 1000) })
-    socks.add(s)
-  }
-  const iv = setInterval(() => { for (const s of socks) if (s.up && s.kind && s.writable) s.write('a') }, 2000)
-  return {
-    async start() {
-      for (let i = 0; i < n; i++) {
-        open(i % 3)
-        if (i % 200 === 199) await sleep(50)
-      }
-      for (let i = 0; i < 100 && [...socks].filter((s) => s.up).length < n * 0.95; i++) await sleep(100)
-    },
-    open: () => [...socks].filter((s) => s.up).length,
-    opened: () => opened,
-    stop() { stopped = true; clearInterval(iv); for (const s of socks) s.destroy() },
-  }
-}
 
 let own
 after(async () => { await own?.stop() })
