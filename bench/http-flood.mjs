@@ -69,6 +69,7 @@ try {
   const mixed = flood(addr, N)
   await mixed.start()
   await sleep(6000) // past the deadlines: connections are being cut and opened again
+  for (let i = 0; i < 50 && mixed.open() < N * 0.95; i++) await sleep(100)
   console.log(`${mixed.open()} slow/idle connections open (${mixed.opened()} opened so far): ${status()}`)
   await createRun(`${N} slow/idle connections`)
   console.log(`  still open: ${mixed.open()} (${mixed.opened()} opened in all)`)

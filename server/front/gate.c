@@ -20,6 +20,8 @@
 #define STALE_HANDED_MS 10000 /* handed to MHD and never started: MHD dropped it */
 #define SWEEP_MS        250
 #define ACCEPT_PAUSE_MS 100
+#define CUT_MARGIN      64   /* connections cut, not yet closed, beyond max_active */
+#define SLOW_MIN_MS     1000 /* a body is judged slow for eviction after this long */
 
 /* Where a connection is. PENDING and LINGER are the gate thread's own; HANDED onwards are
  * shared with libmicrohttpd's threads (under g->lock; the fields they write are atomics). */
@@ -65,6 +67,7 @@ struct gate {
         struct gate_conn **by_fd;
         unsigned n_fds;
         struct list active;
+        unsigned n_cut;          /* active ones the gate shut down, their threads not yet gone */
         struct gate_stats stats; /* counters: __atomic */
 };
 
@@ -116,7 +119,7 @@ unsigned gate_raise_nofile(void)
 
 unsigned gate_mhd_connection_limit(const struct gate *g)
 {
-        return g->max_active + 64; /* never reached: the gate refuses first */
+        return g->max_active + CUT_MARGIN; /* never reached: the gate refuses first */
 }
 
 /* ---- the gate's own answers ---- */
@@ -193,6 +196,8 @@ static void answer(struct gate *g, struct gate_conn *c, unsigned status, const c
 
 /* ---- pending connections ---- */
 
+static bool admit(struct gate *g, int64_t now);
+
 static void hand_over(struct gate *g, struct gate_conn *c)
 {
         (void)epoll_ctl(g->epfd, EPOLL_CTL_DEL, c->fd, NULL);
@@ -248,7 +253,7 @@ static void on_pending_input(struct gate *g, struct gate_conn *c, uint32_t event
                 return;
         }
         pthread_mutex_lock(&g->lock);
-        bool full = g->active.n >= g->max_active;
+        bool full = !admit(g, now_ms());
         pthread_mutex_unlock(&g->lock);
         if (full) {
                 count(g, &g->stats.refused_busy);
@@ -347,7 +352,64 @@ static void cut(struct gate *g, struct gate_conn *c, unsigned status, const char
                 send_answer(c->fd, status, message, false);
         (void)shutdown(c->fd, SHUT_RDWR);
         c->cut = true;
+        g->n_cut++;
         count(g, counter);
+}
+
+/* A request body's time waiting for the client, and whether that is past its allowance
+ * (grace + GATE_BODY_MIN_RATE); *ret_slow: below the minimum rate so far, grace or not. */
+static bool body_too_slow(const struct gate_conn *c, int64_t now, bool *ret_slow)
+{
+        int64_t mark = __atomic_load_n(&c->t_mark, __ATOMIC_RELAXED);
+        int64_t waited = __atomic_load_n(&c->wait_ms, __ATOMIC_RELAXED) + (now - mark);
+        uint64_t bytes = __atomic_load_n(&c->body_bytes, __ATOMIC_RELAXED);
+        *ret_slow = waited >= SLOW_MIN_MS && bytes * 1000 < (uint64_t)waited * GATE_BODY_MIN_RATE;
+        return now - mark > GATE_BODY_STALL_MS ||
+               waited > GATE_BODY_GRACE_MS + (int64_t)(bytes * 1000 / GATE_BODY_MIN_RATE);
+}
+
+/* Whether one more connection may go to libmicrohttpd (under g->lock). At the bound, an idle
+ * keep-alive connection (the longest idle) is closed to make room, else a body still in its
+ * grace but already below the minimum rate (the slowest): a flood of whole heads with
+ * trickled bodies cannot hold every slot for the grace period. Cut connections count until
+ * their thread is gone, within the MHD limit's margin. */
+static bool admit(struct gate *g, int64_t now)
+{
+        if (g->active.n >= g->max_active + CUT_MARGIN)
+                return false;
+        if (g->active.n - g->n_cut < g->max_active)
+                return true;
+        struct gate_conn *idle = NULL, *slow = NULL;
+        int64_t idle_since = 0;
+        double slow_rate = 0;
+        for (struct gate_conn *c = g->active.head; c; c = c->next) {
+                if (c->cut || __atomic_load_n(&c->in_handler, __ATOMIC_RELAXED))
+                        continue;
+                int st = __atomic_load_n(&c->state, __ATOMIC_RELAXED);
+                int64_t t = __atomic_load_n(&c->t_state, __ATOMIC_RELAXED);
+                bool is_slow = false;
+                if (st == GATE_IDLE && (!idle || t < idle_since)) {
+                        idle = c;
+                        idle_since = t;
+                } else if (st == GATE_BODY && !idle) {
+                        (void)body_too_slow(c, now, &is_slow);
+                        int64_t waited = __atomic_load_n(&c->wait_ms, __ATOMIC_RELAXED) +
+                                         (now - __atomic_load_n(&c->t_mark, __ATOMIC_RELAXED));
+                        double rate = (double)__atomic_load_n(&c->body_bytes, __ATOMIC_RELAXED) /
+                                      (double)(waited > 0 ? waited : 1);
+                        if (is_slow && (!slow || rate < slow_rate)) {
+                                slow = c;
+                                slow_rate = rate;
+                        }
+                }
+        }
+        if (idle)
+                cut(g, idle, 0, NULL, &g->stats.cut_idle);
+        else if (slow)
+                cut(g, slow, 408, "request body too slow", &g->stats.cut_body);
+        else
+                return false;
+        return g->active.n - g->n_cut < g->max_active;
 }
 
 static void watch_active(struct gate *g, int64_t now)
@@ -375,13 +437,8 @@ static void watch_active(struct gate *g, int64_t now)
                 } else if (st == GATE_HEAD && since > GATE_HEAD_MS) {
                         cut(g, c, 408, "request head not complete in time", &g->stats.cut_head);
                 } else if (st == GATE_BODY) {
-                        int64_t mark = __atomic_load_n(&c->t_mark, __ATOMIC_RELAXED);
-                        int64_t waited =
-                            __atomic_load_n(&c->wait_ms, __ATOMIC_RELAXED) + (now - mark);
-                        uint64_t bytes = __atomic_load_n(&c->body_bytes, __ATOMIC_RELAXED);
-                        int64_t allowed =
-                            GATE_BODY_GRACE_MS + (int64_t)(bytes * 1000 / GATE_BODY_MIN_RATE);
-                        if (now - mark > GATE_BODY_STALL_MS || waited > allowed)
+                        bool slow;
+                        if (body_too_slow(c, now, &slow))
                                 cut(g, c, 408, "request body too slow", &g->stats.cut_body);
                 }
         }
@@ -589,6 +646,8 @@ void gate_notify_connection(void *cls, struct MHD_Connection *conn, void **socke
                 if ((unsigned)c->fd < g->n_fds && g->by_fd[c->fd] == c)
                         g->by_fd[c->fd] = NULL;
                 list_del(&g->active, c);
+                if (c->cut)
+                        g->n_cut--;
                 pthread_mutex_unlock(&g->lock);
                 free(c);
                 *socket_context = NULL;

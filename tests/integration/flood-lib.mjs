@@ -21,14 +21,14 @@ export function raw(addr, data, { wait = 10_000 } = {}) {
 export const statusOf = (out) => Number((/^HTTP\/1\.1 (\d{3})/.exec(out) || [])[1])
 export const bodyOf = (out) => JSON.parse(out.slice(out.indexOf('\r\n\r\n') + 4))
 
-// A connection that sends part of a request and then one byte every `every` ms; resolves
+// A connection that sends part of a request and then `chunk` every `every` ms; resolves
 // when the server closes it (or after `wait` ms) with what came back.
-export function trickle(addr, start, { every = 1000, wait = 30_000 } = {}) {
+export function trickle(addr, start, { every = 1000, wait = 30_000, chunk = 'a' } = {}) {
   return new Promise((resolve) => {
     const s = net.connect(addr)
     let out = ''
     const t0 = Date.now()
-    const iv = setInterval(() => s.write('a'), every)
+    const iv = setInterval(() => s.write(chunk), every)
     const done = (closed) => {
       clearInterval(iv); clearTimeout(timer); s.destroy()
       resolve({ out, closed, ms: Date.now() - t0 })

@@ -76,6 +76,7 @@ test('with 2,000 slow or idle connections open, a new SDK client creates and run
   try {
     await f.start()
     await sleep(6000) // past the gate's deadlines: the flood is being cut and opened again
+    for (let i = 0; i < 50 && f.open() < 1900; i++) await sleep(100)
     const before = f.open()
     const t0 = performance.now()
     sbx = await Sandbox.create({ requestTimeoutMs: 30_000 })
@@ -84,7 +85,7 @@ test('with 2,000 slow or idle connections open, a new SDK client creates and run
     console.log(`# create + echo with ${before} slow/idle connections open (${f.open()} after, ` +
       `${f.opened()} opened in all): ${ms.toFixed(0)} ms`)
     assert.equal(r.stdout, 'hi\n')
-    assert.ok(before >= 1500, `only ${before} flood connections were open`)
+    assert.ok(before >= 1900, `only ${before} flood connections were open`)
   } finally {
     f.stop()
     await sbx?.kill().catch(() => {})
@@ -106,19 +107,34 @@ test('a command silent for longer than the idle timeout completes; idle connecti
   }
 })
 
-test('past --max-connections a request is answered 503 and closed', async () => {
+test('past --max-connections: slow bodies make room, busy ones get a 503 and a close', async () => {
   own = await startSbxd({ jailer: join(FIXTURES, 'fake-jailer.py'), agent: '/bin/true',
     prepare: (s) => fakeTemplate(s), args: ['--max-connections', '8'] })
   const addr = { host: '127.0.0.1', port: own.port }
-  const holders = []
-  for (let i = 0; i < 8; i++) holders.push(trickle(addr, SLOW_BODY, { every: 300, wait: 20_000 }))
-  await sleep(1000)
-  const r = await raw(addr, `GET /v2/sandboxes HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${own.key}\r\n\r\n`)
-  assert.equal(statusOf(r.out), 503, r.out)
-  assert.match(r.out, /\r\nRetry-After: 1\r\n/i)
-  assert.equal(bodyOf(r.out).code, 503)
-  assert.ok(r.closed, 'connection closed')
-  await Promise.all(holders) // cut by the body rule in the meantime
-  const ok = await own.api('GET', '/v2/sandboxes')
-  assert.equal(ok.status, 200)
+  const get = `GET /v2/sandboxes HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${own.key}\r\nConnection: close\r\n\r\n`
+
+  // 8 bodies below the minimum rate hold every slot: the next request closes the slowest
+  const slow = []
+  for (let i = 0; i < 8; i++) slow.push(trickle(addr, SLOW_BODY, { every: 300, wait: 4000 }))
+  await sleep(1500)
+  const r1 = await raw(addr, get)
+  assert.equal(statusOf(r1.out), 200, r1.out)
+  const cut = (await Promise.all(slow)).filter((t) => t.closed && t.ms < 4000)
+  assert.ok(cut.length >= 1, 'a slow body was cut to make room')
+  assert.equal(statusOf(cut[0].out), 408, cut[0].out)
+
+  // 8 bodies at 8 KiB/s (above the minimum rate, 10 MB announced) are real work: 503
+  const body = 'POST /sandboxes HTTP/1.1\r\nHost: x\r\nContent-Length: 10000000\r\n\r\n'
+  const busy = []
+  for (let i = 0; i < 8; i++) busy.push(trickle(addr, body, { every: 250, wait: 4000, chunk: 'x'.repeat(2048) }))
+  await sleep(1500)
+  const r2 = await raw(addr, get)
+  assert.equal(statusOf(r2.out), 503, r2.out)
+  assert.match(r2.out, /\r\nRetry-After: 1\r\n/i)
+  assert.equal(bodyOf(r2.out).code, 503)
+  assert.ok(r2.closed, 'connection closed')
+  const held = await Promise.all(busy)
+  assert.ok(held.every((t) => !t.closed), 'the busy bodies were not cut')
+  await sleep(500)
+  assert.equal((await own.api('GET', '/v2/sandboxes')).status, 200)
 })
