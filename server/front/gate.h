@@ -15,8 +15,9 @@
  *     oldest waiting one (a real client sends its head in milliseconds, so a flood of slow
  *     connections cannot lock it out);
  *   - at most `max_active` connections are in libmicrohttpd (threads; sbxd's
- *     --max-connections, default 1024); a head arriving
- *     past that is answered 503 with Retry-After and closed;
+ *     --max-connections, default 1024); a head arriving at that bound first makes room (the
+ *     longest-idle keep-alive connection is closed, else the slowest body already below
+ *     GATE_BODY_MIN_RATE), and without any is answered 503 with Retry-After and closed;
  *   - the same thread watches the connections in libmicrohttpd (their state is set by
  *     front.c through gate_conn_*()): idle after a response for GATE_IDLE_MS (GATE_BUSY_IDLE_MS
  *     when more than 3/4 of max_active are in use), a later head not complete within
