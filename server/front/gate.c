@@ -59,7 +59,7 @@ struct gate {
         size_t n_listen;
         int epfd, stop_fd;
         pthread_t thread;
-        bool started, accepting;
+        bool started, accepting, quiesced;
         int64_t accept_resume; /* out of fds: accept again at this time */
         unsigned max_pending, max_active;
         struct list pending, linger; /* gate thread only */
@@ -594,8 +594,9 @@ static void stop_thread(struct gate *g)
 
 void gate_quiesce(struct gate *g)
 {
-        if (!g)
+        if (!g || g->quiesced)
                 return;
+        g->quiesced = true;
         stop_thread(g);
         for (size_t i = 0; i < g->n_listen; i++)
                 g->listen_fd[i] = safe_close(g->listen_fd[i]);
