@@ -69,12 +69,13 @@ export function flood(addr, n, { kinds = [0, 1, 2] } = {}) {
   }
   const iv = setInterval(() => { for (const s of socks) if (s.up && s.kind && s.writable) s.write('a') }, 2000)
   return {
-    async start() {
+    // open all n; settle: then wait (up to 10 s) until 95% are connected
+    async start({ settle = true } = {}) {
       for (let i = 0; i < n; i++) {
         open(kinds[i % kinds.length])
         if (i % 200 === 199) await sleep(50)
       }
-      for (let i = 0; i < 100 && [...socks].filter((s) => s.up).length < n * 0.95; i++) await sleep(100)
+      for (let i = 0; settle && i < 100 && [...socks].filter((s) => s.up).length < n * 0.95; i++) await sleep(100)
     },
     open: () => [...socks].filter((s) => s.up).length,
     opened: () => opened,

@@ -107,11 +107,39 @@ test('a command silent for longer than the idle timeout completes; idle connecti
   }
 })
 
-test('past --max-connections: slow bodies make room, busy ones get a 503 and a close', async () => {
+// A private sbxd: 1024 fds (so at most 256 connections wait for their head) and 8 requests
+// in progress.
+let ownAddr
+let get
+async function ownSbxd() {
+  if (own) return
   own = await startSbxd({ jailer: join(FIXTURES, 'fake-jailer.py'), agent: '/bin/true',
-    prepare: (s) => fakeTemplate(s), args: ['--max-connections', '8'] })
-  const addr = { host: '127.0.0.1', port: own.port }
-  const get = `GET /v2/sandboxes HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${own.key}\r\nConnection: close\r\n\r\n`
+    prepare: (s) => fakeTemplate(s), args: ['--max-connections', '8'],
+    wrap: ['prlimit', '--nofile=1024:1024'] })
+  ownAddr = { host: '127.0.0.1', port: own.port }
+  get = `GET /v2/sandboxes HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${own.key}\r\nConnection: close\r\n\r\n`
+}
+
+test('past the waiting bound the oldest waiting connection goes, not the new one', async () => {
+  await ownSbxd()
+  assert.match(own.stderr(), /at most 256 waiting/)
+  const f = flood(ownAddr, 600, { kinds: [0, 1] })
+  try {
+    await f.start({ settle: false })
+    await sleep(1500)
+    const r = await raw(ownAddr, get)
+    console.log(`# with ${f.open()} idle/slow connections held (${f.opened()} opened): ${r.ms} ms`)
+    assert.equal(statusOf(r.out), 200, r.out)
+    // 600 opened against 256 places: the oldest were closed well before their 5 s deadline
+    assert.ok(f.opened() > 600, `${f.opened()} opened: none was evicted`)
+  } finally {
+    f.stop()
+  }
+})
+
+test('past --max-connections: slow bodies make room, busy ones get a 503 and a close', async () => {
+  await ownSbxd()
+  const addr = ownAddr
 
   // 8 bodies below the minimum rate hold every slot: the next request closes the slowest
   const slow = []
