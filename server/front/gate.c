@@ -20,8 +20,9 @@
 #define STALE_HANDED_MS 10000 /* handed to MHD and never started: MHD dropped it */
 #define SWEEP_MS        250
 #define ACCEPT_PAUSE_MS 100
-#define CUT_MARGIN      64   /* connections cut, not yet closed, beyond max_active */
-#define SLOW_MIN_MS     1000 /* a body is judged slow for eviction after this long */
+#define CUT_MARGIN      64           /* connections cut, not yet closed, beyond max_active */
+#define SLOW_MIN_MS     1000         /* a body is judged slow for eviction after this long */
+#define DRAIN_MAX       (256 * 1024) /* input dropped per call after the gate's answer */
 
 /* Where a connection is. PENDING and LINGER are the gate thread's own; HANDED onwards are
  * shared with libmicrohttpd's threads (under g->lock; the fields they write are atomics). */
@@ -29,6 +30,7 @@ enum {
         C_PENDING = 100, /* waiting for its head, in the pending FIFO */
         C_LINGER,        /* answered by the gate: draining input before the close */
         C_HANDED,        /* given to MHD_add_connection, not yet started */
+        C_DEAD,          /* closed by the gate; freed after the epoll batch that may name it */
 };
 
 struct gate_conn {
@@ -62,8 +64,8 @@ struct gate {
         bool started, accepting, quiesced;
         int64_t accept_resume; /* out of fds: accept again at this time */
         unsigned max_pending, max_active;
-        struct list pending, linger; /* gate thread only */
-        pthread_mutex_t lock;        /* by_fd, active, the stats' counts */
+        struct list pending, linger, dead; /* gate thread only */
+        pthread_mutex_t lock;              /* by_fd, active, the stats' counts */
         struct gate_conn **by_fd;
         unsigned n_fds;
         struct list active;
@@ -164,7 +166,8 @@ static void by_fd_set(struct gate *g, int fd, struct gate_conn *c)
                 g->by_fd[fd] = c;
 }
 
-/* A pending or lingering connection: closed and freed (gate thread). */
+/* A pending or lingering connection: closed (gate thread). Freed by free_dead(), after the
+ * epoll batch in progress, which may still hold an event naming it. */
 static void drop(struct gate *g, struct gate_conn *c)
 {
         list_del(c->state == C_LINGER ? &g->linger : &g->pending, c);
@@ -174,7 +177,32 @@ static void drop(struct gate *g, struct gate_conn *c)
         pthread_mutex_unlock(&g->lock);
         (void)epoll_ctl(g->epfd, EPOLL_CTL_DEL, c->fd, NULL);
         close(c->fd);
-        free(c);
+        c->fd = -EBADF;
+        c->state = C_DEAD;
+        list_add(&g->dead, c);
+}
+
+static void free_dead(struct gate *g)
+{
+        while (g->dead.head) {
+                struct gate_conn *c = g->dead.head;
+                list_del(&g->dead, c);
+                free(c);
+        }
+}
+
+/* Read and drop what the client sent, at most DRAIN_MAX bytes per call (a fast sender must
+ * not hold the gate's thread). Returns 0 at the end of its input or on an error, else > 0. */
+static ssize_t drain_input(int fd)
+{
+        static char sink[4096];
+        ssize_t n = 1;
+        for (size_t total = 0; total < DRAIN_MAX; total += (size_t)n) {
+                n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+                if (n <= 0)
+                        return n < 0 && (errno == EAGAIN || errno == EINTR) ? 1 : 0;
+        }
+        return 1;
 }
 
 /* Answer and close without losing the answer: what the client sent is read and dropped
@@ -183,9 +211,7 @@ static void drop(struct gate *g, struct gate_conn *c)
 static void answer(struct gate *g, struct gate_conn *c, unsigned status, const char *message,
                    bool retry_after)
 {
-        static char sink[4096];
-        while (recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
-                ;
+        (void)drain_input(c->fd);
         send_answer(c->fd, status, message, retry_after);
         (void)shutdown(c->fd, SHUT_WR);
         list_del(&g->pending, c);
@@ -465,11 +491,7 @@ static void sweep(struct gate *g)
 
 static void on_linger_input(struct gate *g, struct gate_conn *c)
 {
-        static char sink[4096];
-        ssize_t n;
-        while ((n = recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT)) > 0)
-                ;
-        if (n == 0 || (errno != EAGAIN && errno != EINTR))
+        if (drain_input(c->fd) == 0)
                 drop(g, c);
 }
 
@@ -491,12 +513,14 @@ static void *gate_thread(void *arg)
                         struct gate_conn *c = p;
                         if (c->state == C_LINGER)
                                 on_linger_input(g, c);
-                        else
+                        else if (c->state == C_PENDING)
                                 on_pending_input(g, c, evs[i].events);
                 }
+                free_dead(g);
                 int64_t now = now_ms();
                 if (now - last_sweep >= SWEEP_MS / 2) {
                         sweep(g);
+                        free_dead(g);
                         last_sweep = now;
                 }
         }
@@ -613,6 +637,7 @@ void gate_quiesce(struct gate *g)
                 drop(g, g->pending.head);
         while (g->linger.head)
                 drop(g, g->linger.head);
+        free_dead(g);
 }
 
 void gate_free(struct gate *g)
