@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "core/stats.h"
 #include "http/framing.h"
 #include "log.h"
 #include "macros.h"
@@ -65,12 +66,11 @@ struct gate {
         int64_t accept_resume; /* out of fds: accept again at this time */
         unsigned max_pending, max_active;
         struct list pending, linger, dead; /* gate thread only */
-        pthread_mutex_t lock;              /* by_fd, active, the stats' counts */
+        pthread_mutex_t lock;              /* by_fd, active, n_cut */
         struct gate_conn **by_fd;
         unsigned n_fds;
         struct list active;
-        unsigned n_cut;          /* active ones the gate shut down, their threads not yet gone */
-        struct gate_stats stats; /* counters: __atomic */
+        unsigned n_cut; /* active ones the gate shut down, their threads not yet gone */
 };
 
 static void list_add(struct list *l, struct gate_conn *c)
@@ -97,12 +97,6 @@ static void list_del(struct list *l, struct gate_conn *c)
                 l->tail = c->prev;
         c->prev = c->next = NULL;
         l->n--;
-}
-
-static void count(struct gate *g, uint64_t *counter)
-{
-        (void)g;
-        __atomic_add_fetch(counter, 1, __ATOMIC_RELAXED);
 }
 
 unsigned gate_raise_nofile(void)
@@ -233,7 +227,7 @@ static void hand_over(struct gate *g, struct gate_conn *c)
         __atomic_store_n(&c->t_state, now_ms(), __ATOMIC_RELAXED);
         list_add(&g->active, c);
         pthread_mutex_unlock(&g->lock);
-        count(g, &g->stats.handed);
+        stats_count_conn(STATS_CONN_HANDED);
         /* From here the socket is libmicrohttpd's; c may be freed by its threads at once. */
         int fd = c->fd;
         struct sockaddr_storage addr = c->addr;
@@ -264,7 +258,7 @@ static void on_pending_input(struct gate *g, struct gate_conn *c, uint32_t event
         size_t hl = http_head_length(head, (size_t)n);
         if (hl == 0) {
                 if ((size_t)n >= sizeof(head)) {
-                        count(g, &g->stats.refused_framing);
+                        stats_count_conn(STATS_CONN_REFUSED_FRAMING);
                         answer(g, c, 431, "request head larger than 32768 bytes", false);
                 } else if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
                         drop(g, c); /* the client stopped sending: no head will come */
@@ -274,7 +268,7 @@ static void on_pending_input(struct gate *g, struct gate_conn *c, uint32_t event
         const char *msg = NULL;
         unsigned st = http_framing_check_head(head, hl, &msg);
         if (st != 0) {
-                count(g, &g->stats.refused_framing);
+                stats_count_conn(STATS_CONN_REFUSED_FRAMING);
                 answer(g, c, st, msg, false);
                 return;
         }
@@ -282,7 +276,7 @@ static void on_pending_input(struct gate *g, struct gate_conn *c, uint32_t event
         bool full = !admit(g, now_ms());
         pthread_mutex_unlock(&g->lock);
         if (full) {
-                count(g, &g->stats.refused_busy);
+                stats_count_conn(STATS_CONN_REFUSED_BUSY);
                 answer(g, c, 503, "server busy: too many requests in progress, retry", true);
                 return;
         }
@@ -310,7 +304,7 @@ static bool evict_oldest(struct gate *g)
         if (!c)
                 return false;
         if (c->state == C_PENDING)
-                count(g, &g->stats.evicted);
+                stats_count_conn(STATS_CONN_EVICTED);
         drop(g, c);
         return true;
 }
@@ -331,7 +325,7 @@ static void on_accept(struct gate *g, int lfd)
                         }
                         return; /* EAGAIN, or the client gave up (ECONNABORTED) */
                 }
-                count(g, &g->stats.accepted);
+                stats_count_conn(STATS_CONN_ACCEPTED);
                 if ((unsigned)fd >= g->n_fds) {
                         close(fd);
                         continue;
@@ -372,14 +366,14 @@ static void on_accept(struct gate *g, int lfd)
  * open: libmicrohttpd closes it only after the CLOSED notification). Its own thread sees the
  * end of input and closes it. */
 static void cut(struct gate *g, struct gate_conn *c, unsigned status, const char *message,
-                uint64_t *counter)
+                enum stats_conn reason)
 {
         if (status)
                 send_answer(c->fd, status, message, false);
         (void)shutdown(c->fd, SHUT_RDWR);
         c->cut = true;
         g->n_cut++;
-        count(g, counter);
+        stats_count_conn(reason);
 }
 
 /* A request body's time waiting for the client, and whether that is past its allowance
@@ -430,9 +424,9 @@ static bool admit(struct gate *g, int64_t now)
                 }
         }
         if (idle)
-                cut(g, idle, 0, NULL, &g->stats.cut_idle);
+                cut(g, idle, 0, NULL, STATS_CONN_CUT_IDLE);
         else if (slow)
-                cut(g, slow, 408, "request body too slow", &g->stats.cut_body);
+                cut(g, slow, 408, "request body too slow", STATS_CONN_CUT_BODY);
         else
                 return false;
         return g->active.n - g->n_cut < g->max_active;
@@ -441,6 +435,7 @@ static bool admit(struct gate *g, int64_t now)
 static void watch_active(struct gate *g, int64_t now)
 {
         pthread_mutex_lock(&g->lock);
+        stats_set_connections(g->pending.n, g->active.n - g->n_cut);
         int64_t idle_ms = g->active.n > g->max_active / 4 * 3 ? GATE_BUSY_IDLE_MS : GATE_IDLE_MS;
         struct gate_conn *next;
         for (struct gate_conn *c = g->active.head; c; c = next) {
@@ -459,13 +454,13 @@ static void watch_active(struct gate *g, int64_t now)
                 if (c->cut || __atomic_load_n(&c->in_handler, __ATOMIC_RELAXED))
                         continue;
                 if (st == GATE_IDLE && since > idle_ms) {
-                        cut(g, c, 0, NULL, &g->stats.cut_idle);
+                        cut(g, c, 0, NULL, STATS_CONN_CUT_IDLE);
                 } else if (st == GATE_HEAD && since > GATE_HEAD_MS) {
-                        cut(g, c, 408, "request head not complete in time", &g->stats.cut_head);
+                        cut(g, c, 408, "request head not complete in time", STATS_CONN_CUT_HEAD);
                 } else if (st == GATE_BODY) {
                         bool slow;
                         if (body_too_slow(c, now, &slow))
-                                cut(g, c, 408, "request body too slow", &g->stats.cut_body);
+                                cut(g, c, 408, "request body too slow", STATS_CONN_CUT_BODY);
                 }
         }
         pthread_mutex_unlock(&g->lock);
@@ -476,7 +471,7 @@ static void sweep(struct gate *g)
         int64_t now = now_ms();
         while (g->pending.head && now - g->pending.head->t_state > GATE_HEAD_MS) {
                 struct gate_conn *c = g->pending.head;
-                count(g, &g->stats.head_timeouts);
+                stats_count_conn(STATS_CONN_LATE_HEAD);
                 if (c->got_bytes)
                         answer(g, c, 408, "request head not complete in time", false);
                 else
@@ -625,14 +620,12 @@ void gate_quiesce(struct gate *g)
         for (size_t i = 0; i < g->n_listen; i++)
                 g->listen_fd[i] = safe_close(g->listen_fd[i]);
         g->n_listen = 0;
-        const struct gate_stats *s = &g->stats;
+#define N(e) (unsigned long long)stats_conn(STATS_CONN_##e)
         log_info("gate: %llu accepted, %llu handed over; refused: %llu framing, %llu busy (503); "
                  "closed: %llu evicted, %llu late heads; cut: %llu idle, %llu heads, %llu bodies",
-                 (unsigned long long)s->accepted, (unsigned long long)s->handed,
-                 (unsigned long long)s->refused_framing, (unsigned long long)s->refused_busy,
-                 (unsigned long long)s->evicted, (unsigned long long)s->head_timeouts,
-                 (unsigned long long)s->cut_idle, (unsigned long long)s->cut_head,
-                 (unsigned long long)s->cut_body);
+                 N(ACCEPTED), N(HANDED), N(REFUSED_FRAMING), N(REFUSED_BUSY), N(EVICTED),
+                 N(LATE_HEAD), N(CUT_IDLE), N(CUT_HEAD), N(CUT_BODY));
+#undef N
         while (g->pending.head)
                 drop(g, g->pending.head);
         while (g->linger.head)

@@ -57,12 +57,6 @@ enum gate_state {
         GATE_IDLE,     /* between requests (keep-alive) */
 };
 
-/* Counters since start (__atomic), logged when the gate stops accepting. */
-struct gate_stats {
-        uint64_t accepted, handed, evicted, head_timeouts, refused_busy, refused_framing, cut_idle,
-            cut_head, cut_body;
-};
-
 /* Raise RLIMIT_NOFILE's soft limit to the hard one; returns the soft limit now in force. */
 unsigned gate_raise_nofile(void);
 

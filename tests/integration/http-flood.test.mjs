@@ -165,4 +165,11 @@ test('past --max-connections: slow bodies make room, busy ones get a 503 and a c
   assert.ok(held.every((t) => !t.closed), 'the busy bodies were not cut')
   await sleep(500)
   assert.equal((await own.api('GET', '/v2/sandboxes')).status, 200)
+  // what the front door did, on /metrics
+  const m = (await own.api('GET', '/metrics')).text
+  const v = (name) => Number((new RegExp(`^${name.replace(/[{}]/g, '\\$&')} (\\d+)$`, 'm').exec(m) || [])[1])
+  assert.ok(v('sbx_http_connections_refused_total{reason="busy"}') >= 1, m)
+  assert.ok(v('sbx_http_connections_closed_total{reason="slow_body"}') >= 1, m)
+  assert.ok(v('sbx_http_connections_closed_total{reason="evicted"}') >= 1, m)
+  assert.ok(v('sbx_http_connections_accepted_total') > 600, m)
 })
