@@ -34,9 +34,11 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#define GATE_HEAD_MS       5000  /* accept (or the end of the last response) → whole head */
-#define GATE_HEAD_MAX      32768 /* request line + headers, bytes; past it: 431 */
-#define GATE_IDLE_MS       5000  /* keep-alive idle after a response (Keep-Alive: timeout=5) */
+#define GATE_HEAD_MS  5000  /* accept (or the end of the last response) → whole head */
+#define GATE_HEAD_MAX 32768 /* request line + headers, bytes; past it: 431 */
+/* keep-alive idle after a response: responses say Keep-Alive: timeout=5, so clients stop
+ * reusing the connection before (httpx's own expiry is 5 s) */
+#define GATE_IDLE_MS       6000
 #define GATE_BUSY_IDLE_MS  1000  /* the same past 3/4 of max_active */
 #define GATE_BODY_GRACE_MS 5000  /* a body's first seconds, free */
 #define GATE_BODY_MIN_RATE 1024  /* then at least this many bytes/s on average */

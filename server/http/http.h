@@ -31,7 +31,7 @@
 #define HTTP_STALL_TIMEOUT_S  120
 #define HTTP_CONN_MEMORY      (512 * 1024)
 #define HTTP_THREAD_STACK     (1024 * 1024) /* per connection thread (glibc's default: 8 MiB) */
-#define HTTP_KEEPALIVE_HINT   "timeout=5"   /* Keep-Alive header: GATE_IDLE_MS */
+#define HTTP_KEEPALIVE_HINT   "timeout=5"   /* Keep-Alive header: a second under GATE_IDLE_MS */
 #define HTTP_MAX_CONTROL_BODY (1024 * 1024)
 /* An oversized or refused body is read and dropped up to this much, then the connection is
  * cut. */

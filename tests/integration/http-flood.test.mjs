@@ -106,7 +106,7 @@ test('a command silent for longer than the idle timeout completes; idle connecti
     const r = await sbx.commands.run('sleep 8; echo done', { timeoutMs: 60_000 })
     assert.equal(r.stdout, 'done\n')
     assert.ok(Date.now() - t0 >= 8000)
-    await sleep(6500) // past the 5 s keep-alive idle: the server closed the client's connections
+    await sleep(7000) // past the 6 s keep-alive idle: the server closed the client's connections
     assert.equal((await sbx.commands.run('echo again')).stdout, 'again\n')
     assert.equal(await sbx.isRunning(), true)
   } finally {
