@@ -34,7 +34,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#define GATE_HEAD_MS  5000  /* accept (or the end of the last response) → whole head */
+#define GATE_HEAD_MS  5000  /* accept (a later request: its request line) → whole head */
 #define GATE_HEAD_MAX 32768 /* request line + headers, bytes; past it: 431 */
 /* keep-alive idle after a response: responses say Keep-Alive: timeout=5, so clients stop
  * reusing the connection before (httpx's own expiry is 5 s) */
