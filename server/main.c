@@ -65,14 +65,9 @@ static void announce(const struct sbxd_config *cfg, const struct keys *keys, uns
 
 /* Graceful stop: no new connections, in-flight requests get up to DRAIN_MS to finish. */
 #define DRAIN_MS 10000
-static void drain(struct server *srv, struct MHD_Daemon *d)
+static void drain(struct server *srv, struct front *f)
 {
-        MHD_socket fd = MHD_quiesce_daemon(d);
-        if (fd == MHD_INVALID_SOCKET) {
-                log_warning("cannot stop accepting: closing connections now");
-                return;
-        }
-        close(fd);
+        front_quiesce(f);
         for (int waited = 0; waited < DRAIN_MS; waited += 20) {
                 /* requests, not connections: idle keep-alive connections are just closed */
                 if (__atomic_load_n(&srv->requests_inflight, __ATOMIC_RELAXED) == 0)
@@ -109,7 +104,7 @@ int main(int argc, char **argv)
                              .monitor_epoll = -EBADF,
                              .monitor_wake = -EBADF,
                              .monitor_sigchld = -EBADF};
-        struct MHD_Daemon *d = NULL;
+        struct front *d = NULL;
         uint16_t port;
         sigset_t mask;
         int r, sig;
@@ -187,7 +182,7 @@ int main(int argc, char **argv)
                 log_error_errno(r, "starting: %m");
                 goto fail;
         }
-        r = http_start(&srv, &d, &port);
+        r = front_start(&srv, &d, &port);
         if (r < 0) {
                 log_error_errno(r, "cannot listen on %s: %m", cfg.listen);
                 goto fail;
@@ -206,7 +201,7 @@ int main(int argc, char **argv)
         log_info("signal %d: stopping (sandboxes keep running)", sig);
         drain(&srv, d);
         agent_req_shutdown();
-        MHD_stop_daemon(d);
+        front_stop(d);
         pool_stop(srv.pool); /* warm sandboxes are nobody's: torn down */
         srv.pool = NULL;
         sampler_stop(&srv);
@@ -224,8 +219,7 @@ int main(int argc, char **argv)
         return 0;
 
 fail:
-        if (d)
-                MHD_stop_daemon(d);
+        front_stop(d);
         pool_stop(srv.pool);
         sampler_stop(&srv);
         monitor_stop(&srv);

@@ -51,7 +51,9 @@ static const char usage[] =
     "  --total-pids N            task limit of all sandboxes together (default 3/4 of the\n"
     "                            kernel's pid_max and threads-max)\n"
     "  --cgroup-parent NAME      the cgroup of all sandboxes, in each hierarchy (default sbx;\n"
-    "                            another name for each further sbxd on one host)\n";
+    "                            another name for each further sbxd on one host)\n"
+    "  --max-connections N       HTTP requests in progress, a thread each (default 1024; a\n"
+    "                            request past it is answered 503)\n";
 
 int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, socklen_t *ret_len,
                         char **ret_host)
@@ -181,6 +183,7 @@ void config_done(struct sbxd_config *c)
 #define OPT_TOTAL_PIDS      1017
 #define OPT_CREATE_WAIT     1018
 #define OPT_CGROUP_PARENT   1019
+#define OPT_MAX_CONNECTIONS 1020
 
 /* A positive decimal number up to max into *ret. */
 static int parse_u64(const char *name, const char *arg, uint64_t max, uint64_t *ret)
@@ -237,12 +240,14 @@ static int parse_count(int opt, const char *arg, struct sbxd_config *c)
 {
         char *end;
         unsigned long v = strtoul(arg, &end, 10);
-        unsigned long max = opt == 1000                ? 64
-                            : opt == 1004              ? 30 * 86400
-                            : opt == OPT_DELETE_PAUSED ? 3650UL * 86400
-                            : opt == OPT_CREATE_WAIT   ? 3600
-                                                       : 100000;
-        if (!*arg || *end || v > max || ((opt == 1002 || opt == 1003) && v == 0)) {
+        unsigned long max = opt == 1000                  ? 64
+                            : opt == 1004                ? 30 * 86400
+                            : opt == OPT_DELETE_PAUSED   ? 3650UL * 86400
+                            : opt == OPT_CREATE_WAIT     ? 3600
+                            : opt == OPT_MAX_CONNECTIONS ? SBXD_MAX_CONNECTIONS_MAX
+                                                         : 100000;
+        if (!*arg || *end || v > max ||
+            ((opt == 1002 || opt == 1003 || opt == OPT_MAX_CONNECTIONS) && v == 0)) {
                 fprintf(stderr, "sbxd: bad value '%s' (0..%lu)\n", arg, max);
                 return -EINVAL;
         }
@@ -256,6 +261,8 @@ static int parse_count(int opt, const char *arg, struct sbxd_config *c)
                 c->persist_paused_after_s = (unsigned)v;
         else if (opt == OPT_CREATE_WAIT)
                 c->create_wait_s = (unsigned)v;
+        else if (opt == OPT_MAX_CONNECTIONS)
+                c->max_connections = (unsigned)v;
         else
                 c->delete_paused_after_s = (unsigned)v;
         return 0;
@@ -286,6 +293,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"total-pids", required_argument, NULL, OPT_TOTAL_PIDS},
             {"create-wait", required_argument, NULL, OPT_CREATE_WAIT},
             {"cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT},
+            {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
             {},
         };
         const char *listen = SBXD_DEFAULT_LISTEN, *state = SBXD_DEFAULT_STATE_DIR;
@@ -294,6 +302,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                                 .max_sandboxes = SBXD_DEFAULT_MAX_SANDBOXES,
                                 .max_creates = SBXD_DEFAULT_MAX_CREATES,
                                 .create_wait_s = SBXD_DEFAULT_CREATE_WAIT_S,
+                                .max_connections = SBXD_DEFAULT_MAX_CONNECTIONS,
                                 .disk_overcommit = 1.0};
         const char *pool_templates = SBXD_DEFAULT_POOL_TEMPLATES;
         const char *cgroup_parent = "sbx";
@@ -325,6 +334,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                 case 1004:
                 case OPT_DELETE_PAUSED:
                 case OPT_CREATE_WAIT:
+                case OPT_MAX_CONNECTIONS:
                         if (parse_count(o, optarg, &c) < 0)
                                 return -EINVAL;
                         break;

@@ -214,6 +214,52 @@ int validate_string_map(const cJSON *body, const char *field, cJSON **ret, const
         return 0;
 }
 
+/* cJSON ends a string at a NUL, raw or escaped ("\u0000"), so {"A\u0000B":"x"} would be read
+ * as the key "A": refused instead of being read as something else. */
+int validate_no_nul(const char *text, size_t len, const char **ret_msg)
+{
+        bool in_str = false;
+        bool nul = memchr(text, 0, len) != NULL;
+        for (size_t i = 0; i < len && !nul; i++) {
+                if (!in_str) {
+                        in_str = text[i] == '"';
+                        continue;
+                }
+                if (text[i] == '"') {
+                        in_str = false;
+                } else if (text[i] == '\\' && i + 1 < len) {
+                        if (text[i + 1] == 'u' && i + 5 < len &&
+                            strncmp(text + i + 2, "0000", 4) == 0)
+                                nul = true;
+                        i++; /* the escaped character, '"' and '\\' included */
+                }
+        }
+        if (!nul)
+                return 0;
+        *ret_msg = "strings may not hold a NUL character";
+        return -EINVAL;
+}
+
+int validate_env_map(const cJSON *body, const char *field, cJSON **ret, const char **ret_msg)
+{
+        _cleanup_json_ cJSON *m = NULL;
+        int r = validate_string_map(body, field, &m, ret_msg);
+        if (r < 0)
+                return r;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, m)
+        {
+                if (strchr(e->string, '=')) {
+                        static __thread char msg[128];
+                        snprintf(msg, sizeof(msg), "%s keys may not contain '='", field);
+                        *ret_msg = msg;
+                        return -EINVAL;
+                }
+        }
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
 void create_params_done(struct create_params *p)
 {
         cJSON_Delete(p->metadata);
@@ -309,10 +355,13 @@ static int lifecycle_fields(const cJSON *body, struct create_params *p, const ch
         return r;
 }
 
-int validate_create(const cJSON *body, struct create_params *ret, const char **ret_msg)
+int validate_create(const cJSON *body, const char *text, size_t len, struct create_params *ret,
+                    const char **ret_msg)
 {
         struct create_params p = {};
-        int r;
+        int r = validate_no_nul(text, len, ret_msg);
+        if (r < 0)
+                return r;
 
         const cJSON *t = body ? cJSON_GetObjectItemCaseSensitive(body, "templateID") : NULL;
         if (!cJSON_IsString(t) || !t->valuestring[0]) {
@@ -332,7 +381,7 @@ int validate_create(const cJSON *body, struct create_params *ret, const char **r
         if (r >= 0)
                 r = validate_string_map(body, "metadata", &p.metadata, ret_msg);
         if (r >= 0)
-                r = validate_string_map(body, "envVars", &p.env_vars, ret_msg);
+                r = validate_env_map(body, "envVars", &p.env_vars, ret_msg);
         if (r >= 0)
                 r = validate_volume_mounts(body, &p.volume_mounts, ret_msg);
         if (r < 0) {

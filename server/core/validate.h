@@ -41,6 +41,13 @@ int validate_timeout(const cJSON *body, int64_t def, int64_t *ret, const char **
  * *ret is a detached copy (caller owns) or NULL. */
 int validate_string_map(const cJSON *body, const char *field, cJSON **ret, const char **ret_msg);
 
+/* The same for environment variables: a key may not hold '=' either. */
+int validate_env_map(const cJSON *body, const char *field, cJSON **ret, const char **ret_msg);
+
+/* A JSON text (len bytes) whose strings hold no NUL, raw or as the escape \u0000 (cJSON would
+ * cut the string there). */
+int validate_no_nul(const char *text, size_t len, const char **ret_msg);
+
 struct create_params {
         char template_id[TEMPLATE_NAME_MAX + 1];
         int64_t timeout_s;
@@ -68,7 +75,9 @@ struct create_params {
  * for anything else (a date alone, a missing offset, month 13, Feb 30, second 60). */
 int validate_rfc3339_us(const char *s, int64_t *ret_us);
 
-/* v1 (POST /sandboxes) and v2 (POST /v2/sandboxes) create bodies. v1 defaults the timeout to
- * 300 s too: the spec's 15 s is never used by an SDK, which always send one. */
-int validate_create(const cJSON *body, struct create_params *ret, const char **ret_msg);
+/* v1 (POST /sandboxes) and v2 (POST /v2/sandboxes) create bodies: body parsed from text (len
+ * bytes, checked with validate_no_nul). v1 defaults the timeout to 300 s too: the spec's 15 s
+ * is never used by an SDK, which always send one. */
+int validate_create(const cJSON *body, const char *text, size_t len, struct create_params *ret,
+                    const char **ret_msg);
 void create_params_done(struct create_params *p);
