@@ -123,6 +123,11 @@ struct sbx_jail_spec *sbx_jail_spec_free(struct sbx_jail_spec *s)
                 free(s->binds[i].target);
         }
         free(s->binds);
+        for (size_t i = 0; i < s->n_volumes; i++) {
+                free(s->volumes[i].source);
+                free(s->volumes[i].target);
+        }
+        free(s->volumes);
         free(s->agent);
         free(s->cgroup);
         free(s->disk_image);
@@ -149,8 +154,13 @@ bool sbx_jail_spec_equal(const struct sbx_jail_spec *a, const struct sbx_jail_sp
             a->memory_bytes != b->memory_bytes || a->pids_max != b->pids_max ||
             a->cpu_quota_us != b->cpu_quota_us || a->cpu_period_us != b->cpu_period_us ||
             a->disk_bytes != b->disk_bytes || a->upper_on_host != b->upper_on_host ||
-            a->n_layers != b->n_layers || a->n_binds != b->n_binds || a->n_env != b->n_env)
+            a->n_layers != b->n_layers || a->n_binds != b->n_binds ||
+            a->n_volumes != b->n_volumes || a->n_env != b->n_env)
                 return false;
+        for (size_t i = 0; i < a->n_volumes; i++)
+                if (!str_eq(a->volumes[i].source, b->volumes[i].source) ||
+                    !str_eq(a->volumes[i].target, b->volumes[i].target))
+                        return false;
         for (size_t i = 0; i < a->n_layers; i++)
                 if (!str_eq(a->layers[i], b->layers[i]))
                         return false;
@@ -208,6 +218,20 @@ static int encode_lists(cJSON *o, const struct sbx_jail_spec *s)
                         return r;
                 if (!cJSON_AddBoolToObject(b, "readonly", s->binds[i].readonly))
                         return -ENOMEM;
+        }
+        cJSON *vols = cJSON_AddArrayToObject(o, "volumes");
+        if (!vols)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_volumes; i++) {
+                cJSON *v = cJSON_CreateObject();
+                if (!v)
+                        return -ENOMEM;
+                cJSON_AddItemToArray(vols, v); /* vols owns v from here on */
+                int r = add_string(v, "source", s->volumes[i].source);
+                if (r >= 0)
+                        r = add_string(v, "target", s->volumes[i].target);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -384,6 +408,35 @@ static int decode_binds(const cJSON *o, struct sbx_jail_spec *s, const char **ms
         return 0;
 }
 
+static int decode_volumes(const cJSON *o, struct sbx_jail_spec *s, const char **msg)
+{
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "volumes");
+        if (!a || cJSON_IsNull(a))
+                return 0;
+        int n = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : -1;
+        if (n < 0 || n > SBX_JAIL_VOLUMES_MAX) {
+                *msg = "volumes must be an array of at most 16 objects";
+                return -EINVAL;
+        }
+        s->volumes = calloc((size_t)n + 1, sizeof(struct sbx_jail_volume));
+        if (!s->volumes)
+                return -ENOMEM;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, a)
+        {
+                struct sbx_jail_volume *v = &s->volumes[s->n_volumes];
+                if (!cJSON_IsObject(e)) {
+                        *msg = "volumes: each volume is {source, target}";
+                        return -EINVAL;
+                }
+                s->n_volumes++; /* owns what follows from here on */
+                int r = get_string(e, "source", &v->source, msg);
+                if (r < 0 || (r = get_string(e, "target", &v->target, msg)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int decode_env(const cJSON *o, struct sbx_jail_spec *s, const char **msg)
 {
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "env");
@@ -460,7 +513,8 @@ static int decode_object(const cJSON *o, struct sbx_jail_spec *s, const char **m
             (r = get_string(o, "agent", &s->agent, msg)) < 0 ||
             (r = get_string(o, "cgroup", &s->cgroup, msg)) < 0 ||
             (r = decode_layers(o, s, msg)) < 0 || (r = decode_binds(o, s, msg)) < 0 ||
-            (r = decode_env(o, s, msg)) < 0 || (r = decode_limits(o, s, msg)) < 0)
+            (r = decode_volumes(o, s, msg)) < 0 || (r = decode_env(o, s, msg)) < 0 ||
+            (r = decode_limits(o, s, msg)) < 0)
                 return r;
         return 0;
 }
@@ -565,8 +619,39 @@ static int validate_names(const struct sbx_jail_spec *s, const char **msg)
         return 0;
 }
 
+/* Two volumes on one target would hide the first; a volume on a bind's target likewise. */
+static int validate_volumes(const struct sbx_jail_spec *s, const char **msg)
+{
+        if (s->n_volumes > SBX_JAIL_VOLUMES_MAX) {
+                *msg = "volumes must be an array of at most 16 objects";
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < s->n_volumes; i++) {
+                int r = check_path("source", s->volumes[i].source, msg);
+                if (r < 0)
+                        return r;
+                const char *t = s->volumes[i].target;
+                if (!sbx_jail_bind_target_valid(t)) {
+                        *msg = "volumes: target must be an absolute normalised path, not /, "
+                               "/proc, /dev, /sys or /.sbx";
+                        return -EINVAL;
+                }
+                bool dup = false;
+                for (size_t j = 0; j < i; j++)
+                        dup = dup || strcmp(s->volumes[j].target, t) == 0;
+                for (size_t j = 0; j < s->n_binds; j++)
+                        dup = dup || strcmp(s->binds[j].target, t) == 0;
+                if (dup) {
+                        *msg = "volumes: each target once, and not a bind's target";
+                        return -EINVAL;
+                }
+        }
+        return 0;
+}
+
 static int validate_lists(const struct sbx_jail_spec *s, const char **msg)
 {
+        int r;
         if (s->n_layers < 1 || s->n_layers > SBX_JAIL_LAYERS_MAX) {
                 *msg = "layers must be an array of 1..64 paths";
                 return -EINVAL;
@@ -581,7 +666,7 @@ static int validate_lists(const struct sbx_jail_spec *s, const char **msg)
                 return -EINVAL;
         }
         for (size_t i = 0; i < s->n_binds; i++) {
-                int r = check_path("source", s->binds[i].source, msg);
+                r = check_path("source", s->binds[i].source, msg);
                 if (r < 0)
                         return r;
                 if (!sbx_jail_bind_target_valid(s->binds[i].target)) {
@@ -590,6 +675,8 @@ static int validate_lists(const struct sbx_jail_spec *s, const char **msg)
                         return -EINVAL;
                 }
         }
+        if ((r = validate_volumes(s, msg)) < 0)
+                return r;
         if (s->n_env > SBX_JAIL_ENV_MAX) {
                 *msg = "env must be an object of at most 256 strings";
                 return -EINVAL;

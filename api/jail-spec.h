@@ -22,6 +22,7 @@
 #define SBX_JAIL_CGROUP_DEPTH    8             /* its components */
 #define SBX_JAIL_LAYERS_MAX      64
 #define SBX_JAIL_BINDS_MAX       32
+#define SBX_JAIL_VOLUMES_MAX     16
 #define SBX_JAIL_ENV_MAX         256
 #define SBX_JAIL_ENV_NAME_MAX    255
 #define SBX_JAIL_ENV_VALUE_MAX   (32 * 1024)
@@ -47,6 +48,14 @@ struct sbx_jail_bind {
         bool readonly;
 };
 
+/* A volume: a host directory (the root of the volume's file system, mounted on the host by
+ * sbxd) mounted writable at target, idmapped through the sandbox's user namespace so that
+ * on-disk owner N is sandbox uid N, whichever slot the sandbox has. */
+struct sbx_jail_volume {
+        char *source; /* absolute host path */
+        char *target; /* as a bind's target */
+};
+
 struct sbx_jail_env {
         char *name; /* [A-Za-z_][A-Za-z0-9_]*, at most SBX_JAIL_ENV_NAME_MAX */
         char *value;
@@ -60,6 +69,8 @@ struct sbx_jail_spec {
         size_t n_layers;
         struct sbx_jail_bind *binds;
         size_t n_binds;
+        struct sbx_jail_volume *volumes;
+        size_t n_volumes;
         char *agent; /* the sbx-agent binary on the host */
         uint32_t uid_base, uid_count;
         char *cgroup; /* relative, components [A-Za-z0-9_-]+ */

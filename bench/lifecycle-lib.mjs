@@ -48,7 +48,7 @@ export async function startSbxd(args = []) {
     const m = log.match(new RegExp(`sandbox ${id}: started [^"]* in (\\d+) us`))
     return m ? Number(m[1]) : undefined
   }
-  return { url, key, state, api, stop, serverUs, log: () => log }
+  return { url, key, state, api, stop, serverUs, log: () => log, pid: proc.pid }
 }
 
 export function pct(xs, p) {

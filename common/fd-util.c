@@ -194,6 +194,23 @@ static int rm_rf_children(int dfd, dev_t dev)
         return ret;
 }
 
+int rm_rf_at(int dfd, const char *name)
+{
+        struct stat st;
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        if (!S_ISDIR(st.st_mode))
+                return unlinkat(dfd, name, 0) < 0 ? -errno : 0;
+        _cleanup_close_ int sub =
+            openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0)
+                return -errno;
+        int r = rm_rf_children(sub, st.st_dev);
+        if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && r == 0)
+                r = -errno;
+        return r;
+}
+
 int rm_rf(const char *path)
 {
         _cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

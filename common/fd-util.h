@@ -28,6 +28,9 @@ int fd_set_nonblock(int fd, int on);
 /* rm -rf path: never follows symlinks, never leaves the file system path is on. 0 when path
  * does not exist; -EBUSY when a mount point below it was left in place. */
 int rm_rf(const char *path);
+/* The same for the entry name of directory dfd (a symlink is removed, never followed). -ENOENT
+ * when it does not exist. */
+int rm_rf_at(int dfd, const char *name);
 
 /* A DIR stream over a duplicate of dfd (dfd stays the caller's), rewound to the start: for
  * walking a directory opened with openat(). NULL with errno on failure; closedir() it. */

@@ -351,6 +351,32 @@ static int mount_binds(const struct sbx_jail_spec *s, int root_fd, int userns_fd
         return 0;
 }
 
+/* Volumes: the host mount of each volume's file system (sbxd's, nosuid,nodev), cloned and
+ * idmapped through the sandbox's user namespace before it is attached, writable. On-disk owner
+ * N is host uid base+N, that is sandbox uid N, in every sandbox whatever its slot, so two
+ * sandboxes sharing a volume see the same owners. Unlike a writable bind of a host directory,
+ * nothing on a volume is ever used by the host (sbxd's own mount lives under the 0700 state
+ * dir, nosuid,nodev), so files sandbox root makes owned by on-disk 0 are harmless. Without an
+ * idmap (an old kernel) every file would be nobody's and unwritable: the start fails instead. */
+static int mount_volumes(const struct sbx_jail_spec *s, int root_fd, int userns_fd)
+{
+        for (size_t i = 0; i < s->n_volumes; i++) {
+                const struct sbx_jail_volume *v = &s->volumes[i];
+                if (userns_fd < 0)
+                        return jail_errorf(-EOPNOTSUPP,
+                                           "volume on %s: this kernel cannot idmap mounts",
+                                           v->target);
+                _cleanup_close_ int tfd = mkdir_in_root(root_fd, v->target, 0755, s->uid_base);
+                if (tfd < 0)
+                        return jail_errorf(tfd, "volume target %s: %m", v->target);
+                int r = bind_at(AT_FDCWD, v->source, tfd, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                                userns_fd, 0);
+                if (r < 0)
+                        return jail_errorf(r, "volume %s on %s: %m", v->source, v->target);
+        }
+        return 0;
+}
+
 /* CVE-2019-5736: the agent is a read-only, nosuid bind of the host binary, so neither
  * /proc/1/exe nor /proc/self/fd of it can be opened for writing (EROFS). Its mountpoint is a
  * file created in the tmpfs upper, never in a layer. */
@@ -476,6 +502,9 @@ int jail_mount_root(const struct sbx_jail_spec *s, int userns_fd, int *ret_idmap
         if (root_fd < 0)
                 return -errno;
         r = mount_binds(s, root_fd, ufd);
+        if (r < 0)
+                return r;
+        r = mount_volumes(s, root_fd, ufd);
         if (r < 0)
                 return r;
         r = mount_agent(s, root_fd);

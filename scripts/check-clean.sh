@@ -4,7 +4,7 @@
 #  - sandbox cgroups (sbx/<id>) in the v2 and every v1 hierarchy
 #  - processes still in a sandbox cgroup, and zombie agents nobody reaped
 #  - mounts under the state dir in the host mount namespace
-#  - loop devices still backed by a sandbox's disk image (any state dir)
+#  - loop devices still backed by a sandbox's disk image or a volume's image (any state dir)
 set -u
 state=${1:-$(cat /tmp/sbx-last-test-state 2>/dev/null)}
 bad=0
@@ -25,7 +25,8 @@ if [ "$zombies" -gt 0 ]; then echo "unreaped sbx zombies: $zombies"; bad=1; fi
 if [ -n "$state" ] && grep -q "$state" /proc/self/mountinfo; then
         echo "leftover mounts:"; grep "$state" /proc/self/mountinfo; bad=1
 fi
-loops=$(losetup -l -n -O NAME,BACK-FILE 2>/dev/null | grep '/sandboxes/[a-z0-9]*/disk.img')
+loops=$(losetup -l -n -O NAME,BACK-FILE 2>/dev/null |
+        grep -E '/(sandboxes/[a-z0-9]*|volumes/[0-9a-f-]{36})/disk.img')
 if [ -n "$loops" ]; then echo "leftover loop devices:"; echo "$loops"; bad=1; fi
 [ "$bad" -eq 0 ] && echo "clean: no sandbox dirs, cgroups, processes, mounts or loop devices left"
 exit $bad

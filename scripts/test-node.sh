@@ -23,6 +23,7 @@ if [ ! -s "$state/port" ]; then
 fi
 port=$(cat "$state/port")
 export E2B_API_URL="http://127.0.0.1:$port" E2B_SANDBOX_URL="http://127.0.0.1:$port"
+export E2B_VOLUME_API_URL="http://127.0.0.1:$port"
 export E2B_API_KEY=$(head -n 1 "$state/keys")
 export SBX_TEST_BUILD="$build"
 

@@ -16,6 +16,7 @@
 #include "core/server-config.h"
 #include "lifecycle/adopt.h"
 #include "storage/disk-image.h"
+#include "storage/volume.h"
 #include "fd-util.h"
 #include "front/front.h"
 #include "http/http.h"
@@ -67,6 +68,7 @@ static void announce(const struct sbxd_config *cfg, const struct keys *keys, uns
                  rb, port);
         printf("export E2B_API_URL=%s", url);
         printf("export E2B_SANDBOX_URL=%s", url);
+        printf("export E2B_VOLUME_API_URL=%s", url); /* Volume file operations */
         printf("export E2B_API_KEY=%s\n", keys->key[0]);
         fflush(stdout);
         /* For the sbx CLI on this machine (cli/README.md): the URL beside the keys. */
@@ -80,14 +82,9 @@ static void announce(const struct sbxd_config *cfg, const struct keys *keys, uns
 
 /* Graceful stop: no new connections, in-flight requests get up to DRAIN_MS to finish. */
 #define DRAIN_MS 10000
-static void drain(struct server *srv, struct MHD_Daemon *d)
+static void drain(struct server *srv, struct front *f)
 {
-        MHD_socket fd = MHD_quiesce_daemon(d);
-        if (fd == MHD_INVALID_SOCKET) {
-                log_warning("cannot stop accepting: closing connections now");
-                return;
-        }
-        close(fd);
+        front_quiesce(f);
         for (int waited = 0; waited < DRAIN_MS; waited += 20) {
                 /* requests, not connections: idle keep-alive connections are just closed */
                 if (__atomic_load_n(&srv->requests_inflight, __ATOMIC_RELAXED) == 0)
@@ -124,7 +121,7 @@ int main(int argc, char **argv)
                              .monitor_epoll = -EBADF,
                              .monitor_wake = -EBADF,
                              .monitor_sigchld = -EBADF};
-        struct MHD_Daemon *d = NULL;
+        struct front *d = NULL;
         uint16_t port;
         sigset_t mask;
         int r, sig;
@@ -180,6 +177,8 @@ int main(int argc, char **argv)
 
         r = registry_new(&srv.registry);
         if (r >= 0)
+                r = volume_store_open(cfg.state_dir, &srv.volumes);
+        if (r >= 0)
                 r = lifecycle_timer_start(&srv);
         if (r >= 0)
                 r = monitor_start(&srv);
@@ -187,6 +186,7 @@ int main(int argc, char **argv)
                 r = adopt_sandboxes(&srv);
                 if (r > 0)
                         log_info("adopted %d sandbox(es) from an earlier run", r);
+                volume_store_settle(srv.volumes); /* mounts no adopted sandbox uses */
         }
         if (r >= 0) {
                 int g = layer_store_gc(cfg.state_dir, 1);
@@ -203,7 +203,7 @@ int main(int argc, char **argv)
                 log_error_errno(r, "starting: %m");
                 goto fail;
         }
-        r = http_start(&srv, &d, &port);
+        r = front_start(&srv, &d, &port);
         if (r < 0) {
                 log_error_errno(r, "cannot listen on %s: %m", cfg.listen);
                 goto fail;
@@ -223,7 +223,7 @@ int main(int argc, char **argv)
         log_info("signal %d: stopping (sandboxes keep running)", sig);
         drain(&srv, d);
         agent_req_shutdown();
-        MHD_stop_daemon(d);
+        front_stop(d);
         pool_stop(srv.pool); /* warm sandboxes are nobody's: torn down */
         srv.pool = NULL;
         sampler_stop(&srv);
@@ -232,6 +232,7 @@ int main(int argc, char **argv)
         lifecycle_timer_stop(&srv);
         save_all(&srv);
         registry_free(srv.registry);
+        volume_store_free(srv.volumes); /* mounts in use stay with their sandboxes */
         char url_path[4096];
         snprintf(url_path, sizeof(url_path), "%s/" SBXD_URL_FILE, cfg.state_dir);
         (void)unlink(url_path); /* nobody listens there any more */
@@ -240,8 +241,7 @@ int main(int argc, char **argv)
         return 0;
 
 fail:
-        if (d)
-                MHD_stop_daemon(d);
+        front_stop(d);
         pool_stop(srv.pool);
         sampler_stop(&srv);
         monitor_stop(&srv);
@@ -249,6 +249,7 @@ fail:
                 lifecycle_timer_stop(&srv);
                 registry_free(srv.registry);
         }
+        volume_store_free(srv.volumes);
         state_dir_release(cfg.state_dir);
         config_done(&cfg);
         return 1;

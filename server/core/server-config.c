@@ -54,6 +54,8 @@ static const char usage[] =
     "                            kernel's pid_max and threads-max)\n"
     "  --cgroup-parent NAME      the cgroup of all sandboxes, in each hierarchy (default sbx;\n"
     "                            another name for each further sbxd on one host)\n"
+    "  --max-connections N       HTTP requests in progress, a thread each (default 1024; a\n"
+    "                            request past it is answered 503)\n"
     "  --domain DOMAIN           sandbox ports are <port>-<id>.DOMAIN, as sandbox.getHost()\n"
     "                            returns them (default sbx.localhost:<listening port>)\n"
     "  --tls-cert FILE           serve HTTPS with this PEM certificate (chain), valid for\n"
@@ -195,6 +197,7 @@ void config_done(struct sbxd_config *c)
 #define OPT_TOTAL_PIDS      1017
 #define OPT_CREATE_WAIT     1018
 #define OPT_CGROUP_PARENT   1019
+#define OPT_MAX_CONNECTIONS 1020
 
 /* A positive decimal number up to max into *ret. */
 static int parse_u64(const char *name, const char *arg, uint64_t max, uint64_t *ret)
@@ -251,12 +254,14 @@ static int parse_count(int opt, const char *arg, struct sbxd_config *c)
 {
         char *end;
         unsigned long v = strtoul(arg, &end, 10);
-        unsigned long max = opt == 1000                ? 64
-                            : opt == 1004              ? 30 * 86400
-                            : opt == OPT_DELETE_PAUSED ? 3650UL * 86400
-                            : opt == OPT_CREATE_WAIT   ? 3600
-                                                       : 100000;
-        if (!*arg || *end || v > max || ((opt == 1002 || opt == 1003) && v == 0)) {
+        unsigned long max = opt == 1000                  ? 64
+                            : opt == 1004                ? 30 * 86400
+                            : opt == OPT_DELETE_PAUSED   ? 3650UL * 86400
+                            : opt == OPT_CREATE_WAIT     ? 3600
+                            : opt == OPT_MAX_CONNECTIONS ? SBXD_MAX_CONNECTIONS_MAX
+                                                         : 100000;
+        if (!*arg || *end || v > max ||
+            ((opt == 1002 || opt == 1003 || opt == OPT_MAX_CONNECTIONS) && v == 0)) {
                 fprintf(stderr, "sbxd: bad value '%s' (0..%lu)\n", arg, max);
                 return -EINVAL;
         }
@@ -270,6 +275,8 @@ static int parse_count(int opt, const char *arg, struct sbxd_config *c)
                 c->persist_paused_after_s = (unsigned)v;
         else if (opt == OPT_CREATE_WAIT)
                 c->create_wait_s = (unsigned)v;
+        else if (opt == OPT_MAX_CONNECTIONS)
+                c->max_connections = (unsigned)v;
         else
                 c->delete_paused_after_s = (unsigned)v;
         return 0;
@@ -336,6 +343,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"domain", required_argument, NULL, OPT_DOMAIN},
             {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
             {"tls-key", required_argument, NULL, OPT_TLS_KEY},
+            {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
             {},
         };
         const char *listen = SBXD_DEFAULT_LISTEN, *state = SBXD_DEFAULT_STATE_DIR;
@@ -344,6 +352,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                                 .max_sandboxes = SBXD_DEFAULT_MAX_SANDBOXES,
                                 .max_creates = SBXD_DEFAULT_MAX_CREATES,
                                 .create_wait_s = SBXD_DEFAULT_CREATE_WAIT_S,
+                                .max_connections = SBXD_DEFAULT_MAX_CONNECTIONS,
                                 .disk_overcommit = 1.0};
         const char *pool_templates = SBXD_DEFAULT_POOL_TEMPLATES;
         const char *cgroup_parent = "sbx";
@@ -376,6 +385,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                 case 1004:
                 case OPT_DELETE_PAUSED:
                 case OPT_CREATE_WAIT:
+                case OPT_MAX_CONNECTIONS:
                         if (parse_count(o, optarg, &c) < 0)
                                 return -EINVAL;
                         break;

@@ -10,7 +10,9 @@
 #define SBXD_DEFAULT_LISTEN    "127.0.0.1:3000"
 #define SBXD_DEFAULT_STATE_DIR "/var/lib/sbx"
 /* Installed helpers live here when no build-tree sibling exists (see config_resolve_helper). */
-#define SBXD_LIBEXEC_DIR "/usr/libexec/sbx"
+#define SBXD_LIBEXEC_DIR             "/usr/libexec/sbx"
+#define SBXD_DEFAULT_MAX_CONNECTIONS 1024 /* --max-connections: threads in libmicrohttpd */
+#define SBXD_MAX_CONNECTIONS_MAX     16384
 
 struct sbxd_config {
         char *listen; /* as given, e.g. "127.0.0.1:3000" */
@@ -27,6 +29,7 @@ struct sbxd_config {
         unsigned max_sandboxes;          /* running + paused; past it creates get 429 */
         unsigned max_creates;            /* cold creates in flight; past it they wait */
         unsigned create_wait_s;          /* how long a create waits for a turn; then 429 */
+        unsigned max_connections;        /* HTTP connections in a request (front/gate.h) */
         unsigned persist_paused_after_s; /* 0: never persist a paused sandbox to disk */
         unsigned delete_paused_after_s;  /* 0: a paused sandbox is kept until killed */
         bool tmpfs_disks; /* --disk tmpfs: no ext4 image disks (storage/disk-image.h) */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "macros.h"
@@ -19,6 +20,8 @@ static struct {
         uint64_t proxy_in, proxy_out;
         uint64_t http_4xx, http_5xx;
         uint64_t pauses, resumes, snapshots, ooms, disk_refused;
+        uint64_t conn[STATS_CONN_MAX_];
+        unsigned conn_waiting, conn_active;
 } st;
 
 #define INC(f, n) __atomic_add_fetch(&st.f, (n), __ATOMIC_RELAXED)
@@ -82,6 +85,21 @@ void stats_count_disk_refused(void)
         INC(disk_refused, 1);
 }
 
+void stats_count_conn(enum stats_conn e)
+{
+        if (e < STATS_CONN_MAX_)
+                INC(conn[e], 1);
+}
+uint64_t stats_conn(enum stats_conn e)
+{
+        return e < STATS_CONN_MAX_ ? GET(conn[e]) : 0;
+}
+void stats_set_connections(unsigned waiting, unsigned active)
+{
+        __atomic_store_n(&st.conn_waiting, waiting, __ATOMIC_RELAXED);
+        __atomic_store_n(&st.conn_active, active, __ATOMIC_RELAXED);
+}
+
 static void counter(FILE *f, const char *name, const char *help, const char *labels, uint64_t v,
                     bool head)
 {
@@ -105,6 +123,45 @@ static void render_sandboxes(FILE *f, const struct stats_gauges *g)
         fprintf(f, "sbx_state_disk_bytes{kind=\"used\"} %llu\n", (unsigned long long)g->disk_used);
         fprintf(f, "sbx_state_disk_bytes{kind=\"reserve\"} %llu\n",
                 (unsigned long long)g->disk_reserve);
+}
+
+static void render_connections(FILE *f)
+{
+        static const struct {
+                const char *name, *labels;
+                enum stats_conn e;
+        } rows[] = {
+            {"sbx_http_connections_accepted_total", "", STATS_CONN_ACCEPTED},
+            {"sbx_http_connections_handed_total", "", STATS_CONN_HANDED},
+            {"sbx_http_connections_refused_total", "{reason=\"framing\"}",
+             STATS_CONN_REFUSED_FRAMING},
+            {"sbx_http_connections_refused_total", "{reason=\"busy\"}", STATS_CONN_REFUSED_BUSY},
+            {"sbx_http_connections_closed_total", "{reason=\"evicted\"}", STATS_CONN_EVICTED},
+            {"sbx_http_connections_closed_total", "{reason=\"late_head\"}", STATS_CONN_LATE_HEAD},
+            {"sbx_http_connections_closed_total", "{reason=\"idle\"}", STATS_CONN_CUT_IDLE},
+            {"sbx_http_connections_closed_total", "{reason=\"slow_head\"}", STATS_CONN_CUT_HEAD},
+            {"sbx_http_connections_closed_total", "{reason=\"slow_body\"}", STATS_CONN_CUT_BODY},
+        };
+        static const char *const help[] = {
+            "Connections accepted.",
+            "Connections handed to the HTTP server with a whole request head.",
+            "Connections answered and closed by the front door (framing 400/431/501, busy 503).",
+            "Connections closed by the front door's deadlines and bounds.",
+        };
+        fprintf(f, "# HELP sbx_http_connections Connections waiting for their request head, "
+                   "and in a request (a thread each).\n# TYPE sbx_http_connections gauge\n");
+        fprintf(f, "sbx_http_connections{state=\"waiting\"} %u\n",
+                __atomic_load_n(&st.conn_waiting, __ATOMIC_RELAXED));
+        fprintf(f, "sbx_http_connections{state=\"active\"} %u\n",
+                __atomic_load_n(&st.conn_active, __ATOMIC_RELAXED));
+        const char *last = "";
+        size_t h = 0;
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                bool head = strcmp(rows[i].name, last) != 0;
+                counter(f, rows[i].name, head ? help[h++] : "", rows[i].labels,
+                        GET(conn[rows[i].e]), head);
+                last = rows[i].name;
+        }
 }
 
 static void render_histogram(FILE *f)
@@ -152,6 +209,7 @@ int stats_render(const struct stats_gauges *g, char **ret, size_t *ret_len)
         counter(f, "sbx_disk_refused_total",
                 "Sandbox disks refused (507) for want of space on the state disk.", "",
                 GET(disk_refused), true);
+        render_connections(f);
         if (fclose(f) != 0) {
                 free(buf);
                 return -ENOMEM;

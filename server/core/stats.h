@@ -23,6 +23,24 @@ void stats_count_snapshot(void);
 void stats_count_oom(void);
 void stats_count_disk_refused(void);
 
+/* The front door (front/gate.h): what happened to connections, and how many wait for their
+ * head / are in a request now (gauges, set by the gate's thread). */
+enum stats_conn {
+        STATS_CONN_ACCEPTED,
+        STATS_CONN_HANDED,          /* a whole head: handed to libmicrohttpd */
+        STATS_CONN_REFUSED_FRAMING, /* 400/431/501 by the gate */
+        STATS_CONN_REFUSED_BUSY,    /* 503 */
+        STATS_CONN_EVICTED,         /* oldest waiting one, closed to make room */
+        STATS_CONN_LATE_HEAD,       /* no whole head within the deadline */
+        STATS_CONN_CUT_IDLE,        /* keep-alive idle */
+        STATS_CONN_CUT_HEAD,        /* a later request's head too slow */
+        STATS_CONN_CUT_BODY,        /* a body too slow */
+        STATS_CONN_MAX_,
+};
+void stats_count_conn(enum stats_conn e);
+uint64_t stats_conn(enum stats_conn e);
+void stats_set_connections(unsigned waiting, unsigned active);
+
 /* The exposition text (sandboxes by state read from the registry); caller frees. */
 /* Sandboxes by state, counted by the caller (the registry and the pool are not ours). */
 struct stats_gauges {

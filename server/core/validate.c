@@ -214,11 +214,85 @@ int validate_string_map(const cJSON *body, const char *field, cJSON **ret, const
         return 0;
 }
 
+/* cJSON ends a string at a NUL, raw or escaped ("\u0000"), so {"A\u0000B":"x"} would be read
+ * as the key "A": refused instead of being read as something else. */
+int validate_no_nul(const char *text, size_t len, const char **ret_msg)
+{
+        bool in_str = false;
+        bool nul = memchr(text, 0, len) != NULL;
+        for (size_t i = 0; i < len && !nul; i++) {
+                if (!in_str) {
+                        in_str = text[i] == '"';
+                        continue;
+                }
+                if (text[i] == '"') {
+                        in_str = false;
+                } else if (text[i] == '\\' && i + 1 < len) {
+                        if (text[i + 1] == 'u' && i + 5 < len &&
+                            strncmp(text + i + 2, "0000", 4) == 0)
+                                nul = true;
+                        i++; /* the escaped character, '"' and '\\' included */
+                }
+        }
+        if (!nul)
+                return 0;
+        *ret_msg = "strings may not hold a NUL character";
+        return -EINVAL;
+}
+
+int validate_env_map(const cJSON *body, const char *field, cJSON **ret, const char **ret_msg)
+{
+        _cleanup_json_ cJSON *m = NULL;
+        int r = validate_string_map(body, field, &m, ret_msg);
+        if (r < 0)
+                return r;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, m)
+        {
+                if (strchr(e->string, '=')) {
+                        static __thread char msg[128];
+                        snprintf(msg, sizeof(msg), "%s keys may not contain '='", field);
+                        *ret_msg = msg;
+                        return -EINVAL;
+                }
+        }
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
 void create_params_done(struct create_params *p)
 {
         cJSON_Delete(p->metadata);
         cJSON_Delete(p->env_vars);
-        p->metadata = p->env_vars = NULL;
+        cJSON_Delete(p->volume_mounts);
+        p->metadata = p->env_vars = p->volume_mounts = NULL;
+}
+
+/* volumeMounts: absent, null or [] = none; else at most SANDBOX_MAX_VOLUME_MOUNTS objects
+ * with string name and path (what they name is checked at create). */
+static int validate_volume_mounts(const cJSON *body, cJSON **ret, const char **ret_msg)
+{
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(body, "volumeMounts"), *e;
+        if (!a || cJSON_IsNull(a))
+                return 0;
+        int n = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : -1;
+        bool ok = n >= 0 && n <= SANDBOX_MAX_VOLUME_MOUNTS;
+        const cJSON *list = ok ? a : NULL;
+        cJSON_ArrayForEach(e, list)
+        {
+                const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+                const cJSON *path = cJSON_GetObjectItemCaseSensitive(e, "path");
+                ok = ok && cJSON_IsObject(e) && cJSON_IsString(name) && cJSON_IsString(path);
+        }
+        if (!ok) {
+                *ret_msg = "volumeMounts must be an array of at most 16 objects {\"name\": "
+                           "string, \"path\": string}";
+                return -EINVAL;
+        }
+        if (n == 0)
+                return 0;
+        *ret = cJSON_Duplicate(a, 1);
+        return *ret ? 0 : -ENOMEM;
 }
 
 /* Optional integer member in [min, max]; absent/null leaves *ret alone. */
@@ -325,10 +399,13 @@ static int network_fields(const cJSON *body, struct create_params *p, const char
         return 0;
 }
 
-int validate_create(const cJSON *body, struct create_params *ret, const char **ret_msg)
+int validate_create(const cJSON *body, const char *text, size_t len, struct create_params *ret,
+                    const char **ret_msg)
 {
         struct create_params p = {};
-        int r;
+        int r = validate_no_nul(text, len, ret_msg);
+        if (r < 0)
+                return r;
 
         const cJSON *t = body ? cJSON_GetObjectItemCaseSensitive(body, "templateID") : NULL;
         if (!cJSON_IsString(t) || !t->valuestring[0]) {
@@ -350,7 +427,9 @@ int validate_create(const cJSON *body, struct create_params *ret, const char **r
         if (r >= 0)
                 r = validate_string_map(body, "metadata", &p.metadata, ret_msg);
         if (r >= 0)
-                r = validate_string_map(body, "envVars", &p.env_vars, ret_msg);
+                r = validate_env_map(body, "envVars", &p.env_vars, ret_msg);
+        if (r >= 0)
+                r = validate_volume_mounts(body, &p.volume_mounts, ret_msg);
         if (r < 0) {
                 create_params_done(&p);
                 return r;

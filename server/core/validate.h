@@ -45,6 +45,12 @@ int validate_string_map(const cJSON *body, const char *field, cJSON **ret, const
  * it becomes the port (docs/e2b-wire.md §1.7). */
 #define MASK_HOST_MAX        261 /* a 255-byte name, ':' and a 5-digit port */
 #define MASK_HOST_PORT_TOKEN "${PORT}"
+/* The same for environment variables: a key may not hold '=' either. */
+int validate_env_map(const cJSON *body, const char *field, cJSON **ret, const char **ret_msg);
+
+/* A JSON text (len bytes) whose strings hold no NUL, raw or as the escape \u0000 (cJSON would
+ * cut the string there). */
+int validate_no_nul(const char *text, size_t len, const char **ret_msg);
 
 struct create_params {
         char template_id[TEMPLATE_NAME_MAX + 1];
@@ -58,7 +64,12 @@ struct create_params {
         char mask_host[MASK_HOST_MAX + 1]; /* network.maskRequestHost, "" when unset */
         /* sbx extension: per-sandbox sizes; 0 = the template's */
         unsigned cpu_count, memory_mb, disk_mb;
+        /* volumeMounts: owned array of {name, path} strings (checked against the volumes and
+         * the mount rules by lifecycle/create.c), NULL when none */
+        cJSON *volume_mounts;
 };
+
+#define SANDBOX_MAX_VOLUME_MOUNTS 16 /* = SBX_JAIL_VOLUMES_MAX */
 
 #define SANDBOX_MAX_CPU       64
 #define SANDBOX_MIN_MEMORY_MB 64
@@ -71,7 +82,9 @@ struct create_params {
  * for anything else (a date alone, a missing offset, month 13, Feb 30, second 60). */
 int validate_rfc3339_us(const char *s, int64_t *ret_us);
 
-/* v1 (POST /sandboxes) and v2 (POST /v2/sandboxes) create bodies. v1 defaults the timeout to
- * 300 s too: the spec's 15 s is never used by an SDK, which always send one. */
-int validate_create(const cJSON *body, struct create_params *ret, const char **ret_msg);
+/* v1 (POST /sandboxes) and v2 (POST /v2/sandboxes) create bodies: body parsed from text (len
+ * bytes, checked with validate_no_nul). v1 defaults the timeout to 300 s too: the spec's 15 s
+ * is never used by an SDK, which always send one. */
+int validate_create(const cJSON *body, const char *text, size_t len, struct create_params *ret,
+                    const char **ret_msg);
 void create_params_done(struct create_params *p);

@@ -32,7 +32,7 @@ int e2b_create(struct request *req)
         const cJSON *body = req->body->json;
         struct create_params p = {};
         const char *msg = NULL;
-        int r = validate_create(body, &p, &msg);
+        int r = validate_create(body, buf_str(&req->body->raw), req->body->raw.len, &p, &msg);
         if (r < 0)
                 return http_reply_error(req, r, NULL, "%s", msg);
 

@@ -16,6 +16,8 @@
 #include "front/routes.h"
 #include "core/validate.h"
 #include "frame.h"
+#include "front/gate.h"
+#include "http/framing.h"
 #include "http/http.h"
 #include "log.h"
 #include "macros.h"
@@ -23,9 +25,15 @@
 #include "json-util.h"
 #include "time-util.h"
 
+struct front {
+        struct MHD_Daemon *mhd;
+        struct gate *gate;
+};
+
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
         static unsigned long long counter;
+        gate_conn_set(gate_conn_of(conn), GATE_HEAD);
         struct request *req = calloc(1, sizeof(*req));
         if (!req)
                 return NULL;
@@ -43,6 +51,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
         struct request *req = *req_cls;
+        /* after a 101 the connection is an upgraded relay's (channel/agent-upgrade.h,
+         * native/ws-terminal.c) until it closes: never idle */
+        gate_conn_set(gate_conn_of(conn), req && req->status == MHD_HTTP_SWITCHING_PROTOCOLS
+                                              ? GATE_UPGRADED
+                                              : GATE_IDLE);
         if (!req)
                 return;
         log_info("req=%s %s %s%s%s status=%u %lldms%s", req->rid, req->method ? req->method : "-",
@@ -105,10 +118,44 @@ static int refuse_auth(struct request *req, const struct route *rt, int r)
                                 r == -ENOKEY ? "Missing X-API-KEY header" : "Invalid API key");
 }
 
-/* First call: classify (a sandbox's traffic goes to the proxy), then the route table: auth
- * and the body's bound before any body byte, then the route's begin. */
+static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      size_t key_size, const char *value, size_t value_size)
+{
+        http_framing_header(cls, key, key_size, value ? value : "", value ? value_size : 0);
+        return MHD_YES;
+}
+
+/* The framing rules (http/framing.h) on a request libmicrohttpd read itself (the gate checked
+ * the connection's first head): 400/501, and the connection closes. */
+static int check_framing(struct request *req)
+{
+        struct http_framing f = {};
+        MHD_get_connection_values_n(req->conn, MHD_HEADER_KIND, framing_header, &f);
+        unsigned st = http_framing_verdict(&f);
+        if (st == 0)
+                return 0;
+        char body[256];
+        snprintf(body, sizeof(body), "{\"code\":%u,\"message\":\"%s\"}", st, f.message);
+        /* at once, not after the body (http_reply_json would wait): its length is unknown */
+        return http_reply_bytes(req, st, "application/json", body, strlen(body),
+                                MHD_HTTP_HEADER_CONNECTION, "close");
+}
+
+/* Whether the request announced a body (what the gate then watches). */
+static bool has_body(struct request *req)
+{
+        const char *cl = http_header(req, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        return http_header(req, MHD_HTTP_HEADER_TRANSFER_ENCODING) ||
+               (cl && strtoull(cl, NULL, 10) > 0);
+}
+
+/* First call: the framing, classify (a sandbox's traffic goes to the proxy), then the route
+ * table: auth and the body's bound before any body byte, then the route's begin. */
 static int on_first_call(struct request *req)
 {
+        int fr = check_framing(req);
+        if (fr != 0)
+                return fr;
         struct route_target t;
         route_classify(http_header(req, "E2b-Sandbox-Port"), http_header(req, "E2b-Sandbox-Id"),
                        http_header(req, MHD_HTTP_HEADER_HOST), &t);
@@ -199,13 +246,9 @@ static int on_finish(struct request *req)
         return r;
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version, const char *upload_data,
-                                  size_t *upload_data_size, void **req_cls)
+static enum MHD_Result handle(struct request *req, const char *method, const char *url,
+                              const char *upload_data, size_t *upload_data_size)
 {
-        struct request *req = *req_cls;
-        if (!req)
-                return MHD_NO; /* ENOMEM in on_uri */
         if (!req->started) {
                 req->started = true;
                 req->method = strdup(method);
@@ -237,6 +280,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return result(on_finish(req));
 }
 
+/* Every call, timed for the gate (front/gate.h): the time inside is sbxd's, the time between
+ * calls of a body is the client's. */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **req_cls)
+{
+        struct request *req = *req_cls;
+        if (!req)
+                return MHD_NO; /* ENOMEM in on_uri */
+        struct gate_conn *gc = gate_conn_of(conn);
+        bool first = !req->started;
+        size_t n = *upload_data_size;
+        gate_conn_enter(gc);
+        enum MHD_Result r = handle(req, method, url, upload_data, upload_data_size);
+        /* what comes next: the body (unless answered at once), or the answer */
+        enum gate_state next = GATE_RESPONSE;
+        if ((first && has_body(req) && (!req->status || req->deferred_body)) || n > 0)
+                next = GATE_BODY;
+        gate_conn_leave(gc, n, next);
+        return r;
+}
+
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
         char msg[512];
@@ -250,26 +315,31 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
         log_debug("microhttpd: %s", msg);
 }
 
-int http_start(struct server *srv, struct MHD_Daemon **ret, uint16_t *ret_port)
+int front_start(struct server *srv, struct front **ret, uint16_t *ret_port)
 {
         const struct sbxd_config *c = srv->config;
+        _cleanup_free_ struct front *f = calloc(1, sizeof(*f));
+        if (!f)
+                return -ENOMEM;
+        int r = gate_new(&c->addr, &c->addr_len, 1, c->max_connections, &f->gate, ret_port);
+        if (r < 0)
+                return r;
+        /* No listening socket: the gate accepts and hands over each connection once its
+         * head is in (front/gate.h). A thread per connection in MHD, for requests only. */
         unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                         MHD_USE_ERROR_LOG | MHD_USE_POLL |
+                         MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_POLL |
                          MHD_ALLOW_UPGRADE; /* WebSocket terminal (native/ws-terminal.h) */
-        if (c->addr.ss_family == AF_INET6)
-                flags |= MHD_USE_IPv6;
 
         /* The logger first, so MHD's own start-up messages go through it too. */
         struct MHD_OptionItem opts[] = {
             {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, srv},
-            {MHD_OPTION_SOCK_ADDR, 0, (void *)&c->addr},
             {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)on_uri, srv},
             {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, srv},
-            {MHD_OPTION_CONNECTION_LIMIT, HTTP_MAX_CONNECTIONS, NULL},
-            {MHD_OPTION_PER_IP_CONNECTION_LIMIT, HTTP_MAX_CONNECTIONS_PER_IP, NULL},
-            {MHD_OPTION_CONNECTION_TIMEOUT, HTTP_IDLE_TIMEOUT_S, NULL},
+            {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)gate_notify_connection, f->gate},
+            {MHD_OPTION_CONNECTION_LIMIT, gate_mhd_connection_limit(f->gate), NULL},
+            {MHD_OPTION_CONNECTION_TIMEOUT, HTTP_STALL_TIMEOUT_S, NULL},
             {MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONN_MEMORY, NULL},
-            {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL},
+            {MHD_OPTION_THREAD_STACK_SIZE, HTTP_THREAD_STACK, NULL},
             /* --tls-cert/--tls-key: HTTPS on the same listener (GnuTLS inside MHD) */
             {c->tls_cert_pem ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, c->tls_cert_pem},
             {MHD_OPTION_HTTPS_MEM_KEY, 0, c->tls_key_pem},
@@ -277,16 +347,36 @@ int http_start(struct server *srv, struct MHD_Daemon **ret, uint16_t *ret_port)
         };
         if (c->tls_cert_pem)
                 flags |= MHD_USE_TLS;
-        struct MHD_Daemon *d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,
-                                                MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
-        if (!d)
-                return -EADDRNOTAVAIL;
-        const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-        if (!info || info->port == 0) {
-                MHD_stop_daemon(d);
+        f->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_ARRAY, opts,
+                                  MHD_OPTION_END);
+        if (!f->mhd) {
+                gate_free(f->gate);
                 return -EADDRNOTAVAIL;
         }
-        *ret_port = info->port;
-        *ret = d;
+        if (c->tls_cert_pem)
+                gate_set_opaque(f->gate);
+        r = gate_start(f->gate, f->mhd);
+        if (r < 0) {
+                front_stop(TAKE_PTR(f));
+                return r;
+        }
+        *ret = TAKE_PTR(f);
         return 0;
+}
+
+void front_quiesce(struct front *f)
+{
+        if (f)
+                gate_quiesce(f->gate);
+}
+
+void front_stop(struct front *f)
+{
+        if (!f)
+                return;
+        gate_quiesce(f->gate); /* no new connection while MHD closes the others */
+        if (f->mhd)
+                MHD_stop_daemon(f->mhd);
+        gate_free(f->gate);
+        free(f);
 }

@@ -11,4 +11,11 @@
 
 #include "core/server.h"
 
-int http_start(struct server *srv, struct MHD_Daemon **ret, uint16_t *ret_port);
+struct front;
+
+/* Listen (the gate, front/gate.h) and start libmicrohttpd; *ret_port: the port bound. */
+int front_start(struct server *srv, struct front **ret, uint16_t *ret_port);
+/* Stop accepting (graceful stop): requests in progress go on. */
+void front_quiesce(struct front *f);
+/* Close everything and free. NULL: nothing. */
+void front_stop(struct front *f);

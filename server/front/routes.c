@@ -3,6 +3,8 @@
 
 #include "e2b/routes-lifecycle.h"
 #include "e2b/routes-sandboxes.h"
+#include "e2b/routes-volumes.h"
+#include "e2b/volume-content.h"
 #include "http/http.h"
 #include "macros.h"
 #include "native/mcp-host.h"
@@ -20,6 +22,13 @@
         {                                                                                          \
                 .methods = (m), .pattern = (p), .auth = AUTH_API_KEY, .body = BODY_JSON,           \
                 .max_body = HTTP_MAX_CONTROL_BODY, .errors = ERRORS_E2B, .handle = (h)             \
+        }
+/* The volume content API: no API key at the door (the handler takes the volume's token), a
+ * small JSON body (PATCH's). */
+#define VC(m, p, h)                                                                                \
+        {                                                                                          \
+                .methods = (m), .pattern = (p), .auth = AUTH_NONE, .body = BODY_JSON,              \
+                .max_body = 64 * 1024, .errors = ERRORS_E2B, .handle = (h)                         \
         }
 /* The native API answered in sbxd: Bearer, a JSON body of at most V1_MAX_JSON_BODY. */
 #define V1(m, p, b, h)                                                                             \
@@ -56,6 +65,23 @@ const struct route sbxd_routes[] = {
     E2B(POST, "/sandboxes/{id}/fork", e2b_fork),
     E2B(GET, "/snapshots", e2b_snapshot_list),
     E2B(DELETE, "/templates/{id}", e2b_template_delete),
+    /* E2B: volumes (e2b/routes-volumes.h) */
+    E2B(POST, "/volumes", e2b_volume_create),
+    E2B(GET, "/volumes", e2b_volume_list),
+    E2B(GET, "/volumes/{id}", e2b_volume_get),
+    E2B(DELETE, "/volumes/{id}", e2b_volume_delete),
+    /* E2B: the volume content API (e2b/volume-content.h): the volume's own token, checked by
+     * the handlers */
+    VC(GET | POST, "/volumecontent/{id}/dir", e2b_volume_dir),
+    VC(GET | DELETE | ROUTE_OTHER, "/volumecontent/{id}/path", e2b_volume_path),
+    VC(GET, "/volumecontent/{id}/file", e2b_volume_file_get),
+    {.methods = ROUTE_PUT,
+     .pattern = "/volumecontent/{id}/file",
+     .body = BODY_STREAM,
+     .errors = ERRORS_E2B,
+     .begin = e2b_volume_file_put_begin,
+     .upload = e2b_volume_file_put_upload,
+     .handle = e2b_volume_file_put_finish},
     {.methods = GET,
      .pattern = "/metrics",
      .auth = AUTH_API_KEY_BEARER, /* Prometheus scrapers send a bearer token */

@@ -56,6 +56,10 @@ bool http_hop_by_hop(const char *name)
 
 int http_queue(struct request *req, unsigned status, struct MHD_Response *resp)
 {
+        /* how long an idle keep-alive connection is kept, a second under the gate's
+         * GATE_IDLE_MS: clients that read it (Node's http and undici) stop reusing it before */
+        if (status != 101 && !MHD_get_response_header(resp, MHD_HTTP_HEADER_CONNECTION))
+                MHD_add_response_header(resp, "Keep-Alive", HTTP_KEEPALIVE_HINT);
         if (MHD_queue_response(req->conn, status, resp) != MHD_YES)
                 return -EIO;
         req->status = status;

@@ -25,11 +25,14 @@
 #include "http/route.h"
 #include "core/server.h"
 
-#define HTTP_MAX_CONNECTIONS        1024 /* each is a thread (thread per connection) */
-#define HTTP_MAX_CONNECTIONS_PER_IP 512  /* an SDK host driving hundreds of sandboxes */
-#define HTTP_IDLE_TIMEOUT_S         120
-#define HTTP_CONN_MEMORY            (512 * 1024)
-#define HTTP_MAX_CONTROL_BODY       (1024 * 1024)
+/* Connection bounds and deadlines are the gate's (front/gate.h). This one is libmicrohttpd's
+ * own, a backstop: no byte either way for this long during a request (a response reader that
+ * blocks is not interrupted by it). */
+#define HTTP_STALL_TIMEOUT_S  120
+#define HTTP_CONN_MEMORY      (512 * 1024)
+#define HTTP_THREAD_STACK     (1024 * 1024) /* per connection thread (glibc's default: 8 MiB) */
+#define HTTP_KEEPALIVE_HINT   "timeout=5"   /* Keep-Alive header: a second under GATE_IDLE_MS */
+#define HTTP_MAX_CONTROL_BODY (1024 * 1024)
 /* An oversized or refused body is read and dropped up to this much, then the connection is
  * cut. */
 #define HTTP_MAX_DISCARD (16 * 1024 * 1024)

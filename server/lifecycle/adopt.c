@@ -19,6 +19,7 @@
 #include "missing-syscalls.h"
 #include "lifecycle/monitor.h"
 #include "lifecycle/teardown.h"
+#include "lifecycle/volume-mounts.h"
 #include "core/validate.h"
 
 static const char *get_str(const cJSON *j, const char *k)
@@ -37,6 +38,20 @@ static cJSON *get_map(const cJSON *j, const char *k)
 {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, k);
         return cJSON_IsObject(v) && cJSON_GetArraySize(v) > 0 ? cJSON_Duplicate(v, 1) : NULL;
+}
+
+/* A record's volumeMounts: [{name, path, volumeID}] of strings. */
+static bool mounts_valid(const cJSON *vm)
+{
+        const cJSON *m;
+        if (!cJSON_IsArray(vm))
+                return false;
+        cJSON_ArrayForEach(m, vm)
+        {
+                if (!get_str(m, "name") || !get_str(m, "path") || !get_str(m, "volumeID"))
+                        return false;
+        }
+        return true;
 }
 
 int adopt_parse_record(const char *text, struct sandbox **ret)
@@ -92,6 +107,9 @@ int adopt_parse_record(const char *text, struct sandbox **ret)
                 s->layers = cJSON_Duplicate(l, 1);
         if (cJSON_IsArray(b))
                 s->binds = cJSON_Duplicate(b, 1);
+        const cJSON *vm = cJSON_GetObjectItemCaseSensitive(j, "volumeMounts");
+        if (mounts_valid(vm) && cJSON_GetArraySize(vm) > 0)
+                s->volume_mounts = cJSON_Duplicate(vm, 1);
         *ret = s;
         r = 0;
 out:
@@ -215,6 +233,11 @@ int adopt_sandboxes(struct server *srv)
                                                 de->d_name);
                         continue;
                 }
+                /* its volumes are in use again; a mount the earlier run left is taken over */
+                char msg[256];
+                r = volume_mounts_acquire(srv, s, msg, sizeof(msg));
+                if (r < 0)
+                        log_warning_errno(r, "sandbox %s: its volumes: %s (%m)", s->id, msg);
                 monitor_watch(srv, s);
                 log_info("sandbox %s: adopted (pid %d, uid slot %d)", s->id, (int)s->pid, s->slot);
                 sandbox_unref(s);

@@ -13,7 +13,9 @@
 
 #include "core/stats.h"
 #include "lifecycle/monitor.h"
+#include "json-util.h"
 #include "lifecycle/pool.h"
+#include "lifecycle/volume-mounts.h"
 #include "log.h"
 #include "macros.h"
 #include "storage/layer-store.h"
@@ -21,7 +23,7 @@
 #include "time-util.h"
 
 static int fill_identity(struct sandbox *s, const struct create_params *p,
-                         const struct template_info *t)
+                         const struct template_info *t, const cJSON *mounts)
 {
         int r = lifecycle_new_identity(s);
         if (r < 0)
@@ -31,7 +33,8 @@ static int fill_identity(struct sandbox *s, const struct create_params *p,
         s->memory_mb = p->memory_mb ? p->memory_mb : t->memory_mb;
         s->disk_mb = p->disk_mb ? p->disk_mb : t->disk_mb;
         if (!(s->layers = cJSON_Duplicate(t->layers, 1)) ||
-            !(s->binds = cJSON_Duplicate(t->binds, 1)))
+            !(s->binds = cJSON_Duplicate(t->binds, 1)) ||
+            (mounts && !(s->volume_mounts = cJSON_Duplicate(mounts, 1))))
                 return -ENOMEM;
         return lifecycle_apply_params(s, p);
 }
@@ -116,8 +119,8 @@ static void create_turn_give(struct server *srv)
 }
 
 static int create_cold(struct server *srv, const struct create_params *p,
-                       const struct template_info *t, struct sandbox **ret, char *errmsg,
-                       size_t errlen)
+                       const struct template_info *t, const cJSON *mounts, struct sandbox **ret,
+                       char *errmsg, size_t errlen)
 {
         int r = create_turn_take(srv);
         if (r < 0) {
@@ -132,7 +135,9 @@ static int create_cold(struct server *srv, const struct create_params *p,
         if (r == -EUSERS)
                 snprintf(errmsg, errlen, "too many sandboxes (%d uid slots)", REGISTRY_MAX_SLOTS);
         if (r >= 0)
-                r = fill_identity(s, p, t);
+                r = fill_identity(s, p, t, mounts);
+        if (r >= 0) /* held from here to the teardown, which gives them back */
+                r = volume_mounts_acquire(srv, s, errmsg, errlen);
         if (r >= 0)
                 r = lifecycle_spawn(srv, s, t, errmsg, errlen);
         if (r >= 0)
@@ -143,7 +148,7 @@ static int create_cold(struct server *srv, const struct create_params *p,
                         snprintf(errmsg, errlen, "sandbox start failed: %s", strerror(-r));
                 if (s && r != -EUSERS)
                         lifecycle_destroy(srv, TAKE_PTR(s), "failed start");
-                return r == -EUSERS || r == -ENOMEM || r == -ENOSPC ? r : -EIO;
+                return r == -EUSERS || r == -ENOMEM || r == -ENOSPC || r == -EINVAL ? r : -EIO;
         }
         *ret = TAKE_PTR(s);
         return 0;
@@ -160,6 +165,9 @@ int lifecycle_create(struct server *srv, const struct create_params *p, struct s
         int r = lifecycle_load_template(srv, p->template_id, &t, errmsg, errlen);
         if (r >= 0)
                 r = within_maxima(srv, p, &t, errmsg, errlen);
+        _cleanup_json_ cJSON *mounts = NULL;
+        if (r >= 0 && p->volume_mounts)
+                r = volume_mounts_resolve(srv, p->volume_mounts, &mounts, errmsg, errlen);
         if (r >= 0)
                 r = admit(srv, errmsg, errlen);
         if (r < 0) {
@@ -169,10 +177,11 @@ int lifecycle_create(struct server *srv, const struct create_params *p, struct s
         }
         struct sandbox *s = NULL;
         bool pooled = false;
-        if (srv->pool && !p->cpu_count && !p->memory_mb && !p->disk_mb)
+        /* a pool member has no volumes: they are mounted by its jailer, at start */
+        if (srv->pool && !p->cpu_count && !p->memory_mb && !p->disk_mb && !mounts)
                 pooled = pool_take(srv->pool, p, &s) >= 0;
         if (!pooled)
-                r = create_cold(srv, p, &t, &s, errmsg, errlen);
+                r = create_cold(srv, p, &t, mounts, &s, errmsg, errlen);
         __atomic_sub_fetch(&srv->starting, 1, __ATOMIC_RELAXED);
         layer_store_unlock();
         template_done(&t);

@@ -20,6 +20,7 @@
 #include "random-util.h"
 #include "core/stats.h"
 #include "lifecycle/teardown.h"
+#include "lifecycle/volume-mounts.h"
 #include "storage/disk-image.h"
 #include "storage/template.h"
 #include "time-util.h"
@@ -122,6 +123,10 @@ int lifecycle_jail_spec(const struct server *srv, const struct sandbox *s,
         if ((r = spec_layers(s->layers ? s->layers : t->layers, spec, ret_msg)) < 0 ||
             (r = spec_binds(s->binds ? s->binds : t->binds, spec, ret_msg)) < 0)
                 return r;
+        if ((r = volume_mounts_spec(srv, s, spec)) < 0) {
+                *ret_msg = "volumeMounts: not of the spec's types";
+                return r;
+        }
         spec->uid_base = registry_uid_base(s->slot);
         spec->uid_count = UID_SLOT_SIZE;
         spec->memory_bytes = (uint64_t)s->memory_mb * 1024 * 1024;
@@ -334,6 +339,8 @@ void lifecycle_destroy(struct server *srv, struct sandbox *s, const char *why)
                 log_error_errno(r, "sandbox %s: teardown (%s) incomplete: %m", s->id, why);
         else
                 log_info("sandbox %s: removed (%s)", s->id, why);
+        /* its processes are gone with their mount namespace and its binds of the volumes */
+        volume_mounts_release(srv, s);
         /* A slot whose processes may still run is never reused. */
         if (r != -ETIMEDOUT)
                 registry_slot_release(srv->registry, s->slot);

@@ -10,6 +10,7 @@
 
 #include "cgroup-freeze.h"
 #include "storage/layer-store.h"
+#include "storage/volume.h"
 #include "lifecycle/lifecycle.h"
 #include "log.h"
 #include "macros.h"
@@ -250,6 +251,8 @@ static void *sampler_main(void *arg)
                 pthread_mutex_unlock(&srv->sampler_lock);
                 tick(srv);
                 watch_state_disk(srv, &disk_low);
+                if (srv->volumes)
+                        volume_store_sweep(srv->volumes);
                 size_t layers = 0;
                 if (++ticks % GC_EVERY_TICKS == 0 &&
                     layer_store_usage(srv->config->state_dir, &layers) >= 0 && layers > 0) {

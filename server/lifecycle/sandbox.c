@@ -43,6 +43,7 @@ void sandbox_unref(struct sandbox *s)
         pthread_mutex_destroy(&s->end_lock);
         cJSON_Delete(s->layers);
         cJSON_Delete(s->binds);
+        cJSON_Delete(s->volume_mounts);
         free(s->metrics);
         cJSON_Delete(s->metadata);
         cJSON_Delete(s->env_vars);
@@ -135,6 +136,30 @@ static void add_map(cJSON *o, const char *name, const cJSON *m)
                 cJSON_AddItemToObject(o, name, c);
 }
 
+/* E2B's SandboxVolumeMount list {name, path}; the record keeps volumeID too. Nothing when the
+ * sandbox has none. */
+static void add_mounts(cJSON *o, const cJSON *mounts, bool record)
+{
+        const cJSON *m;
+        if (!cJSON_GetArraySize(mounts))
+                return;
+        cJSON *a = cJSON_AddArrayToObject(o, "volumeMounts");
+        const cJSON *list = a ? mounts : NULL;
+        cJSON_ArrayForEach(m, list)
+        {
+                cJSON *e = record ? cJSON_Duplicate(m, 1) : cJSON_CreateObject();
+                if (!e)
+                        continue;
+                if (!record) {
+                        const cJSON *name = cJSON_GetObjectItemCaseSensitive(m, "name");
+                        const cJSON *path = cJSON_GetObjectItemCaseSensitive(m, "path");
+                        cJSON_AddStringToObject(e, "name", cJSON_GetStringValue(name));
+                        cJSON_AddStringToObject(e, "path", cJSON_GetStringValue(path));
+                }
+                cJSON_AddItemToArray(a, e);
+        }
+}
+
 static void add_listed(cJSON *o, const struct sandbox *s)
 {
         cJSON_AddStringToObject(o, "sandboxID", s->id);
@@ -149,6 +174,7 @@ static void add_listed(cJSON *o, const struct sandbox *s)
         cJSON_AddStringToObject(o, "state", sandbox_is_paused(s) ? "paused" : "running");
         cJSON_AddStringToObject(o, "envdVersion", ENVD_VERSION);
         add_map(o, "metadata", s->metadata);
+        add_mounts(o, s->volume_mounts, false);
 }
 
 static char *json_domain;
@@ -248,6 +274,7 @@ cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
                         cJSON_AddItemToObject(o, "layers", cJSON_Duplicate(s->layers, 1));
                 if (s->binds)
                         cJSON_AddItemToObject(o, "binds", cJSON_Duplicate(s->binds, 1));
+                add_mounts(o, s->volume_mounts, true);
                 break;
         }
         return o;

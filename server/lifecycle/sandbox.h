@@ -45,6 +45,11 @@ struct sandbox {
         bool pool;                         /* a warm-pool member: not registered, not listed */
         cJSON *layers;                     /* owned array of absolute layer paths, bottom first */
         cJSON *binds; /* owned array of {source,target,readonly} (from the template) */
+        /* volumeMounts: owned array of {name, path, volumeID}, NULL when none; the first
+         * volumes_held of them are counted users of their volume (storage/volume.h) until the
+         * sandbox is torn down */
+        cJSON *volume_mounts;
+        unsigned volumes_held;
         struct sandbox_metrics *metrics; /* owned sample ring, may be NULL */
         pthread_mutex_t op_lock;         /* serializes pause/resume/snapshot/persist */
         pthread_mutex_t end_lock;        /* an endAt change and its record write, together */

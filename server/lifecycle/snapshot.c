@@ -391,6 +391,7 @@ int snapshot_fork(struct server *srv, struct sandbox *s, unsigned count, int64_t
         /* a fork of a private sandbox is private too, with a token of its own */
         p.private_traffic = s->traffic_token[0] != 0;
         snprintf(p.mask_host, sizeof(p.mask_host), "%s", s->mask_host);
+        p.volume_mounts = s->volume_mounts; /* the forks mount the parent's volumes (E2B's too) */
         for (unsigned i = 0; i < count && arr; i++) {
                 char err[512];
                 struct sandbox *c = NULL;

@@ -97,12 +97,15 @@ struct sandbox *v1_running_sandbox(struct request *req, const char *id, int *ret
         return s;
 }
 
-/* {template?, timeout?, env?, metadata?} → create_params. */
-static int parse_create(const cJSON *body, struct create_params *p, const char **msg)
+/* {template?, timeout?, env?, metadata?} (parsed from text, len bytes) → create_params. */
+static int parse_create(const cJSON *body, const char *text, size_t len, struct create_params *p,
+                        const char **msg)
 {
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(body, "template");
         int r;
         *p = (struct create_params){0};
+        if ((r = validate_no_nul(text, len, msg)) < 0)
+                return r;
         snprintf(p->template_id, sizeof(p->template_id), "base");
         if (t && !cJSON_IsNull(t)) {
                 if (!cJSON_IsString(t) || !template_name_valid(t->valuestring)) {
@@ -113,7 +116,7 @@ static int parse_create(const cJSON *body, struct create_params *p, const char *
         }
         if ((r = validate_timeout(body, TIMEOUT_DEFAULT_S, &p->timeout_s, msg)) < 0 ||
             (r = validate_string_map(body, "metadata", &p->metadata, msg)) < 0 ||
-            (r = validate_string_map(body, "env", &p->env_vars, msg)) < 0) {
+            (r = validate_env_map(body, "env", &p->env_vars, msg)) < 0) {
                 create_params_done(p);
                 return r;
         }
@@ -125,7 +128,8 @@ int v1_handle_create(struct request *req)
         struct create_params p;
         const char *msg = "invalid body";
         char err[768] = "";
-        int r = parse_create(req->body->json, &p, &msg);
+        int r =
+            parse_create(req->body->json, buf_str(&req->body->raw), req->body->raw.len, &p, &msg);
         if (r < 0)
                 return v1_reply_error(req, 400, "bad_request", "%s", msg);
         _cleanup_sandbox_ struct sandbox *s = NULL;

@@ -34,31 +34,24 @@ static const char *mkfs_path(void)
  * root, no journal, lazy inode tables (never zeroed: the file is sparse). sbxd's monitor
  * thread reaps every child that exits (lifecycle/monitor.c), so the exit status cannot be waited
  * for: a shell runs mkfs and says "ok" on a pipe when it succeeded. */
-static int format(const char *path)
+static int format(const char *path, bool volume)
 {
         const char *mkfs = mkfs_path();
         if (!mkfs)
                 return -ENOENT;
-        const char *argv[] = {"/bin/sh",
-                              "-c",
-                              "\"$0\" \"$@\" 3>&- && echo ok >&3",
-                              mkfs,
-                              "-q",
-                              "-F",
-                              "-b",
-                              "4096",
-                              "-i",
-                              "8192",
-                              "-m",
-                              "0",
-                              "-O",
-                              "^has_journal",
-                              "-E",
-                              "lazy_itable_init=1,nodiscard,root_owner=0:0",
-                              "-L",
-                              "sbx-disk",
-                              path,
-                              NULL};
+        /* A volume outlives every sandbox and sbxd restarts: it gets a journal (never zeroed:
+         * lazy_journal_init), and its root belongs to the sandbox's user (uid 1000 inside). */
+        const char *features = volume ? "has_journal" : "^has_journal";
+        const char *ext = volume ? "lazy_itable_init=1,lazy_journal_init=1,nodiscard,"
+                                   "root_owner=" VOLUME_ROOT_OWNER
+                                 : "lazy_itable_init=1,nodiscard,root_owner=0:0";
+        const char *argv[] = {"/bin/sh", "-c",     "\"$0\" \"$@\" 3>&- && echo ok >&3",
+                              mkfs,      "-q",     "-F",
+                              "-b",      "4096",   "-i",
+                              "8192",    "-m",     "0",
+                              "-O",      features, "-E",
+                              ext,       "-L",     volume ? "sbx-volume" : "sbx-disk",
+                              path,      NULL};
         const char *envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
         int pfd[2];
         if (pipe2(pfd, O_CLOEXEC) < 0)
@@ -92,7 +85,7 @@ static int format(const char *path)
 }
 
 /* A fresh file system in a new file path of bytes (sparse). */
-static int make_image(const char *path, uint64_t bytes)
+static int make_image(const char *path, uint64_t bytes, bool volume)
 {
         int r = 0, fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
@@ -101,7 +94,7 @@ static int make_image(const char *path, uint64_t bytes)
                 r = -errno;
         close(fd);
         if (r == 0)
-                r = format(path);
+                r = format(path, volume);
         return r;
 }
 
@@ -139,7 +132,7 @@ static int pristine(const char *state_dir, uint64_t bytes, char path[static 4096
                 goto out;
         }
         snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-        r = make_image(tmp, bytes);
+        r = make_image(tmp, bytes, false);
         if (r == 0 && rename(tmp, path) < 0)
                 r = -errno;
         if (r < 0)
@@ -182,16 +175,11 @@ static int copy_sparse(const char *src, const char *dst)
         return 0;
 }
 
-int disk_image_usage(const char *state_dir, struct disk_usage *ret)
+/* Adds the images <parent>/<entry>/disk.img to u. */
+static int usage_of(const char *parent, struct disk_usage *u)
 {
         char path[4096];
-        struct statvfs sv;
-        *ret = (struct disk_usage){0};
-        if (statvfs(state_dir, &sv) < 0)
-                return -errno;
-        ret->free = (uint64_t)sv.f_bavail * sv.f_frsize;
-        snprintf(path, sizeof(path), "%s/sandboxes", state_dir);
-        DIR *d = opendir(path);
+        DIR *d = opendir(parent);
         if (!d)
                 return errno == ENOENT ? 0 : -errno;
         for (struct dirent *de; (de = readdir(d));) {
@@ -202,17 +190,34 @@ int disk_image_usage(const char *state_dir, struct disk_usage *ret)
                 if (fstatat(dirfd(d), path, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
                         continue;
                 uint64_t size = (uint64_t)st.st_size, used = (uint64_t)st.st_blocks * 512;
-                ret->promised += size;
-                ret->used += MIN(used, size);
-                ret->images++;
+                u->promised += size;
+                u->used += MIN(used, size);
+                u->images++;
         }
         closedir(d);
         return 0;
 }
 
+int disk_image_usage(const char *state_dir, struct disk_usage *ret)
+{
+        char path[4096];
+        struct statvfs sv;
+        *ret = (struct disk_usage){0};
+        if (statvfs(state_dir, &sv) < 0)
+                return -errno;
+        ret->free = (uint64_t)sv.f_bavail * sv.f_frsize;
+        /* sandbox disks and volumes share the state disk and one admission */
+        snprintf(path, sizeof(path), "%s/sandboxes", state_dir);
+        int r = usage_of(path, ret);
+        if (r < 0)
+                return r;
+        snprintf(path, sizeof(path), "%s/" DISK_IMAGE_VOLUMES_DIR, state_dir);
+        return usage_of(path, ret);
+}
+
 /* Under admit_lock: whether bytes more can be promised. */
-static int admit(const char *state_dir, uint64_t bytes, const struct disk_policy *pol, char *errmsg,
-                 size_t errlen)
+static int admit(const char *state_dir, uint64_t bytes, const struct disk_policy *pol,
+                 const char *what, char *errmsg, size_t errlen)
 {
         struct disk_usage u;
         int r = disk_image_usage(state_dir, &u);
@@ -227,17 +232,19 @@ static int admit(const char *state_dir, uint64_t bytes, const struct disk_policy
         stats_count_disk_refused();
         if (pol->overcommit > 1.0)
                 snprintf(errmsg, errlen,
-                         "not enough space on the host's state disk for a %llu MiB sandbox disk: "
+                         "not enough space on the host's state disk for a %llu MiB %s: "
                          "%llu MiB free, %llu MiB kept in reserve, %llu MiB promised to %u "
-                         "other sandbox disks (overcommit %g)",
-                         (unsigned long long)(bytes >> 20), (unsigned long long)(u.free >> 20),
+                         "other sandbox disks and volumes (overcommit %g)",
+                         (unsigned long long)(bytes >> 20), what,
+                         (unsigned long long)(u.free >> 20),
                          (unsigned long long)(pol->reserve_bytes >> 20),
                          (unsigned long long)(u.promised >> 20), u.images, pol->overcommit);
         else
                 snprintf(errmsg, errlen,
-                         "not enough space on the host's state disk for a %llu MiB sandbox disk: "
+                         "not enough space on the host's state disk for a %llu MiB %s: "
                          "%llu MiB free, %llu MiB kept in reserve",
-                         (unsigned long long)(bytes >> 20), (unsigned long long)(u.free >> 20),
+                         (unsigned long long)(bytes >> 20), what,
+                         (unsigned long long)(u.free >> 20),
                          (unsigned long long)(pol->reserve_bytes >> 20));
         log_warning("%s", errmsg);
         return -ENOSPC;
@@ -253,6 +260,30 @@ static int preallocate(const char *path, uint64_t bytes)
         return -e;
 }
 
+/* Under admit_lock: admission, then the image at dst (a copy of src, or formatted when src is
+ * NULL), preallocated under overcommit 1. */
+static int create_admitted(const char *state_dir, uint64_t bytes, const char *src, const char *dst,
+                           bool volume, const struct disk_policy *pol, char *errmsg, size_t errlen)
+{
+        const char *what = volume ? "volume" : "sandbox disk";
+        int r = admit(state_dir, bytes, pol, what, errmsg, errlen);
+        if (r < 0)
+                return r;
+        r = src ? copy_sparse(src, dst) : make_image(dst, bytes, volume);
+        if (r >= 0 && pol->overcommit <= 1.0) {
+                r = preallocate(dst, bytes);
+                if (r == -ENOSPC) {
+                        stats_count_disk_refused();
+                        snprintf(errmsg, errlen,
+                                 "not enough space on the host's state disk for a %llu MiB %s",
+                                 (unsigned long long)(bytes >> 20), what);
+                }
+        }
+        if (r < 0)
+                (void)unlink(dst);
+        return r;
+}
+
 int disk_image_create(const char *state_dir, uint64_t bytes, const char *dir,
                       const struct disk_policy *pol, char *errmsg, size_t errlen)
 {
@@ -262,27 +293,22 @@ int disk_image_create(const char *state_dir, uint64_t bytes, const char *dir,
         if (r < 0 && r != -EDQUOT)
                 return r;
         /* From the check to the image's blocks, one create at a time: two must not both be
-         * promised the same free space. */
+         * promised the same free space. An unusual size (-EDQUOT) is formatted for this
+         * sandbox alone. */
         pthread_mutex_lock(&admit_lock);
-        int a = admit(state_dir, bytes, pol, errmsg, errlen);
-        if (a < 0)
-                r = a;
-        else if (r == -EDQUOT) /* an unusual size: formatted for this sandbox alone */
-                r = make_image(dst, bytes);
-        else
-                r = copy_sparse(src, dst);
-        if (r >= 0 && pol->overcommit <= 1.0) {
-                r = preallocate(dst, bytes);
-                if (r == -ENOSPC) {
-                        stats_count_disk_refused();
-                        snprintf(errmsg, errlen,
-                                 "not enough space on the host's state disk for a %llu MiB "
-                                 "sandbox disk",
-                                 (unsigned long long)(bytes >> 20));
-                }
-        }
-        if (r < 0 && a >= 0)
-                (void)unlink(dst);
+        r = create_admitted(state_dir, bytes, r == -EDQUOT ? NULL : src, dst, false, pol, errmsg,
+                            errlen);
+        pthread_mutex_unlock(&admit_lock);
+        return r;
+}
+
+int disk_image_create_volume(const char *state_dir, uint64_t bytes, const char *dir,
+                             const struct disk_policy *pol, char *errmsg, size_t errlen)
+{
+        char dst[4096];
+        snprintf(dst, sizeof(dst), "%s/" DISK_IMAGE_NAME, dir);
+        pthread_mutex_lock(&admit_lock);
+        int r = create_admitted(state_dir, bytes, NULL, dst, true, pol, errmsg, errlen);
         pthread_mutex_unlock(&admit_lock);
         return r;
 }

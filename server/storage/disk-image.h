@@ -28,6 +28,11 @@
 #include <stdint.h>
 
 #define DISK_IMAGE_NAME "disk.img"
+/* Volumes (storage/volume.h) are images too, <state>/volumes/<id>/disk.img, counted in the
+ * same admission: a volume and a sandbox disk are promised the same free space. */
+#define DISK_IMAGE_VOLUMES_DIR "volumes"
+/* A volume's root directory owner (uid:gid as the sandbox sees them): the sandbox's user. */
+#define VOLUME_ROOT_OWNER "1000:1000"
 /* Pristine images kept (one per disk size); a sandbox of yet another size gets an image
  * formatted for it alone. */
 #define DISK_IMAGE_CACHE_MAX 16
@@ -44,7 +49,7 @@ struct disk_policy {
 /* What the state disk holds for sandbox disks right now. */
 struct disk_usage {
         uint64_t free;     /* free space of the state file system */
-        uint64_t promised; /* sum of the sizes of the images in <state>/sandboxes */
+        uint64_t promised; /* sum of the sizes of the images in <state>/{sandboxes,volumes} */
         uint64_t used;     /* what those images occupy */
         unsigned images;
 };
@@ -54,6 +59,11 @@ int disk_image_usage(const char *state_dir, struct disk_usage *ret);
  * state disk can take it under pol: -ENOSPC with errmsg saying why otherwise. */
 int disk_image_create(const char *state_dir, uint64_t bytes, const char *dir,
                       const struct disk_policy *pol, char *errmsg, size_t errlen);
+
+/* The same for a volume's image: formatted for it alone (with a journal: a volume outlives
+ * sandboxes and restarts), its root owned by VOLUME_ROOT_OWNER. */
+int disk_image_create_volume(const char *state_dir, uint64_t bytes, const char *dir,
+                             const struct disk_policy *pol, char *errmsg, size_t errlen);
 
 /* Remove <dir>/disk.img (gone already is fine). */
 int disk_image_remove(const char *dir);

@@ -64,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         struct create_params p;
         msg = NULL;
-        r = validate_create(body, &p, &msg);
+        r = validate_create(body, (const char *)data, size, &p, &msg);
         if (r < 0) {
                 FUZZ_CHECK(r == -EINVAL || r == -ENOMEM);
                 FUZZ_CHECK(r == -ENOMEM || (msg && *msg));
@@ -80,6 +80,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                            (p.disk_mb >= SANDBOX_MIN_DISK_MB && p.disk_mb <= SANDBOX_MAX_DISK_MB));
                 check_map(p.metadata);
                 check_map(p.env_vars);
+                const cJSON *e;
+                cJSON_ArrayForEach(e, p.env_vars) FUZZ_CHECK(!strchr(e->string, '='));
                 create_params_done(&p);
         }
         cJSON_Delete(body);

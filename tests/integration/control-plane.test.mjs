@@ -39,10 +39,11 @@ function raw(port, { method = 'POST', path, headers = {}, chunks = [] }) {
   })
 }
 
-test('prints the three export lines and keeps the key in <state>/keys (0600)', async () => {
+test('prints the four export lines and keeps the key in <state>/keys (0600)', async () => {
   const lines = d.stdout().trim().split('\n')
   assert.deepEqual(lines, [
-    `export E2B_API_URL=${d.url}`, `export E2B_SANDBOX_URL=${d.url}`, `export E2B_API_KEY=${d.key}`,
+    `export E2B_API_URL=${d.url}`, `export E2B_SANDBOX_URL=${d.url}`,
+    `export E2B_VOLUME_API_URL=${d.url}`, `export E2B_API_KEY=${d.key}`,
   ])
   assert.match(d.key, /^e2b_[0-9a-f]{40}$/)
   const { statSync } = await import('node:fs')

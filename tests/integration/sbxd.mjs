@@ -47,9 +47,10 @@ export function realTemplates(state, { host = false } = {}) {
 }
 
 // reuse: { dir, state } of an earlier startSbxd (stopped with keep: true) to restart on it.
-// args: extra sbxd arguments. The warm pool is off unless a test turns it on
+// args: extra sbxd arguments. wrap: a command sbxd runs under (['prlimit', '--nofile=1024']).
+// The warm pool is off unless a test turns it on
 // (['--pool-size', '2']): pool members would show up in the state dir and take uid slots.
-export async function startSbxd({ jailer, agent, prepare, reuse, args: extra = [] } = {}) {
+export async function startSbxd({ jailer, agent, prepare, reuse, args: extra = [], wrap = [] } = {}) {
   if (!SBXD) throw new Error('sbxd binary not found: build it or set SBXD')
   const dir = reuse ? reuse.dir : mkdtempSync(join(tmpdir(), 'sbxd-it-'))
   const state = join(dir, 'state')
@@ -61,7 +62,9 @@ export async function startSbxd({ jailer, agent, prepare, reuse, args: extra = [
   if (jailer) args.push('--jailer', jailer)
   if (agent) args.push('--agent', agent)
   args.push('--pool-size', '0', ...extra)
-  const proc = spawn(SBXD, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  const proc = wrap.length
+    ? spawn(wrap[0], [...wrap.slice(1), SBXD, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(SBXD, args, { stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   proc.stdout.on('data', (d) => { stdout += d })
@@ -73,7 +76,7 @@ export async function startSbxd({ jailer, agent, prepare, reuse, args: extra = [
   }
   const port = Number(readFileSync(portFile, 'utf8').trim())
   const url = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 100 && stdout.split('\n').length < 4; i++) await sleep(10)
+  for (let i = 0; i < 100 && stdout.split('\n').length < 5; i++) await sleep(10)
   const key = readFileSync(join(state, 'keys'), 'utf8').split('\n')[0]
 
   async function api(method, path, { body, key: k = key, headers = {}, raw = false } = {}) {

@@ -403,6 +403,15 @@ static struct sbx_jail_spec *maximal_spec(void)
                 s->binds[i].readonly = i % 2;
                 s->n_binds++;
         }
+        s->volumes = calloc(SBX_JAIL_VOLUMES_MAX, sizeof(*s->volumes));
+        for (size_t i = 0; i < SBX_JAIL_VOLUMES_MAX; i++) {
+                char b[64];
+                snprintf(b, sizeof(b), "/var/lib/sbx/volumes/%zu/mnt", i);
+                s->volumes[i].source = xstrdup(b);
+                snprintf(b, sizeof(b), "/mnt/v%zu", i);
+                s->volumes[i].target = xstrdup(b);
+                s->n_volumes++;
+        }
         s->env = calloc(SBX_JAIL_ENV_MAX, sizeof(*s->env));
         for (size_t i = 0; i < SBX_JAIL_ENV_MAX; i++) {
                 char b[300];
@@ -499,6 +508,61 @@ static void test_round_trip(void)
         sbx_jail_spec_free(s);
 }
 
+/* The spec with volumes (a "volumes" member before "agent"): decode status and message. */
+static int parse_volumes(const char *volumes, const char **msg)
+{
+        char buf[4096];
+        const char *at = strstr(good, "\"agent\"");
+        snprintf(buf, sizeof(buf), "%.*s\"volumes\":%s,%s", (int)(at - good), good, volumes, at);
+        static char copy[256];
+        const char *m = NULL;
+        struct sbx_jail_spec *s = NULL;
+        int r = sbx_jail_spec_decode(buf, strlen(buf), &s, &m);
+        snprintf(copy, sizeof(copy), "%s", r < 0 && m ? m : "");
+        *msg = copy;
+        if (r == 0 && (s->n_volumes != 2 || strcmp(s->volumes[1].target, "/data") != 0))
+                r = 1;
+        sbx_jail_spec_free(s);
+        return r;
+}
+
+static void test_volumes(void)
+{
+        const char *msg;
+        CHECK_EQ_INT(parse_volumes("[{\"source\":\"/var/lib/sbx/volumes/v1/mnt\",\"target\":"
+                                   "\"/mnt/a\"},{\"source\":\"/s/v2\",\"target\":\"/data\"}]",
+                                   &msg),
+                     0);
+        CHECK_EQ_INT(parse_volumes("null", &msg), 1); /* none: decoded, n_volumes 0 */
+        CHECK_EQ_INT(parse_volumes("{}", &msg), -EINVAL);
+        CHECK_STREQ(msg, "volumes must be an array of at most 16 objects");
+        CHECK_EQ_INT(parse_volumes("[7]", &msg), -EINVAL);
+        CHECK_STREQ(msg, "volumes: each volume is {source, target}");
+        CHECK_EQ_INT(parse_volumes("[{\"source\":\"/s\"}]", &msg), -EINVAL);
+        CHECK_STREQ(msg, "target: missing or not a string");
+        CHECK_EQ_INT(parse_volumes("[{\"source\":\"s\",\"target\":\"/t\"}]", &msg), -EINVAL);
+        CHECK_STREQ(msg, "source: must be an absolute normalised path (no '.', '..', '//', "
+                         "trailing '/')");
+        CHECK_EQ_INT(parse_volumes("[{\"source\":\"/s\",\"target\":\"/dev/shm\"}]", &msg), -EINVAL);
+        CHECK_STREQ(msg, "volumes: target must be an absolute normalised path, not /, /proc, "
+                         "/dev, /sys or /.sbx");
+        CHECK_EQ_INT(parse_volumes("[{\"source\":\"/s\",\"target\":\"/a/../b\"}]", &msg), -EINVAL);
+        CHECK_EQ_INT(parse_volumes("[{\"source\":\"/s\",\"target\":\"/a\"},{\"source\":"
+                                   "\"/s2\",\"target\":\"/a\"}]",
+                                   &msg),
+                     -EINVAL);
+        CHECK_STREQ(msg, "volumes: each target once, and not a bind's target");
+        CHECK_EQ_INT(parse_volumes("[{\"source\":\"/s\",\"target\":\"/usr\"}]", &msg), -EINVAL);
+        CHECK_STREQ(msg, "volumes: each target once, and not a bind's target");
+        char many[2048] = "[";
+        for (int i = 0; i <= SBX_JAIL_VOLUMES_MAX; i++)
+                snprintf(many + strlen(many), sizeof(many) - strlen(many),
+                         "%s{\"source\":\"/s\",\"target\":\"/t%d\"}", i ? "," : "", i);
+        strcat(many, "]");
+        CHECK_EQ_INT(parse_volumes(many, &msg), -EINVAL);
+        CHECK_STREQ(msg, "volumes must be an array of at most 16 objects");
+}
+
 static void test_validators(void)
 {
         CHECK(sbx_jail_id_valid("a"));
@@ -527,6 +591,7 @@ int main(void)
         test_limits();
         test_validators();
         test_messages();
+        test_volumes();
         test_round_trip();
         return unit_finish("test-jail-spec");
 }

@@ -80,9 +80,38 @@ static int create_of(const char *json, struct create_params *p)
 {
         cJSON *j = cJSON_Parse(json);
         const char *msg = NULL;
-        int r = validate_create(j, p, &msg);
+        int r = validate_create(j, json, strlen(json), p, &msg);
         cJSON_Delete(j);
         return r;
+}
+
+/* envVars keys: no '=' (the agent builds KEY=VALUE), no NUL raw or escaped (cJSON cuts the
+ * string there); values may hold '='. Metadata keys may hold '='. */
+static void test_create_env(void)
+{
+        struct create_params p;
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"envVars\":{\"A=B\":\"1\"}}", &p),
+                     -EINVAL);
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"envVars\":{\"A\\u0000B\":\"1\"}}", &p),
+                     -EINVAL);
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"envVars\":{\"A\":\"1\\u0000\"}}", &p),
+                     -EINVAL);
+        /* an escaped backslash before u0000 is text, not a NUL */
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"envVars\":{\"A\":\"\\\\u0000\"}}", &p),
+                     0);
+        create_params_done(&p);
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"envVars\":{\"A\":\"x=y\"},"
+                               "\"metadata\":{\"k=v\":\"1\"}}",
+                               &p),
+                     0);
+        CHECK_STREQ(cJSON_GetObjectItem(p.env_vars, "A")->valuestring, "x=y");
+        create_params_done(&p);
+        const char raw_nul[] = "{\"templateID\":\"base\",\"envVars\":{\"A\":\"1\0\"}}";
+        const char *msg = NULL;
+        CHECK_EQ_INT(validate_no_nul(raw_nul, sizeof(raw_nul) - 1, &msg), -EINVAL);
+        const char *esc = "{\"a\":\"\\u00001\"}", *other = "{\"a\":\"\\u0001\"}";
+        CHECK_EQ_INT(validate_no_nul(esc, strlen(esc), &msg), -EINVAL);
+        CHECK_EQ_INT(validate_no_nul(other, strlen(other), &msg), 0);
 }
 
 static void test_create(void)
@@ -101,6 +130,33 @@ static void test_create(void)
         CHECK_EQ_INT(p.timeout_s, 15);
         CHECK(cJSON_IsObject(p.metadata) && cJSON_IsObject(p.env_vars));
         create_params_done(&p);
+
+        /* volumeMounts: types here, names and paths at create (lifecycle/volume-mounts.c) */
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"volumeMounts\":[{\"name\":\"v\","
+                               "\"path\":\"/d\"}]}",
+                               &p),
+                     0);
+        CHECK(cJSON_GetArraySize(p.volume_mounts) == 1);
+        create_params_done(&p);
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"volumeMounts\":[]}", &p), 0);
+        CHECK(p.volume_mounts == NULL);
+        create_params_done(&p);
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"volumeMounts\":null}", &p), 0);
+        create_params_done(&p);
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"volumeMounts\":{}}", &p), -EINVAL);
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"volumeMounts\":[{\"name\":\"v\"}]}", &p),
+                     -EINVAL);
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"volumeMounts\":[{\"name\":1,"
+                               "\"path\":\"/d\"}]}",
+                               &p),
+                     -EINVAL);
+        char many[2048];
+        size_t n = (size_t)sprintf(many, "{\"templateID\":\"base\",\"volumeMounts\":[");
+        for (int i = 0; i <= SANDBOX_MAX_VOLUME_MOUNTS; i++)
+                n += (size_t)sprintf(many + n, "%s{\"name\":\"v\",\"path\":\"/d%d\"}", i ? "," : "",
+                                     i);
+        strcpy(many + n, "]}");
+        CHECK_EQ_INT(create_of(many, &p), -EINVAL);
 
         CHECK_EQ_INT(create_of("{}", &p), -EINVAL);
         CHECK_EQ_INT(create_of("{\"templateID\":\"../../etc\"}", &p), -EINVAL);
@@ -254,6 +310,7 @@ int main(void)
         test_names();
         test_create();
         test_network();
+        test_create_env();
         test_json_depth();
         test_keys();
         return unit_finish("test-server-validate");
