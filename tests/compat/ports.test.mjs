@@ -110,6 +110,23 @@ test('a WebSocket upgrade works end to end (text, and a 200 KiB binary message)'
   await ws.close()
 })
 
+test('an idle WebSocket and a silent stream outlive the front door\'s idle cut (6 s)', async () => {
+  const ws = await websocket(url('/ws'))
+  ws.send(1, 'a')
+  assert.equal((await ws.next()).payload.toString(), 'a')
+  await new Promise((r) => setTimeout(r, 9000))
+  ws.send(1, 'b')
+  assert.equal((await ws.next()).payload.toString(), 'b', 'the WebSocket is still open')
+  await ws.close()
+  let first
+  const seen = new Promise((r) => { first = r })
+  const p = request(url('/stream'), { onChunk: () => first() })
+  await seen
+  await new Promise((r) => setTimeout(r, 9000))
+  await request(url('/release'))
+  assert.equal((await p).body.toString(), 'part0\npart1\npart2\n')
+})
+
 test('a port nobody listens on is E2B\'s 502 with its JSON body', async () => {
   const r = await request(url('/', 8999))
   assert.equal(r.status, 502)
