@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "lifecycle/lifecycle.h"
+#include "lifecycle/start-cmd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -241,6 +242,9 @@ static int start(struct server *srv, struct sandbox *s, const struct template_in
                 log_error_errno(r, "sandbox %s: agent /init failed: %m", s->id);
                 return -EIO;
         }
+        r = lifecycle_start_cmd(s, t, errmsg, errlen);
+        if (r < 0)
+                return -EIO;
         r = sandbox_save(s);
         if (r < 0) {
                 snprintf(errmsg, errlen, "sandbox start failed at save-record: %s", strerror(-r));
