@@ -10,6 +10,7 @@
 
 struct registry;
 struct pool;
+struct build_service;
 
 struct server {
         const struct sbxd_config *config;
@@ -32,5 +33,6 @@ struct server {
         pthread_cond_t sampler_cond;
         bool stopping;              /* under sampler_lock */
         unsigned requests_inflight; /* __atomic: http/http.c, between URI log and completion */
+        struct build_service *build; /* build/build.h: template builds */
         bool disk_images;           /* storage/disk-image.h: ext4 image disks (else tmpfs uppers) */
 };
