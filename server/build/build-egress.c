@@ -107,6 +107,9 @@ struct build_egress {
         pthread_t thread;
         char *const *allow;
         size_t n_allow;
+        pthread_mutex_t note_lock; /* note is cleared under it when the build goes */
+        build_egress_note_fn note;
+        void *userdata;
         unsigned active; /* __atomic */
 };
 
@@ -123,6 +126,14 @@ static bool allowed(const struct build_egress *e, const char *host)
         return false;
 }
 
+static void egress_note(struct build_egress *e, const char *msg)
+{
+        pthread_mutex_lock(&e->note_lock);
+        if (e->note)
+                e->note(e->userdata, msg);
+        pthread_mutex_unlock(&e->note_lock);
+}
+
 static void answer(int fd, const char *status, const char *msg)
 {
         dprintf(fd,
@@ -131,7 +142,7 @@ static void answer(int fd, const char *status, const char *msg)
                 status, strlen(msg), msg);
 }
 
-static void refuse(int fd, const struct build_egress *e, const char *host)
+static void refuse(int fd, struct build_egress *e, const char *host)
 {
         char msg[1024];
         size_t o = (size_t)snprintf(msg, sizeof(msg),
@@ -144,6 +155,7 @@ static void refuse(int fd, const struct build_egress *e, const char *host)
                                       e->allow[i]);
         snprintf(msg + o, sizeof(msg) - o, "%s)\n", e->n_allow ? "" : "none configured");
         answer(fd, "403 Forbidden", msg);
+        egress_note(e, msg);
 }
 
 static int dial(const char *host, const char *port)
@@ -154,17 +166,30 @@ static int dial(const char *host, const char *port)
         int fd = -EHOSTUNREACH;
         for (struct addrinfo *a = res; a; a = a->ai_next) {
                 fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-                if (fd < 0)
+                if (fd < 0) {
+                        fd = -errno;
                         continue;
+                }
                 struct timeval tv = {.tv_sec = EGRESS_CONNECT_MS / 1000};
                 setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
                 if (connect(fd, a->ai_addr, a->ai_addrlen) == 0)
                         break;
+                int e = -errno;
                 close(fd);
-                fd = -ECONNREFUSED;
+                fd = e;
         }
         freeaddrinfo(res);
         return fd;
+}
+
+static void unreachable(struct build_egress *e, int fd, const char *host, const char *port,
+                        int r)
+{
+        char msg[512];
+        snprintf(msg, sizeof(msg), "sbx build egress: the mirror %s:%s cannot be reached: %s\n",
+                 host, port, strerror(-r));
+        answer(fd, "502 Bad Gateway", msg);
+        egress_note(e, msg);
 }
 
 /* Both ways until both sides are done or EGRESS_IDLE_MS pass without a byte. */
@@ -246,7 +271,7 @@ static void forward_plain(struct build_egress *e, int fd, char *buf, size_t len,
         }
         _cleanup_close_ int up = dial(host, port);
         if (up < 0) {
-                answer(fd, "502 Bad Gateway", "sbx build egress: the mirror cannot be reached\n");
+                unreachable(e, fd, host, port, up);
                 return;
         }
         dprintf(up, "%s /%s %s\r\n", method, path ? path + 1 : "", version);
@@ -281,7 +306,7 @@ static void forward_connect(struct build_egress *e, int fd, char *buf, size_t le
         }
         _cleanup_close_ int up = dial(target, "443");
         if (up < 0) {
-                answer(fd, "502 Bad Gateway", "sbx build egress: the mirror cannot be reached\n");
+                unreachable(e, fd, target, "443", up);
                 return;
         }
         const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
@@ -362,7 +387,7 @@ static void *accept_main(void *arg)
 }
 
 int build_egress_start(const char *path, char *const *allow, size_t n_allow,
-                       struct build_egress **ret)
+                       build_egress_note_fn note, void *userdata, struct build_egress **ret)
 {
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         if (strlen(path) >= sizeof(sa.sun_path))
@@ -373,6 +398,9 @@ int build_egress_start(const char *path, char *const *allow, size_t n_allow,
                 return -ENOMEM;
         e->allow = allow;
         e->n_allow = n_allow;
+        pthread_mutex_init(&e->note_lock, NULL);
+        e->note = note;
+        e->userdata = userdata;
         e->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         e->stop = eventfd(0, EFD_CLOEXEC);
         (void)unlink(path);
@@ -399,6 +427,9 @@ void build_egress_stop(struct build_egress *e)
         uint64_t one = 1;
         (void)!write(e->stop, &one, sizeof(one));
         pthread_join(e->thread, NULL);
+        pthread_mutex_lock(&e->note_lock);
+        e->note = NULL;
+        pthread_mutex_unlock(&e->note_lock);
         safe_close(e->lfd);
         safe_close(e->stop);
         /* connection threads still running keep e: they only read e->allow and e->active */

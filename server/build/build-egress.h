@@ -26,9 +26,12 @@
 int build_egress_allow_list(char ***ret, size_t *ret_n);
 
 struct build_egress;
+/* Called (from a connection's thread) with each refusal and each mirror that could not be
+ * reached, so that the build's log names them. */
+typedef void (*build_egress_note_fn)(void *userdata, const char *message);
 /* Listen on a new unix socket at path (mode 0666: the sandbox's root connects through an
  * idmapped read-only bind) and serve it from a thread. allow is not copied. */
 int build_egress_start(const char *path, char *const *allow, size_t n_allow,
-                       struct build_egress **ret);
+                       build_egress_note_fn note, void *userdata, struct build_egress **ret);
 /* Stop accepting and free (connections in flight end on their own). Accepts NULL. */
 void build_egress_stop(struct build_egress *e);

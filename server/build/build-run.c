@@ -83,6 +83,16 @@ static void run_done(struct run *x)
                 rm_rf(x->run_dir);
 }
 
+/* The proxy's refusals in the build's log (the client in the sandbox may show only a status). */
+static void egress_note(void *userdata, const char *message)
+{
+        struct run *x = userdata;
+        char m[512];
+        snprintf(m, sizeof(m), "%s", message);
+        m[strcspn(m, "\n")] = 0;
+        build_log(x->b, x->bid, NULL, "warn", "%s", m);
+}
+
 /* <state>/build/run/<bid>/ with apt.conf, files/ (links to the uploads of the COPY steps)
  * and the egress proxy's socket. */
 static int prepare_run_dir(struct run *x, const cJSON *steps, char *err)
@@ -120,7 +130,8 @@ static int prepare_run_dir(struct run *x, const cJSON *steps, char *err)
         }
         snprintf(path, sizeof(path), "%s/egress.sock", x->run_dir);
         if (r >= 0)
-                r = build_egress_start(path, x->b->allow, x->b->n_allow, &x->egress);
+                r = build_egress_start(path, x->b->allow, x->b->n_allow, egress_note, x,
+                                       &x->egress);
         return r < 0 ? ERR(r, "preparing the build failed: %s", strerror(-r)) : 0;
 }
 
@@ -219,9 +230,9 @@ static int exec_step(struct run *x, const cJSON *s, const char *what, char *err)
                 return 0;
         }
         run_log(x, "info", "%s", what);
-        struct step_cmd cmds[2];
+        struct step_cmd cmds[3];
         size_t n = 0;
-        _cleanup_free_ char *mk = NULL, *cmd = NULL;
+        _cleanup_free_ char *mk = NULL, *mk_root = NULL, *cmd = NULL;
         _cleanup_json_ cJSON *env = step_env(x);
         if (cJSON_GetArraySize(x->pending_dirs) > 0) {
                 struct buf b = {};
@@ -233,7 +244,12 @@ static int exec_step(struct run *x, const cJSON *s, const char *what, char *err)
                         buf_printf(&b, " %s", q ? q : "''");
                 }
                 mk = buf_steal(&b);
-                cmds[n++] = (struct step_cmd){.cmd = mk, .user = "root", .cwd = "/", .env = env};
+                /* as root where root may (it has no capabilities: not in a user's home), then
+                 * as the build's user, who must see them all */
+                if (!mk || asprintf(&mk_root, "%s 2>/dev/null || true", mk) < 0)
+                        return -ENOMEM;
+                cmds[n++] = (struct step_cmd){.cmd = mk_root, .user = "root", .cwd = "/", .env = env};
+                cmds[n++] = (struct step_cmd){.cmd = mk, .user = x->user, .cwd = "/", .env = env};
         }
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(s, "args");
         const char *type = str(s, "type");
