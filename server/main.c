@@ -206,7 +206,7 @@ int main(int argc, char **argv)
         agent_req_shutdown();
         MHD_stop_daemon(d);
         build_service_stop(srv.build); /* a running build is marked failed at the next start */
-        pool_stop(srv.pool); /* warm sandboxes are nobody's: torn down */
+        pool_stop(srv.pool);           /* warm sandboxes are nobody's: torn down */
         srv.pool = NULL;
         sampler_stop(&srv);
         sampler_persist_paused(&srv, true); /* only with --persist-paused-after */

@@ -24,11 +24,11 @@
 #include "random-util.h"
 #include "sha256.h"
 
-
 static bool alias_valid(const char *s)
 {
         size_t l = strlen(s);
-        if (l == 0 || l > BUILD_ALIAS_MAX || !(islower((unsigned char)s[0]) || isdigit((unsigned char)s[0])))
+        if (l == 0 || l > BUILD_ALIAS_MAX ||
+            !(islower((unsigned char)s[0]) || isdigit((unsigned char)s[0])))
                 return false;
         for (size_t i = 0; i < l; i++)
                 if (!islower((unsigned char)s[i]) && !isdigit((unsigned char)s[i]) && s[i] != '-' &&
@@ -258,8 +258,10 @@ int build_request(struct build_service *b, const cJSON *body, cJSON **ret, char 
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "templateID", tid);
         cJSON_AddStringToObject(o, "buildID", bid);
-        cJSON_AddItemToObject(o, "aliases", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(t, "names"), 1));
-        cJSON_AddItemToObject(o, "names", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(t, "names"), 1));
+        cJSON_AddItemToObject(o, "aliases",
+                              cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(t, "names"), 1));
+        cJSON_AddItemToObject(o, "names",
+                              cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(t, "names"), 1));
         cJSON_AddItemToObject(o, "tags", TAKE_PTR(tags));
         cJSON_AddFalseToObject(o, "public");
         log_info("build %s: requested for template %s (%s)", bid, tid, alias);
@@ -415,7 +417,7 @@ static int check_step(struct build_service *b, const char *tid, const cJSON *s, 
                                    BUILD_MAX_STEP_ARG);
         }
         int n = cJSON_GetArraySize(args);
-        bool ok = strcmp(type, "ENV") == 0 ? n >= 2 && n % 2 == 0
+        bool ok = strcmp(type, "ENV") == 0    ? n >= 2 && n % 2 == 0
                   : strcmp(type, "COPY") == 0 ? n >= 2
                   : strcmp(type, "RUN") == 0  ? n >= 1 && n <= 2
                                               : n == 1;
@@ -526,7 +528,8 @@ int build_status(struct build_service *b, const char *tid, const char *bid, size
                 o = cJSON_CreateObject();
                 cJSON_AddStringToObject(o, "buildID", bid);
                 cJSON_AddStringToObject(o, "templateID", tid);
-                cJSON_AddStringToObject(o, "status", str(rec, "status") ? str(rec, "status") : "error");
+                cJSON_AddStringToObject(o, "status",
+                                        str(rec, "status") ? str(rec, "status") : "error");
                 entries = cJSON_AddArrayToObject(o, "logEntries");
                 cJSON_AddArrayToObject(o, "logs");
                 r = brec_log_read(b, bid, offset, entries);

@@ -16,8 +16,7 @@
 #include "storage/layer-store.h"
 
 /* The sbx template fromImage stands for, or an error saying how to import it. */
-static int image_template(const char *state, const char *image, char *out, size_t size,
-                          char *err)
+static int image_template(const char *state, const char *image, char *out, size_t size, char *err)
 {
         char name[256], tag[64] = "";
         const char *s = image;

@@ -151,8 +151,7 @@ static void refuse(int fd, struct build_egress *e, const char *host)
                                     "sources (",
                                     host);
         for (size_t i = 0; i < e->n_allow && o < sizeof(msg) - 80; i++)
-                o += (size_t)snprintf(msg + o, sizeof(msg) - o, "%s%s", i ? ", " : "",
-                                      e->allow[i]);
+                o += (size_t)snprintf(msg + o, sizeof(msg) - o, "%s%s", i ? ", " : "", e->allow[i]);
         snprintf(msg + o, sizeof(msg) - o, "%s)\n", e->n_allow ? "" : "none configured");
         answer(fd, "403 Forbidden", msg);
         egress_note(e, msg);
@@ -182,8 +181,7 @@ static int dial(const char *host, const char *port)
         return fd;
 }
 
-static void unreachable(struct build_egress *e, int fd, const char *host, const char *port,
-                        int r)
+static void unreachable(struct build_egress *e, int fd, const char *host, const char *port, int r)
 {
         char msg[512];
         snprintf(msg, sizeof(msg), "sbx build egress: the mirror %s:%s cannot be reached: %s\n",
@@ -279,8 +277,8 @@ static void forward_plain(struct build_egress *e, int fd, char *buf, size_t len,
         while (line < buf + head - 2) {
                 char *eol = strstr(line, "\r\n");
                 size_t l = (size_t)(eol - line);
-                static const char *const drop[] = {"connection:", "proxy-connection:",
-                                                   "keep-alive:", "proxy-authorization:"};
+                static const char *const drop[] = {
+                    "connection:", "proxy-connection:", "keep-alive:", "proxy-authorization:"};
                 bool skip = false;
                 for (size_t i = 0; i < ELEMENTSOF(drop); i++)
                         skip |= strncasecmp(line, drop[i], strlen(drop[i])) == 0;
@@ -366,8 +364,8 @@ static void *accept_main(void *arg)
                         continue;
                 struct conn *cn = malloc(sizeof(*cn));
                 pthread_t t;
-                if (!cn || __atomic_add_fetch(&e->active, 1, __ATOMIC_RELAXED) >
-                               EGRESS_MAX_CONNECTIONS) {
+                if (!cn ||
+                    __atomic_add_fetch(&e->active, 1, __ATOMIC_RELAXED) > EGRESS_MAX_CONNECTIONS) {
                         if (cn)
                                 __atomic_sub_fetch(&e->active, 1, __ATOMIC_RELAXED);
                         free(cn);

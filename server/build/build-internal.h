@@ -52,8 +52,8 @@ void brec_unpublish_tag(struct build_service *b, const cJSON *t, const char *tag
 void build_log(struct build_service *b, const char *bid, const char *step, const char *level,
                const char *fmt, ...) _printf_(5, 6);
 /* Mark build bid finished: "ready", or "error" with message and step (may be NULL). */
-void build_finish(struct build_service *b, const char *bid, const char *status,
-                  const char *message, const char *step);
+void build_finish(struct build_service *b, const char *bid, const char *status, const char *message,
+                  const char *step);
 
 /* The worker's part: run build bid to its end (build-run.c). */
 void build_run(struct build_service *b, const char *bid);
@@ -70,7 +70,7 @@ int build_upload_path(struct build_service *b, const char *tid, const char *hash
 /* An error for the client: the message into err (BUILD_ERR_MAX), the value code. */
 #define ERR(code, ...)                                                                             \
         ({                                                                                         \
-                snprintf(err, BUILD_ERR_MAX, __VA_ARGS__);                                        \
+                snprintf(err, BUILD_ERR_MAX, __VA_ARGS__);                                         \
                 (code);                                                                            \
         })
 

@@ -246,8 +246,8 @@ int build_tags_assign(struct build_service *b, const cJSON *body, cJSON **ret, c
         cJSON *map = cJSON_GetObjectItemCaseSensitive(t, "tags");
         const char *bid = NULL;
         if (r >= 0) {
-                bid = str(cJSON_GetObjectItemCaseSensitive(map, tag[0] ? tag : "default"),
-                          "buildID");
+                bid =
+                    str(cJSON_GetObjectItemCaseSensitive(map, tag[0] ? tag : "default"), "buildID");
                 rec = bid ? brec_read(b, REC_BUILDS, bid) : NULL;
                 if (!rec || !cJSON_GetObjectItemCaseSensitive(rec, "template"))
                         r = ERR(-ENOENT, "'%s' names no finished build", target);

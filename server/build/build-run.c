@@ -185,7 +185,8 @@ static void cache_put(struct run *x, const char *key, const char *hex)
 {
         char dir[4096], path[4300], sub[128];
         snprintf(sub, sizeof(sub), "cache/%s", key);
-        if (brec_dir(x->b, "cache", dir, sizeof(dir)) < 0 || brec_dir(x->b, sub, dir, sizeof(dir)) < 0)
+        if (brec_dir(x->b, "cache", dir, sizeof(dir)) < 0 ||
+            brec_dir(x->b, sub, dir, sizeof(dir)) < 0)
                 return;
         cache_path(x, key, path, sizeof(path));
         char text[160];
@@ -248,7 +249,8 @@ static int exec_step(struct run *x, const cJSON *s, const char *what, char *err)
                  * as the build's user, who must see them all */
                 if (!mk || asprintf(&mk_root, "%s 2>/dev/null || true", mk) < 0)
                         return -ENOMEM;
-                cmds[n++] = (struct step_cmd){.cmd = mk_root, .user = "root", .cwd = "/", .env = env};
+                cmds[n++] =
+                    (struct step_cmd){.cmd = mk_root, .user = "root", .cwd = "/", .env = env};
                 cmds[n++] = (struct step_cmd){.cmd = mk, .user = x->user, .cwd = "/", .env = env};
         }
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(s, "args");
@@ -263,12 +265,14 @@ static int exec_step(struct run *x, const cJSON *s, const char *what, char *err)
         } else if (type) { /* COPY src dest [user [mode]] */
                 const cJSON *u = cJSON_GetArrayItem(args, 2), *m = cJSON_GetArrayItem(args, 3);
                 char archive[256];
-                snprintf(archive, sizeof(archive), BUILD_RUN_MOUNT "/files/%s", str(s, "filesHash"));
+                snprintf(archive, sizeof(archive), BUILD_RUN_MOUNT "/files/%s",
+                         str(s, "filesHash"));
                 _cleanup_free_ char *q1 = shell_quote(cJSON_GetArrayItem(args, 0)->valuestring);
                 _cleanup_free_ char *q2 = shell_quote(cJSON_GetArrayItem(args, 1)->valuestring);
                 _cleanup_free_ char *q3 = shell_quote(cJSON_IsString(m) ? m->valuestring : "");
                 if (!q1 || !q2 || !q3 ||
-                    asprintf(&cmd, "set -- %s %s %s '%s'\n%s", q1, q2, q3, archive, COPY_SCRIPT) < 0)
+                    asprintf(&cmd, "set -- %s %s %s '%s'\n%s", q1, q2, q3, archive, COPY_SCRIPT) <
+                        0)
                         return -ENOMEM;
                 cmds[n++] = (struct step_cmd){
                     .cmd = cmd,
@@ -436,7 +440,8 @@ static int run_steps(struct run *x, const cJSON *spec, const char *alias, char *
         const cJSON *steps = cJSON_GetObjectItemCaseSensitive(spec, "steps"), *s;
         int i = 0, n = cJSON_GetArraySize(steps), r;
         snprintf(x->step, sizeof(x->step), "base");
-        const char *from = str(spec, "fromTemplate") ? str(spec, "fromTemplate") : str(spec, "fromImage");
+        const char *from =
+            str(spec, "fromTemplate") ? str(spec, "fromTemplate") : str(spec, "fromImage");
         run_log(x, "info", "[base] FROM %s", from ? from : "");
         r = prepare_run_dir(x, steps, err);
         if (r >= 0)

@@ -20,13 +20,13 @@ struct run {
         char bid[BUILD_ID_MAX], tid[BUILD_TEMPLATE_ID_MAX];
         char base[TEMPLATE_NAME_MAX + 1];
         /* the image as the steps so far left it */
-        cJSON *layers;  /* "sha256:<hex>" refs, bottom first */
-        cJSON *binds;   /* the base template's */
-        cJSON *env;     /* ENV steps over the base's environment */
+        cJSON *layers; /* "sha256:<hex>" refs, bottom first */
+        cJSON *binds;  /* the base template's */
+        cJSON *env;    /* ENV steps over the base's environment */
         char *user, *workdir;
         cJSON *pending_dirs; /* WORKDIR dirs not created yet (by the next step that runs) */
         unsigned cpu, mem, disk;
-        bool force; /* the whole build ignores the cache */
+        bool force;         /* the whole build ignores the cache */
         char run_dir[4096]; /* <state>/build/run/<bid>: bound at BUILD_RUN_MOUNT */
         struct build_egress *egress;
         size_t log_count;

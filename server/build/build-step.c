@@ -96,9 +96,8 @@ static int sandbox_template(struct run *x, struct template_info *t)
         cJSON_AddStringToObject(t->env, "SBX_EGRESS_RELAY", relay);
         t->default_user = strdup("root");
         t->default_workdir = strdup("/");
-        return t->layers && t->binds && t->env && t->default_user && t->default_workdir
-                   ? 0
-                   : -ENOMEM;
+        return t->layers && t->binds && t->env && t->default_user && t->default_workdir ? 0
+                                                                                        : -ENOMEM;
 }
 
 static int start_sandbox(struct run *x, const struct template_info *t, struct sandbox **ret,

@@ -84,8 +84,8 @@ int brec_write(struct build_service *b, const char *kind, const char *id, const 
 static bool has_string(const cJSON *a, const char *s)
 {
         const cJSON *x;
-        cJSON_ArrayForEach(x, a) if (cJSON_IsString(x) && strcmp(x->valuestring, s) == 0) return
-            true;
+        cJSON_ArrayForEach(x,
+                           a) if (cJSON_IsString(x) && strcmp(x->valuestring, s) == 0) return true;
         return false;
 }
 
@@ -100,8 +100,7 @@ int brec_resolve(struct build_service *b, const char *ref, char ret_tid[BUILD_TE
                 if (strlen(colon + 1) > BUILD_TAG_MAX)
                         return -ENOENT;
         }
-        if (!*name || strlen(name) >= sizeof(name) - 1 || strchr(name, '/') ||
-            strchr(name, '.'))
+        if (!*name || strlen(name) >= sizeof(name) - 1 || strchr(name, '/') || strchr(name, '.'))
                 return -ENOENT;
         _cleanup_json_ cJSON *direct = brec_read(b, REC_TEMPLATES, name);
         int r = -ENOENT;
@@ -258,8 +257,8 @@ int brec_log_read(struct build_service *b, const char *bid, size_t offset, cJSON
         return 0;
 }
 
-void build_finish(struct build_service *b, const char *bid, const char *status,
-                  const char *message, const char *step)
+void build_finish(struct build_service *b, const char *bid, const char *status, const char *message,
+                  const char *step)
 {
         char ts[32];
         build_now(ts);
@@ -364,8 +363,8 @@ int build_service_start(struct server *srv, struct build_service **ret)
         int r = build_egress_allow_list(&b->allow, &b->n_allow);
         if (r < 0)
                 log_warning_errno(r, "build egress: reading the apt sources: %m");
-        log_info("template builds: %d workers, egress to %zu package mirror host(s)",
-                 BUILD_WORKERS, b->n_allow);
+        log_info("template builds: %d workers, egress to %zu package mirror host(s)", BUILD_WORKERS,
+                 b->n_allow);
         recover(b);
         for (size_t i = 0; i < BUILD_WORKERS; i++) {
                 r = pthread_create(&b->workers[i], NULL, worker_main, b);

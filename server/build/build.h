@@ -18,23 +18,23 @@
 
 #include "core/server.h"
 
-#define BUILD_WORKERS          2    /* builds running at once; more wait in the queue */
-#define BUILD_MAX_QUEUED       16   /* builds waiting for a worker; more are refused (429) */
-#define BUILD_MAX_STEPS        256  /* steps of one build */
-#define BUILD_MAX_STEP_ARG     (64 * 1024) /* bytes of one step argument (a runCmd's script) */
-#define BUILD_MAX_UPLOAD       (1ull << 30) /* bytes of one `copy` upload (a tar.gz) */
-#define BUILD_UPLOAD_LINK_S    3600 /* an upload link's validity */
-#define BUILD_STEP_TIMEOUT_MS  (30 * 60 * 1000) /* one step; then it is killed, the build fails */
-#define BUILD_MAX_LOG_ENTRIES  20000 /* per build; past it one last line says so */
-#define BUILD_MAX_LOG_LINE     4096  /* bytes of one log entry (a longer output line is cut) */
-#define BUILD_LOG_PAGE         1000  /* entries one status answer carries at most */
-#define BUILD_KEEP_BUILDS      16    /* build records (and logs) kept per template */
-#define BUILD_ALIAS_MAX        40    /* [a-z0-9][a-z0-9_-]* */
-#define BUILD_TAG_MAX          20    /* [A-Za-z0-9_][A-Za-z0-9._-]* */
-#define BUILD_MAX_TAGS         16    /* tags in one request */
-#define BUILD_ID_MAX           37    /* a build id: a UUID */
-#define BUILD_TEMPLATE_ID_MAX  21    /* a template id: 20 lowercase hex digits */
-#define BUILD_ERR_MAX          512
+#define BUILD_WORKERS         2            /* builds running at once; more wait in the queue */
+#define BUILD_MAX_QUEUED      16           /* builds waiting for a worker; more are refused (429) */
+#define BUILD_MAX_STEPS       256          /* steps of one build */
+#define BUILD_MAX_STEP_ARG    (64 * 1024)  /* bytes of one step argument (a runCmd's script) */
+#define BUILD_MAX_UPLOAD      (1ull << 30) /* bytes of one `copy` upload (a tar.gz) */
+#define BUILD_UPLOAD_LINK_S   3600         /* an upload link's validity */
+#define BUILD_STEP_TIMEOUT_MS (30 * 60 * 1000) /* one step; then it is killed, the build fails */
+#define BUILD_MAX_LOG_ENTRIES 20000            /* per build; past it one last line says so */
+#define BUILD_MAX_LOG_LINE    4096 /* bytes of one log entry (a longer output line is cut) */
+#define BUILD_LOG_PAGE        1000 /* entries one status answer carries at most */
+#define BUILD_KEEP_BUILDS     16   /* build records (and logs) kept per template */
+#define BUILD_ALIAS_MAX       40   /* [a-z0-9][a-z0-9_-]* */
+#define BUILD_TAG_MAX         20   /* [A-Za-z0-9_][A-Za-z0-9._-]* */
+#define BUILD_MAX_TAGS        16   /* tags in one request */
+#define BUILD_ID_MAX          37   /* a build id: a UUID */
+#define BUILD_TEMPLATE_ID_MAX 21   /* a template id: 20 lowercase hex digits */
+#define BUILD_ERR_MAX         512
 
 struct build_service;
 
@@ -56,8 +56,8 @@ int build_file_link(struct build_service *b, const char *template_id, const char
 int build_upload_open(struct build_service *b, const char *template_id, const char *hash,
                       const char *expires, const char *token, int *ret_fd, char *err);
 /* Keep the uploaded file (fd from build_upload_open, still open) as the upload of hash. */
-int build_upload_commit(struct build_service *b, const char *template_id, const char *hash,
-                        int fd, char *err);
+int build_upload_commit(struct build_service *b, const char *template_id, const char *hash, int fd,
+                        char *err);
 /* POST /v2/templates/{id}/builds/{buildID}: TemplateBuildStartV2 → queued. */
 int build_start(struct build_service *b, const char *template_id, const char *build_id,
                 const cJSON *body, char *err);

@@ -21,15 +21,14 @@
 enum agent_exec_stream { AGENT_EXEC_STDOUT, AGENT_EXEC_STDERR };
 
 struct agent_exec {
-        const char *cmd;   /* run as /bin/bash -l -c <cmd> */
-        const char *user;  /* NULL: the sandbox's default user */
-        const char *cwd;   /* NULL: the user's default workdir */
-        const cJSON *envs; /* object of strings, may be NULL */
+        const char *cmd;    /* run as /bin/bash -l -c <cmd> */
+        const char *user;   /* NULL: the sandbox's default user */
+        const char *cwd;    /* NULL: the user's default workdir */
+        const cJSON *envs;  /* object of strings, may be NULL */
         int64_t timeout_ms; /* the process's deadline (killed past it); 0: none */
         bool detach;        /* return once the process started (it keeps running) */
         /* called for each piece of output (not NUL-terminated); may be NULL */
-        void (*output)(void *userdata, enum agent_exec_stream stream, const char *data,
-                       size_t len);
+        void (*output)(void *userdata, enum agent_exec_stream stream, const char *data, size_t len);
         void *userdata;
 };
 

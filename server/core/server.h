@@ -31,8 +31,8 @@ struct server {
         bool sampler_started;
         pthread_mutex_t sampler_lock;
         pthread_cond_t sampler_cond;
-        bool stopping;              /* under sampler_lock */
-        unsigned requests_inflight; /* __atomic: http/http.c, between URI log and completion */
+        bool stopping;               /* under sampler_lock */
+        unsigned requests_inflight;  /* __atomic: http/http.c, between URI log and completion */
         struct build_service *build; /* build/build.h: template builds */
-        bool disk_images;           /* storage/disk-image.h: ext4 image disks (else tmpfs uppers) */
+        bool disk_images; /* storage/disk-image.h: ext4 image disks (else tmpfs uppers) */
 };

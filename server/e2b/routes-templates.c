@@ -119,12 +119,12 @@ int e2b_build_upload_finish(struct request *req)
         if (u->error)
                 return http_reply_error(req, u->error, NULL, "storing the upload failed: %s",
                                         strerror(-u->error));
-        int r = build_upload_commit(req->srv->build, req->args.v[0], req->args.tail + 1, u->fd,
-                                    err);
+        int r =
+            build_upload_commit(req->srv->build, req->args.v[0], req->args.tail + 1, u->fd, err);
         if (r < 0)
                 return reply_err(req, r, err);
-        log_info("req=%s template %s: upload %.12s… stored (%llu bytes)", req->rid,
-                 req->args.v[0], req->args.tail + 1, (unsigned long long)u->len);
+        log_info("req=%s template %s: upload %.12s… stored (%llu bytes)", req->rid, req->args.v[0],
+                 req->args.tail + 1, (unsigned long long)u->len);
         return http_reply_json(req, 200, "{}");
 }
 
@@ -148,8 +148,8 @@ int e2b_build_status(struct request *req)
         if (off && (*end || offset < 0 || offset > 100000000))
                 return http_reply_error(req, -EINVAL, NULL, "logsOffset must be an integer >= 0");
         cJSON *o = NULL;
-        int r = build_status(req->srv->build, req->args.v[0], req->args.v[1], (size_t)offset, &o,
-                             err);
+        int r =
+            build_status(req->srv->build, req->args.v[0], req->args.v[1], (size_t)offset, &o, err);
         return reply(req, r, 200, o, err);
 }
 

@@ -27,8 +27,7 @@ int lifecycle_start_cmd(const struct sandbox *s, const struct template_info *t, 
                 if (r < 0) {
                         snprintf(errmsg, errlen, "sandbox start failed at start-cmd: %s",
                                  why[0] ? why : strerror(-r));
-                        return log_error_errno(r, "sandbox %s: start command: %s: %m", s->id,
-                                               why);
+                        return log_error_errno(r, "sandbox %s: start command: %s: %m", s->id, why);
                 }
         }
         if (!t->ready_cmd)
