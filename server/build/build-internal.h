@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "build/build.h"
@@ -67,12 +68,16 @@ int build_enqueue(struct build_service *b, const char *bid);
 int build_upload_path(struct build_service *b, const char *tid, const char *hash, char *buf,
                       size_t size);
 
-/* An error for the client: the message into err (BUILD_ERR_MAX), the value code. */
-#define ERR(code, ...)                                                                             \
-        ({                                                                                         \
-                snprintf(err, BUILD_ERR_MAX, __VA_ARGS__);                                         \
-                (code);                                                                            \
-        })
+/* An error for the client: the message into err (BUILD_ERR_MAX bytes); returns code. */
+static inline int _printf_(3, 4) build_err(int code, char *err, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, BUILD_ERR_MAX, fmt, ap);
+        va_end(ap);
+        return code;
+}
+#define ERR(code, ...) build_err((code), err, __VA_ARGS__)
 
 static inline const char *str(const cJSON *o, const char *name)
 {

@@ -181,7 +181,9 @@ int build_delete(struct build_service *b, const char *ref, char *err)
         if (r >= 0) {
                 const cJSON *e, *x;
                 cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(t, "tags"))
-                    brec_unpublish_tag(b, t, e->string);
+                {
+                        brec_unpublish_tag(b, t, e->string);
+                }
                 cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(t, "builds"))
                 {
                         if (!cJSON_IsString(x))

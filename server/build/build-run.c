@@ -313,7 +313,10 @@ static int do_step(struct run *x, const cJSON *s, int i, int n, char *err)
         char what[512];
         struct buf b = {};
         buf_printf(&b, "[%d/%d] %s", i, n, type);
-        cJSON_ArrayForEach(a, args) buf_printf(&b, " %s", a->valuestring);
+        cJSON_ArrayForEach(a, args)
+        {
+                buf_printf(&b, " %s", a->valuestring);
+        }
         snprintf(what, sizeof(what), "%s", buf_str(&b));
         if (strlen(buf_str(&b)) >= sizeof(what))
                 memcpy(what + sizeof(what) - 4, "...", 4);
