@@ -177,7 +177,7 @@ static void drop_mountpoint(const struct sandbox *s)
         snprintf(upper, sizeof(upper), "%s/rootfs/upper", s->dir);
         int fd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd >= 0) {
-                (void)unlinkat(fd, BUILD_RUN_MOUNT + 1, AT_REMOVEDIR);
+                (void)unlinkat(fd, &BUILD_RUN_MOUNT[1], AT_REMOVEDIR);
                 close(fd);
         }
 }
