@@ -305,10 +305,21 @@ static void upload_token(struct build_service *b, const char *tid, const char *h
         sha256_final_hex(&h, out);
 }
 
+/* A template id as this API mints them: 20 lowercase hex digits (never a path). */
+static bool tid_valid(const char *tid)
+{
+        size_t l = strlen(tid);
+        if (l != BUILD_TEMPLATE_ID_MAX - 1)
+                return false;
+        for (size_t i = 0; i < l; i++)
+                if (!isdigit((unsigned char)tid[i]) && !(tid[i] >= 'a' && tid[i] <= 'f'))
+                        return false;
+        return true;
+}
+
 static bool template_known(struct build_service *b, const char *tid)
 {
-        _cleanup_json_ cJSON *t =
-            strlen(tid) < BUILD_TEMPLATE_ID_MAX ? brec_read(b, REC_TEMPLATES, tid) : NULL;
+        _cleanup_json_ cJSON *t = tid_valid(tid) ? brec_read(b, REC_TEMPLATES, tid) : NULL;
         return t != NULL;
 }
 
@@ -350,7 +361,7 @@ int build_upload_open(struct build_service *b, const char *tid, const char *hash
                       const char *expires, const char *token, int *ret_fd, char *err)
 {
         char want[65], dir[4096];
-        if (!hex64(hash) || !expires || !token || strlen(tid) >= BUILD_TEMPLATE_ID_MAX)
+        if (!hex64(hash) || !expires || !token || !tid_valid(tid))
                 return ERR(-EACCES, "invalid upload link");
         upload_token(b, tid, hash, expires, want);
         if (!const_time_streq(want, token))

@@ -91,6 +91,13 @@ int build_base_resolve(struct run *x, const cJSON *spec, char *err)
                 snprintf(ref, sizeof(ref), LAYER_PREFIX "%s", hex);
                 cJSON_AddItemToArray(x->layers, cJSON_CreateString(ref));
         }
+        /* the imported layers are referenced before the lock goes: a gc in between would
+         * otherwise take them; the entry also keeps them (and their import) across restarts */
+        if (r >= 0) {
+                char key[TEMPLATE_NAME_MAX + 8];
+                snprintf(key, sizeof(key), "base-%s", x->base);
+                build_cache_put(x, key, x->layers);
+        }
         layer_store_unlock();
         x->binds = cJSON_Duplicate(t.binds, 1);
         x->env = t.env ? cJSON_Duplicate(t.env, 1) : cJSON_CreateObject();

@@ -14,6 +14,8 @@
 
 struct build_egress;
 
+#define BUILD_STOP_WAIT_S 20 /* shutdown waits this long for running builds to give up */
+
 struct build_service {
         struct server *srv;
         const char *state;

@@ -180,8 +180,7 @@ static int cache_get(struct run *x, const char *key, char *ret_hex)
         return 1;
 }
 
-/* Written under the store's read lock: from then on gc keeps the layer (layer-store.h). */
-static void cache_put(struct run *x, const char *key, const char *hex)
+void build_cache_put(struct run *x, const char *key, const cJSON *refs)
 {
         char dir[4096], path[4300], sub[128];
         snprintf(sub, sizeof(sub), "cache/%s", key);
@@ -189,9 +188,11 @@ static void cache_put(struct run *x, const char *key, const char *hex)
             brec_dir(x->b, sub, dir, sizeof(dir)) < 0)
                 return;
         cache_path(x, key, path, sizeof(path));
-        char text[160];
-        snprintf(text, sizeof(text), "{\"layers\":[\"" LAYER_PREFIX "%s\"]}\n", hex);
-        (void)write_file_atomic(path, text, strlen(text), 0644);
+        _cleanup_json_ cJSON *j = cJSON_CreateObject();
+        cJSON_AddItemToObject(j, "layers", cJSON_Duplicate(refs, 1));
+        _cleanup_free_ char *text = cJSON_PrintUnformatted(j);
+        if (text)
+                (void)write_file_atomic(path, text, strlen(text), 0644);
 }
 
 static void push_layer(struct run *x, const char *hex)
@@ -281,12 +282,9 @@ static int exec_step(struct run *x, const cJSON *s, const char *what, char *err)
                     .env = env};
         }
         int64_t t0 = now_ms();
-        int r = build_step_sandbox(x, cmds, n, hex, err);
+        int r = build_step_sandbox(x, cmds, n, key, hex, err);
         if (r < 0)
                 return r;
-        layer_store_read_lock();
-        cache_put(x, key, hex);
-        layer_store_unlock();
         push_layer(x, hex);
         cJSON_Delete(x->pending_dirs);
         x->pending_dirs = cJSON_CreateArray();
@@ -511,6 +509,12 @@ void build_run(struct build_service *b, const char *bid)
         if (r < 0) {
                 if (!err[0])
                         snprintf(err, sizeof(err), "%s", strerror(-r));
+                pthread_mutex_lock(&b->lock);
+                bool stopping = b->stopping;
+                pthread_mutex_unlock(&b->lock);
+                if (stopping)
+                        snprintf(err, sizeof(err),
+                                 "sbxd was stopped during this build; start the build again");
                 run_log(&x, "error", "Build failed at step %s: %s", x.step, err);
                 build_finish(b, bid, "error", err, x.step[0] ? x.step : NULL);
                 log_warning("build %s: failed at %s: %s", bid, x.step, err);

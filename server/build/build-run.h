@@ -45,10 +45,14 @@ struct step_cmd {
 };
 
 /* Start a build sandbox on x's layers, run cmds in order (their output to the build log),
- * and on success turn its upper into a store layer (ret_hex). A command exiting non-zero is
- * -ECANCELED with the message in err. */
-int build_step_sandbox(struct run *x, const struct step_cmd *cmds, size_t n, char *ret_hex,
-                       char *err);
+ * and on success turn its upper into a store layer (ret_hex), cached under key in the same
+ * hold of the store's read lock (so gc never sees it unreferenced). A command exiting
+ * non-zero is -ECANCELED with the message in err. */
+int build_step_sandbox(struct run *x, const struct step_cmd *cmds, size_t n, const char *key,
+                       char *ret_hex, char *err);
+/* The cache entry <state>/build/cache/<key>/layer.json naming refs (an array of
+ * "sha256:<hex>"): a reference the store's gc counts. Call with the store's read lock held. */
+void build_cache_put(struct run *x, const char *key, const cJSON *refs);
 /* Start a sandbox of the final template t (its start and ready commands run as in any new
  * sandbox) and stop it: the finalize check. */
 int build_step_finalize(struct run *x, const struct template_info *t, char *err);

@@ -182,8 +182,8 @@ static void drop_mountpoint(const struct sandbox *s)
         }
 }
 
-int build_step_sandbox(struct run *x, const struct step_cmd *cmds, size_t n, char *ret_hex,
-                       char *err)
+int build_step_sandbox(struct run *x, const struct step_cmd *cmds, size_t n, const char *key,
+                       char *ret_hex, char *err)
 {
         struct template_info t;
         struct sandbox *s = NULL;
@@ -199,6 +199,13 @@ int build_step_sandbox(struct run *x, const struct step_cmd *cmds, size_t n, cha
                 layer_store_read_lock();
                 r = layer_store_ingest_upper(x->b->state, s->dir, registry_uid_base(s->slot),
                                              UID_SLOT_SIZE, ret_hex);
+                if (r >= 0) {
+                        char ref[LAYER_ID_MAX + 8];
+                        snprintf(ref, sizeof(ref), LAYER_PREFIX "%s", ret_hex);
+                        _cleanup_json_ cJSON *refs = cJSON_CreateArray();
+                        cJSON_AddItemToArray(refs, cJSON_CreateString(ref));
+                        build_cache_put(x, key, refs);
+                }
                 layer_store_unlock();
                 if (r < 0)
                         ERR(r, "keeping the step's files as a layer failed: %s", strerror(-r));

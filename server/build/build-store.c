@@ -386,9 +386,17 @@ void build_service_stop(struct build_service *b)
         b->stopping = true;
         pthread_cond_broadcast(&b->cond);
         pthread_mutex_unlock(&b->lock);
-        /* a worker in a step is not waited for: it notices nothing until the step ends, and
-         * sbxd is going; its build is marked failed at the next start */
+        /* A worker in a step notices within a second (agent_req_shutdown() ends its waits on
+         * the agent), tears its build sandbox down and marks the build failed. One that does
+         * not finish within BUILD_STOP_WAIT_S (a jailer or an ingest under way) is left: its
+         * build is marked failed at the next start, its sandbox removed by adoption. */
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += BUILD_STOP_WAIT_S;
         for (size_t i = 0; i < b->n_workers; i++)
-                pthread_detach(b->workers[i]);
+                if (pthread_timedjoin_np(b->workers[i], NULL, &until) != 0) {
+                        log_warning("template builds: a worker is still busy at shutdown");
+                        pthread_detach(b->workers[i]);
+                }
         /* b stays allocated: a detached worker may still use it until the process exits */
 }

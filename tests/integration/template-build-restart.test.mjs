@@ -5,6 +5,7 @@ import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { Sandbox } from 'e2b'
 import { startSbxd, realTemplates, REAL, sleep } from './sbxd.mjs'
 
 const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
@@ -35,6 +36,12 @@ test('a build running when sbxd is killed is marked failed after the restart', {
   d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates })
   const done = await startBuild('rs-done', [{ type: 'RUN', args: ['echo one > /tmp/one'] }])
   assert.equal((await waitStatus(done, ['ready', 'error'])).status, 'ready')
+  const req = await d.api('POST', '/v3/templates', { body: { name: 'rs-start' } })
+  const st = await d.api('POST', `/v2/templates/${req.json.templateID}/builds/${req.json.buildID}`, {
+    body: { fromTemplate: 'base', steps: [], startCmd: 'date +%s%N > /tmp/started; sleep 600', readyCmd: '[ -f /tmp/started ]' },
+  })
+  assert.equal(st.status, 202, st.text)
+  assert.equal((await waitStatus(req.json, ['ready', 'error'])).status, 'ready')
 
   const t = await startBuild('rs-slow', [{ type: 'RUN', args: ['echo started; sleep 120'] }])
   for (let i = 0; ; i++) {
@@ -43,18 +50,27 @@ test('a build running when sbxd is killed is marked failed after the restart', {
     assert.ok(i < 300, 'the step never started')
     await sleep(100)
   }
+  const buildBoxes = readdirSync(join(d.state, 'sandboxes'))
+  assert.equal(buildBoxes.length, 1, 'one build sandbox runs the step')
   const old = { dir: d.dir, state: d.state }
   d.proc.kill('SIGKILL')
   await new Promise((r) => d.proc.exitCode !== null || d.proc.signalCode ? r() : d.proc.once('exit', r))
 
-  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: old })
+  // restarted with a warm pool of a built template whose start command runs in every sandbox
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: old, args: ['--pool-size', '1', '--pool-templates', 'rs-start'] })
   const s = await waitStatus(t, ['ready', 'error'], 5000)
   assert.equal(s.status, 'error')
   assert.match(s.reason.message, /sbxd was restarted while this build was running/)
-  // the build sandbox (marked like a warm-pool member) was removed at adoption
-  for (let i = 0; i < 100 && readdirSync(join(d.state, 'sandboxes')).length; i++) await sleep(100)
-  assert.deepEqual(readdirSync(join(d.state, 'sandboxes')), [])
+  // the build sandbox (its record marked like a warm-pool member's) was removed at adoption
+  assert.ok(!existsSync(join(d.state, 'sandboxes', buildBoxes[0])))
   assert.ok(!existsSync(join(d.state, 'build/run')) || readdirSync(join(d.state, 'build/run')).length === 0)
+
+  // the pool member ran the start command, and was ready, before a create took it
+  for (let i = 0; i < 300 && !/sbx_sandboxes\{state="pool"\} 1/.test((await d.api('GET', '/metrics')).text); i++) await sleep(100)
+  const sb = await Sandbox.create('rs-start', { apiUrl: d.url, sandboxUrl: d.url, apiKey: d.key })
+  assert.match(d.stderr(), new RegExp(`sandbox ${sb.sandboxId}: started \\(template rs-start[^"]*from the warm pool`))
+  assert.match((await sb.commands.run('cat /tmp/started')).stdout, /^\d+\n$/)
+  await sb.kill()
   // the finished build still starts sandboxes; the failed one can be built again
   const c = await d.api('POST', '/v2/sandboxes', { body: { templateID: 'rs-done' } })
   assert.equal(c.status, 201, c.text)
