@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,9 +312,17 @@ static int do_step(struct run *x, const cJSON *s, int i, int n, char *err)
         char what[512];
         struct buf b = {};
         buf_printf(&b, "[%d/%d] %s", i, n, type);
+        /* RUN cmd [user], COPY src dest [user [mode]]: the optional ones by name */
+        bool run = strcmp(type, "RUN") == 0, copy = strcmp(type, "COPY") == 0;
+        int pos = 0;
         cJSON_ArrayForEach(a, args)
         {
-                buf_printf(&b, " %s", a->valuestring);
+                int named = run ? 1 : copy ? 2 : INT32_MAX;
+                if (pos < named)
+                        buf_printf(&b, " %s", a->valuestring);
+                else if (*a->valuestring)
+                        buf_printf(&b, " (%s %s)", pos == named ? "as" : "mode", a->valuestring);
+                pos++;
         }
         snprintf(what, sizeof(what), "%s", buf_str(&b));
         if (strlen(buf_str(&b)) >= sizeof(what))

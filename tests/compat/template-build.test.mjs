@@ -162,6 +162,22 @@ test('fromDebianImage and the default base image map to the local Debian base', 
   assert.ok(logs2.some((l) => /base: sbx template 'base'/.test(l)), logs2.join('\n'))
 })
 
+test('fromDockerfile: the SDK's own steps build and start', async () => {
+  const dockerfile = [
+    'FROM e2bdev/base',
+    'ENV APP_ENV=docker',
+    'WORKDIR /app',
+    'COPY hello.txt ./',
+    'RUN echo "built as $(id -un) in $(pwd) for $APP_ENV" > /app/built.txt',
+  ].join('\n')
+  const { logs } = await build(Template({ fileContextPath: ctx }).fromDockerfile(dockerfile), 'tb-dockerfile')
+  assert.ok(logs.some((l) => /base: sbx template 'base'/.test(l)), logs.join('\n'))
+  const s = await create('tb-dockerfile')
+  assert.equal(await run(s, 'cat /app/built.txt; cat /app/hello.txt'), 'built as root in /app for docker\nhello from the build context\n')
+  // USER user at the end (the Dockerfile set none); its WORKDIR stays
+  assert.equal(await run(s, 'whoami; pwd; stat -c %U /app/hello.txt'), 'user\n/app\nroot\n')
+})
+
 test('the start command runs in every new sandbox; create answers once it is ready', async () => {
   const tpl = Template()
     .fromTemplate('base')
