@@ -162,7 +162,7 @@ test('fromDebianImage and the default base image map to the local Debian base', 
   assert.ok(logs2.some((l) => /base: sbx template 'base'/.test(l)), logs2.join('\n'))
 })
 
-test('fromDockerfile: the SDK's own steps build and start', async () => {
+test('fromDockerfile: the steps the SDK makes of it build and start', async () => {
   const dockerfile = [
     'FROM e2bdev/base',
     'ENV APP_ENV=docker',
