@@ -59,6 +59,10 @@ async function mirrorSkip() {
   return false
 }
 
+// decided before any test is registered: a top-level await between tests would let the
+// runner finish (and run after()) before the later tests exist
+const aptSkip = await mirrorSkip()
+
 const basic = () =>
   Template({ fileContextPath: ctx })
     .fromTemplate('base')
@@ -117,7 +121,7 @@ test('a changed copy rebuilds it and the steps above it, not those below', async
   }
 })
 
-test('aptInstall installs from the host mirror through the build egress', { skip: await mirrorSkip() }, async (t) => {
+test('aptInstall installs from the host mirror through the build egress', { skip: aptSkip }, async (t) => {
   const tpl = Template().fromTemplate('base').aptInstall(['figlet'], { noInstallRecommends: true })
   const logs = []
   try {
@@ -153,6 +157,23 @@ test('fromImage of an image that was not imported fails saying how to import it'
     assert.match(e.message, /image 'ubuntu:22\.04' is not imported.*sbx image import ubuntu:22\.04/)
     return true
   })
+})
+
+test('fromImage of an imported image builds on its layers and config', async () => {
+  // a small image with bash (tests/integration/fixtures/mkimage.py), imported as sbx-tbimg:v1
+  const file = join(ctx, 'img.tar')
+  const agent = process.env.SBX_AGENT || join(ROOT, 'build/guest-agent/sbx-agent')
+  execFileSync('python3', [join(ROOT, 'tests/integration/fixtures/mkimage.py'), file, '--agent', agent])
+  const imp = await fetch(`${process.env.E2B_API_URL}/v1/images?name=sbx-tbimg&tag=v1`, {
+    method: 'POST', headers: { Authorization: `Bearer ${process.env.E2B_API_KEY}` }, body: readFileSync(file),
+  })
+  assert.equal(imp.status, 201, await imp.text())
+  const tpl = Template().fromImage('sbx-tbimg:v1').setUser('root').runCmd('echo "from the image, $(id -un)" > /data/built.txt').setUser('app')
+  const { logs } = await build(tpl, 'tb-fromimage')
+  assert.ok(logs.some((l) => /base: sbx template 'sbx-tbimg:v1'/.test(l)), logs.join('\n'))
+  const s = await create('tb-fromimage')
+  assert.equal(await run(s, 'cat /data/built.txt; id -un; pwd'), 'from the image, root\napp\n/data\n')
+  await api('DELETE', '/templates/tb-fromimage')
 })
 
 test('fromDebianImage and the default base image map to the local Debian base', async () => {
