@@ -37,10 +37,11 @@ static bool alias_valid(const char *s)
         return true;
 }
 
-static bool tag_valid(const char *s)
+bool build_tag_valid(const char *s)
 {
         size_t l = strlen(s);
-        if (l == 0 || l > BUILD_TAG_MAX || !(isalnum((unsigned char)s[0]) || s[0] == '_'))
+        if (l == 0 || l > BUILD_TAG_MAX || !(isalnum((unsigned char)s[0]) || s[0] == '_') ||
+            strstr(s, ".."))
                 return false;
         for (size_t i = 0; i < l; i++)
                 if (!isalnum((unsigned char)s[i]) && !strchr("._-", s[i]))
@@ -103,7 +104,7 @@ static int request_tags(const cJSON *body, const char *name_tag, cJSON **ret, ch
                 return ERR(-EINVAL, "tags must be an array of strings");
         cJSON_ArrayForEach(t, in)
         {
-                if (!cJSON_IsString(t) || !tag_valid(t->valuestring))
+                if (!cJSON_IsString(t) || !build_tag_valid(t->valuestring))
                         return ERR(-EINVAL,
                                    "invalid tag: tags are [A-Za-z0-9_][A-Za-z0-9._-]*, at most %d "
                                    "characters",
@@ -148,7 +149,11 @@ static void trim_builds(struct build_service *b, cJSON *t)
                         const char *eb = str(e, "buildID");
                         tagged |= eb && cJSON_IsString(x) && strcmp(eb, x->valuestring) == 0;
                 }
-                if (tagged || !cJSON_IsString(x)) {
+                _cleanup_json_ cJSON *rec =
+                    cJSON_IsString(x) ? brec_read(b, REC_BUILDS, x->valuestring) : NULL;
+                const char *st = str(rec, "status");
+                bool busy = st && (strcmp(st, "building") == 0 || strcmp(st, "waiting") == 0);
+                if (tagged || busy || !cJSON_IsString(x)) {
                         i++;
                         continue;
                 }
@@ -211,7 +216,7 @@ int build_request(struct build_service *b, const cJSON *body, cJSON **ret, char 
                            "invalid template name '%s': [a-z0-9][a-z0-9_-]*, at most %d "
                            "characters, optionally :tag",
                            name, BUILD_ALIAS_MAX);
-        if (colon && !tag_valid(colon))
+        if (colon && !build_tag_valid(colon))
                 return ERR(-EINVAL, "invalid tag '%s'", colon);
         unsigned cpu, mem, disk;
         _cleanup_json_ cJSON *tags = NULL;

@@ -93,5 +93,8 @@ static inline void set_str(cJSON *o, const char *name, const char *v)
         cJSON_AddStringToObject(o, name, v);
 }
 
+/* A tag: [A-Za-z0-9_][A-Za-z0-9._-]*, at most BUILD_TAG_MAX. */
+bool build_tag_valid(const char *s);
+
 /* RFC 3339 of now with milliseconds (buf: 32 bytes). */
 void build_now(char buf[static 32]);

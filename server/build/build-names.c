@@ -222,10 +222,11 @@ static int tag_list(const cJSON *body, const char *field, cJSON **ret, char *err
                 return ERR(-EINVAL, "%s must be an array of 1..%d tags", field, BUILD_MAX_TAGS);
         cJSON_ArrayForEach(t, tags)
         {
-                if (!cJSON_IsString(t) || !t->valuestring[0] ||
-                    strlen(t->valuestring) > BUILD_TAG_MAX || strchr(t->valuestring, '/') ||
-                    strchr(t->valuestring, ':') || t->valuestring[0] == '.')
-                        return ERR(-EINVAL, "invalid tag in %s", field);
+                if (!cJSON_IsString(t) || !build_tag_valid(t->valuestring))
+                        return ERR(-EINVAL,
+                                   "invalid tag in %s: [A-Za-z0-9_][A-Za-z0-9._-]*, at most %d "
+                                   "characters",
+                                   field, BUILD_TAG_MAX);
         }
         *ret = cJSON_Duplicate(tags, 1);
         return 0;
