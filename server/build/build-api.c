@@ -227,6 +227,16 @@ int build_request(struct build_service *b, const cJSON *body, cJSON **ret, char 
                 r = optional_uint(body, "memoryMB", 128, 256 * 1024, &mem, err);
         if (r >= 0)
                 r = optional_uint(body, "diskSizeMB", 256, 1024 * 1024, &disk, err);
+        unsigned free_mb = 0;
+        if (r >= 0)
+                r = optional_uint(body, "minFreeDiskMb", 1, 1024 * 1024, &free_mb, err);
+        const struct sbxd_config *c = b->srv->config;
+        if (r >= 0 && cpu > c->max_cpus)
+                r = ERR(-EINVAL, "cpuCount %u is above this server's limit of %u CPUs per sandbox",
+                        cpu, c->max_cpus);
+        if (r >= 0 && mem > c->max_memory_mb)
+                r = ERR(-EINVAL, "memoryMB %u is above this server's limit of %llu MiB per sandbox",
+                        mem, (unsigned long long)c->max_memory_mb);
         if (r >= 0)
                 r = new_uuid(bid);
         if (r < 0)
@@ -249,6 +259,8 @@ int build_request(struct build_service *b, const cJSON *body, cJSON **ret, char 
                         cJSON_AddNumberToObject(rec, "memoryMB", mem);
                 if (disk)
                         cJSON_AddNumberToObject(rec, "diskSizeMB", disk);
+                if (free_mb)
+                        cJSON_AddNumberToObject(rec, "minFreeDiskMb", free_mb);
                 cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(t, "builds"),
                                      cJSON_CreateString(bid));
                 trim_builds(b, t);

@@ -458,6 +458,13 @@ static int run_steps(struct run *x, const cJSON *spec, const char *alias, char *
                 r = build_base_resolve(x, spec, err);
         if (r < 0)
                 return r;
+        /* minFreeDiskMb: that much room in each sandbox's disk over the base's size */
+        x->disk += x->min_free_mb;
+        if (x->disk > x->b->srv->config->max_disk_mb)
+                return ERR(-EINVAL,
+                           "a disk of %u MiB (the base's and minFreeDiskMb) is above this "
+                           "server's limit of %llu MiB per sandbox",
+                           x->disk, (unsigned long long)x->b->srv->config->max_disk_mb);
         run_log(x, "info", "base: sbx template '%s' (%d layer(s), user %s, workdir %s)", x->base,
                 cJSON_GetArraySize(x->layers), x->user, x->workdir);
         cJSON_ArrayForEach(s, steps)
@@ -494,8 +501,8 @@ void build_run(struct build_service *b, const char *bid)
                 snprintf(alias, sizeof(alias), "%s", cJSON_GetArrayItem(names, 0)->valuestring);
         if (tid)
                 snprintf(x.tid, sizeof(x.tid), "%s", tid);
-        static const char *const sizes[] = {"cpuCount", "memoryMB", "diskSizeMB"};
-        unsigned *dst[] = {&x.cpu, &x.mem, &x.disk};
+        static const char *const sizes[] = {"cpuCount", "memoryMB", "diskSizeMB", "minFreeDiskMb"};
+        unsigned *dst[] = {&x.cpu, &x.mem, &x.disk, &x.min_free_mb};
         for (size_t i = 0; i < ELEMENTSOF(sizes); i++) {
                 const cJSON *v = cJSON_GetObjectItemCaseSensitive(rec, sizes[i]);
                 *dst[i] = cJSON_IsNumber(v) ? (unsigned)v->valuedouble : 0;

@@ -25,7 +25,7 @@ struct run {
         cJSON *env;    /* ENV steps over the base's environment */
         char *user, *workdir;
         cJSON *pending_dirs; /* WORKDIR dirs not created yet (by the next step that runs) */
-        unsigned cpu, mem, disk;
+        unsigned cpu, mem, disk, min_free_mb;
         bool force;         /* the whole build ignores the cache */
         char run_dir[4096]; /* <state>/build/run/<bid>: bound at BUILD_RUN_MOUNT */
         struct build_egress *egress;
