@@ -218,7 +218,7 @@ int build_request(struct build_service *b, const cJSON *body, cJSON **ret, char 
                            name, BUILD_ALIAS_MAX);
         if (colon && !build_tag_valid(colon))
                 return ERR(-EINVAL, "invalid tag '%s'", colon);
-        unsigned cpu, mem, disk;
+        unsigned cpu = 0, mem = 0, disk = 0;
         _cleanup_json_ cJSON *tags = NULL;
         int r = request_tags(body, colon, &tags, err);
         if (r >= 0)

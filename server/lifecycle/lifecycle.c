@@ -91,8 +91,9 @@ static int spec_env_add(struct sbx_jail_spec *spec, const char *name, const char
  * there would run user code with the agent's capabilities inside the sandbox. */
 static bool loader_env(const char *name)
 {
-        static const char *const prefixes[] = {"LD_", "GCONV_PATH", "GLIBC_TUNABLES", "MALLOC_",
-                                               "LOCPATH", "HOSTALIASES", "RES_OPTIONS"};
+        static const char *const prefixes[] = {"LD_",        "GCONV_PATH", "GLIBC_TUNABLES",
+                                               "MALLOC_",    "LOCPATH",    "HOSTALIASES",
+                                               "RES_OPTIONS"};
         for (size_t i = 0; i < ELEMENTSOF(prefixes); i++)
                 if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
                         return true;
