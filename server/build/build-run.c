@@ -49,6 +49,15 @@
         "  mkdir -p \"$dest\"; cp -a \"$tmp/.\" \"$dest/\"\n"                                      \
         "fi\n"
 
+/* COPY as root: $1 the destination. Prints the owner of the directory the copy writes into
+ * (the nearest that exists) when root may not write it: sandbox root has no capabilities, so
+ * a Dockerfile's COPY into /home/user after USER root runs as user instead of failing. */
+#define COPY_OWNER_PROBE                                                                           \
+        "d=$1; case \"$d\" in /*) ;; *) d=\"$PWD/$d\";; esac\n"                                    \
+        "case \"$d\" in */) ;; *) [ -d \"$d\" ] || d=$(dirname \"$d\");; esac\n"                   \
+        "while [ ! -e \"$d\" ]; do d=$(dirname \"$d\"); done\n"                                    \
+        "[ -w \"$d\" ] || stat -c %U \"$d\"\n"
+
 /* 'text' for a shell: single quotes, each ' as '\''. */
 static char *shell_quote(const char *s)
 {
@@ -235,7 +244,7 @@ static int exec_step(struct run *x, const cJSON *s, const char *what, char *err)
         run_log(x, "info", "%s", what);
         struct step_cmd cmds[3];
         size_t n = 0;
-        _cleanup_free_ char *mk = NULL, *mk_root = NULL, *cmd = NULL;
+        _cleanup_free_ char *mk = NULL, *mk_root = NULL, *cmd = NULL, *probe = NULL;
         _cleanup_json_ cJSON *env = step_env(x);
         if (cJSON_GetArraySize(x->pending_dirs) > 0) {
                 struct buf b = {};
@@ -276,11 +285,12 @@ static int exec_step(struct run *x, const cJSON *s, const char *what, char *err)
                     asprintf(&cmd, "set -- %s %s %s '%s'\n%s", q1, q2, q3, archive, COPY_SCRIPT) <
                         0)
                         return -ENOMEM;
+                const char *user = cJSON_IsString(u) && *u->valuestring ? u->valuestring : x->user;
+                if (strcmp(user, "root") == 0 &&
+                    asprintf(&probe, "set -- %s\n%s", q2, COPY_OWNER_PROBE) < 0)
+                        return -ENOMEM;
                 cmds[n++] = (struct step_cmd){
-                    .cmd = cmd,
-                    .user = cJSON_IsString(u) && *u->valuestring ? u->valuestring : x->user,
-                    .cwd = x->workdir,
-                    .env = env};
+                    .cmd = cmd, .user = user, .cwd = x->workdir, .env = env, .owner_probe = probe};
         }
         int64_t t0 = now_ms();
         int r = build_step_sandbox(x, cmds, n, key, hex, err);

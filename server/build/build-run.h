@@ -42,6 +42,9 @@ int build_base_resolve(struct run *x, const cJSON *spec, char *err);
 struct step_cmd {
         const char *cmd, *user, *cwd;
         const cJSON *env;
+        /* optional, run first as root: when it prints a user name, cmd runs as that user (a
+         * COPY as root into a directory root may not write: sandbox root has no capabilities) */
+        const char *owner_probe;
 };
 
 /* Start a build sandbox on x's layers, run cmds in order (their output to the build log),

@@ -135,17 +135,68 @@ static int start_sandbox(struct run *x, const struct template_info *t, struct sa
         return 0;
 }
 
+struct capture {
+        char buf[64];
+        size_t len;
+};
+
+static void on_capture(void *userdata, enum agent_exec_stream stream, const char *data, size_t len)
+{
+        struct capture *c = userdata;
+        for (size_t i = 0; stream == AGENT_EXEC_STDOUT && i < len; i++)
+                if (c->len < sizeof(c->buf) - 1)
+                        c->buf[c->len++] = data[i];
+}
+
+/* The user cmd's owner_probe names ("" when none), or -errno. */
+static int probe_owner(struct run *x, struct sandbox *s, const struct step_cmd *cmd,
+                       char ret[static 64])
+{
+        struct capture c = {};
+        struct agent_exec e = {.cmd = cmd->owner_probe,
+                               .user = "root",
+                               .cwd = cmd->cwd,
+                               .envs = cmd->env,
+                               .timeout_ms = 60000,
+                               .output = on_capture,
+                               .userdata = &c};
+        char why[512];
+        int code = 0;
+        int r = agent_exec_run(s->dir, &e, &code, why, sizeof(why));
+        ret[0] = 0;
+        if (r < 0 || code != 0)
+                return r < 0 ? r : 0;
+        c.buf[c.len] = 0;
+        c.buf[strcspn(c.buf, "\n")] = 0;
+        for (const char *p = c.buf; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                      (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' || *p == '.'))
+                        return 0;
+        memcpy(ret, c.buf, c.len + 1);
+        if (ret[0])
+                run_log(x, "info",
+                        "(root may not write there without capabilities: as %s, its owner)", ret);
+        return 0;
+}
+
 /* Run cmds in s in order; the first failure ends it. */
 static int run_cmds(struct run *x, struct sandbox *s, const struct step_cmd *cmds, size_t n,
                     char *err)
 {
         for (size_t i = 0; i < n; i++) {
+                char owner[64] = "";
+                if (cmds[i].owner_probe) {
+                        int r = probe_owner(x, s, &cmds[i], owner);
+                        if (r < 0)
+                                return ERR(r, "the copy's destination could not be checked: %s",
+                                           strerror(-r));
+                }
                 struct out_lines *o = calloc(1, sizeof(*o));
                 if (!o)
                         return -ENOMEM;
                 o->x = x;
                 struct agent_exec e = {.cmd = cmds[i].cmd,
-                                       .user = cmds[i].user,
+                                       .user = owner[0] ? owner : cmds[i].user,
                                        .cwd = cmds[i].cwd,
                                        .envs = cmds[i].env,
                                        .timeout_ms = BUILD_STEP_TIMEOUT_MS,
