@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/server-config.h"
+#include "build/build.h"
 #include "lifecycle/adopt.h"
 #include "storage/disk-image.h"
 #include "storage/volume.h"
@@ -178,6 +179,8 @@ int main(int argc, char **argv)
                     disk_image_probe(cfg.state_dir, (uint64_t)TEMPLATE_DEFAULT_DISK_MB << 20);
         if (r >= 0)
                 r = pool_start(&srv, &srv.pool);
+        if (r >= 0)
+                r = build_service_start(&srv, &srv.build);
         if (r < 0) {
                 log_error_errno(r, "starting: %m");
                 goto fail;
@@ -202,7 +205,8 @@ int main(int argc, char **argv)
         drain(&srv, d);
         agent_req_shutdown();
         front_stop(d);
-        pool_stop(srv.pool); /* warm sandboxes are nobody's: torn down */
+        build_service_stop(srv.build); /* a running build is marked failed at the next start */
+        pool_stop(srv.pool);           /* warm sandboxes are nobody's: torn down */
         srv.pool = NULL;
         sampler_stop(&srv);
         sampler_persist_paused(&srv, true); /* only with --persist-paused-after */

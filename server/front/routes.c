@@ -5,6 +5,7 @@
 #include "e2b/routes-sandboxes.h"
 #include "e2b/routes-volumes.h"
 #include "e2b/volume-content.h"
+#include "e2b/routes-templates.h"
 #include "http/http.h"
 #include "macros.h"
 #include "native/mcp-host.h"
@@ -64,7 +65,6 @@ const struct route sbxd_routes[] = {
     E2B(POST, "/sandboxes/{id}/snapshots", e2b_snapshot_create),
     E2B(POST, "/sandboxes/{id}/fork", e2b_fork),
     E2B(GET, "/snapshots", e2b_snapshot_list),
-    E2B(DELETE, "/templates/{id}", e2b_template_delete),
     /* E2B: volumes (e2b/routes-volumes.h) */
     E2B(POST, "/volumes", e2b_volume_create),
     E2B(GET, "/volumes", e2b_volume_list),
@@ -82,6 +82,26 @@ const struct route sbxd_routes[] = {
      .begin = e2b_volume_file_put_begin,
      .upload = e2b_volume_file_put_upload,
      .handle = e2b_volume_file_put_finish},
+    /* E2B: template builds (e2b/routes-templates.h) */
+    E2B(POST, "/v3/templates", e2b_build_request),
+    E2B(GET, "/templates/aliases/{alias}", e2b_template_alias),
+    E2B(POST, "/templates/tags", e2b_template_tags_assign),
+    E2B(DELETE, "/templates/tags", e2b_template_tags_remove),
+    E2B(GET, "/templates", e2b_template_list),
+    E2B(GET, "/templates/{id}", e2b_template_get),
+    E2B(GET, "/templates/{id}/tags", e2b_template_tags_list),
+    E2B(GET, "/templates/{id}/files/{hash*}", e2b_build_file_link),
+    E2B(POST, "/v2/templates/{id}/builds/{build}", e2b_build_start),
+    E2B(GET, "/templates/{id}/builds/{build}/status", e2b_build_status),
+    {.methods = ROUTE_PUT, /* the upload link: its own token, no API key (the SDK sends none) */
+     .pattern = "/build-uploads/{id}/{hash*}",
+     .auth = AUTH_NONE,
+     .body = BODY_STREAM,
+     .errors = ERRORS_E2B,
+     .begin = e2b_build_upload_begin,
+     .upload = e2b_build_upload_data,
+     .handle = e2b_build_upload_finish},
+    E2B(DELETE, "/templates/{id}", e2b_template_delete), /* snapshots and built templates */
     {.methods = GET,
      .pattern = "/metrics",
      .auth = AUTH_API_KEY_BEARER, /* Prometheus scrapers send a bearer token */
