@@ -40,6 +40,7 @@
         X(PRIVATE_MOUNTS, "private-mounts")                                                        \
         X(CLONE, "clone")                                                                          \
         X(ID_MAP, "id-map")                                                                        \
+        X(EGRESS, "egress")                                                                        \
         X(MOUNT_ROOT, "mount-root")                                                                \
         X(START, "start")                                                                          \
         X(UNSHARE_MOUNTS, "unshare-mounts")                                                        \
@@ -83,6 +84,7 @@ struct jail {
         int socket_made;
         pid_t pid; /* host pid of the child, 0 before clone */
         int idmapped;
+        int egress_made; /* the veth pair exists: undo() deletes it */
         /* failure */
         enum step failed_step;
         int error;
@@ -349,6 +351,19 @@ static int step_id_map(struct jail *j)
         return r < 0 ? fail(j, STEP_ID_MAP, r, "write uid_map/gid_map") : 0;
 }
 
+/* The egress link (jailer/README.md step 9), only when the spec asks for one: without it the
+ * sandbox has loopback alone and this step costs nothing. */
+static int step_egress(struct jail *j)
+{
+        if (!j->spec->egress)
+                return 0;
+        int r = jail_net_egress(j->spec->egress, j->pid);
+        if (r < 0)
+                return fail(j, STEP_EGRESS, r, "egress link");
+        j->egress_made = 1;
+        return 0;
+}
+
 static int step_mount_root(struct jail *j)
 {
         char path[64];
@@ -441,14 +456,15 @@ static int step_private_mounts(struct jail *j)
         return r < 0 ? fail(j, STEP_PRIVATE_MOUNTS, r, "private mount namespace") : 0;
 }
 
-/* Steps 1-10 (jailer/README.md), in order; the child runs 11-23 from step_clone. */
+/* Steps 1-11 (jailer/README.md), in order; the child runs 11-23 from step_clone. */
 static int run_parent(struct jail *j, int spec_fd)
 {
         int r;
         if ((r = step_read_spec(j, spec_fd)) < 0 || (r = step_seccomp_compile(j)) < 0 ||
             (r = step_rlimits(j)) < 0 || (r = step_cgroups(j)) < 0 || (r = step_socket(j)) < 0 ||
             (r = step_private_mounts(j)) < 0 || (r = step_clone(j)) < 0 ||
-            (r = step_id_map(j)) < 0 || (r = step_mount_root(j)) < 0 || (r = step_start(j)) < 0)
+            (r = step_id_map(j)) < 0 || (r = step_egress(j)) < 0 || (r = step_mount_root(j)) < 0 ||
+            (r = step_start(j)) < 0)
                 return r;
         return 0;
 }
@@ -496,6 +512,8 @@ static void undo(struct jail *j)
         int r = jail_cgroup_remove(&j->cgroup);
         if (r < 0)
                 log_warning_errno(r, "removing cgroups: %m");
+        if (j->egress_made && (r = jail_net_egress_remove(j->spec->egress)) < 0)
+                log_warning_errno(r, "removing %s: %m", j->spec->egress->host_if);
         if (j->socket_made)
                 (void)unlink(j->spec->socket);
 }
