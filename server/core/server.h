@@ -10,6 +10,7 @@
 
 struct registry;
 struct pool;
+struct egress;
 
 struct server {
         const struct sbxd_config *config;
@@ -33,4 +34,5 @@ struct server {
         bool stopping;              /* under sampler_lock */
         unsigned requests_inflight; /* __atomic: http/http.c, between URI log and completion */
         bool disk_images;           /* storage/disk-image.h: ext4 image disks (else tmpfs uppers) */
+        struct egress *egress;      /* lifecycle/egress.h */
 };

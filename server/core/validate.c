@@ -219,6 +219,7 @@ void create_params_done(struct create_params *p)
         cJSON_Delete(p->metadata);
         cJSON_Delete(p->env_vars);
         p->metadata = p->env_vars = NULL;
+        net_policy_done(&p->net);
 }
 
 /* Optional integer member in [min, max]; absent/null leaves *ret alone. */
@@ -283,7 +284,7 @@ static int lifecycle_fields(const cJSON *body, struct create_params *p, const ch
 
 int validate_create(const cJSON *body, struct create_params *ret, const char **ret_msg)
 {
-        struct create_params p = {};
+        struct create_params p = {.net.internet = -1};
         int r;
 
         const cJSON *t = body ? cJSON_GetObjectItemCaseSensitive(body, "templateID") : NULL;
@@ -305,6 +306,8 @@ int validate_create(const cJSON *body, struct create_params *ret, const char **r
                 r = validate_string_map(body, "metadata", &p.metadata, ret_msg);
         if (r >= 0)
                 r = validate_string_map(body, "envVars", &p.env_vars, ret_msg);
+        if (r >= 0) /* egress: core/netpolicy.h */
+                r = net_policy_parse(body, "network", &p.net, ret_msg);
         if (r < 0) {
                 create_params_done(&p);
                 return r;

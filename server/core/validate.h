@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/netpolicy.h"
 #include "json-util.h" /* json_depth() */
 
 #define JSON_MAX_DEPTH    32
@@ -50,6 +51,7 @@ struct create_params {
         bool pause_drops_memory; /* autoPauseMemory false: onTimeout pause keeps files only */
         /* sbx extension: per-sandbox sizes; 0 = the template's */
         unsigned cpu_count, memory_mb, disk_mb;
+        struct net_policy net; /* allow_internet_access, network.allowOut/denyOut as asked */
 };
 
 #define SANDBOX_MAX_CPU       64

@@ -84,6 +84,12 @@ int adopt_parse_record(const char *text, struct sandbox **ret)
                 s->layers = cJSON_Duplicate(l, 1);
         if (cJSON_IsArray(b))
                 s->binds = cJSON_Duplicate(b, 1);
+        struct net_policy *net = NULL;
+        if (sandbox_net_from_record(j, &net) < 0) { /* an unreadable policy: never wider */
+                sandbox_unref(s);
+                goto out;
+        }
+        sandbox_set_net(s, net);
         *ret = s;
         r = 0;
 out:

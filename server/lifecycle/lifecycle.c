@@ -219,6 +219,9 @@ static int start(struct server *srv, struct sandbox *s, const struct template_in
         }
         if (r < 0)
                 return r;
+        r = lifecycle_net_prepare(srv, s, spec, errmsg, errlen);
+        if (r < 0)
+                return -EIO;
         struct jail_result jr;
         char log_path[4096];
         snprintf(log_path, sizeof(log_path), "%s/%s", s->dir, SANDBOX_LOG_NAME);
@@ -323,6 +326,7 @@ void lifecycle_destroy(struct server *srv, struct sandbox *s, const char *why)
                 return;
         sandbox_mark_gone(s); /* a concurrent timeout/connect must not write into the dir */
         int r = teardown_sandbox(s->id, s->pid, s->pidfd, s->dir);
+        lifecycle_net_remove(srv, s);
         if (r < 0)
                 log_error_errno(r, "sandbox %s: teardown (%s) incomplete: %m", s->id, why);
         else
