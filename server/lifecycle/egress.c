@@ -137,6 +137,7 @@ static int nft_run(struct egress *e, const char *cmds, char *errmsg, size_t errl
                 nft_ctx_buffer_error(e->nft);
         }
         int r = nft_run_cmd_from_buffer(e->nft, cmds);
+        (void)nft_ctx_get_output_buffer(e->nft); /* read, so the next listing starts empty */
         const char *err = nft_ctx_get_error_buffer(e->nft);
         if (r != 0) {
                 size_t l = err ? strcspn(err, "\n") : 0;
@@ -540,9 +541,11 @@ int egress_reconcile(struct egress *e, const int *slots, const struct net_policy
                 keep[slots[i]] = true;
         if (!e->dns)
                 r = egress_dns_start(e, e->srv->config->egress_dns, &e->dns, &e->dns_port);
+        if (r >= 0 && !e->nft) /* a context for the listing */
+                (void)nft_run(e, "list tables\n", NULL, 0);
         if (r >= 0)
                 r = forwarding_on();
-        if (r >= 0 && nft_run(e, "list table inet " EGRESS_TABLE "\n", NULL, 0) >= 0)
+        if (r >= 0 && e->nft)
                 saved_pins(e, keep, &pins);
         if (r >= 0)
                 r = buf_adds(&b, "add table inet " EGRESS_TABLE "\ndelete table inet " EGRESS_TABLE
