@@ -40,9 +40,9 @@
         X(PRIVATE_MOUNTS, "private-mounts")                                                        \
         X(CLONE, "clone")                                                                          \
         X(ID_MAP, "id-map")                                                                        \
-        X(EGRESS, "egress")                                                                        \
         X(MOUNT_ROOT, "mount-root")                                                                \
         X(START, "start")                                                                          \
+        X(EGRESS, "egress")                                                                        \
         X(UNSHARE_MOUNTS, "unshare-mounts")                                                        \
         X(BECOME_ROOT, "become-root")                                                              \
         X(UCOUNT_LIMITS, "ucount-limits")                                                          \
@@ -351,8 +351,9 @@ static int step_id_map(struct jail *j)
         return r < 0 ? fail(j, STEP_ID_MAP, r, "write uid_map/gid_map") : 0;
 }
 
-/* The egress link (jailer/README.md step 9), only when the spec asks for one: without it the
- * sandbox has loopback alone and this step costs nothing. */
+/* The egress link (jailer/README.md step 11), only when the spec asks for one: without it the
+ * sandbox has loopback alone and this step costs nothing. It runs once the child has its go,
+ * alongside the child's own steps. */
 static int step_egress(struct jail *j)
 {
         if (!j->spec->egress)
@@ -408,6 +409,9 @@ static int step_start(struct jail *j)
         if (r < 0)
                 return fail(j, STEP_START, r, "signal child");
         root_fd = safe_close(root_fd);
+        /* while the child runs its steps: the link's setup does not hold it up */
+        if ((r = step_egress(j)) < 0)
+                return r;
         struct pollfd p = {.fd = j->sync_fd, .events = POLLIN};
         int n = poll(&p, 1, CHILD_TIMEOUT_MS);
         if (n == 0)
@@ -463,8 +467,7 @@ static int run_parent(struct jail *j, int spec_fd)
         if ((r = step_read_spec(j, spec_fd)) < 0 || (r = step_seccomp_compile(j)) < 0 ||
             (r = step_rlimits(j)) < 0 || (r = step_cgroups(j)) < 0 || (r = step_socket(j)) < 0 ||
             (r = step_private_mounts(j)) < 0 || (r = step_clone(j)) < 0 ||
-            (r = step_id_map(j)) < 0 || (r = step_egress(j)) < 0 || (r = step_mount_root(j)) < 0 ||
-            (r = step_start(j)) < 0)
+            (r = step_id_map(j)) < 0 || (r = step_mount_root(j)) < 0 || (r = step_start(j)) < 0)
                 return r;
         return 0;
 }

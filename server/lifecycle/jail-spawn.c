@@ -195,6 +195,13 @@ static int do_spawn(const char *jailer, const char *log_path, int spec_fd, int s
 int jail_spawn(const char *jailer, const char *log_path, const struct sbx_jail_spec *spec,
                struct jail_result *ret)
 {
+        int unused;
+        return jail_spawn_during(jailer, log_path, spec, NULL, NULL, &unused, ret);
+}
+
+int jail_spawn_during(const char *jailer, const char *log_path, const struct sbx_jail_spec *spec,
+                      int (*during)(void *arg), void *arg, int *ret_during, struct jail_result *ret)
+{
         _cleanup_close_ int spec_fd = -EBADF, status_r = -EBADF, status_w = -EBADF;
         int pfd[2], r;
         pid_t pid;
@@ -228,6 +235,7 @@ int jail_spawn(const char *jailer, const char *log_path, const struct sbx_jail_s
         }
         status_w = safe_close(status_w);
         _cleanup_close_ int pidfd = pidfd_open(pid, 0);
+        *ret_during = during ? during(arg) : 0;
 
         r = read_status_line(status_r, now_ms() + JAIL_STATUS_TIMEOUT_MS, line, sizeof(line));
         if (r < 0) {

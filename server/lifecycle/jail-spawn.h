@@ -28,5 +28,12 @@ struct jail_result {
 int jail_spawn(const char *jailer, const char *log_path, const struct sbx_jail_spec *spec,
                struct jail_result *ret);
 
+/* jail_spawn, with during(arg) run once the jailer is started and before its status is read
+ * (sbxd's share of a start that can overlap the jailer's: the egress rules). Its result in
+ * *ret_during (0 when during is NULL). */
+int jail_spawn_during(const char *jailer, const char *log_path, const struct sbx_jail_spec *spec,
+                      int (*during)(void *arg), void *arg, int *ret_during,
+                      struct jail_result *ret);
+
 /* Parse one status line. Pure; used by tests. */
 int jail_parse_status(const char *line, struct jail_result *ret);

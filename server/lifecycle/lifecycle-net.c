@@ -15,6 +15,7 @@
 #include "lifecycle/registry.h"
 #include "log.h"
 #include "macros.h"
+#include "time-util.h"
 
 int lifecycle_net_for_create(struct server *srv, const struct net_policy *asked,
                              struct net_policy **ret)
@@ -38,24 +39,35 @@ int lifecycle_net_for_create(struct server *srv, const struct net_policy *asked,
         return 1;
 }
 
-int lifecycle_net_prepare(struct server *srv, struct sandbox *s, struct sbx_jail_spec *spec,
-                          char *errmsg, size_t errlen)
+int lifecycle_net_link(struct sandbox *s, struct sbx_jail_spec *spec)
+{
+        pthread_mutex_lock(&s->net_lock);
+        bool has = s->net != NULL;
+        pthread_mutex_unlock(&s->net_lock);
+        if (!has)
+                return 0;
+        spec->egress = calloc(1, sizeof(*spec->egress));
+        if (!spec->egress)
+                return -ENOMEM;
+        egress_link(s->slot, spec->egress);
+        return 1;
+}
+
+int lifecycle_net_rules(struct server *srv, struct sandbox *s, char *errmsg, size_t errlen)
 {
         struct net_policy p;
         int r = sandbox_get_net(s, &p);
         if (r <= 0)
                 return r;
-        char why[512] = "";
+        char why[400] = "";
+        int64_t t0 = now_us();
         r = egress_apply(srv->egress, s->slot, &p, why, sizeof(why));
+        log_debug("sandbox %s: egress rules in %lld us", s->id, (long long)(now_us() - t0));
         net_policy_done(&p);
         if (r < 0) {
                 snprintf(errmsg, errlen, "sandbox start failed at egress: %s", why);
                 return log_error_errno(r, "sandbox %s: egress rules: %s", s->id, why);
         }
-        spec->egress = calloc(1, sizeof(*spec->egress));
-        if (!spec->egress)
-                return -ENOMEM;
-        egress_link(s->slot, spec->egress);
         return 0;
 }
 
