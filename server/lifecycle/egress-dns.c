@@ -18,7 +18,6 @@
 #include "core/dns-msg.h"
 #include "core/netpolicy.h"
 #include "fd-util.h"
-#include "lifecycle/egress.h"
 #include "log.h"
 #include "macros.h"
 #include "time-util.h"
@@ -35,7 +34,7 @@ struct pending {
 };
 
 struct egress_dns {
-        struct egress *e;
+        struct egress_dns_hooks h;
         int sock, stop;
         struct sockaddr_storage up;
         socklen_t up_len;
@@ -134,9 +133,8 @@ static void on_query(struct egress_dns *d)
                 return;
         bool mapped = IN6_IS_ADDR_V4MAPPED(&from.sin6_addr);
         struct net_policy pol;
-        int slot =
-            egress_lookup(d->e, mapped ? AF_INET : AF_INET6,
-                          mapped ? from.sin6_addr.s6_addr + 12 : from.sin6_addr.s6_addr, &pol);
+        int slot = d->h.lookup(d->h.arg, mapped ? AF_INET : AF_INET6,
+                               mapped ? from.sin6_addr.s6_addr + 12 : from.sin6_addr.s6_addr, &pol);
         if (slot < 0)
                 return; /* not from a sandbox's own address: no answer at all */
         struct dns_question q;
@@ -191,8 +189,8 @@ static void on_answer(struct egress_dns *d, struct pending *p)
                         return;
                 }
                 unsigned ttl = MIN(MAX(addrs.min_ttl, EGRESS_PIN_MIN_S), EGRESS_PIN_MAX_S);
-                (void)egress_pin(d->e, p->slot, AF_INET, addrs.v4, addrs.n4, ttl);
-                (void)egress_pin(d->e, p->slot, AF_INET6, addrs.v6, addrs.n6, ttl);
+                (void)d->h.pin(d->h.arg, p->slot, AF_INET, addrs.v4, addrs.n4, ttl);
+                (void)d->h.pin(d->h.arg, p->slot, AF_INET6, addrs.v6, addrs.n6, ttl);
         }
         msg[0] = (uint8_t)(p->q.id >> 8);
         msg[1] = (uint8_t)p->q.id;
@@ -236,8 +234,8 @@ static void *run(void *arg)
         return NULL;
 }
 
-int egress_dns_start(struct egress *e, const char *upstream, struct egress_dns **ret,
-                     unsigned *ret_port)
+int egress_dns_start(const struct egress_dns_hooks *hooks, const char *upstream,
+                     struct egress_dns **ret, unsigned *ret_port)
 {
         char text[64];
         int r;
@@ -250,7 +248,7 @@ int egress_dns_start(struct egress *e, const char *upstream, struct egress_dns *
         struct egress_dns *d = calloc(1, sizeof(*d));
         if (!d)
                 return -ENOMEM;
-        d->e = e;
+        d->h = *hooks;
         d->sock = d->stop = -1;
         for (size_t i = 0; i < EGRESS_DNS_PENDING; i++)
                 d->pend[i].fd = -1;

@@ -14,8 +14,19 @@
  */
 #pragma once
 
-struct egress;
+#include <stddef.h>
+
+#include "core/netpolicy.h"
+
 struct egress_dns;
+
+/* What the resolver asks of its owner (lifecycle/egress.h: egress_lookup, egress_pin), so that
+ * calls go one way: the owner starts the resolver, the resolver calls back through these. */
+struct egress_dns_hooks {
+        int (*lookup)(void *arg, int family, const void *addr, struct net_policy *ret);
+        int (*pin)(void *arg, int slot, int family, const void *addrs, size_t n, unsigned ttl_s);
+        void *arg;
+};
 
 #define EGRESS_DNS_PENDING    256
 #define EGRESS_DNS_TIMEOUT_MS 3000
@@ -24,7 +35,7 @@ struct egress_dns;
 
 /* Binds the socket, starts the thread. upstream: an IP address, or NULL for the first
  * nameserver of /etc/resolv.conf (-ENOENT when there is none). */
-int egress_dns_start(struct egress *e, const char *upstream, struct egress_dns **ret,
-                     unsigned *ret_port);
+int egress_dns_start(const struct egress_dns_hooks *hooks, const char *upstream,
+                     struct egress_dns **ret, unsigned *ret_port);
 /* Stops the thread and closes everything; NULL is fine. */
 void egress_dns_stop(struct egress_dns *d);

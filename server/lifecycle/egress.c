@@ -209,6 +209,22 @@ static int base_rules(struct buf *b, unsigned dns_port)
             t, dns_port);
 }
 
+static int hook_lookup(void *arg, int family, const void *addr, struct net_policy *ret)
+{
+        return egress_lookup(arg, family, addr, ret);
+}
+
+static int hook_pin(void *arg, int slot, int family, const void *addrs, size_t n, unsigned ttl_s)
+{
+        return egress_pin(arg, slot, family, addrs, n, ttl_s);
+}
+
+static int dns_start(struct egress *e)
+{
+        const struct egress_dns_hooks h = {hook_lookup, hook_pin, e};
+        return e->dns ? 0 : egress_dns_start(&h, e->srv->config->egress_dns, &e->dns, &e->dns_port);
+}
+
 /* The table, the forwarding switches and the resolver, the first time a sandbox needs them.
  * Under e->lock. */
 static int ensure_table(struct egress *e, char *errmsg, size_t errlen)
@@ -216,8 +232,7 @@ static int ensure_table(struct egress *e, char *errmsg, size_t errlen)
         if (e->table)
                 return 0;
         int r;
-        if (!e->dns &&
-            (r = egress_dns_start(e, e->srv->config->egress_dns, &e->dns, &e->dns_port)) < 0) {
+        if ((r = dns_start(e)) < 0) {
                 snprintf(errmsg, errlen, "egress resolver: %s", strerror(-r));
                 return r;
         }
@@ -539,8 +554,7 @@ int egress_reconcile(struct egress *e, const int *slots, const struct net_policy
         }
         for (size_t i = 0; i < n; i++)
                 keep[slots[i]] = true;
-        if (!e->dns)
-                r = egress_dns_start(e, e->srv->config->egress_dns, &e->dns, &e->dns_port);
+        r = dns_start(e);
         if (r >= 0 && !e->nft) /* a context for the listing */
                 (void)nft_run(e, "list tables\n", NULL, 0);
         if (r >= 0)
