@@ -460,7 +460,8 @@ static int step_private_mounts(struct jail *j)
         return r < 0 ? fail(j, STEP_PRIVATE_MOUNTS, r, "private mount namespace") : 0;
 }
 
-/* Steps 1-11 (jailer/README.md), in order; the child runs 11-23 from step_clone. */
+/* Steps 1-11 (jailer/README.md), in order (11 inside step_start); the child runs 12-24 from
+ * step_clone. */
 static int run_parent(struct jail *j, int spec_fd)
 {
         int r;
