@@ -187,6 +187,10 @@ static int base_rules(struct buf *b, unsigned dns_port)
         return buf_printf(
             b,
             "add rule %1$s input iifname \"" EGRESS_IF_PREFIX "*\" jump to_host\n"
+            /* the resolver is the sandboxes' alone: nothing else may claim to be one */
+            "add rule %1$s input udp dport %2$u drop\n"
+            /* the resolver is the sandboxes' alone: nothing else may claim to be one */
+            "add rule %1$s input udp dport %2$u drop\n"
             "add rule %1$s to_host ct state established,related accept\n"
             "add rule %1$s to_host icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, "
             "nd-router-solicit } accept\n"

@@ -7,6 +7,8 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
+import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { startSbxd, realTemplates, REAL, TOP, sleep } from './sbxd.mjs'
 import { OUT, outsideUp, sbxLeftovers, curlIn } from './egress-net.mjs'
@@ -156,23 +158,39 @@ for f, t in ((socket.AF_INET, socket.SOCK_RAW), (socket.AF_INET6, socket.SOCK_RA
         print(e.errno)`), { user: 'root' })
   assert.deepEqual(raw.stdout.trim().split('\n'), ['1', '1', '1'])
 
-  // a spoofed source (IP_FREEBIND needs no privilege): b's address, then an outside one
-  for (const src of [b4, OUT.b4]) {
-    const r = await a.commands.run(py(`import socket
-s = socket.socket(); s.setsockopt(socket.SOL_IP, 15, 1); s.bind(("${src}", 0)); s.settimeout(2)
+  // spoofed sources, UDP to the outside's logger with a token each; the outside must see only
+  // what came from the sandbox's own addresses. From inside (IP_FREEBIND needs no privilege)
+  // the kernel already refuses a non-local source; then the same from a process with every
+  // capability in a's net namespace (IP_TRANSPARENT, as a sandbox that broke out of its
+  // capability set would), which only the host end's rules (and rp_filter, for IPv4) stop.
+  const b6 = (await b.commands.run(py('import socket; s=socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s.connect(("2001:db8:5b::10", 9)); print(s.getsockname()[0])'))).stdout.trim()
+  const sender = (fam, src, dst, token, opt) => `import socket
+s = socket.socket(socket.${fam}, socket.SOCK_DGRAM)
+if "${src}":
+    s.setsockopt(${fam === 'AF_INET' ? 0 : 41}, ${opt}, 1); s.bind(("${src}", 0))
 try:
-    s.connect(("${OUT.a4}", 80)); print("connected")
+    for _ in range(3):
+        s.sendto(b"${token}", ("${dst}", 9999))
+    print("sent")
 except OSError as e:
-    print("failed", e.errno)`), { user: 'root' })
-    assert.match(r.stdout, /^failed/, `from ${src}: ${r.stdout}`)
+    print("refused", e.errno)`
+  const tag = `t${Date.now()}`
+  const cases = [['AF_INET', b4, OUT.a4, 'b4'], ['AF_INET', OUT.b4, OUT.a4, 'out4'],
+    ['AF_INET6', b6, OUT.a6, 'b6'], ['AF_INET6', '2001:db8:5b::99', OUT.a6, 'out6']]
+  for (const [fam, src, dst, name] of cases) {
+    const r = await a.commands.run(py(sender(fam, src, dst, `${tag}-in-${name}`, fam === 'AF_INET' ? 15 : 78)), { user: 'root' })
+    assert.match(r.stdout, /^(refused|sent)/)
   }
-  const r6 = await a.commands.run(py(`import socket
-s = socket.socket(socket.AF_INET6); s.setsockopt(41, 78, 1); s.bind(("2001:db8:5b::99", 0)); s.settimeout(2)
-try:
-    s.connect(("${OUT.a6}", 80)); print("connected")
-except OSError as e:
-    print("failed", e.errno)`), { user: 'root' })
-  assert.match(r6.stdout, /^failed/, r6.stdout)
+  const agentPid = JSON.parse(readFileSync(join(d.state, 'sandboxes', a.sandboxId, 'sandbox.json'), 'utf8')).pid
+  const nsSend = (fam, src, dst, token) => execFileSync('nsenter', ['-t', String(agentPid), '-n', 'python3', '-c',
+    sender(fam, src, dst, token, fam === 'AF_INET' ? 19 : 75)], { encoding: 'utf8' })
+  assert.match(nsSend('AF_INET', '', OUT.a4, `${tag}-own4`), /^sent/)
+  assert.match(nsSend('AF_INET6', '', OUT.a6, `${tag}-own6`), /^sent/)
+  for (const [fam, src, dst, name] of cases) assert.match(nsSend(fam, src, dst, `${tag}-root-${name}`), /^sent/)
+  await sleep(500)
+  const seen = (await (await fetch(`http://${OUT.a4}/udp-log`)).text()).split('\n')
+    .filter((l) => l.startsWith(tag)).map((l) => l.split(' ')[0].slice(tag.length + 1))
+  assert.deepEqual([...new Set(seen)].sort(), ['own4', 'own6'], `the outside saw: ${seen}`)
   // and the unspoofed path still works from the same sandbox
   assert.equal((await curlIn(a, `http://${OUT.a4}/`)).out, `outside ${OUT.a4}\n`)
 })
