@@ -22,18 +22,24 @@ static uint32_t get32(const uint8_t *p)
  * it in the message (past the first pointer when compressed). false when malformed. */
 static bool read_name(const uint8_t *msg, size_t len, size_t *off, char *name)
 {
-        size_t at = *off, out = 0, end = 0;
+        size_t at = *off, out = 0, end = 0, limit = len;
         int jumps = 0;
         for (;;) {
-                if (at >= len)
+                if (at >= limit)
                         return false;
                 uint8_t l = msg[at];
                 if ((l & 0xc0) == 0xc0) {
                         if (at + 1 >= len || ++jumps > MAX_POINTERS)
                                 return false;
+                        size_t to = (size_t)((l & 0x3f) << 8 | msg[at + 1]);
+                        /* RFC 1035 §4.1.4: a prior occurrence, so strictly backwards (no
+                         * loops), past the header (whose bytes an error reply changes) */
+                        if (to >= at || to < HEADER)
+                                return false;
                         if (!end)
                                 end = at + 2;
-                        at = (size_t)((l & 0x3f) << 8 | msg[at + 1]);
+                        limit = at; /* the name pointed at lies wholly before the pointer */
+                        at = to;
                         continue;
                 }
                 if (l & 0xc0)
@@ -42,7 +48,7 @@ static bool read_name(const uint8_t *msg, size_t len, size_t *off, char *name)
                         at++;
                         break;
                 }
-                if (at + 1 + l > len || out + l + (out ? 1 : 0) > DNS_NAME_MAX)
+                if (at + 1 + l >= limit || out + l + (out ? 1 : 0) > DNS_NAME_MAX)
                         return false;
                 if (name) {
                         if (out)
