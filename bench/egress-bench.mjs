@@ -3,6 +3,8 @@
 //   - create latency, loopback-only against allowInternetAccess (a veth pair, its rules),
 //     alternating, N of each, one sandbox with a link kept running meanwhile: sbxd's own
 //     figure ("started ... in N us") and the client's; the kill of each;
+//   - PUT /sandboxes/{id}/network: replacing a sandbox's rules, and giving a loopback-only
+//     sandbox its link;
 //   - a 100 MB download from the outside through the sandbox's link (veth, forward, NAT)
 //     against the host's own download from the same server, best of 3 each.
 // Usage (root): node bench/egress-bench.mjs [N=30]
@@ -43,6 +45,24 @@ try {
     await d.api('DELETE', `/sandboxes/${r.json.sandboxID}`)
     ;(which.kill ??= []).push(performance.now() - t1)
   }
+  // PUT /sandboxes/{id}/network on the resident sandbox: the rules replaced in one transaction
+  const upd = []
+  for (let i = 0; i < N; i++) {
+    const t0 = performance.now()
+    const r = await d.api('PUT', `/sandboxes/${resident.sandboxId}/network`, { body: i % 2 ? { allowOut: [OUT.b4], denyOut: ['0.0.0.0/0'] } : { allow_internet_access: true } })
+    upd.push(performance.now() - t0)
+    if (r.status !== 204) throw new Error(r.text)
+  }
+  // and on a loopback-only sandbox, which gets its link then (the jailer's --attach-egress)
+  const att = []
+  for (let i = 0; i < Math.min(N, 10); i++) {
+    const lo = await e2b.Sandbox.create('base', { ...opts })
+    const t0 = performance.now()
+    const r = await d.api('PUT', `/sandboxes/${lo.sandboxId}/network`, { body: { allowOut: [OUT.a4] } })
+    att.push(performance.now() - t0)
+    if (r.status !== 204) throw new Error(r.text)
+    await lo.kill()
+  }
   await resident.kill()
   console.log('create, loopback only      (sbxd) ' + fmt(lo.server))
   console.log('create, allowInternetAccess (sbxd) ' + fmt(eg.server))
@@ -50,6 +70,8 @@ try {
   console.log('create, allowInternetAccess (client) ' + fmt(eg.client))
   console.log('kill, loopback only      (client) ' + fmt(lo.kill))
   console.log('kill, allowInternetAccess (client) ' + fmt(eg.kill))
+  console.log('PUT network, rules replaced     (client) ' + fmt(upd))
+  console.log('PUT network, link attached     (client) ' + fmt(att))
   console.log(`extra create latency of a link: p50 ${(pct(eg.server, 50) - pct(lo.server, 50)).toFixed(2)} ms (sbxd)`)
 
   const MB = 100

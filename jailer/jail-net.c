@@ -93,9 +93,16 @@ int jail_net_egress(const struct sbx_jail_egress *e, pid_t pid)
         char path[64];
         snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
         _cleanup_close_ int child_ns = open(path, O_RDONLY | O_CLOEXEC);
+        if (child_ns < 0)
+                return jail_errorf(-errno, "open the sandbox's net namespace: %m");
+        return jail_net_egress_ns(e, child_ns);
+}
+
+int jail_net_egress_ns(const struct sbx_jail_egress *e, int child_ns)
+{
         _cleanup_close_ int host_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-        if (child_ns < 0 || host_ns < 0)
-                return jail_errorf(-errno, "open net namespaces: %m");
+        if (host_ns < 0)
+                return jail_errorf(-errno, "open the host's net namespace: %m");
         _cleanup_close_ int nl = rtnl_open();
         if (nl < 0)
                 return jail_errorf(nl, "netlink socket: %m");

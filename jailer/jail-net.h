@@ -15,6 +15,8 @@ int jail_net_loopback_up(void);
  * sandbox of the same slot that died with sbxd down) is deleted first. Records a message with
  * jail_errorf() on failure; the link is gone again when it fails after creating it. */
 int jail_net_egress(const struct sbx_jail_egress *e, pid_t pid);
+/* The same for the net namespace of the fd child_ns. */
+int jail_net_egress_ns(const struct sbx_jail_egress *e, int child_ns);
 
 /* Deletes e->host_if (and with it the sandbox end); an absent link is fine. */
 int jail_net_egress_remove(const struct sbx_jail_egress *e);

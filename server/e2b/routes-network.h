@@ -3,8 +3,8 @@
  * PUT /sandboxes/{id}/network (docs/e2b-wire.md "Egress"): E2B's SandboxNetworkUpdateConfig
  * ({allow_internet_access?, allowOut?, denyOut?}; an omitted field is cleared: the server's
  * default for allow_internet_access, empty lists). 204 once the new rules are in place; 400
- * for a bad body, 404 unknown sandbox, 409 when the sandbox has no link and the new policy
- * needs one (it was created loopback-only).
+ * for a bad body, 404 unknown sandbox; a sandbox created loopback-only gets its link now
+ * (lifecycle/lifecycle.h lifecycle_set_network).
  */
 #pragma once
 

@@ -35,5 +35,11 @@ int jail_spawn_during(const char *jailer, const char *log_path, const struct sbx
                       int (*during)(void *arg), void *arg, int *ret_during,
                       struct jail_result *ret);
 
+/* The egress link for a running sandbox (the jailer's --attach-egress, jailer/README.md): its
+ * agent's pidfd, its uid_base (owner of the /etc/resolv.conf written), the link. Returns as
+ * jail_spawn; ret->ok and ret->pid (the agent's) on success. */
+int jail_attach_egress(const char *jailer, const char *log_path, int pidfd, uint32_t uid_base,
+                       const struct sbx_jail_egress *e, struct jail_result *ret);
+
 /* Parse one status line. Pure; used by tests. */
 int jail_parse_status(const char *line, struct jail_result *ret);

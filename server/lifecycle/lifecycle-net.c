@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lifecycle/egress.h"
+#include "lifecycle/jail-spawn.h"
 #include "lifecycle/registry.h"
 #include "log.h"
 #include "macros.h"
@@ -80,6 +81,36 @@ void lifecycle_net_remove(struct server *srv, struct sandbox *s)
                 (void)egress_remove(srv->egress, s->slot);
 }
 
+/* A running loopback-only sandbox gets its link: rules first (a link without them passes
+ * nothing), then the jailer's --attach-egress; the rules go again when that fails. */
+static int attach_link(struct server *srv, struct sandbox *s, const struct net_policy *eff,
+                       char *errmsg, size_t errlen)
+{
+        if (s->pidfd < 0) {
+                snprintf(errmsg, errlen, "sandbox %s: its agent cannot be reached for a link",
+                         s->id);
+                return -EBUSY;
+        }
+        int r = egress_apply(srv->egress, s->slot, eff, errmsg, errlen);
+        if (r < 0)
+                return r;
+        struct sbx_jail_egress link;
+        struct jail_result jr;
+        char log_path[4096];
+        egress_link(s->slot, &link);
+        snprintf(log_path, sizeof(log_path), "%s/%s", s->dir, SANDBOX_LOG_NAME);
+        r = jail_attach_egress(srv->config->jailer, log_path, s->pidfd, registry_uid_base(s->slot),
+                               &link, &jr);
+        if (r >= 0 && jr.ok && jr.pid == s->pid)
+                return 0;
+        snprintf(errmsg, errlen, "giving the sandbox a network link failed at %s: %s", jr.step,
+                 jr.message);
+        log_error("sandbox %s: egress attach failed at %s (errno %d): %s", s->id, jr.step, jr.err,
+                  jr.message);
+        (void)egress_remove(srv->egress, s->slot);
+        return -EIO;
+}
+
 int lifecycle_set_network(struct server *srv, struct sandbox *s, const struct net_policy *asked,
                           char *errmsg, size_t errlen)
 {
@@ -92,19 +123,15 @@ int lifecycle_set_network(struct server *srv, struct sandbox *s, const struct ne
         bool has = s->net != NULL;
         pthread_mutex_unlock(&s->net_lock);
         int r = 0;
-        if (!has && link) {
-                /* the sandbox's net namespace has no link to change, and sbxd never enters it */
-                snprintf(errmsg, errlen,
-                         "sandbox %s was created without network access: its egress can only "
-                         "change when it was created with allowInternetAccess or allowOut",
-                         s->id);
-                r = -EBUSY;
-        } else if (has) {
+        if (has) /* replace the rules: one transaction */
                 r = egress_apply(srv->egress, s->slot, &eff, errmsg, errlen);
-                struct net_policy *p = r >= 0 ? malloc(sizeof(*p)) : NULL;
-                if (r >= 0 && !p)
+        else if (link && !s->persisted) /* a persisted one gets its link when it starts again */
+                r = attach_link(srv, s, &eff, errmsg, errlen);
+        if (r >= 0 && (has || link)) {
+                struct net_policy *p = malloc(sizeof(*p));
+                if (!p) {
                         r = -ENOMEM;
-                if (p) {
+                } else {
                         *p = eff;
                         eff = (struct net_policy){};
                         sandbox_set_net(s, p);
@@ -112,7 +139,7 @@ int lifecycle_set_network(struct server *srv, struct sandbox *s, const struct ne
         }
         pthread_mutex_unlock(&s->op_lock);
         net_policy_done(&eff);
-        if (r >= 0 && has && (r = sandbox_save(s)) == -ESRCH)
+        if (r >= 0 && (has || link) && (r = sandbox_save(s)) == -ESRCH)
                 r = 0;
         return r;
 }

@@ -128,9 +128,16 @@ test('updateNetwork changes a running sandbox at once and keeps its open connect
   await s.updateNetwork({ allowOut: [OUT.a4], denyOut: ['0.0.0.0/0'] })
   assert.equal((await curlIn(s, `http://${OUT.a4}/`)).out, `outside ${OUT.a4}\n`)
   assert.notEqual((await curlIn(s, `http://${OUT.b4}/`)).code, 0)
-  // a loopback-only sandbox has no link to change
+  // a loopback-only sandbox gets its link (and a resolv.conf naming it) when it needs one
   const lo = await create()
-  await assert.rejects(lo.updateNetwork({ allowOut: [OUT.a4] }), /created without network access/)
+  assert.ok(!(await lo.commands.run('cat /proc/net/dev')).stdout.includes('eth0'))
+  await lo.commands.run('sleep 600 >/dev/null 2>&1', { background: true })
+  await lo.updateNetwork({ allowOut: ['www.allowed.test'] })
+  assert.equal((await curlIn(lo, 'http://www.allowed.test/', { extra: '-4' })).out, `outside ${OUT.a4}\n`)
+  assert.notEqual((await curlIn(lo, `http://${OUT.b4}/`)).code, 0)
+  assert.match((await lo.commands.run('ps -eo comm')).stdout, /sleep/, 'its processes carry on')
+  await lo.updateNetwork({})
+  assert.notEqual((await curlIn(lo, `http://${OUT.a4}/`)).code, 0, 'and loses what it lost')
 })
 
 const py = (code) => `python3 -c '${code.replace(/'/g, "'\\''")}'`
