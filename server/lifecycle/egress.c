@@ -366,6 +366,19 @@ int egress_apply(struct egress *e, int slot, const struct net_policy *eff, char 
                 r = slot_rules(&b, slot, eff, e->dns_port);
         if (r >= 0)
                 r = nft_run(e, buf_str(&b), errmsg, errlen);
+        if (r == -EIO) {
+                /* the table may have gone behind our back (an operator's flush ruleset):
+                 * make it again, once, with every sandbox's part (all idempotent) */
+                e->table = false;
+                r = ensure_table(e, errmsg, errlen);
+                for (int i = 0; i < REGISTRY_MAX_SLOTS && r >= 0; i++)
+                        if (e->policy[i] && i != slot && (r = slot_objects(&b, i)) >= 0)
+                                r = slot_rules(&b, i, e->policy[i], e->dns_port);
+                if (r >= 0)
+                        r = nft_run(e, buf_str(&b), errmsg, errlen);
+                if (r >= 0)
+                        log_warning("egress: table inet " EGRESS_TABLE " was gone; made again");
+        }
         if (r >= 0)
                 r = set_policy(e, slot, eff);
         pthread_mutex_unlock(&e->lock);
