@@ -219,3 +219,37 @@ test('nothing left behind after kill, and the rules survive an sbxd restart', { 
   created.splice(0)
   assert.equal(sbxLeftovers(), '')
 })
+
+test('--egress allow and --egress-max: the operator\'s default and cap', { skip }, async () => {
+  // one sbxd with egress at a time (server/README.md "Egress", gaps)
+  await d.stop()
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
+    args: ['--egress-dns', OUT.dns, '--egress', 'allow'] })
+  const open = await create()
+  assert.equal((await curlIn(open, `http://${OUT.a4}/`)).out, `outside ${OUT.a4}\n`, 'nothing asked: the default, allow')
+  const closed = await create({ allowInternetAccess: false })
+  assert.ok(!(await closed.commands.run('cat /proc/net/dev')).stdout.includes('eth0'))
+  for (const s of created.splice(0)) await s.kill()
+
+  await d.stop()
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
+    args: ['--egress-dns', OUT.dns, '--egress-max', 'listed'] })
+  const capped = await create({ allowInternetAccess: true })
+  assert.ok(!(await capped.commands.run('cat /proc/net/dev')).stdout.includes('eth0'), 'no internet under listed')
+  const listed = await create({ allowInternetAccess: true, network: { allowOut: [OUT.a4] } })
+  assert.equal((await curlIn(listed, `http://${OUT.a4}/`)).out, `outside ${OUT.a4}\n`)
+  assert.notEqual((await curlIn(listed, `http://${OUT.b4}/`)).code, 0, 'only what is listed')
+  const info = await e2b.Sandbox.getInfo(listed.sandboxId, opts())
+  assert.equal(info.allowInternetAccess, false)
+  for (const s of created.splice(0)) await s.kill()
+
+  await d.stop()
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
+    args: ['--egress-dns', OUT.dns, '--egress-max', 'none'] })
+  const none = await create({ allowInternetAccess: true, network: { allowOut: [OUT.a4] } })
+  assert.ok(!(await none.commands.run('cat /proc/net/dev')).stdout.includes('eth0'))
+  await none.updateNetwork({ allowOut: [OUT.a4] }) // accepted, and still nothing
+  assert.notEqual((await curlIn(none, `http://${OUT.a4}/`)).code, 0)
+  for (const s of created.splice(0)) await s.kill()
+  assert.equal(sbxLeftovers(), '')
+})
