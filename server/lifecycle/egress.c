@@ -455,10 +455,15 @@ int egress_pin(struct egress *e, int slot, int family, const void *addrs, size_t
         int r = buf_printf(&b, "add element inet " EGRESS_TABLE " s%d_p%c { ", slot,
                            family == AF_INET ? '4' : '6');
         size_t len = family == AF_INET ? 4 : 16;
+        const uint8_t *at = addrs;
         for (size_t i = 0; i < n && r >= 0; i++) {
+                bool dup = false; /* one element once: nft refuses a set listing one twice */
+                for (size_t k = 0; k < i && !dup; k++)
+                        dup = !memcmp(at + k * len, at + i * len, len);
                 char a[INET6_ADDRSTRLEN];
-                inet_ntop(family, (const uint8_t *)addrs + i * len, a, sizeof(a));
-                r = buf_printf(&b, "%s%s timeout %us", i ? ", " : "", a, ttl_s);
+                inet_ntop(family, at + i * len, a, sizeof(a));
+                if (!dup)
+                        r = buf_printf(&b, "%s%s timeout %us", i ? ", " : "", a, ttl_s);
         }
         if (r >= 0)
                 r = buf_adds(&b, " }\n");
