@@ -18,6 +18,11 @@ const skip = missing.length ? `not built: ${missing.join(', ')}` : false
 const SDK = join(TOP, 'tests/node_modules/e2b/dist/index.mjs')
 
 let d, outside, e2b, hostServer, hostPort
+const logs = [] // stderr of every sbxd this file stopped: none may have logged an error
+async function stopSbxd(o) {
+  logs.push(d.stderr())
+  await d.stop(o)
+}
 const opts = () => ({ apiUrl: d.url, sandboxUrl: d.url, apiKey: d.key, timeoutMs: 120000 })
 const created = []
 async function create(o = {}) {
@@ -208,7 +213,7 @@ test('nothing left behind after kill, and the rules survive an sbxd restart', { 
 
   const s = await create({ network: { allowOut: ['www.allowed.test', OUT.b4] } })
   assert.equal((await curlIn(s, 'http://www.allowed.test/', { extra: '-4' })).out, `outside ${OUT.a4}\n`)
-  await d.stop({ keep: true })
+  await stopSbxd({ keep: true })
   d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: d, args: ['--egress-dns', OUT.dns] })
   const again = await e2b.Sandbox.connect(s.sandboxId, opts())
   assert.equal((await curlIn(again, `http://${OUT.b4}/`)).out, `outside ${OUT.b4}\n`, 'allowOut kept')
@@ -222,7 +227,7 @@ test('nothing left behind after kill, and the rules survive an sbxd restart', { 
 
 test('--egress allow and --egress-max: the operator\'s default and cap', { skip }, async () => {
   // one sbxd with egress at a time (server/README.md "Egress", gaps)
-  await d.stop()
+  await stopSbxd()
   d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
     args: ['--egress-dns', OUT.dns, '--egress', 'allow'] })
   const open = await create()
@@ -231,7 +236,7 @@ test('--egress allow and --egress-max: the operator\'s default and cap', { skip 
   assert.ok(!(await closed.commands.run('cat /proc/net/dev')).stdout.includes('eth0'))
   for (const s of created.splice(0)) await s.kill()
 
-  await d.stop()
+  await stopSbxd()
   d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
     args: ['--egress-dns', OUT.dns, '--egress-max', 'listed'] })
   const capped = await create({ allowInternetAccess: true })
@@ -243,7 +248,7 @@ test('--egress allow and --egress-max: the operator\'s default and cap', { skip 
   assert.equal(info.allowInternetAccess, false)
   for (const s of created.splice(0)) await s.kill()
 
-  await d.stop()
+  await stopSbxd()
   d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
     args: ['--egress-dns', OUT.dns, '--egress-max', 'none'] })
   const none = await create({ allowInternetAccess: true, network: { allowOut: [OUT.a4] } })
@@ -252,4 +257,10 @@ test('--egress allow and --egress-max: the operator\'s default and cap', { skip 
   assert.notEqual((await curlIn(none, `http://${OUT.a4}/`)).code, 0)
   for (const s of created.splice(0)) await s.kill()
   assert.equal(sbxLeftovers(), '')
+})
+
+test('no sbxd of this file logged an error', { skip }, async () => {
+  const text = [...logs, d.stderr()].join('\n')
+  assert.match(text, /egress: resolver on port/, 'the logs were read')
+  assert.deepEqual(text.split('\n').filter((l) => l.includes('"level":"error"')), [])
 })
