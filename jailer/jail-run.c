@@ -409,11 +409,14 @@ static int step_start(struct jail *j)
         if (r < 0)
                 return fail(j, STEP_START, r, "signal child");
         root_fd = safe_close(root_fd);
-        /* while the child runs its steps: the link's setup does not hold it up */
-        if ((r = step_egress(j)) < 0)
-                return r;
+        /* while the child runs its steps: the link's setup does not hold it up. When it
+         * fails because the child failed first (its namespace gone), the child's report is
+         * the one worth sending. */
+        int egress = step_egress(j);
         struct pollfd p = {.fd = j->sync_fd, .events = POLLIN};
-        int n = poll(&p, 1, CHILD_TIMEOUT_MS);
+        int n = poll(&p, 1, egress < 0 ? 0 : CHILD_TIMEOUT_MS);
+        if (egress < 0 && n <= 0)
+                return egress;
         if (n == 0)
                 return fail(j, STEP_START, -ETIMEDOUT, "child did not exec in time");
         if (n < 0)
@@ -429,6 +432,8 @@ static int step_start(struct jail *j)
                 snprintf(j->message, sizeof(j->message), "%s", rep.message);
                 return -1;
         }
+        if (egress < 0) /* no report from the child: the link's failure stands */
+                return egress;
         if (got != 0)
                 return fail(j, STEP_START, -EPROTO, "short report from child");
         int status;
