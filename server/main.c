@@ -27,6 +27,7 @@
 #include "lifecycle/teardown.h"
 #include "lifecycle/lifecycle.h"
 #include "log.h"
+#include "lifecycle/egress.h"
 #include "lifecycle/monitor.h"
 #include "macros.h"
 #include "lifecycle/pool.h"
@@ -159,6 +160,8 @@ int main(int argc, char **argv)
         if (r >= 0)
                 r = volume_store_open(cfg.state_dir, &srv.volumes);
         if (r >= 0)
+                r = egress_new(&srv, &srv.egress);
+        if (r >= 0)
                 r = lifecycle_timer_start(&srv);
         if (r >= 0)
                 r = monitor_start(&srv);
@@ -168,6 +171,8 @@ int main(int argc, char **argv)
                         log_info("adopted %d sandbox(es) from an earlier run", r);
                 volume_store_settle(srv.volumes); /* mounts no adopted sandbox uses */
         }
+        if (r >= 0 && lifecycle_net_reconcile(&srv) < 0)
+                log_warning("egress: the rules of adopted sandboxes could not be rebuilt");
         if (r >= 0) {
                 int g = layer_store_gc(cfg.state_dir, 1);
                 if (g > 0)
@@ -215,6 +220,7 @@ int main(int argc, char **argv)
         save_all(&srv);
         registry_free(srv.registry);
         volume_store_free(srv.volumes); /* mounts in use stay with their sandboxes */
+        egress_free(srv.egress);        /* the rules stay for the sandboxes, which keep running */
         char url_path[4096];
         snprintf(url_path, sizeof(url_path), "%s/" SBXD_URL_FILE, cfg.state_dir);
         (void)unlink(url_path); /* nobody listens there any more */

@@ -14,6 +14,13 @@
 #define SBXD_DEFAULT_MAX_CONNECTIONS 1024 /* --max-connections: threads in libmicrohttpd */
 #define SBXD_MAX_CONNECTIONS_MAX     16384
 
+/* --egress-max: the most egress any sandbox gets, whatever it asks for. */
+enum egress_max {
+        EGRESS_MAX_NONE,   /* loopback only, always */
+        EGRESS_MAX_LISTED, /* only what allowOut lists */
+        EGRESS_MAX_ANY,    /* allowInternetAccess too */
+};
+
 struct sbxd_config {
         char *listen; /* as given, e.g. "127.0.0.1:3000" */
         char *host;   /* host part used for the printed URLs */
@@ -44,6 +51,10 @@ struct sbxd_config {
         /* The parent cgroup sbx/ of every sandbox: 0 = derived from the host at start. */
         uint64_t total_memory_mb, total_pids;
         char *cgroup_parent; /* --cgroup-parent: the cgroup every sandbox's lives in ("sbx") */
+        /* Egress (server/lifecycle/egress.h): --egress, --egress-max, --egress-dns */
+        bool egress_allow; /* a sandbox that asks for nothing may reach the internet */
+        enum egress_max egress_max;
+        char *egress_dns; /* upstream resolver address, NULL: /etc/resolv.conf's first */
 };
 
 /* <state>/url: the URL sbxd listens on, written once listening, removed at a clean stop

@@ -12,6 +12,7 @@ struct registry;
 struct pool;
 struct volume_store;
 struct build_service;
+struct egress;
 
 struct server {
         const struct sbxd_config *config;
@@ -37,4 +38,5 @@ struct server {
         bool disk_images;           /* storage/disk-image.h: ext4 image disks (else tmpfs uppers) */
         struct volume_store *volumes; /* storage/volume.h */
         struct build_service *build;  /* build/build.h: template builds */
+        struct egress *egress;        /* lifecycle/egress.h */
 };

@@ -2,6 +2,7 @@
 #include "front/routes.h"
 
 #include "e2b/routes-lifecycle.h"
+#include "e2b/routes-network.h"
 #include "e2b/routes-sandboxes.h"
 #include "e2b/routes-volumes.h"
 #include "e2b/volume-content.h"
@@ -54,6 +55,7 @@ const struct route sbxd_routes[] = {
     E2B(DELETE, "/sandboxes/{id}", e2b_kill),
     E2B(DELETE, "/sandboxes/{id}/", e2b_kill),
     E2B(POST, "/sandboxes/{id}/timeout", e2b_timeout),
+    E2B(ROUTE_PUT, "/sandboxes/{id}/network", e2b_set_network), /* e2b/routes-network.h */
     E2B(POST, "/sandboxes/{id}/connect", e2b_connect),
     E2B(POST, "/v2/sandboxes/{id}/connect", e2b_connect),
     {.methods = GET | POST, .pattern = "/files", .begin = e2b_files, .handle = e2b_files},

@@ -227,6 +227,19 @@ int lifecycle_init_agent(const struct sandbox *s, const struct template_info *t)
         return st >= 200 && st < 300 ? 0 : -EPROTO;
 }
 
+struct net_rules_args {
+        struct server *srv;
+        struct sandbox *s;
+        char *errmsg;
+        size_t errlen;
+};
+
+static int net_rules(void *arg)
+{
+        struct net_rules_args *a = arg;
+        return lifecycle_net_rules(a->srv, a->s, a->errmsg, a->errlen);
+}
+
 /* Steps after the slot and dir exist; on failure the caller tears down. */
 static int start(struct server *srv, struct sandbox *s, const struct template_info *t, char *errmsg,
                  size_t errlen)
@@ -242,10 +255,18 @@ static int start(struct server *srv, struct sandbox *s, const struct template_in
         }
         if (r < 0)
                 return r;
+        if ((r = lifecycle_net_link(s, spec)) < 0)
+                return r;
         struct jail_result jr;
         char log_path[4096];
         snprintf(log_path, sizeof(log_path), "%s/%s", s->dir, SANDBOX_LOG_NAME);
-        r = jail_spawn(srv->config->jailer, log_path, spec, &jr);
+        /* the egress rules go in while the jailer works (they take a ms or two) */
+        struct net_rules_args na = {srv, s, errmsg, errlen};
+        int net_r;
+        r = jail_spawn_during(srv->config->jailer, log_path, spec, r > 0 ? net_rules : NULL, &na,
+                              &net_r, &jr);
+        if (r >= 0 && jr.ok && net_r < 0)
+                return -EIO; /* its message is in errmsg; the caller tears down */
         if (r < 0 || !jr.ok) {
                 char tail[1024];
                 snprintf(errmsg, errlen, "sandbox start failed at %s: %s", jr.step, jr.message);
@@ -349,6 +370,7 @@ void lifecycle_destroy(struct server *srv, struct sandbox *s, const char *why)
                 return;
         sandbox_mark_gone(s); /* a concurrent timeout/connect must not write into the dir */
         int r = teardown_sandbox(s->id, s->pid, s->pidfd, s->dir);
+        lifecycle_net_remove(srv, s);
         if (r < 0)
                 log_error_errno(r, "sandbox %s: teardown (%s) incomplete: %m", s->id, why);
         else

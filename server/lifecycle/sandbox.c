@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "json-util.h"
 #include "macros.h"
 
 struct sandbox *sandbox_new(void)
@@ -23,6 +24,7 @@ struct sandbox *sandbox_new(void)
         pthread_mutex_init(&s->record_lock, NULL);
         pthread_mutex_init(&s->op_lock, NULL);
         pthread_mutex_init(&s->end_lock, NULL);
+        pthread_mutex_init(&s->net_lock, NULL);
         return s;
 }
 
@@ -41,6 +43,10 @@ void sandbox_unref(struct sandbox *s)
         pthread_mutex_destroy(&s->record_lock);
         pthread_mutex_destroy(&s->op_lock);
         pthread_mutex_destroy(&s->end_lock);
+        pthread_mutex_destroy(&s->net_lock);
+        if (s->net)
+                net_policy_done(s->net);
+        free(s->net);
         cJSON_Delete(s->layers);
         cJSON_Delete(s->binds);
         cJSON_Delete(s->volume_mounts);
@@ -177,6 +183,73 @@ static void add_listed(cJSON *o, const struct sandbox *s)
         add_mounts(o, s->volume_mounts, false);
 }
 
+void sandbox_set_net(struct sandbox *s, struct net_policy *net)
+{
+        pthread_mutex_lock(&s->net_lock);
+        struct net_policy *old = s->net;
+        s->net = net;
+        pthread_mutex_unlock(&s->net_lock);
+        if (old)
+                net_policy_done(old);
+        free(old);
+}
+
+int sandbox_get_net(struct sandbox *s, struct net_policy *ret)
+{
+        pthread_mutex_lock(&s->net_lock);
+        int r = s->net ? net_policy_copy(s->net, ret) : 0;
+        pthread_mutex_unlock(&s->net_lock);
+        return r < 0 ? r : s->net != NULL;
+}
+
+/* Record: "egress": {"internet", "allowOut", "denyOut"}; detail: allowInternetAccess and
+ * network's lists (docs/e2b-wire.md "Egress"). */
+static void add_net(cJSON *o, const struct sandbox *s, bool record)
+{
+        struct sandbox *m = (struct sandbox *)s; /* the lock only */
+        pthread_mutex_lock(&m->net_lock);
+        const struct net_policy *p = s->net;
+        if (record && p) {
+                cJSON *e = net_policy_lists_json(p);
+                if (e) {
+                        cJSON_AddBoolToObject(e, "internet", p->internet > 0);
+                        cJSON_AddItemToObject(o, "egress", e);
+                }
+        } else if (!record) {
+                cJSON_AddBoolToObject(o, "allowInternetAccess", p && p->internet > 0);
+                cJSON *l = p && (p->n_allow || p->n_deny) ? net_policy_lists_json(p) : NULL;
+                if (l)
+                        cJSON_AddItemToObject(o, "network", l);
+        }
+        pthread_mutex_unlock(&m->net_lock);
+}
+
+int sandbox_net_from_record(const cJSON *record, struct net_policy **ret)
+{
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(record, "egress");
+        *ret = NULL;
+        if (!e)
+                return 0;
+        const cJSON *in = cJSON_GetObjectItemCaseSensitive(e, "internet");
+        if (!cJSON_IsObject(e) || !cJSON_IsBool(in))
+                return -EBADMSG;
+        _cleanup_json_ cJSON *body = cJSON_Duplicate(e, 1);
+        if (!body)
+                return -ENOMEM;
+        cJSON_DeleteItemFromObjectCaseSensitive(body, "internet");
+        const char *msg;
+        struct net_policy *p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        if (net_policy_parse(body, NULL, p, &msg) < 0) {
+                free(p);
+                return -EBADMSG;
+        }
+        p->internet = cJSON_IsTrue(in);
+        *ret = p;
+        return 0;
+}
+
 cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
 {
         cJSON *o = cJSON_CreateObject();
@@ -200,7 +273,7 @@ cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
                 add_listed(o, s);
                 cJSON_AddStringToObject(o, "envdAccessToken", s->token);
                 cJSON_AddNullToObject(o, "domain");
-                cJSON_AddFalseToObject(o, "allowInternetAccess");
+                add_net(o, s, false);
                 cJSON *l = cJSON_AddObjectToObject(o, "lifecycle");
                 if (l) {
                         cJSON_AddBoolToObject(l, "autoResume", s->auto_resume);
@@ -238,6 +311,7 @@ cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
                 if (s->binds)
                         cJSON_AddItemToObject(o, "binds", cJSON_Duplicate(s->binds, 1));
                 add_mounts(o, s->volume_mounts, true);
+                add_net(o, s, true);
                 break;
         }
         return o;
