@@ -136,6 +136,7 @@ struct sbx_jail_spec *sbx_jail_spec_free(struct sbx_jail_spec *s)
                 free(s->env[i].value);
         }
         free(s->env);
+        free(s->egress);
         free(s);
         return NULL;
 }
@@ -155,7 +156,8 @@ bool sbx_jail_spec_equal(const struct sbx_jail_spec *a, const struct sbx_jail_sp
             a->cpu_quota_us != b->cpu_quota_us || a->cpu_period_us != b->cpu_period_us ||
             a->disk_bytes != b->disk_bytes || a->upper_on_host != b->upper_on_host ||
             a->n_layers != b->n_layers || a->n_binds != b->n_binds ||
-            a->n_volumes != b->n_volumes || a->n_env != b->n_env)
+            a->n_volumes != b->n_volumes || a->n_env != b->n_env ||
+            !sbx_jail_egress_equal(a->egress, b->egress))
                 return false;
         for (size_t i = 0; i < a->n_volumes; i++)
                 if (!str_eq(a->volumes[i].source, b->volumes[i].source) ||
@@ -279,7 +281,8 @@ int sbx_jail_spec_encode(const struct sbx_jail_spec *s, char **ret_text, size_t 
         if ((r = add_string(o, "id", s->id)) < 0 || (r = add_string(o, "rootfs", s->rootfs)) < 0 ||
             (r = add_string(o, "socket", s->socket)) < 0 || (r = encode_lists(o, s)) < 0 ||
             (r = add_string(o, "agent", s->agent)) < 0 || (r = encode_limits(o, s)) < 0 ||
-            (r = encode_env(o, s)) < 0)
+            (r = encode_env(o, s)) < 0 ||
+            (s->egress && (r = sbx_jail_egress_encode(o, s->egress)) < 0))
                 return r;
         char *text = cJSON_PrintUnformatted(o);
         if (!text)
@@ -514,7 +517,8 @@ static int decode_object(const cJSON *o, struct sbx_jail_spec *s, const char **m
             (r = get_string(o, "cgroup", &s->cgroup, msg)) < 0 ||
             (r = decode_layers(o, s, msg)) < 0 || (r = decode_binds(o, s, msg)) < 0 ||
             (r = decode_volumes(o, s, msg)) < 0 || (r = decode_env(o, s, msg)) < 0 ||
-            (r = decode_limits(o, s, msg)) < 0)
+            (r = decode_limits(o, s, msg)) < 0 ||
+            (r = sbx_jail_egress_decode(o, &s->egress, msg)) < 0)
                 return r;
         return 0;
 }

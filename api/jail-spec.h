@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jail-egress.h"
+
 #define SBX_JAIL_SPEC_MAX        (1024 * 1024) /* bytes of JSON accepted on the spec fd */
 #define SBX_JAIL_ID_MAX          63            /* [a-z0-9]{1,63}: also the hostname */
 #define SBX_JAIL_PATH_MAX        1024          /* host paths and bind targets */
@@ -83,6 +85,7 @@ struct sbx_jail_spec {
         char *disk_image;   /* NULL, or an ext4 image of disk_bytes holding the upper */
         struct sbx_jail_env *env; /* the agent's environment, in order */
         size_t n_env;
+        struct sbx_jail_egress *egress; /* NULL: loopback only (api/jail-egress.h) */
 };
 
 /* Encode spec as one line of JSON (no newline) in *ret_text (caller frees), its length in

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include "core/init.h"
+#include "core/relay.h"
 #include "core/server.h"
 #include "log.h"
 #include "routes.h"
@@ -31,6 +32,8 @@ int main(int argc, char **argv)
         }
         r = agent_init_setup();
         if (r < 0)
+                return EXIT_FAILURE;
+        if (agent_relay_start() < 0)
                 return EXIT_FAILURE;
         agent_server_set_routes(&agent_routes);
         r = agent_init_run(fd, &agent_init_hooks);

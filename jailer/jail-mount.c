@@ -6,6 +6,7 @@
 #include "macros.h"
 #include "missing-syscalls.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -492,6 +493,32 @@ static int write_boot_id(const struct sbx_jail_spec *s, int root_fd)
         return 0;
 }
 
+/* With an egress link: /etc/resolv.conf names the host end, where sbxd's resolver answers
+ * (server/lifecycle/egress-dns.h); the template's says 127.0.0.1 (no network). Replaced in the
+ * upper, owned by sandbox root, so the sandbox may change it. */
+int jail_mount_write_resolv_conf(int root_fd, uid_t uid, const uint8_t gw4[4])
+{
+        char text[128], gw[INET_ADDRSTRLEN];
+        if (!inet_ntop(AF_INET, gw4, gw, sizeof(gw)))
+                return -EINVAL;
+        int n = snprintf(text, sizeof(text), "nameserver %s\noptions edns0\n", gw);
+        _cleanup_close_ int pfd = mkdir_in_root(root_fd, "/etc", 0755, uid);
+        if (pfd < 0)
+                return pfd;
+        _cleanup_close_ int dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return -errno;
+        if (unlinkat(dfd, "resolv.conf", 0) < 0 && errno != ENOENT)
+                return -errno;
+        _cleanup_close_ int fd =
+            openat(dfd, "resolv.conf", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, text, (size_t)n) != n || fchown(fd, uid, uid) < 0)
+                return -errno;
+        return 0;
+}
+
 int jail_mount_root(const struct sbx_jail_spec *s, int userns_fd, int *ret_idmapped)
 {
         int ufd = userns_fd;
@@ -516,6 +543,9 @@ int jail_mount_root(const struct sbx_jail_spec *s, int userns_fd, int *ret_idmap
         r = write_boot_id(s, root_fd);
         if (r < 0)
                 return jail_errorf(r, "writing " JAIL_BOOT_ID_PATH ": %m");
+        if (s->egress &&
+            (r = jail_mount_write_resolv_conf(root_fd, s->uid_base, s->egress->gw4)) < 0)
+                return jail_errorf(r, "writing /etc/resolv.conf: %m");
         /* Mountpoints the child needs; the template normally has them. */
         _cleanup_close_ int proc = mkdir_in_root(root_fd, "/proc", 0555, s->uid_base);
         if (proc < 0)

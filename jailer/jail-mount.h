@@ -10,6 +10,9 @@
  */
 #pragma once
 
+#include <stdint.h>
+#include <sys/types.h>
+
 #include "jail-spec.h"
 
 /* Where the agent binary appears inside the sandbox (read-only bind of spec->agent). */
@@ -35,6 +38,11 @@ int jail_mount_upper_host(const struct sbx_jail_spec *spec);
  * idmap the read-only layers and binds so files owned by host root appear owned by sandbox
  * root; -1 disables idmapping. *ret_idmapped says whether idmapping took effect. */
 int jail_mount_root(const struct sbx_jail_spec *spec, int userns_fd, int *ret_idmapped);
+
+/* /etc/resolv.conf in the root of root_fd replaced by "nameserver <gw4>" (the egress link's host
+ * end, where sbxd's resolver answers), owned by uid; paths resolved inside the root. Used at
+ * build (with egress) and by the egress attach of a running sandbox (jail-attach.h). */
+int jail_mount_write_resolv_conf(int root_fd, uid_t uid, const uint8_t gw4[4]);
 
 /* Parent, once the root is built: an O_PATH fd of rootfs, handed to the child. The path crosses
  * sbxd's 0700 root-owned state dir, which the child (host uid_base from birth) cannot search. */

@@ -42,6 +42,7 @@
         X(ID_MAP, "id-map")                                                                        \
         X(MOUNT_ROOT, "mount-root")                                                                \
         X(START, "start")                                                                          \
+        X(EGRESS, "egress")                                                                        \
         X(UNSHARE_MOUNTS, "unshare-mounts")                                                        \
         X(BECOME_ROOT, "become-root")                                                              \
         X(UCOUNT_LIMITS, "ucount-limits")                                                          \
@@ -83,6 +84,7 @@ struct jail {
         int socket_made;
         pid_t pid; /* host pid of the child, 0 before clone */
         int idmapped;
+        int egress_made; /* the veth pair exists: undo() deletes it */
         /* failure */
         enum step failed_step;
         int error;
@@ -349,6 +351,20 @@ static int step_id_map(struct jail *j)
         return r < 0 ? fail(j, STEP_ID_MAP, r, "write uid_map/gid_map") : 0;
 }
 
+/* The egress link (jailer/README.md step 11), only when the spec asks for one: without it the
+ * sandbox has loopback alone and this step costs nothing. It runs once the child has its go,
+ * alongside the child's own steps. */
+static int step_egress(struct jail *j)
+{
+        if (!j->spec->egress)
+                return 0;
+        int r = jail_net_egress(j->spec->egress, j->pid);
+        if (r < 0)
+                return fail(j, STEP_EGRESS, r, "egress link");
+        j->egress_made = 1;
+        return 0;
+}
+
 static int step_mount_root(struct jail *j)
 {
         char path[64];
@@ -393,8 +409,14 @@ static int step_start(struct jail *j)
         if (r < 0)
                 return fail(j, STEP_START, r, "signal child");
         root_fd = safe_close(root_fd);
+        /* while the child runs its steps: the link's setup does not hold it up. When it
+         * fails because the child failed first (its namespace gone), the child's report is
+         * the one worth sending. */
+        int egress = step_egress(j);
         struct pollfd p = {.fd = j->sync_fd, .events = POLLIN};
-        int n = poll(&p, 1, CHILD_TIMEOUT_MS);
+        int n = poll(&p, 1, egress < 0 ? 0 : CHILD_TIMEOUT_MS);
+        if (egress < 0 && n <= 0)
+                return egress;
         if (n == 0)
                 return fail(j, STEP_START, -ETIMEDOUT, "child did not exec in time");
         if (n < 0)
@@ -410,6 +432,8 @@ static int step_start(struct jail *j)
                 snprintf(j->message, sizeof(j->message), "%s", rep.message);
                 return -1;
         }
+        if (egress < 0) /* no report from the child: the link's failure stands */
+                return egress;
         if (got != 0)
                 return fail(j, STEP_START, -EPROTO, "short report from child");
         int status;
@@ -441,7 +465,8 @@ static int step_private_mounts(struct jail *j)
         return r < 0 ? fail(j, STEP_PRIVATE_MOUNTS, r, "private mount namespace") : 0;
 }
 
-/* Steps 1-10 (jailer/README.md), in order; the child runs 11-23 from step_clone. */
+/* Steps 1-11 (jailer/README.md), in order (11 inside step_start); the child runs 12-24 from
+ * step_clone. */
 static int run_parent(struct jail *j, int spec_fd)
 {
         int r;
@@ -496,6 +521,8 @@ static void undo(struct jail *j)
         int r = jail_cgroup_remove(&j->cgroup);
         if (r < 0)
                 log_warning_errno(r, "removing cgroups: %m");
+        if (j->egress_made && (r = jail_net_egress_remove(j->spec->egress)) < 0)
+                log_warning_errno(r, "removing %s: %m", j->spec->egress->host_if);
         if (j->socket_made)
                 (void)unlink(j->spec->socket);
 }

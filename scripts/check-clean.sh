@@ -5,6 +5,8 @@
 #  - processes still in a sandbox cgroup, and zombie agents nobody reaped
 #  - mounts under the state dir in the host mount namespace
 #  - loop devices still backed by a sandbox's disk image or a volume's image (any state dir)
+#  - egress links (sbxe<slot>) and sbxd's nftables table (inet sbx), which go with the last
+#    sandbox that had a link (server/lifecycle/egress.h)
 set -u
 state=${1:-$(cat /tmp/sbx-last-test-state 2>/dev/null)}
 bad=0
@@ -28,5 +30,10 @@ fi
 loops=$(losetup -l -n -O NAME,BACK-FILE 2>/dev/null |
         grep -E '/(sandboxes/[a-z0-9]*|volumes/[0-9a-f-]{36})/disk.img')
 if [ -n "$loops" ]; then echo "leftover loop devices:"; echo "$loops"; bad=1; fi
-[ "$bad" -eq 0 ] && echo "clean: no sandbox dirs, cgroups, processes, mounts or loop devices left"
+links=$(ip -br link 2>/dev/null | awk '$1 ~ /^sbxe[0-9]+(@|$)/ {sub(/@.*/, "", $1); print $1}')
+if [ -n "$links" ]; then echo "leftover egress links: $links"; bad=1; fi
+if command -v nft >/dev/null && nft list tables 2>/dev/null | grep -qx 'table inet sbx'; then
+        echo "leftover nftables table inet sbx:"; nft list table inet sbx | head -n 20; bad=1
+fi
+[ "$bad" -eq 0 ] && echo "clean: no sandbox dirs, cgroups, processes, mounts, loop devices, egress links or rules left"
 exit $bad

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/server-config.h"
+#include "build/build.h"
 #include "lifecycle/adopt.h"
 #include "storage/disk-image.h"
 #include "storage/volume.h"
@@ -26,6 +27,7 @@
 #include "lifecycle/teardown.h"
 #include "lifecycle/lifecycle.h"
 #include "log.h"
+#include "lifecycle/egress.h"
 #include "lifecycle/monitor.h"
 #include "macros.h"
 #include "lifecycle/pool.h"
@@ -179,6 +181,8 @@ int main(int argc, char **argv)
         if (r >= 0)
                 r = volume_store_open(cfg.state_dir, &srv.volumes);
         if (r >= 0)
+                r = egress_new(&srv, &srv.egress);
+        if (r >= 0)
                 r = lifecycle_timer_start(&srv);
         if (r >= 0)
                 r = monitor_start(&srv);
@@ -188,6 +192,8 @@ int main(int argc, char **argv)
                         log_info("adopted %d sandbox(es) from an earlier run", r);
                 volume_store_settle(srv.volumes); /* mounts no adopted sandbox uses */
         }
+        if (r >= 0 && lifecycle_net_reconcile(&srv) < 0)
+                log_warning("egress: the rules of adopted sandboxes could not be rebuilt");
         if (r >= 0) {
                 int g = layer_store_gc(cfg.state_dir, 1);
                 if (g > 0)
@@ -199,6 +205,8 @@ int main(int argc, char **argv)
                     disk_image_probe(cfg.state_dir, (uint64_t)TEMPLATE_DEFAULT_DISK_MB << 20);
         if (r >= 0)
                 r = pool_start(&srv, &srv.pool);
+        if (r >= 0)
+                r = build_service_start(&srv, &srv.build);
         if (r < 0) {
                 log_error_errno(r, "starting: %m");
                 goto fail;
@@ -224,7 +232,8 @@ int main(int argc, char **argv)
         drain(&srv, d);
         agent_req_shutdown();
         front_stop(d);
-        pool_stop(srv.pool); /* warm sandboxes are nobody's: torn down */
+        build_service_stop(srv.build); /* a running build is marked failed at the next start */
+        pool_stop(srv.pool);           /* warm sandboxes are nobody's: torn down */
         srv.pool = NULL;
         sampler_stop(&srv);
         sampler_persist_paused(&srv, true); /* only with --persist-paused-after */
@@ -233,6 +242,7 @@ int main(int argc, char **argv)
         save_all(&srv);
         registry_free(srv.registry);
         volume_store_free(srv.volumes); /* mounts in use stay with their sandboxes */
+        egress_free(srv.egress);        /* the rules stay for the sandboxes, which keep running */
         char url_path[4096];
         snprintf(url_path, sizeof(url_path), "%s/" SBXD_URL_FILE, cfg.state_dir);
         (void)unlink(url_path); /* nobody listens there any more */

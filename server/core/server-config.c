@@ -56,6 +56,11 @@ static const char usage[] =
     "                            another name for each further sbxd on one host)\n"
     "  --max-connections N       HTTP requests in progress, a thread each (default 1024; a\n"
     "                            request past it is answered 503)\n"
+    "  --egress deny|allow       egress of a sandbox that asks for nothing (default deny)\n"
+    "  --egress-max none|listed|any  the most egress any sandbox gets: none, only its allowOut\n"
+    "                            list, or the internet too (default any)\n"
+    "  --egress-dns ADDR         upstream DNS server of the sandboxes' resolver (default: the\n"
+    "                            first nameserver of /etc/resolv.conf)\n"
     "  --domain DOMAIN           sandbox ports are <port>-<id>.DOMAIN, as sandbox.getHost()\n"
     "                            returns them (default sbx.localhost:<listening port>)\n"
     "  --tls-cert FILE           serve HTTPS with this PEM certificate (chain), valid for\n"
@@ -181,6 +186,7 @@ void config_done(struct sbxd_config *c)
         free(c->tls_key);
         free(c->tls_cert_pem);
         free(c->tls_key_pem);
+        free(c->egress_dns);
         *c = (struct sbxd_config){};
 }
 
@@ -198,6 +204,9 @@ void config_done(struct sbxd_config *c)
 #define OPT_CREATE_WAIT     1018
 #define OPT_CGROUP_PARENT   1019
 #define OPT_MAX_CONNECTIONS 1020
+#define OPT_EGRESS          1021
+#define OPT_EGRESS_MAX      1022
+#define OPT_EGRESS_DNS      1023
 
 /* A positive decimal number up to max into *ret. */
 static int parse_u64(const char *name, const char *arg, uint64_t max, uint64_t *ret)
@@ -246,6 +255,38 @@ static int parse_limit(int opt, const char *arg, struct sbxd_config *c)
         case OPT_TOTAL_PIDS:
                 return parse_u64("total-pids", arg, 1ULL << 30, &c->total_pids);
         }
+        return -EINVAL;
+}
+
+/* --egress deny|allow, --egress-max none|listed|any, --egress-dns ADDR (an IP address). */
+static int parse_egress(int opt, const char *arg, struct sbxd_config *c, const char **dns)
+{
+        unsigned char a[16];
+        if (opt == OPT_EGRESS && (!strcmp(arg, "deny") || !strcmp(arg, "allow"))) {
+                c->egress_allow = !strcmp(arg, "allow");
+                return 0;
+        }
+        if (opt == OPT_EGRESS_MAX) {
+                static const char *const names[] = {"none", "listed", "any"};
+                for (unsigned i = 0; i < ELEMENTSOF(names); i++)
+                        if (!strcmp(arg, names[i])) {
+                                c->egress_max = (enum egress_max)i;
+                                return 0;
+                        }
+        }
+        if (opt == OPT_EGRESS_DNS &&
+            (inet_pton(AF_INET, arg, a) == 1 || inet_pton(AF_INET6, arg, a) == 1)) {
+                *dns = arg;
+                return 0;
+        }
+        fprintf(stderr, "sbxd: bad --%s '%s' (%s)\n",
+                opt == OPT_EGRESS       ? "egress"
+                : opt == OPT_EGRESS_MAX ? "egress-max"
+                                        : "egress-dns",
+                arg,
+                opt == OPT_EGRESS       ? "deny or allow"
+                : opt == OPT_EGRESS_MAX ? "none, listed or any"
+                                        : "an IP address");
         return -EINVAL;
 }
 
@@ -344,6 +385,9 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
             {"tls-key", required_argument, NULL, OPT_TLS_KEY},
             {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
+            {"egress", required_argument, NULL, OPT_EGRESS},
+            {"egress-max", required_argument, NULL, OPT_EGRESS_MAX},
+            {"egress-dns", required_argument, NULL, OPT_EGRESS_DNS},
             {},
         };
         const char *listen = SBXD_DEFAULT_LISTEN, *state = SBXD_DEFAULT_STATE_DIR;
@@ -353,7 +397,9 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                                 .max_creates = SBXD_DEFAULT_MAX_CREATES,
                                 .create_wait_s = SBXD_DEFAULT_CREATE_WAIT_S,
                                 .max_connections = SBXD_DEFAULT_MAX_CONNECTIONS,
-                                .disk_overcommit = 1.0};
+                                .disk_overcommit = 1.0,
+                                .egress_max = EGRESS_MAX_ANY};
+        const char *egress_dns = NULL;
         const char *pool_templates = SBXD_DEFAULT_POOL_TEMPLATES;
         const char *cgroup_parent = "sbx";
         const char *domain = NULL, *tls_cert = NULL, *tls_key = NULL;
@@ -422,6 +468,12 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                         }
                         cgroup_parent = optarg;
                         break;
+                case OPT_EGRESS:
+                case OPT_EGRESS_MAX:
+                case OPT_EGRESS_DNS:
+                        if (parse_egress(o, optarg, &c, &egress_dns) < 0)
+                                return -EINVAL;
+                        break;
                 case 1005:
                         if (strcmp(optarg, "image") != 0 && strcmp(optarg, "tmpfs") != 0) {
                                 fprintf(stderr, "sbxd: --disk takes image or tmpfs\n");
@@ -456,6 +508,12 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                 fprintf(stderr, "sbxd: bad --listen '%s' (want HOST:PORT)\n", listen);
                 return -EINVAL;
         }
+        if (c.egress_allow && c.egress_max != EGRESS_MAX_ANY) {
+                fprintf(stderr, "sbxd: --egress allow needs --egress-max any\n");
+                return -EINVAL;
+        }
+        if (egress_dns && !(c.egress_dns = strdup(egress_dns)))
+                return -ENOMEM;
         c.listen = strdup(listen);
         c.pool_templates = strdup(pool_templates);
         c.cgroup_parent = strdup(cgroup_parent);

@@ -14,6 +14,13 @@
 #define SBXD_DEFAULT_MAX_CONNECTIONS 1024 /* --max-connections: threads in libmicrohttpd */
 #define SBXD_MAX_CONNECTIONS_MAX     16384
 
+/* --egress-max: the most egress any sandbox gets, whatever it asks for. */
+enum egress_max {
+        EGRESS_MAX_NONE,   /* loopback only, always */
+        EGRESS_MAX_LISTED, /* only what allowOut lists */
+        EGRESS_MAX_ANY,    /* allowInternetAccess too */
+};
+
 struct sbxd_config {
         char *listen; /* as given, e.g. "127.0.0.1:3000" */
         char *host;   /* host part used for the printed URLs */
@@ -49,6 +56,10 @@ struct sbxd_config {
         char *domain;
         char *tls_cert, *tls_key; /* --tls-cert/--tls-key: PEM files; HTTPS when both are set */
         char *tls_cert_pem, *tls_key_pem; /* their contents (config_load_tls()) */
+        /* Egress (server/lifecycle/egress.h): --egress, --egress-max, --egress-dns */
+        bool egress_allow; /* a sandbox that asks for nothing may reach the internet */
+        enum egress_max egress_max;
+        char *egress_dns; /* upstream resolver address, NULL: /etc/resolv.conf's first */
 };
 
 #define SBXD_DOMAIN_MAX     253

@@ -11,6 +11,8 @@
 struct registry;
 struct pool;
 struct volume_store;
+struct build_service;
+struct egress;
 
 struct server {
         const struct sbxd_config *config;
@@ -35,4 +37,6 @@ struct server {
         unsigned requests_inflight; /* __atomic: http/http.c, between URI log and completion */
         bool disk_images;           /* storage/disk-image.h: ext4 image disks (else tmpfs uppers) */
         struct volume_store *volumes; /* storage/volume.h */
+        struct build_service *build;  /* build/build.h: template builds */
+        struct egress *egress;        /* lifecycle/egress.h */
 };

@@ -266,6 +266,7 @@ void create_params_done(struct create_params *p)
         cJSON_Delete(p->env_vars);
         cJSON_Delete(p->volume_mounts);
         p->metadata = p->env_vars = p->volume_mounts = NULL;
+        net_policy_done(&p->net);
 }
 
 /* volumeMounts: absent, null or [] = none; else at most SANDBOX_MAX_VOLUME_MOUNTS objects
@@ -402,7 +403,7 @@ static int network_fields(const cJSON *body, struct create_params *p, const char
 int validate_create(const cJSON *body, const char *text, size_t len, struct create_params *ret,
                     const char **ret_msg)
 {
-        struct create_params p = {};
+        struct create_params p = {.net.internet = -1};
         int r = validate_no_nul(text, len, ret_msg);
         if (r < 0)
                 return r;
@@ -430,6 +431,8 @@ int validate_create(const cJSON *body, const char *text, size_t len, struct crea
                 r = validate_env_map(body, "envVars", &p.env_vars, ret_msg);
         if (r >= 0)
                 r = validate_volume_mounts(body, &p.volume_mounts, ret_msg);
+        if (r >= 0) /* egress: core/netpolicy.h */
+                r = net_policy_parse(body, "network", &p.net, ret_msg);
         if (r < 0) {
                 create_params_done(&p);
                 return r;

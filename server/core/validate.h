@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/netpolicy.h"
 #include "json-util.h" /* json_depth() */
 
 #define JSON_MAX_DEPTH    32
@@ -67,6 +68,7 @@ struct create_params {
         /* volumeMounts: owned array of {name, path} strings (checked against the volumes and
          * the mount rules by lifecycle/create.c), NULL when none */
         cJSON *volume_mounts;
+        struct net_policy net; /* allow_internet_access, network.allowOut/denyOut as asked */
 };
 
 #define SANDBOX_MAX_VOLUME_MOUNTS 16 /* = SBX_JAIL_VOLUMES_MAX */

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "core/errors.h"
+#include "e2b/routes-templates.h"
 #include "lifecycle/lifecycle.h"
 #include "lifecycle/pool.h"
 #include "log.h"
@@ -162,6 +163,9 @@ int e2b_snapshot_list(struct request *req)
 
 int e2b_template_delete(struct request *req)
 {
+        int b = e2b_build_delete(req);
+        if (b != -ENOENT)
+                return b;
         if (!template_name_valid(req->args.v[0]))
                 return http_reply_error(req, -ENOENT, NULL, "template '%s' not found",
                                         req->args.v[0]);
@@ -170,7 +174,8 @@ int e2b_template_delete(struct request *req)
                 return http_reply_error(req, r, NULL, "template '%s' not found", req->args.v[0]);
         if (r == -EPERM)
                 return http_reply_error(req, -EINVAL, NULL,
-                                        "template '%s' is not a snapshot; built templates are "
+                                        "template '%s' is not a snapshot or a template built "
+                                        "through the template API; the built-in ones are "
                                         "managed with templates/build.sh",
                                         req->args.v[0]);
         return r < 0 ? http_reply_error(req, r, NULL, "deleting failed") : http_reply_204(req);

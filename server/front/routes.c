@@ -2,9 +2,11 @@
 #include "front/routes.h"
 
 #include "e2b/routes-lifecycle.h"
+#include "e2b/routes-network.h"
 #include "e2b/routes-sandboxes.h"
 #include "e2b/routes-volumes.h"
 #include "e2b/volume-content.h"
+#include "e2b/routes-templates.h"
 #include "http/http.h"
 #include "macros.h"
 #include "native/mcp-host.h"
@@ -53,6 +55,7 @@ const struct route sbxd_routes[] = {
     E2B(DELETE, "/sandboxes/{id}", e2b_kill),
     E2B(DELETE, "/sandboxes/{id}/", e2b_kill),
     E2B(POST, "/sandboxes/{id}/timeout", e2b_timeout),
+    E2B(ROUTE_PUT, "/sandboxes/{id}/network", e2b_set_network), /* e2b/routes-network.h */
     E2B(POST, "/sandboxes/{id}/connect", e2b_connect),
     E2B(POST, "/v2/sandboxes/{id}/connect", e2b_connect),
     {.methods = GET | POST, .pattern = "/files", .begin = e2b_files, .handle = e2b_files},
@@ -64,7 +67,6 @@ const struct route sbxd_routes[] = {
     E2B(POST, "/sandboxes/{id}/snapshots", e2b_snapshot_create),
     E2B(POST, "/sandboxes/{id}/fork", e2b_fork),
     E2B(GET, "/snapshots", e2b_snapshot_list),
-    E2B(DELETE, "/templates/{id}", e2b_template_delete),
     /* E2B: volumes (e2b/routes-volumes.h) */
     E2B(POST, "/volumes", e2b_volume_create),
     E2B(GET, "/volumes", e2b_volume_list),
@@ -82,6 +84,26 @@ const struct route sbxd_routes[] = {
      .begin = e2b_volume_file_put_begin,
      .upload = e2b_volume_file_put_upload,
      .handle = e2b_volume_file_put_finish},
+    /* E2B: template builds (e2b/routes-templates.h) */
+    E2B(POST, "/v3/templates", e2b_build_request),
+    E2B(GET, "/templates/aliases/{alias}", e2b_template_alias),
+    E2B(POST, "/templates/tags", e2b_template_tags_assign),
+    E2B(DELETE, "/templates/tags", e2b_template_tags_remove),
+    E2B(GET, "/templates", e2b_template_list),
+    E2B(GET, "/templates/{id}", e2b_template_get),
+    E2B(GET, "/templates/{id}/tags", e2b_template_tags_list),
+    E2B(GET, "/templates/{id}/files/{hash*}", e2b_build_file_link),
+    E2B(POST, "/v2/templates/{id}/builds/{build}", e2b_build_start),
+    E2B(GET, "/templates/{id}/builds/{build}/status", e2b_build_status),
+    {.methods = ROUTE_PUT, /* the upload link: its own token, no API key (the SDK sends none) */
+     .pattern = "/build-uploads/{id}/{hash*}",
+     .auth = AUTH_NONE,
+     .body = BODY_STREAM,
+     .errors = ERRORS_E2B,
+     .begin = e2b_build_upload_begin,
+     .upload = e2b_build_upload_data,
+     .handle = e2b_build_upload_finish},
+    E2B(DELETE, "/templates/{id}", e2b_template_delete), /* snapshots and built templates */
     {.methods = GET,
      .pattern = "/metrics",
      .auth = AUTH_API_KEY_BEARER, /* Prometheus scrapers send a bearer token */

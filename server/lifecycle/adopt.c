@@ -110,6 +110,12 @@ int adopt_parse_record(const char *text, struct sandbox **ret)
         const cJSON *vm = cJSON_GetObjectItemCaseSensitive(j, "volumeMounts");
         if (mounts_valid(vm) && cJSON_GetArraySize(vm) > 0)
                 s->volume_mounts = cJSON_Duplicate(vm, 1);
+        struct net_policy *net = NULL;
+        if (sandbox_net_from_record(j, &net) < 0) { /* an unreadable policy: never wider */
+                sandbox_unref(s);
+                goto out;
+        }
+        sandbox_set_net(s, net);
         *ret = s;
         r = 0;
 out:

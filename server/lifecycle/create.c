@@ -119,9 +119,10 @@ static void create_turn_give(struct server *srv)
 }
 
 static int create_cold(struct server *srv, const struct create_params *p,
-                       const struct template_info *t, const cJSON *mounts, struct sandbox **ret,
-                       char *errmsg, size_t errlen)
+                       const struct template_info *t, const cJSON *mounts, struct net_policy *net,
+                       struct sandbox **ret, char *errmsg, size_t errlen)
 {
+        _cleanup_net_policy_ struct net_policy *owned = net;
         int r = create_turn_take(srv);
         if (r < 0) {
                 snprintf(errmsg, errlen,
@@ -136,6 +137,8 @@ static int create_cold(struct server *srv, const struct create_params *p,
                 snprintf(errmsg, errlen, "too many sandboxes (%d uid slots)", REGISTRY_MAX_SLOTS);
         if (r >= 0)
                 r = fill_identity(s, p, t, mounts);
+        if (r >= 0 && owned) /* the sandbox owns it from here */
+                sandbox_set_net(s, TAKE_PTR(owned));
         if (r >= 0) /* held from here to the teardown, which gives them back */
                 r = volume_mounts_acquire(srv, s, errmsg, errlen);
         if (r >= 0)
@@ -177,11 +180,19 @@ int lifecycle_create(struct server *srv, const struct create_params *p, struct s
         }
         struct sandbox *s = NULL;
         bool pooled = false;
-        /* a pool member has no volumes: they are mounted by its jailer, at start */
-        if (srv->pool && !p->cpu_count && !p->memory_mb && !p->disk_mb && !mounts)
+        /* a pool member has no volumes (they are mounted by its jailer, at start) and is
+         * loopback-only (egress): a sandbox with either starts cold */
+        struct net_policy *net = NULL;
+        int link = lifecycle_net_for_create(srv, &p->net, &net);
+        if (link < 0)
+                r = link;
+        if (r >= 0 && srv->pool && !link && !p->cpu_count && !p->memory_mb && !p->disk_mb &&
+            !mounts)
                 pooled = pool_take(srv->pool, p, &s) >= 0;
-        if (!pooled)
-                r = create_cold(srv, p, &t, mounts, &s, errmsg, errlen);
+        if (r >= 0 && !pooled)
+                r = create_cold(srv, p, &t, mounts, net, &s, errmsg, errlen);
+        else
+                net_policy_free(net);
         __atomic_sub_fetch(&srv->starting, 1, __ATOMIC_RELAXED);
         layer_store_unlock();
         template_done(&t);

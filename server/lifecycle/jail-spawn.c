@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "json-util.h"
 #include "macros.h"
 #include "missing-syscalls.h"
 #include <sys/pidfd.h>
@@ -132,13 +133,9 @@ static void reap(pid_t pid, int pidfd, int ms, int force)
                 ;
 }
 
-static int spec_memfd(const struct sbx_jail_spec *spec, int *ret)
+static int text_memfd(const char *text, size_t len, int *ret)
 {
-        _cleanup_free_ char *text = NULL;
-        size_t len;
-        int r = sbx_jail_spec_encode(spec, &text, &len);
-        if (r < 0)
-                return r;
+        int r;
         _cleanup_close_ int fd = memfd_create("sbx-jail-spec", MFD_CLOEXEC);
         if (fd < 0)
                 return -errno;
@@ -155,14 +152,30 @@ static int spec_memfd(const struct sbx_jail_spec *spec, int *ret)
         return 0;
 }
 
-static int do_spawn(const char *jailer, const char *log_path, int spec_fd, int status_w,
+static int spec_memfd(const struct sbx_jail_spec *spec, int *ret)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        int r = sbx_jail_spec_encode(spec, &text, &len);
+        return r < 0 ? r : text_memfd(text, len, ret);
+}
+
+/* pidfd >= 0: the egress attach of a running sandbox (--attach-egress, its pidfd on fd 5). */
+static int do_spawn(const char *jailer, const char *log_path, int spec_fd, int status_w, int pidfd,
                     pid_t *ret_pid)
 {
         posix_spawn_file_actions_t fa;
         posix_spawnattr_t at;
         sigset_t none, def;
-        char *const argv[] = {(char *)"sbx-jailer",  (char *)"--spec-fd", (char *)"3",
-                              (char *)"--status-fd", (char *)"4",         NULL};
+        char *const argv[] = {(char *)"sbx-jailer",
+                              (char *)"--spec-fd",
+                              (char *)"3",
+                              (char *)"--status-fd",
+                              (char *)"4",
+                              pidfd >= 0 ? (char *)"--attach-egress" : NULL,
+                              (char *)"--pidfd",
+                              (char *)"5",
+                              NULL};
         const char *lvl = getenv("SBX_LOG_LEVEL");
         char lvlenv[64];
         snprintf(lvlenv, sizeof(lvlenv), "SBX_LOG_LEVEL=%s", lvl ? lvl : "info");
@@ -181,7 +194,9 @@ static int do_spawn(const char *jailer, const char *log_path, int spec_fd, int s
                                          O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
         posix_spawn_file_actions_adddup2(&fa, spec_fd, 3);
         posix_spawn_file_actions_adddup2(&fa, status_w, 4);
-        posix_spawn_file_actions_addclosefrom_np(&fa, 5);
+        if (pidfd >= 0)
+                posix_spawn_file_actions_adddup2(&fa, pidfd, 5);
+        posix_spawn_file_actions_addclosefrom_np(&fa, pidfd >= 0 ? 6 : 5);
         posix_spawnattr_setsigmask(&at, &none);
         posix_spawnattr_setsigdefault(&at, &def);
         posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
@@ -195,17 +210,59 @@ static int do_spawn(const char *jailer, const char *log_path, int spec_fd, int s
 int jail_spawn(const char *jailer, const char *log_path, const struct sbx_jail_spec *spec,
                struct jail_result *ret)
 {
-        _cleanup_close_ int spec_fd = -EBADF, status_r = -EBADF, status_w = -EBADF;
-        int pfd[2], r;
-        pid_t pid;
-        char line[JAIL_STATUS_MAX], msg[256];
+        int unused;
+        return jail_spawn_during(jailer, log_path, spec, NULL, NULL, &unused, ret);
+}
 
+static int run_jailer(const char *jailer, const char *log_path, int spec_fd, int attach_pidfd,
+                      int (*during)(void *arg), void *arg, int *ret_during,
+                      struct jail_result *ret);
+
+int jail_spawn_during(const char *jailer, const char *log_path, const struct sbx_jail_spec *spec,
+                      int (*during)(void *arg), void *arg, int *ret_during, struct jail_result *ret)
+{
+        _cleanup_close_ int spec_fd = -EBADF;
         *ret = (struct jail_result){};
-        r = spec_memfd(spec, &spec_fd);
+        *ret_during = 0;
+        int r = spec_memfd(spec, &spec_fd);
         if (r < 0) {
                 result_set(ret, "spawn", r, "cannot prepare the jail spec");
                 return r;
         }
+        return run_jailer(jailer, log_path, spec_fd, -EBADF, during, arg, ret_during, ret);
+}
+
+int jail_attach_egress(const char *jailer, const char *log_path, int pidfd, uint32_t uid_base,
+                       const struct sbx_jail_egress *e, struct jail_result *ret)
+{
+        _cleanup_close_ int spec_fd = -EBADF, high = -EBADF;
+        _cleanup_json_ cJSON *o = cJSON_CreateObject();
+        _cleanup_free_ char *text = NULL;
+        int unused, r = -ENOMEM;
+        *ret = (struct jail_result){};
+        if (o && cJSON_AddNumberToObject(o, "uid_base", uid_base) &&
+            (r = sbx_jail_egress_encode(o, e)) >= 0)
+                r = (text = cJSON_PrintUnformatted(o)) ? 0 : -ENOMEM;
+        if (r >= 0)
+                r = text_memfd(text, strlen(text), &spec_fd);
+        /* above the fds we dup2 onto, as the spec's */
+        if (r >= 0 && (high = fcntl(pidfd, F_DUPFD_CLOEXEC, 10)) < 0)
+                r = -errno;
+        if (r < 0) {
+                result_set(ret, "spawn", r, "cannot prepare the attach spec");
+                return r;
+        }
+        return run_jailer(jailer, log_path, spec_fd, high, NULL, NULL, &unused, ret);
+}
+
+static int run_jailer(const char *jailer, const char *log_path, int spec_fd, int attach_pidfd,
+                      int (*during)(void *arg), void *arg, int *ret_during, struct jail_result *ret)
+{
+        _cleanup_close_ int status_r = -EBADF, status_w = -EBADF;
+        int pfd[2], r;
+        pid_t pid;
+        char line[JAIL_STATUS_MAX], msg[256];
+
         if (pipe2(pfd, O_CLOEXEC) < 0) {
                 r = -errno;
                 result_set(ret, "spawn", r, "pipe2 failed");
@@ -220,7 +277,7 @@ int jail_spawn(const char *jailer, const char *log_path, const struct sbx_jail_s
                 return r;
         }
 
-        r = do_spawn(jailer, log_path, spec_fd, status_w, &pid);
+        r = do_spawn(jailer, log_path, spec_fd, status_w, attach_pidfd, &pid);
         if (r < 0) {
                 snprintf(msg, sizeof(msg), "cannot execute %s: %s", jailer, strerror(-r));
                 result_set(ret, "spawn", r, msg);
@@ -228,6 +285,7 @@ int jail_spawn(const char *jailer, const char *log_path, const struct sbx_jail_s
         }
         status_w = safe_close(status_w);
         _cleanup_close_ int pidfd = pidfd_open(pid, 0);
+        *ret_during = during ? during(arg) : 0;
 
         r = read_status_line(status_r, now_ms() + JAIL_STATUS_TIMEOUT_MS, line, sizeof(line));
         if (r < 0) {

@@ -28,5 +28,18 @@ struct jail_result {
 int jail_spawn(const char *jailer, const char *log_path, const struct sbx_jail_spec *spec,
                struct jail_result *ret);
 
+/* jail_spawn, with during(arg) run once the jailer is started and before its status is read
+ * (sbxd's share of a start that can overlap the jailer's: the egress rules). Its result in
+ * *ret_during (0 when during is NULL). */
+int jail_spawn_during(const char *jailer, const char *log_path, const struct sbx_jail_spec *spec,
+                      int (*during)(void *arg), void *arg, int *ret_during,
+                      struct jail_result *ret);
+
+/* The egress link for a running sandbox (the jailer's --attach-egress, jailer/README.md): its
+ * agent's pidfd, its uid_base (owner of the /etc/resolv.conf written), the link. Returns as
+ * jail_spawn; ret->ok and ret->pid (the agent's) on success. */
+int jail_attach_egress(const char *jailer, const char *log_path, int pidfd, uint32_t uid_base,
+                       const struct sbx_jail_egress *e, struct jail_result *ret);
+
 /* Parse one status line. Pure; used by tests. */
 int jail_parse_status(const char *line, struct jail_result *ret);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "lifecycle/lifecycle.h"
+#include "lifecycle/start-cmd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -85,7 +86,22 @@ static int spec_env_add(struct sbx_jail_spec *spec, const char *name, const char
         return v->name && v->value ? 0 : -ENOMEM;
 }
 
-/* The template's environment, plus a PATH when it has none. */
+/* Names the dynamic loader and libc act on at start-up. A template's environment (an image's
+ * Env, a build's ENV steps: anyone with an API key writes it) reaches the sandbox's processes
+ * through /init, but never the agent's own exec: LD_PRELOAD or GLIBC_TUNABLES (CVE-2023-4911)
+ * there would run user code with the agent's capabilities inside the sandbox. */
+static bool loader_env(const char *name)
+{
+        static const char *const prefixes[] = {"LD_",        "GCONV_PATH", "GLIBC_TUNABLES",
+                                               "MALLOC_",    "LOCPATH",    "HOSTALIASES",
+                                               "RES_OPTIONS"};
+        for (size_t i = 0; i < ELEMENTSOF(prefixes); i++)
+                if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+                        return true;
+        return false;
+}
+
+/* The template's environment (but loader_env() names), plus a PATH when it has none. */
 static int spec_env(const cJSON *env, struct sbx_jail_spec *spec, const char **ret_msg)
 {
         const cJSON *e;
@@ -98,6 +114,8 @@ static int spec_env(const cJSON *env, struct sbx_jail_spec *spec, const char **r
                         *ret_msg = "env: values must be strings";
                         return -EINVAL;
                 }
+                if (loader_env(e->string))
+                        continue;
                 if ((r = spec_env_add(spec, e->string, e->valuestring)) < 0)
                         return r;
         }
@@ -209,6 +227,19 @@ int lifecycle_init_agent(const struct sandbox *s, const struct template_info *t)
         return st >= 200 && st < 300 ? 0 : -EPROTO;
 }
 
+struct net_rules_args {
+        struct server *srv;
+        struct sandbox *s;
+        char *errmsg;
+        size_t errlen;
+};
+
+static int net_rules(void *arg)
+{
+        struct net_rules_args *a = arg;
+        return lifecycle_net_rules(a->srv, a->s, a->errmsg, a->errlen);
+}
+
 /* Steps after the slot and dir exist; on failure the caller tears down. */
 static int start(struct server *srv, struct sandbox *s, const struct template_info *t, char *errmsg,
                  size_t errlen)
@@ -224,10 +255,18 @@ static int start(struct server *srv, struct sandbox *s, const struct template_in
         }
         if (r < 0)
                 return r;
+        if ((r = lifecycle_net_link(s, spec)) < 0)
+                return r;
         struct jail_result jr;
         char log_path[4096];
         snprintf(log_path, sizeof(log_path), "%s/%s", s->dir, SANDBOX_LOG_NAME);
-        r = jail_spawn(srv->config->jailer, log_path, spec, &jr);
+        /* the egress rules go in while the jailer works (they take a ms or two) */
+        struct net_rules_args na = {srv, s, errmsg, errlen};
+        int net_r;
+        r = jail_spawn_during(srv->config->jailer, log_path, spec, r > 0 ? net_rules : NULL, &na,
+                              &net_r, &jr);
+        if (r >= 0 && jr.ok && net_r < 0)
+                return -EIO; /* its message is in errmsg; the caller tears down */
         if (r < 0 || !jr.ok) {
                 char tail[1024];
                 snprintf(errmsg, errlen, "sandbox start failed at %s: %s", jr.step, jr.message);
@@ -246,6 +285,9 @@ static int start(struct server *srv, struct sandbox *s, const struct template_in
                 log_error_errno(r, "sandbox %s: agent /init failed: %m", s->id);
                 return -EIO;
         }
+        r = lifecycle_start_cmd(s, t, errmsg, errlen);
+        if (r < 0)
+                return -EIO;
         r = sandbox_save(s);
         if (r < 0) {
                 snprintf(errmsg, errlen, "sandbox start failed at save-record: %s", strerror(-r));
@@ -335,6 +377,7 @@ void lifecycle_destroy(struct server *srv, struct sandbox *s, const char *why)
                 return;
         sandbox_mark_gone(s); /* a concurrent timeout/connect must not write into the dir */
         int r = teardown_sandbox(s->id, s->pid, s->pidfd, s->dir);
+        lifecycle_net_remove(srv, s);
         if (r < 0)
                 log_error_errno(r, "sandbox %s: teardown (%s) incomplete: %m", s->id, why);
         else

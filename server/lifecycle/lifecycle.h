@@ -85,6 +85,23 @@ int lifecycle_drop_memory(struct server *srv, struct sandbox *s);
  * -EINVAL when not paused, 0 when already persisted. */
 int lifecycle_persist(struct server *srv, struct sandbox *s);
 
+/* Egress (lifecycle/lifecycle-net.c, lifecycle/egress.h). lifecycle_net_for_create: the
+ * policy a sandbox gets for what it asked; 1 with *ret (caller owns) when it needs a link, 0
+ * (loopback only, *ret NULL). lifecycle_net_link: spec->egress for s (1), 0 when s has no
+ * policy. lifecycle_net_rules: s's rules in place (while its jailer runs: a link without
+ * rules passes nothing), 0 without a policy, -errno with errmsg. lifecycle_net_remove: s's rules
+ * and link gone (teardown). lifecycle_set_network: PUT /sandboxes/{id}/network, rules replaced in
+ * one transaction (open connections stay), record saved; -EBUSY with errmsg when s has no link and
+ * the policy needs one. lifecycle_net_reconcile: after adoption. */
+int lifecycle_net_for_create(struct server *srv, const struct net_policy *asked,
+                             struct net_policy **ret);
+int lifecycle_net_link(struct sandbox *s, struct sbx_jail_spec *spec);
+int lifecycle_net_rules(struct server *srv, struct sandbox *s, char *errmsg, size_t errlen);
+void lifecycle_net_remove(struct server *srv, struct sandbox *s);
+int lifecycle_set_network(struct server *srv, struct sandbox *s, const struct net_policy *asked,
+                          char *errmsg, size_t errlen);
+int lifecycle_net_reconcile(struct server *srv);
+
 /* Timeout thread: kills sandboxes whose endAt passed (or pauses those with autoPause). */
 int lifecycle_timer_start(struct server *srv);
 void lifecycle_timer_stop(struct server *srv);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "json-util.h"
 #include "macros.h"
 
 struct sandbox *sandbox_new(void)
@@ -23,6 +24,7 @@ struct sandbox *sandbox_new(void)
         pthread_mutex_init(&s->record_lock, NULL);
         pthread_mutex_init(&s->op_lock, NULL);
         pthread_mutex_init(&s->end_lock, NULL);
+        pthread_mutex_init(&s->net_lock, NULL);
         return s;
 }
 
@@ -41,6 +43,10 @@ void sandbox_unref(struct sandbox *s)
         pthread_mutex_destroy(&s->record_lock);
         pthread_mutex_destroy(&s->op_lock);
         pthread_mutex_destroy(&s->end_lock);
+        pthread_mutex_destroy(&s->net_lock);
+        if (s->net)
+                net_policy_done(s->net);
+        free(s->net);
         cJSON_Delete(s->layers);
         cJSON_Delete(s->binds);
         cJSON_Delete(s->volume_mounts);
@@ -201,14 +207,84 @@ static void add_opt_string(cJSON *o, const char *name, const char *v)
                 cJSON_AddNullToObject(o, name);
 }
 
+/* network's ingress fields, into the object add_net() may have made (egress lists). */
 static void add_network(cJSON *o, const struct sandbox *s)
 {
-        cJSON *n = cJSON_AddObjectToObject(o, "network");
+        cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "network");
+        if (!n)
+                n = cJSON_AddObjectToObject(o, "network");
         if (!n)
                 return;
         cJSON_AddBoolToObject(n, "allowPublicTraffic", !s->traffic_token[0]);
         if (s->mask_host[0])
                 cJSON_AddStringToObject(n, "maskRequestHost", s->mask_host);
+}
+
+void sandbox_set_net(struct sandbox *s, struct net_policy *net)
+{
+        pthread_mutex_lock(&s->net_lock);
+        struct net_policy *old = s->net;
+        s->net = net;
+        pthread_mutex_unlock(&s->net_lock);
+        if (old)
+                net_policy_done(old);
+        free(old);
+}
+
+int sandbox_get_net(struct sandbox *s, struct net_policy *ret)
+{
+        pthread_mutex_lock(&s->net_lock);
+        int r = s->net ? net_policy_copy(s->net, ret) : 0;
+        pthread_mutex_unlock(&s->net_lock);
+        return r < 0 ? r : s->net != NULL;
+}
+
+/* Record: "egress": {"internet", "allowOut", "denyOut"}; detail: allowInternetAccess and
+ * network's lists (docs/e2b-wire.md "Egress"). */
+static void add_net(cJSON *o, const struct sandbox *s, bool record)
+{
+        struct sandbox *m = (struct sandbox *)s; /* the lock only */
+        pthread_mutex_lock(&m->net_lock);
+        const struct net_policy *p = s->net;
+        if (record && p) {
+                cJSON *e = net_policy_lists_json(p);
+                if (e) {
+                        cJSON_AddBoolToObject(e, "internet", p->internet > 0);
+                        cJSON_AddItemToObject(o, "egress", e);
+                }
+        } else if (!record) {
+                cJSON_AddBoolToObject(o, "allowInternetAccess", p && p->internet > 0);
+                cJSON *l = p && (p->n_allow || p->n_deny) ? net_policy_lists_json(p) : NULL;
+                if (l)
+                        cJSON_AddItemToObject(o, "network", l);
+        }
+        pthread_mutex_unlock(&m->net_lock);
+}
+
+int sandbox_net_from_record(const cJSON *record, struct net_policy **ret)
+{
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(record, "egress");
+        *ret = NULL;
+        if (!e)
+                return 0;
+        const cJSON *in = cJSON_GetObjectItemCaseSensitive(e, "internet");
+        if (!cJSON_IsObject(e) || !cJSON_IsBool(in))
+                return -EBADMSG;
+        _cleanup_json_ cJSON *body = cJSON_Duplicate(e, 1);
+        if (!body)
+                return -ENOMEM;
+        cJSON_DeleteItemFromObjectCaseSensitive(body, "internet");
+        const char *msg;
+        struct net_policy *p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        if (net_policy_parse(body, NULL, p, &msg) < 0) {
+                free(p);
+                return -EBADMSG;
+        }
+        p->internet = cJSON_IsTrue(in);
+        *ret = p;
+        return 0;
 }
 
 cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
@@ -234,7 +310,7 @@ cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
                 add_listed(o, s);
                 cJSON_AddStringToObject(o, "envdAccessToken", s->token);
                 add_domain(o);
-                cJSON_AddFalseToObject(o, "allowInternetAccess");
+                add_net(o, s, false);
                 add_network(o, s);
                 cJSON *l = cJSON_AddObjectToObject(o, "lifecycle");
                 if (l) {
@@ -275,6 +351,7 @@ cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
                 if (s->binds)
                         cJSON_AddItemToObject(o, "binds", cJSON_Duplicate(s->binds, 1));
                 add_mounts(o, s->volume_mounts, true);
+                add_net(o, s, true);
                 break;
         }
         return o;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/netpolicy.h"
 #include "core/validate.h"
 
 #define ENVD_VERSION    "0.6.13"
@@ -56,6 +57,10 @@ struct sandbox {
         unsigned refs;                   /* __atomic */
         pthread_mutex_t record_lock;     /* sandbox.json writes vs. teardown of the dir */
         bool gone;                       /* under record_lock: the dir is being removed */
+        /* egress (lifecycle/egress.h): the effective policy, NULL when the sandbox has no link
+         * (loopback only); replaced whole under net_lock (after record_lock when both) */
+        struct net_policy *net;
+        pthread_mutex_t net_lock;
 };
 
 enum sandbox_shape {
@@ -106,6 +111,13 @@ cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape);
 
 /* Whether every key=value of filter (object of strings, may be NULL) is in s's metadata. */
 int sandbox_metadata_matches(const struct sandbox *s, const cJSON *filter);
+
+/* Replace s's effective egress policy (NULL: none); the old one is freed. */
+void sandbox_set_net(struct sandbox *s, struct net_policy *net);
+/* A copy of s's policy in *ret; 0 when it has none (no link), 1 when copied, -ENOMEM. */
+int sandbox_get_net(struct sandbox *s, struct net_policy *ret);
+/* The "egress" member of a record, back into a policy (adoption): NULL when absent. -EBADMSG */
+int sandbox_net_from_record(const cJSON *record, struct net_policy **ret);
 
 /* Write <dir>/sandbox.json atomically (mode 0600). -ESRCH once sandbox_mark_gone() ran. */
 int sandbox_save(struct sandbox *s);

@@ -392,6 +392,12 @@ int snapshot_fork(struct server *srv, struct sandbox *s, unsigned count, int64_t
         p.private_traffic = s->traffic_token[0] != 0;
         snprintf(p.mask_host, sizeof(p.mask_host), "%s", s->mask_host);
         p.volume_mounts = s->volume_mounts; /* the forks mount the parent's volumes (E2B's too) */
+        /* a fork gets its parent's egress, no more (none when the parent had no link) */
+        if (sandbox_get_net(s, &p.net) < 0) {
+                cJSON_Delete(arr);
+                snapshot_delete(srv, id);
+                return -ENOMEM;
+        }
         for (unsigned i = 0; i < count && arr; i++) {
                 char err[512];
                 struct sandbox *c = NULL;
@@ -408,6 +414,7 @@ int snapshot_fork(struct server *srv, struct sandbox *s, unsigned count, int64_t
                 cJSON_AddItemToArray(arr, o);
                 sandbox_unref(c);
         }
+        net_policy_done(&p.net);
         /* the forks' records reference the layers; the hidden template can go */
         snapshot_delete(srv, id);
         if (!arr)

@@ -24,7 +24,7 @@
 static int host_create(void *ctx, const char *template_id, int timeout_s,
                        char id[static MCP_SANDBOX_ID_MAX], char *err, size_t err_size)
 {
-        struct create_params p = {.timeout_s = timeout_s};
+        struct create_params p = {.timeout_s = timeout_s, .net.internet = -1};
         _cleanup_sandbox_ struct sandbox *s = NULL;
         snprintf(p.template_id, sizeof(p.template_id), "%s", template_id);
         int r = lifecycle_create(ctx, &p, &s, err, err_size);

@@ -20,6 +20,8 @@ void template_done(struct template_info *t)
         cJSON_Delete(t->env);
         free(t->default_user);
         free(t->default_workdir);
+        free(t->start_cmd);
+        free(t->ready_cmd);
         *t = (struct template_info){};
 }
 
@@ -155,6 +157,14 @@ int template_load(const char *state_dir, const char *name, struct template_info 
                 t.default_user = get_str(envd, "defaultUser", "user");
                 t.default_workdir = get_str(envd, "defaultWorkdir", "/home/user");
                 if (!t.default_user || !t.default_workdir)
+                        r = -ENOMEM;
+                const cJSON *sc = cJSON_GetObjectItemCaseSensitive(j, "startCmd");
+                const cJSON *rc = cJSON_GetObjectItemCaseSensitive(j, "readyCmd");
+                if (r >= 0 && cJSON_IsString(sc) && sc->valuestring[0] &&
+                    !(t.start_cmd = strdup(sc->valuestring)))
+                        r = -ENOMEM;
+                if (r >= 0 && cJSON_IsString(rc) && rc->valuestring[0] &&
+                    !(t.ready_cmd = strdup(rc->valuestring)))
                         r = -ENOMEM;
         }
         cJSON_Delete(j);

@@ -17,6 +17,10 @@ struct template_info {
         cJSON *env;    /* object of strings (agent environment), may be NULL */
         unsigned cpu_count, memory_mb, disk_mb;
         char *default_user, *default_workdir;
+        /* built templates (templates/README.md "Built through the E2B API"): run in every new
+         * sandbox after /init, and polled until it succeeds before the create answers; NULL
+         * when the template has none */
+        char *start_cmd, *ready_cmd;
 };
 
 /* Load template `name` (already validated by template_name_valid). -ENOENT when the template

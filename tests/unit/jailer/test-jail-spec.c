@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define GOOD_BODY                                                                                  \
         "\"rootfs\":\"/var/lib/sbx/sandboxes/abc123/rootfs\","                                     \
@@ -436,7 +437,72 @@ static struct sbx_jail_spec *maximal_spec(void)
         s->disk_bytes = SBX_JAIL_DISK_MAX;
         s->upper_on_host = true;
         s->disk_image = long_path(SBX_JAIL_PATH_MAX, 'd');
+        s->egress = calloc(1, sizeof(*s->egress));
+        if (s->egress) {
+                static const uint8_t a4[4] = {10, 200, 63, 254}, g4[4] = {10, 200, 63, 253};
+                strcpy(s->egress->host_if, "sbxe4095abcdefg");
+                memcpy(s->egress->addr4, a4, 4);
+                memcpy(s->egress->gw4, g4, 4);
+                s->egress->prefix4 = 30;
+                s->egress->addr6[0] = s->egress->gw6[0] = 0xfd;
+                s->egress->addr6[15] = 2;
+                s->egress->gw6[15] = 1;
+                s->egress->prefix6 = 64;
+        }
         return s;
+}
+
+/* The egress member (api/jail-egress.h): accepted as sbxd writes it, refused otherwise. */
+static void test_egress(void)
+{
+        static const char ok[] =
+            "\"egress\":{\"host_if\":\"sbxe7\",\"addr4\":\"10.200.0.30/30\","
+            "\"gw4\":\"10.200.0.29\",\"addr6\":\"fd73::2/64\",\"gw6\":\"fd73::1\"}";
+        char buf[512];
+        snprintf(buf, sizeof(buf), "\"disk_bytes\":1073741824,%s", ok);
+        CHECK_EQ_INT(parse_edit("\"disk_bytes\":1073741824", buf), 0);
+        CHECK_EQ_INT(
+            parse_edit("\"disk_bytes\":1073741824", "\"disk_bytes\":1073741824,\"egress\":null"),
+            0);
+        static const char *const bad[] = {
+            "\"egress\":1",
+            "\"egress\":{}",
+            "\"egress\":{\"host_if\":\"sbxe7-x\",\"addr4\":\"10.200.0.30/"
+            "30\",\"gw4\":\"10.200.0.29\","
+            "\"addr6\":\"fd73::2/64\",\"gw6\":\"fd73::1\"}",
+            "\"egress\":{\"host_if\":\"sbxe1234567890abc\",\"addr4\":\"10.200.0.30/30\",\"gw4\":"
+            "\"10.200.0.29\",\"addr6\":\"fd73::2/64\",\"gw6\":\"fd73::1\"}",
+            "\"egress\":{\"host_if\":\"sbxe7\",\"addr4\":\"10.200.0.30\",\"gw4\":\"10.200.0.29\","
+            "\"addr6\":\"fd73::2/64\",\"gw6\":\"fd73::1\"}",
+            "\"egress\":{\"host_if\":\"sbxe7\",\"addr4\":\"10.200.0.30/"
+            "31\",\"gw4\":\"10.200.0.29\","
+            "\"addr6\":\"fd73::2/64\",\"gw6\":\"fd73::1\"}",
+            "\"egress\":{\"host_if\":\"sbxe7\",\"addr4\":\"10.200.0.30/"
+            "30\",\"gw4\":\"10.200.1.29\","
+            "\"addr6\":\"fd73::2/64\",\"gw6\":\"fd73::1\"}",
+            "\"egress\":{\"host_if\":\"sbxe7\",\"addr4\":\"10.200.0.30/"
+            "30\",\"gw4\":\"10.200.0.30\","
+            "\"addr6\":\"fd73::2/64\",\"gw6\":\"fd73::1\"}",
+            "\"egress\":{\"host_if\":\"sbxe7\",\"addr4\":\"10.200.0.30/"
+            "30\",\"gw4\":\"10.200.0.29\","
+            "\"addr6\":\"fd73::2/48\",\"gw6\":\"fd73::1\"}",
+            "\"egress\":{\"host_if\":\"sbxe7\",\"addr4\":\"10.200.0.30/"
+            "30\",\"gw4\":\"10.200.0.29\","
+            "\"addr6\":\"fd73::2/64\",\"gw6\":\"fd74::1\"}",
+            "\"egress\":{\"host_if\":\"sbxe7\",\"addr4\":\"10.200.0.30/"
+            "30\",\"gw4\":\"10.200.0.29\","
+            "\"addr6\":\"fd73::2/64\"}",
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                snprintf(buf, sizeof(buf), "\"disk_bytes\":1073741824,%s", bad[i]);
+                int r = parse_edit("\"disk_bytes\":1073741824", buf);
+                CHECK_EQ_INT(r, -EINVAL);
+                if (r != -EINVAL)
+                        fprintf(stderr, "accepted: %s\n", bad[i]);
+        }
+        snprintf(buf, sizeof(buf), "\"disk_bytes\":1073741824,%s", bad[2]);
+        CHECK_STREQ(edit_msg("\"disk_bytes\":1073741824", buf),
+                    "egress: host_if must match [a-z0-9]{1,15}");
 }
 
 /* encode → decode gives the same spec, and encoding that gives the same text. */
@@ -464,6 +530,7 @@ static void round_trip(struct sbx_jail_spec *in, const char *what)
 
 static void test_round_trip(void)
 {
+        test_egress();
         round_trip(minimal_spec(), "minimal");
         round_trip(maximal_spec(), "maximal");
 

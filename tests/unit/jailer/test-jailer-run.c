@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/nsfs.h>
+#include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -251,6 +252,74 @@ static void test_child_failure(void)
         CHECK(access(sock, F_OK) < 0);
 }
 
+#define EGRESS_SPEC                                                                                \
+        ",\"egress\":{\"host_if\":\"sbxe4090\",\"addr4\":\"10.200.63.234/30\","                    \
+        "\"gw4\":\"10.200.63.233\",\"addr6\":\"fd73:6278:6567:ffa::2/64\","                        \
+        "\"gw6\":\"fd73:6278:6567:ffa::1\"}}"
+
+/* spec with the egress member of slot 4090 */
+static void egress_spec_for(char *buf, size_t size, const char *id, const char *agent_path)
+{
+        spec_for(buf, size, id, agent_path);
+        size_t l = strlen(buf);
+        snprintf(buf + l - 1, size - l + 1, "%s", EGRESS_SPEC);
+}
+
+static char *slurp_buf; /* the last file slurp() read */
+static const char *slurp(const char *path)
+{
+        free(slurp_buf);
+        slurp_buf = NULL;
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || read_all(fd, 1 << 20, &slurp_buf, NULL) < 0)
+                return "";
+        return slurp_buf;
+}
+
+/* The link (jailer/README.md "Egress"): both ends, their addresses and routes, the sandbox's
+ * resolv.conf; then the pair gone with a failed start, the child's failure reported. */
+static void test_egress(void)
+{
+        char spec[4096], path[128];
+        egress_spec_for(spec, sizeof(spec), "egress1", agent);
+        cJSON *st = run_jailer(spec);
+        CHECK(st && cJSON_IsTrue(cJSON_GetObjectItem(st, "ok")));
+        pid_t pid = st ? (pid_t)cJSON_GetNumberValue(cJSON_GetObjectItem(st, "pid")) : 0;
+        cJSON_Delete(st);
+        if (pid <= 0)
+                return;
+        CHECK(if_nametoindex("sbxe4090") > 0);
+        CHECK(strstr(slurp("/proc/sys/net/ipv4/conf/sbxe4090/rp_filter"), "1") != NULL);
+        snprintf(path, sizeof(path), "/proc/%d/net/dev", (int)pid);
+        CHECK(strstr(slurp(path), "eth0:") != NULL);
+        snprintf(path, sizeof(path), "/proc/%d/net/if_inet6", (int)pid);
+        CHECK(strstr(slurp(path), "fd73627865670ffa0000000000000002") != NULL);
+        snprintf(path, sizeof(path), "/proc/%d/net/route", (int)pid);
+        /* default route (destination 0) via 10.200.63.233, little-endian hex */
+        CHECK(strstr(slurp(path), "eth0\t00000000\tE93FC80A") != NULL);
+        snprintf(path, sizeof(path), "/proc/%d/root/etc/resolv.conf", (int)pid);
+        CHECK_STREQ(slurp(path), "nameserver 10.200.63.233\noptions edns0\n");
+        /* the host end's addresses */
+        CHECK(strstr(slurp("/proc/net/if_inet6"), "fd73627865670ffa0000000000000001") != NULL);
+        CHECK_EQ_INT(cgroup_destroy("sbxtest/egress1", 5000), 0);
+        CHECK(pid_dead(pid));
+        /* the pair goes with the sandbox's net namespace (sbxd also deletes it at once) */
+        for (int i = 0; i < 200 && if_nametoindex("sbxe4090") > 0; i++)
+                usleep(10000);
+        CHECK(if_nametoindex("sbxe4090") == 0);
+
+        /* a child that fails: its step is reported, not the link's, and the link is gone */
+        char bad[512];
+        snprintf(bad, sizeof(bad), "%s/not-executable", tmp);
+        egress_spec_for(spec, sizeof(spec), "egress2", bad);
+        st = run_jailer(spec);
+        CHECK(st && cJSON_IsFalse(cJSON_GetObjectItem(st, "ok")));
+        CHECK_STREQ(cJSON_GetStringValue(cJSON_GetObjectItem(st, "step")), "exec");
+        cJSON_Delete(st);
+        CHECK(if_nametoindex("sbxe4090") == 0);
+        CHECK(!cgroup_exists("unified", "egress2"));
+}
+
 static void test_bad_spec(void)
 {
         cJSON *st = run_jailer("{\"id\":\"../x\"}");
@@ -288,6 +357,7 @@ int main(int argc, char **argv)
         umask(077); /* like a careful sbxd: the jailer must not inherit it */
         test_good();
         test_child_failure();
+        test_egress();
         test_bad_spec();
 
         (void)cgroup_remove("sbxtest");

@@ -5,6 +5,7 @@
 
 #include "e2b/routes-lifecycle.h"
 #include "e2b/routes-sandboxes.h"
+#include "e2b/routes-templates.h"
 #include "front/routes.h"
 #include "http/http.h"
 #include "native/mcp-host.h"
@@ -53,6 +54,17 @@ static const struct want wants[] = {
     E2B_ROW("POST", "/sandboxes/abc/fork", e2b_fork, "abc"),
     E2B_ROW("GET", "/snapshots", e2b_snapshot_list, NULL),
     E2B_ROW("DELETE", "/templates/snap-1", e2b_template_delete, "snap-1"),
+    /* template builds: the fixed names come before /templates/{id} */
+    E2B_ROW("POST", "/v3/templates", e2b_build_request, NULL),
+    E2B_ROW("GET", "/templates/aliases/my-app", e2b_template_alias, "my-app"),
+    E2B_ROW("POST", "/templates/tags", e2b_template_tags_assign, NULL),
+    E2B_ROW("DELETE", "/templates/tags", e2b_template_tags_remove, NULL),
+    E2B_ROW("GET", "/templates", e2b_template_list, NULL),
+    E2B_ROW("GET", "/templates/0123456789abcdef0123", e2b_template_get, "0123456789abcdef0123"),
+    E2B_ROW("GET", "/templates/0123456789abcdef0123/tags", e2b_template_tags_list,
+            "0123456789abcdef0123"),
+    E2B_ROW("POST", "/v2/templates/t1/builds/b1", e2b_build_start, "t1"),
+    E2B_ROW("GET", "/templates/t1/builds/b1/status", e2b_build_status, "t1"),
     {"GET", "/metrics", e2b_prometheus, AUTH_API_KEY_BEARER, BODY_JSON, HTTP_MAX_CONTROL_BODY,
      ERRORS_E2B, NULL, NULL},
     V1_ROW("GET", "/v1/sandboxes", v1_handle_list, NULL),

@@ -113,6 +113,17 @@ static void test_template_and_spec(void)
         sbx_jail_spec_free(back);
         free(text);
         sbx_jail_spec_free(spec);
+        spec = NULL;
+
+        /* a template's env reaches the agent's exec without what the loader acts on */
+        t.env = cJSON_Parse("{\"APP\":\"1\",\"LD_PRELOAD\":\"/tmp/x.so\",\"LD_AUDIT\":\"a\","
+                            "\"GLIBC_TUNABLES\":\"glibc.x=1\",\"PATH\":\"/bin\"}");
+        CHECK_EQ_INT(lifecycle_jail_spec(&srv, s, &t, &spec, &why), 0);
+        CHECK(spec && spec->n_env == 2);
+        for (size_t i = 0; spec && i < spec->n_env; i++)
+                CHECK(strcmp(spec->env[i].name, "APP") == 0 ||
+                      strcmp(spec->env[i].name, "PATH") == 0);
+        sbx_jail_spec_free(spec);
         sandbox_unref(s);
         template_done(&t);
 

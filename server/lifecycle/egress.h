@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Egress of sandboxes that may reach the network (server/README.md "Egress", docs/e2b-wire.md
+ * "Egress"). Such a sandbox gets a veth pair from the jailer (api/jail-egress.h): host end
+ * "sbxe<slot>", addresses from EGRESS_NET4 and EGRESS_NET6 by uid slot. Everything else is
+ * here, in the nftables table `inet sbx` (libnftables, one transaction per change):
+ *
+ *   - forward: replies to what a sandbox opened pass (conntrack); anything new towards a
+ *     sandbox is dropped (the outside, other sandboxes); a packet from sandbox N goes through
+ *     its chain sN: its own source address only, then allowOut's addresses (accept), the
+ *     always-blocked ranges (EGRESS_BLOCKED4/6: private, link-local and metadata, loopback,
+ *     multicast, ...), the addresses its resolver pinned for allowed domains (accept), denyOut
+ *     (reject), and last the internet (accept) or nothing (reject);
+ *   - input (the host itself): from a sandbox only neighbour discovery, its DNS to sbxd's
+ *     resolver (egress-dns.h) and host addresses allowOut lists explicitly;
+ *   - nat: DNS (udp 53) from a sandbox goes to the resolver, the rest is masqueraded.
+ *
+ * A policy change replaces sN's rules and sets in one transaction: conntrack keeps connections
+ * that are open, new ones see the new rules at once.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "core/netpolicy.h"
+#include "core/server.h"
+#include "jail-egress.h"
+
+#define EGRESS_TABLE     "sbx"
+#define EGRESS_IF_PREFIX "sbxe" /* + the uid slot */
+/* 4 addresses per slot (a /30): .1 the host end, .2 the sandbox; REGISTRY_MAX_SLOTS fit. */
+#define EGRESS_NET4_A 10
+#define EGRESS_NET4_B 200
+#define EGRESS_NET4   "10.200.0.0/16"
+/* a /64 per slot, its number the 4th group: ::1 the host end, ::2 the sandbox */
+#define EGRESS_NET6 "fd73:6278:6567::/48"
+#define EGRESS_NET6_PREFIX                                                                         \
+        {                                                                                          \
+                0xfd, 0x73, 0x62, 0x78, 0x65, 0x67                                                 \
+        }
+
+struct egress;
+
+/* No kernel state yet: the table is made when the first sandbox needs it. */
+int egress_new(struct server *srv, struct egress **ret);
+void egress_free(struct egress *e);
+
+/* What a sandbox gets from what it asked for, under --egress and --egress-max: eff->internet
+ * is 0 or 1; a /0 in allowOut means the internet, in denyOut no internet (the SDK's allTraffic
+ * 0.0.0.0/0 stands for IPv6 too); a cap drops what it does not allow. Returns whether the
+ * sandbox needs a link at all (internet or a non-empty allowOut), or -ENOMEM. */
+int egress_effective(const struct sbxd_config *c, const struct net_policy *asked,
+                     struct net_policy *ret_eff);
+
+/* The link of uid slot slot (the jail spec's egress member). */
+void egress_link(int slot, struct sbx_jail_egress *ret);
+
+/* Installs or replaces slot's rules for policy eff (before its jailer runs, and at every
+ * change). -errno with the message in errmsg. */
+int egress_apply(struct egress *e, int slot, const struct net_policy *eff, char *errmsg,
+                 size_t errlen);
+/* Removes slot's rules and its host link (teardown); the table goes with the last one. */
+int egress_remove(struct egress *e, int slot);
+
+/* After adoption: the table rebuilt for the adopted sandboxes that have a link (policy[i]
+ * for slots[i]), their pinned addresses kept, leftovers of sandboxes gone meanwhile removed. */
+int egress_reconcile(struct egress *e, const int *slots, const struct net_policy *const *policy,
+                     size_t n);
+
+/* Adds addresses answered for an allowed domain to slot's pinned set, for ttl_s seconds (the
+ * resolver, before it answers). family AF_INET or AF_INET6, n addresses of 4 or 16 bytes. */
+int egress_pin(struct egress *e, int slot, int family, const void *addrs, size_t n, unsigned ttl_s);
+
+/* The slot whose sandbox address addr is (a sandbox's DNS query), or -1; with its policy's
+ * copy in *ret (net_policy_done) when >= 0. */
+int egress_lookup(struct egress *e, int family, const void *addr, struct net_policy *ret);

@@ -1,0 +1,84 @@
+// The "outside" of the egress tests (there is no real internet here): a network namespace
+// joined to the host by a veth pair, with HTTP/HTTPS servers and a DNS server
+// (fixtures/egress-outside.py). The host routes 203.0.113.0/24 and 2001:db8:5b::/64 (the
+// documentation ranges, which sbx does not block) to it, and one private address, 10.99.0.10,
+// that sbx blocks unless listed. Nothing here touches the host's own routes otherwise.
+import { execFileSync, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { FIXTURES, sleep } from './sbxd.mjs'
+
+export const OUT = {
+  host4: '203.0.113.1', host6: '2001:db8:5b::1', // the host's end
+  a4: '203.0.113.10', b4: '203.0.113.11', a6: '2001:db8:5b::10',
+  private4: '10.99.0.10', dns: '203.0.113.10',
+}
+// name → address answers of the outside's DNS server
+export const NAMES = [
+  ['www.allowed.test', OUT.a4], ['www.allowed.test', OUT.a6], ['other.test', OUT.b4],
+  ['*.wild.test', OUT.b4], ['wild.test', OUT.a4],
+]
+
+const ip = (...a) => execFileSync('ip', a, { stdio: ['ignore', 'ignore', 'pipe'] })
+
+// Returns { down() }. The names carry our pid so that parallel runs do not meet.
+export async function outsideUp() {
+  const tag = String(process.pid % 100000)
+  const ns = `sbxout${tag}`, link = `sbxto${tag}`
+  const certs = mkdtempSync(join(tmpdir(), 'sbx-egress-certs-'))
+  ip('netns', 'add', ns)
+  let server
+  const down = () => {
+    try { server?.kill('SIGKILL') } catch {}
+    try { ip('route', 'del', `${OUT.private4}/32`) } catch {}
+    try { ip('netns', 'del', ns) } catch {} // the veth pair goes with it
+    rmSync(certs, { recursive: true, force: true })
+  }
+  try {
+    ip('link', 'add', link, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', ns)
+    ip('addr', 'add', `${OUT.host4}/24`, 'dev', link)
+    ip('-6', 'addr', 'add', `${OUT.host6}/64`, 'dev', link, 'nodad')
+    ip('link', 'set', link, 'up')
+    for (const a of [`${OUT.a4}/24`, `${OUT.b4}/24`]) ip('-n', ns, 'addr', 'add', a, 'dev', 'eth0')
+    ip('-n', ns, '-6', 'addr', 'add', `${OUT.a6}/64`, 'dev', 'eth0', 'nodad')
+    ip('-n', ns, 'addr', 'add', `${OUT.private4}/32`, 'dev', 'lo')
+    ip('-n', ns, 'link', 'set', 'lo', 'up')
+    ip('-n', ns, 'link', 'set', 'eth0', 'up')
+    ip('-n', ns, 'route', 'add', 'default', 'via', OUT.host4)
+    ip('-n', ns, '-6', 'route', 'add', 'default', 'via', OUT.host6)
+    ip('route', 'add', `${OUT.private4}/32`, 'via', OUT.a4)
+    server = spawn('ip', ['netns', 'exec', ns, 'python3', join(FIXTURES, 'egress-outside.py'), certs,
+      OUT.a4, OUT.b4, OUT.a6, OUT.private4, '--', ...NAMES.map(([n, a]) => `${n}=${a}`)],
+    { stdio: ['ignore', 'pipe', 'inherit'] })
+    let out = ''
+    server.stdout.on('data', (d) => { out += d })
+    for (let i = 0; i < 400 && !out.includes('ready'); i++) await sleep(25)
+    if (!out.includes('ready')) throw new Error('the outside did not start')
+  } catch (e) {
+    down()
+    throw e
+  }
+  return { ns, link, down }
+}
+
+// The links and nftables tables sbx left on the host ("" when none).
+export function sbxLeftovers() {
+  const links = execFileSync('ip', ['-br', 'link'], { encoding: 'utf8' }).split('\n')
+    .filter((l) => l.startsWith('sbxe')).map((l) => l.split(/[ @]/)[0])
+  const tables = execFileSync('nft', ['list', 'tables'], { encoding: 'utf8' }).split('\n')
+    .filter((l) => l.trim() === 'table inet sbx')
+  return [...links, ...tables].join(', ')
+}
+
+// curl inside the sandbox: { code, out } (code 0 ok, 6 name not resolved, 7 no connection,
+// 28 timed out). Never throws for a failed curl.
+export async function curlIn(sbx, url, { seconds = 3, extra = '' } = {}) {
+  try {
+    const r = await sbx.commands.run(`curl -sS -k -m ${seconds} ${extra} '${url}'`, { timeoutMs: (seconds + 10) * 1000 })
+    return { code: 0, out: r.stdout }
+  } catch (e) {
+    if (e?.result) return { code: e.result.exitCode, out: e.result.stdout + e.result.stderr }
+    throw e
+  }
+}
