@@ -22,6 +22,9 @@ enum sbx_frame_type {
 #define SBX_PORT_INTERNAL 0
 #define SBX_PORT_ENVD     49983
 #define SBX_PORT_CODE     49999
+/* A user port (any other): the agent's 502 when nothing listens there (api/frames.md). */
+#define SBX_HEADER_PORT_ERROR   "Sbx-Port-Error"
+#define SBX_PORT_ERROR_NOT_OPEN "not-open"
 
 /* Fields are const so encoders can point at borrowed strings; decoded heads own them (freed
  * by the *_free functions). */

@@ -15,6 +15,7 @@
 #include "interp/code.h"
 #include "macros.h"
 #include "native/native.h"
+#include "port/relay.h"
 #include "proc/process.h"
 
 int agent_handle_init(struct agent_request *r)
@@ -114,10 +115,19 @@ static const struct agent_route routes[] = {
     {CODE, ANY, "", PREFIX, 0, agent_code_handle_not_found, NULL},
 };
 
+/* Every port the table does not serve is a user port: relayed to whatever listens on it in the
+ * sandbox (port/relay.h). */
+static int handle_unrouted(struct agent_request *r)
+{
+        if (agent_port_is_user(r->head.port))
+                return agent_port_handle(r);
+        return agent_handle_not_found(r);
+}
+
 const struct agent_route_table agent_routes = {
     .routes = routes,
     .n_routes = ELEMENTSOF(routes),
-    .not_found = agent_handle_not_found,
+    .not_found = handle_unrouted,
 };
 
 const struct agent_init_hooks agent_init_hooks = {

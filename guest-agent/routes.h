@@ -10,7 +10,8 @@
 #include "core/route.h"
 
 /* Every route the agent serves, by port: 0 (sbxd's own: /init, /health, the native /v1 API),
- * 49983 (envd), 49999 (the code interpreter). Unknown routes: envd's REST 404. */
+ * 49983 (envd), 49999 (the code interpreter). Unknown routes: envd's REST 404;
+ * every other port is a user port, relayed to the sandbox's own server (port/relay.h). */
 extern const struct agent_route_table agent_routes;
 
 /* The process table's reaping, deadline and shutdown hooks. */

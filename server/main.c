@@ -33,6 +33,7 @@
 #include "lifecycle/pool.h"
 #include "channel/agent-req.h"
 #include "lifecycle/sampler.h"
+#include "lifecycle/sandbox.h"
 #include "core/server.h"
 
 static int write_port_file(const char *path, unsigned port)
@@ -40,6 +41,21 @@ static int write_port_file(const char *path, unsigned port)
         char buf[16];
         snprintf(buf, sizeof(buf), "%u\n", port);
         return write_file_atomic(path, buf, strlen(buf), 0644);
+}
+
+/* The `domain` of create's answer: sandbox.getHost(port) is "<port>-<id>.<domain>". The
+ * default, sbx.localhost with sbxd's port, reaches sbxd wherever *.localhost resolves to
+ * loopback, and a certificate for *.sbx.localhost covers it (TLS clients refuse a wildcard
+ * right under "localhost"): server/README.md "Sandbox ports". */
+static void set_domain(const struct sbxd_config *cfg, unsigned port)
+{
+        char d[SBXD_DOMAIN_MAX + 16];
+        if (cfg->domain)
+                snprintf(d, sizeof(d), "%s", cfg->domain);
+        else
+                snprintf(d, sizeof(d), SBXD_DEFAULT_DOMAIN ":%u", port);
+        sandbox_json_set_domain(d);
+        log_info("sandbox ports: %s://<port>-<sandboxID>.%s", cfg->tls_cert ? "https" : "http", d);
 }
 
 /* The three lines users export (stdout), and the log line. */
@@ -50,7 +66,8 @@ static void announce(const struct sbxd_config *cfg, const struct keys *keys, uns
                                                              : cfg->host;
         const char *lb = strchr(host, ':') ? "[" : "", *rb = *lb ? "]" : "";
         char url[160], path[4096];
-        snprintf(url, sizeof(url), "http://%s%s%s:%u\n", lb, host, rb, port);
+        snprintf(url, sizeof(url), "%s://%s%s%s:%u\n", cfg->tls_cert ? "https" : "http", lb, host,
+                 rb, port);
         printf("export E2B_API_URL=%s", url);
         printf("export E2B_SANDBOX_URL=%s", url);
         printf("export E2B_VOLUME_API_URL=%s", url); /* Volume file operations */
@@ -115,6 +132,10 @@ int main(int argc, char **argv)
         r = config_parse(argc, argv, &cfg);
         if (r != 0)
                 return r > 0 ? 0 : 2;
+        if (config_load_tls(&cfg) < 0) {
+                config_done(&cfg);
+                return 2;
+        }
 
         signal(SIGPIPE, SIG_IGN);
         sigemptyset(&mask);
@@ -195,6 +216,7 @@ int main(int argc, char **argv)
                 log_error_errno(r, "cannot listen on %s: %m", cfg.listen);
                 goto fail;
         }
+        set_domain(&cfg, port);
         if (cfg.port_file) {
                 r = write_port_file(cfg.port_file, port);
                 if (r < 0) {

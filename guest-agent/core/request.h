@@ -71,6 +71,10 @@ int agent_request_basic_user_unknown(const struct agent_request *r, char **ret_n
 
 /* headers is a NULL-terminated list of name, value pairs (or NULL). Returns status. */
 int agent_respond_head(struct agent_request *r, int status, const char *const *headers);
+/* The same with a header array of n entries (any count the head's bounds allow: -EINVAL past
+ * them, api/frames.md). */
+int agent_respond_head_list(struct agent_request *r, int status, const struct sbx_header *headers,
+                            size_t n);
 /* One or more DATA frames. 0 or -errno. */
 int agent_respond_data(struct agent_request *r, const void *buf, size_t len);
 /* END: returns the status of the head sent. */

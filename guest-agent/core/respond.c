@@ -78,6 +78,22 @@ int agent_connect_envelope(uint8_t flags, const char *msg, size_t msg_len, uint8
 
 /* ---- frames ---- */
 
+int agent_respond_head_list(struct agent_request *r, int status, const struct sbx_header *headers,
+                            size_t n)
+{
+        struct sbx_resp_head h = {
+            .status = (uint16_t)status, .n_headers = n, .headers = (struct sbx_header *)headers};
+        _cleanup_free_ uint8_t *buf = NULL;
+        size_t len;
+        int e = sbx_resp_head_encode(&h, &buf, &len);
+        if (e < 0)
+                return e;
+        r->resp_started = true;
+        r->status = status;
+        e = sbx_frame_write(r->fd, SBX_FRAME_RESP_HEAD, buf, len);
+        return e < 0 ? e : status;
+}
+
 int agent_respond_head(struct agent_request *r, int status, const char *const *headers)
 {
         struct sbx_header hs[16];

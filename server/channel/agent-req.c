@@ -114,6 +114,11 @@ void agent_req_shutdown(void)
         __atomic_store_n(&shutting_down, 1, __ATOMIC_RELAXED);
 }
 
+bool agent_req_stopping(void)
+{
+        return __atomic_load_n(&shutting_down, __ATOMIC_RELAXED) != 0;
+}
+
 void agent_req_watch_client(struct agent_req *q, int client_fd)
 {
         q->client_fd = client_fd;

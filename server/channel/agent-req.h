@@ -75,6 +75,8 @@ static inline void agent_req_freep(struct agent_req **q)
 void agent_req_watch_client(struct agent_req *q, int client_fd);
 /* Make every watched read give up (within AGENT_WAIT_TICK_MS) so the HTTP daemon can stop. */
 void agent_req_shutdown(void);
+/* Whether agent_req_shutdown() was called (a relay loop of its own looks at it). */
+bool agent_req_stopping(void);
 /* Reads give up when *cancel (may be NULL) is set (-ECANCELED) or deadline_ms (now_ms()
  * time, 0: none) passes (-ETIMEDOUT). */
 void agent_req_watch_cancel(struct agent_req *q, const atomic_bool *cancel, int64_t deadline_ms);

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/validate.h"
+#include "fd-util.h"
 #include "macros.h"
 
 static const char usage[] =
@@ -58,7 +60,11 @@ static const char usage[] =
     "  --egress-max none|listed|any  the most egress any sandbox gets: none, only its allowOut\n"
     "                            list, or the internet too (default any)\n"
     "  --egress-dns ADDR         upstream DNS server of the sandboxes' resolver (default: the\n"
-    "                            first nameserver of /etc/resolv.conf)\n";
+    "                            first nameserver of /etc/resolv.conf)\n"
+    "  --domain DOMAIN           sandbox ports are <port>-<id>.DOMAIN, as sandbox.getHost()\n"
+    "                            returns them (default sbx.localhost:<listening port>)\n"
+    "  --tls-cert FILE           serve HTTPS with this PEM certificate (chain), valid for\n"
+    "  --tls-key FILE            DOMAIN and *.DOMAIN, and this PEM key (both or neither)\n";
 
 int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, socklen_t *ret_len,
                         char **ret_host)
@@ -175,10 +181,18 @@ void config_done(struct sbxd_config *c)
         free(c->port_file);
         free(c->pool_templates);
         free(c->cgroup_parent);
+        free(c->domain);
+        free(c->tls_cert);
+        free(c->tls_key);
+        free(c->tls_cert_pem);
+        free(c->tls_key_pem);
         free(c->egress_dns);
         *c = (struct sbxd_config){};
 }
 
+#define OPT_DOMAIN          1030
+#define OPT_TLS_CERT        1031
+#define OPT_TLS_KEY         1032
 #define OPT_DELETE_PAUSED   1010
 #define OPT_DISK_RESERVE    1011
 #define OPT_DISK_OVERCOMMIT 1012
@@ -309,6 +323,39 @@ static int parse_count(int opt, const char *arg, struct sbxd_config *c)
         return 0;
 }
 
+static int load_pem(const char *path, char **ret)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        size_t len;
+        int r = fd < 0 ? -errno : read_all(fd, SBXD_TLS_MAX_PEM, ret, &len);
+        if (r < 0)
+                fprintf(stderr, "sbxd: reading %s: %s\n", path, strerror(-r));
+        return r;
+}
+
+int config_load_tls(struct sbxd_config *c)
+{
+        if (!c->tls_cert)
+                return 0;
+        int r = load_pem(c->tls_cert, &c->tls_cert_pem);
+        return r < 0 ? r : load_pem(c->tls_key, &c->tls_key_pem);
+}
+
+/* A host name with an optional :PORT: what getHost() appends after "<port>-<id>.". */
+static bool domain_valid(const char *d)
+{
+        size_t l = strlen(d), host = strcspn(d, ":");
+        if (l == 0 || l > SBXD_DOMAIN_MAX || host == 0 || d[0] == '.' || d[0] == '-' ||
+            strspn(d, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-") != host)
+                return false;
+        if (host == l)
+                return true;
+        const char *port = d + host + 1;
+        size_t pl = strlen(port);
+        return pl >= 1 && pl <= 5 && strspn(port, "0123456789") == pl && atoi(port) >= 1 &&
+               atoi(port) <= 65535;
+}
+
 int config_parse(int argc, char **argv, struct sbxd_config *ret)
 {
         static const struct option opts[] = {
@@ -334,6 +381,9 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"total-pids", required_argument, NULL, OPT_TOTAL_PIDS},
             {"create-wait", required_argument, NULL, OPT_CREATE_WAIT},
             {"cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT},
+            {"domain", required_argument, NULL, OPT_DOMAIN},
+            {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
+            {"tls-key", required_argument, NULL, OPT_TLS_KEY},
             {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
             {"egress", required_argument, NULL, OPT_EGRESS},
             {"egress-max", required_argument, NULL, OPT_EGRESS_MAX},
@@ -352,6 +402,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
         const char *egress_dns = NULL;
         const char *pool_templates = SBXD_DEFAULT_POOL_TEMPLATES;
         const char *cgroup_parent = "sbx";
+        const char *domain = NULL, *tls_cert = NULL, *tls_key = NULL;
         int o, r;
 
         while ((o = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
@@ -386,6 +437,22 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                         break;
                 case 1001:
                         pool_templates = optarg;
+                        break;
+                case OPT_DOMAIN:
+                        if (!domain_valid(optarg)) {
+                                fprintf(stderr,
+                                        "sbxd: bad --domain '%s' (a host name, optionally "
+                                        ":PORT, at most %d bytes of [A-Za-z0-9.-])\n",
+                                        optarg, SBXD_DOMAIN_MAX);
+                                return -EINVAL;
+                        }
+                        domain = optarg;
+                        break;
+                case OPT_TLS_CERT:
+                        tls_cert = optarg;
+                        break;
+                case OPT_TLS_KEY:
+                        tls_key = optarg;
                         break;
                 case OPT_CGROUP_PARENT:
                         /* one directory level below each hierarchy's root */
@@ -433,6 +500,10 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                 fprintf(stderr, "sbxd: unexpected argument '%s'\n%s", argv[optind], usage);
                 return -EINVAL;
         }
+        if (!tls_cert != !tls_key) {
+                fprintf(stderr, "sbxd: --tls-cert and --tls-key go together\n");
+                return -EINVAL;
+        }
         if (config_parse_listen(listen, &c.addr, &c.addr_len, &c.host) < 0) {
                 fprintf(stderr, "sbxd: bad --listen '%s' (want HOST:PORT)\n", listen);
                 return -EINVAL;
@@ -455,6 +526,12 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                           : config_resolve_helper("guest-agent/sbx-agent", &c.agent);
         if (r >= 0 && port_file)
                 r = absolutize(port_file, &c.port_file);
+        if (r >= 0 && tls_cert)
+                r = absolutize(tls_cert, &c.tls_cert);
+        if (r >= 0 && tls_key)
+                r = absolutize(tls_key, &c.tls_key);
+        if (r >= 0 && domain && !(c.domain = strdup(domain)))
+                r = -ENOMEM;
         if (r < 0 || !c.listen || !c.pool_templates || !c.cgroup_parent) {
                 config_done(&c);
                 return r < 0 ? r : -ENOMEM;

@@ -51,11 +51,20 @@ struct sbxd_config {
         /* The parent cgroup sbx/ of every sandbox: 0 = derived from the host at start. */
         uint64_t total_memory_mb, total_pids;
         char *cgroup_parent; /* --cgroup-parent: the cgroup every sandbox's lives in ("sbx") */
+        /* --domain: sandbox ports are "<port>-<id>.<domain>" (create's `domain`); NULL:
+         * SBXD_DEFAULT_DOMAIN ":<bound port>" (server/README.md "Sandbox ports") */
+        char *domain;
+        char *tls_cert, *tls_key; /* --tls-cert/--tls-key: PEM files; HTTPS when both are set */
+        char *tls_cert_pem, *tls_key_pem; /* their contents (config_load_tls()) */
         /* Egress (server/lifecycle/egress.h): --egress, --egress-max, --egress-dns */
         bool egress_allow; /* a sandbox that asks for nothing may reach the internet */
         enum egress_max egress_max;
         char *egress_dns; /* upstream resolver address, NULL: /etc/resolv.conf's first */
 };
+
+#define SBXD_DOMAIN_MAX     253
+#define SBXD_DEFAULT_DOMAIN "sbx.localhost"
+#define SBXD_TLS_MAX_PEM    (1024 * 1024) /* a certificate chain or key file */
 
 /* <state>/url: the URL sbxd listens on, written once listening, removed at a clean stop
  * (read by the sbx CLI when SBX_URL and E2B_API_URL are unset). */
@@ -79,6 +88,10 @@ struct sbxd_config {
  * printed, or -EINVAL with a message on stderr. */
 int config_parse(int argc, char **argv, struct sbxd_config *ret);
 void config_done(struct sbxd_config *c);
+
+/* Read --tls-cert and --tls-key (at most SBXD_TLS_MAX_PEM each) into tls_*_pem; nothing
+ * without them. -errno with a message on stderr. */
+int config_load_tls(struct sbxd_config *c);
 
 /* Fill the limits left at 0 from the host (CPUs, MemTotal, pid_max and threads-max) and from the
  * state dir's file system. Needs the state dir to exist. -errno when the host cannot be read. */

@@ -356,6 +356,50 @@ static int lifecycle_fields(const cJSON *body, struct create_params *p, const ch
         return r;
 }
 
+/* A Host value: printable ASCII, no space and nothing that ends a host in a URL. */
+static bool mask_host_valid(const char *h)
+{
+        size_t l = strlen(h);
+        if (l == 0 || l > MASK_HOST_MAX)
+                return false;
+        for (const char *c = h; *c; c++)
+                if (*c <= ' ' || *c >= 127 || strchr("/?#@\\\"<>", *c))
+                        return false;
+        return true;
+}
+
+/* network: allowPublicTraffic (bool) and maskRequestHost (string); the egress fields are
+ * accepted and not acted on (sandboxes have no network out: server/README.md). */
+static int network_fields(const cJSON *body, struct create_params *p, const char **ret_msg)
+{
+        static __thread char msg[MASK_HOST_MAX + 64];
+        const cJSON *n = body ? cJSON_GetObjectItemCaseSensitive(body, "network") : NULL;
+        if (!n || cJSON_IsNull(n))
+                return 0;
+        if (!cJSON_IsObject(n)) {
+                *ret_msg = "network must be an object";
+                return -EINVAL;
+        }
+        const cJSON *pub = cJSON_GetObjectItemCaseSensitive(n, "allowPublicTraffic");
+        if (pub && !cJSON_IsNull(pub) && !cJSON_IsBool(pub)) {
+                *ret_msg = "network.allowPublicTraffic must be a boolean";
+                return -EINVAL;
+        }
+        p->private_traffic = cJSON_IsFalse(pub);
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(n, "maskRequestHost");
+        if (!m || cJSON_IsNull(m))
+                return 0;
+        if (!cJSON_IsString(m) || !mask_host_valid(m->valuestring)) {
+                /* E2B's message (its API refuses a host it cannot split or that is not ASCII) */
+                snprintf(msg, sizeof(msg), "mask request host is not valid: %.*s", MASK_HOST_MAX,
+                         cJSON_IsString(m) ? m->valuestring : "");
+                *ret_msg = msg;
+                return -EINVAL;
+        }
+        strcpy(p->mask_host, m->valuestring);
+        return 0;
+}
+
 int validate_create(const cJSON *body, const char *text, size_t len, struct create_params *ret,
                     const char **ret_msg)
 {
@@ -379,6 +423,8 @@ int validate_create(const cJSON *body, const char *text, size_t len, struct crea
         if (r < 0)
                 return r;
         r = lifecycle_fields(body, &p, ret_msg);
+        if (r >= 0)
+                r = network_fields(body, &p, ret_msg);
         if (r >= 0)
                 r = validate_string_map(body, "metadata", &p.metadata, ret_msg);
         if (r >= 0)

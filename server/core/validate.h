@@ -42,6 +42,10 @@ int validate_timeout(const cJSON *body, int64_t def, int64_t *ret, const char **
  * *ret is a detached copy (caller owns) or NULL. */
 int validate_string_map(const cJSON *body, const char *field, cJSON **ret, const char **ret_msg);
 
+/* network.maskRequestHost: the Host the sandbox's own server sees on a user port; "${PORT}" in
+ * it becomes the port (docs/e2b-wire.md §1.7). */
+#define MASK_HOST_MAX        261 /* a 255-byte name, ':' and a 5-digit port */
+#define MASK_HOST_PORT_TOKEN "${PORT}"
 /* The same for environment variables: a key may not hold '=' either. */
 int validate_env_map(const cJSON *body, const char *field, cJSON **ret, const char **ret_msg);
 
@@ -56,6 +60,9 @@ struct create_params {
         cJSON *env_vars; /* owned, may be NULL */
         bool auto_pause, auto_resume;
         bool pause_drops_memory; /* autoPauseMemory false: onTimeout pause keeps files only */
+        /* network.allowPublicTraffic false: user ports need the trafficAccessToken */
+        bool private_traffic;
+        char mask_host[MASK_HOST_MAX + 1]; /* network.maskRequestHost, "" when unset */
         /* sbx extension: per-sandbox sizes; 0 = the template's */
         unsigned cpu_count, memory_mb, disk_mb;
         /* volumeMounts: owned array of {name, path} strings (checked against the volumes and

@@ -10,10 +10,12 @@
 
 #include "channel/agent-mhd.h"
 #include "channel/agent-req.h"
+#include "channel/agent-upgrade.h"
 #include "core/keys.h"
 #include "core/query.h"
 #include "core/validate.h"
 #include "e2b/files-signature.h"
+#include "e2b/ingress.h"
 #include "frame.h"
 #include "json-util.h"
 #include "lifecycle/lifecycle.h"
@@ -24,6 +26,8 @@
 struct proxy_conn {
         struct agent_req *q;
         uint16_t port;
+        bool user_port; /* relayed to the sandbox's own server (api/frames.md, "User ports") */
+        bool upgrade;   /* a user-port request asking for an upgrade: no END before the 101 */
 };
 
 static void proxy_conn_free(void *p)
@@ -40,35 +44,61 @@ struct header_collect {
         size_t n;
         bool overflow;
         bool drop_authorization; /* a signed /files request: the signature names the user */
+        bool user_port;          /* keep Transfer-Encoding, and Upgrade when upgrade */
+        bool upgrade;
+        const char *mask_host; /* user port: the Host its server sees instead (NULL: as sent) */
 };
+
+/* On a user port the agent needs to know how the body is framed (Transfer-Encoding) and
+ * whether an upgrade is asked for (Upgrade); it writes its own Connection header. */
+static bool user_port_keeps(const struct header_collect *c, const char *key)
+{
+        return c->user_port && (strcasecmp(key, "Transfer-Encoding") == 0 ||
+                                (c->upgrade && strcasecmp(key, "Upgrade") == 0));
+}
+
+static bool add_header(struct header_collect *c, const char *name, const char *value)
+{
+        if (c->n >= SBX_HEAD_MAX_HEADERS) {
+                c->overflow = true;
+                return false;
+        }
+        c->h[c->n++] = (struct sbx_header){name, value ? value : ""};
+        return true;
+}
 
 static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const char *key,
                                       const char *value)
 {
         struct header_collect *c = cls;
-        if (!key || http_hop_by_hop(key))
+        if (!key || (http_hop_by_hop(key) && !user_port_keeps(c, key)))
                 return MHD_YES;
+        /* maskRequestHost (e2b/ingress.h): the server sees the mask, X-Forwarded-Host the
+         * client's Host, as E2B's proxy sends them */
+        if (c->mask_host && strcasecmp(key, "X-Forwarded-Host") == 0)
+                return MHD_YES; /* set below from Host, as E2B's proxy sets it */
+        if (c->mask_host && strcasecmp(key, "Host") == 0)
+                return add_header(c, "Host", c->mask_host) &&
+                               add_header(c, "X-Forwarded-Host", value)
+                           ? MHD_YES
+                           : MHD_NO;
         /* The agent picks a /files user from the `username` parameter, else from a Basic
          * Authorization header. A signature covers only the parameter (envd never reads the
          * header on /files), so a signed URL for the default user plus "Basic root:" would act
          * as root: the header goes (docs/escape-battery.md, group F). */
         if (c->drop_authorization && strcasecmp(key, "Authorization") == 0)
                 return MHD_YES;
-        if (c->n >= SBX_HEAD_MAX_HEADERS) {
-                c->overflow = true;
-                return MHD_NO;
-        }
-        c->h[c->n++] = (struct sbx_header){key, value ? value : ""};
-        return MHD_YES;
+        return add_header(c, key, value) ? MHD_YES : MHD_NO;
 }
 
 /* What the request's credentials earned, before the sandbox's state is looked at. */
 struct proxy_auth {
-        bool credentialed;     /* the right X-Access-Token, or a valid /files signature */
-        bool by_signature;     /* a /files request let in by its signature alone */
-        enum files_auth files; /* envd /files: the verdict */
-        bool files_route;      /* envd GET/POST /files: `files` holds the verdict */
-        bool refused;          /* the request would be refused for its credentials */
+        bool credentialed;            /* the right X-Access-Token, or a valid /files signature */
+        bool by_signature;            /* a /files request let in by its signature alone */
+        enum files_auth files;        /* envd /files: the verdict */
+        bool files_route;             /* envd GET/POST /files: `files` holds the verdict */
+        bool refused;                 /* the request would be refused for its credentials */
+        enum ingress_verdict traffic; /* the traffic token (private sandboxes, not envd) */
 };
 
 static void authenticate(struct request *req, const struct route_target *t, const struct sandbox *s,
@@ -86,6 +116,10 @@ static void authenticate(struct request *req, const struct route_target *t, cons
         } else if (route_proxy_needs_token(t->port, req->method, req->path)) {
                 ret->refused = !ret->credentialed;
         }
+        ret->traffic =
+            ingress_check(s->traffic_token, t->port, http_header(req, INGRESS_TOKEN_HEADER));
+        if (ret->traffic != INGRESS_OK)
+                ret->refused = true;
 }
 
 /* E2B's proxy when a paused sandbox with autoResume may not be resumed by this request. */
@@ -132,12 +166,22 @@ static int check(struct request *req, const struct route_target *t, struct sandb
                 return r;
         if (!ret_auth->refused)
                 return 0;
+        if (ret_auth->traffic != INGRESS_OK)
+                return ingress_reply_refused(req, t->id, ret_auth->traffic);
         if (ret_auth->files_route) /* envd's own answers on /files (docs/e2b-wire.md §3.1) */
                 return http_reply_error(req, files_auth_errno(ret_auth->files), NULL, "%s",
                                         files_auth_message(ret_auth->files));
         return http_reply_error(req, -EACCES, NULL,
                                 "unauthorized access, please provide a valid access "
                                 "token or method signing if supported");
+}
+
+/* Upgrade: <protocol> with Connection: ... upgrade ... (RFC 9110 §7.8). */
+static bool wants_upgrade(struct request *req)
+{
+        const char *up = http_header(req, "Upgrade");
+        const char *conn = http_header(req, "Connection");
+        return up && up[0] && conn && strcasestr(conn, "upgrade");
 }
 
 int proxy_begin(struct request *req, const struct route_target *t)
@@ -153,17 +197,27 @@ int proxy_begin(struct request *req, const struct route_target *t)
         if (r != 0)
                 return r;
 
-        struct header_collect hc = {.drop_authorization = auth.by_signature};
+        struct header_collect hc = {.drop_authorization = auth.by_signature,
+                                    .user_port = route_port_is_user(t->port)};
+        char mask[MASK_HOST_MAX + 16];
+        if (hc.user_port) {
+                hc.upgrade = wants_upgrade(req);
+                if (s->mask_host[0] &&
+                    ingress_mask_host(s->mask_host, t->port, mask, sizeof(mask)) == 0)
+                        hc.mask_host = mask;
+        }
         MHD_get_connection_values(req->conn, MHD_HEADER_KIND, collect_header, &hc);
         if (hc.overflow)
                 return http_reply_error(req, -EINVAL, NULL, "too many request headers");
-        _cleanup_free_ char *query = NULL;
-        if (query_from_target(req->target, &query) < 0)
+        _cleanup_free_ char *query = NULL, *raw_path = NULL;
+        if (query_from_target(req->target, &query) < 0 ||
+            (hc.user_port && !(raw_path = strndup(req->target, strcspn(req->target, "?#")))))
                 return -ENOMEM;
         struct sbx_req_head h = {
             .port = t->port,
             .method = req->method,
-            .path = req->path,
+            /* a user port gets the path as the client sent it: its server decodes it */
+            .path = raw_path ? raw_path : req->path,
             .query = query,
             .n_headers = hc.n,
             .headers = hc.h,
@@ -172,10 +226,13 @@ int proxy_begin(struct request *req, const struct route_target *t)
         if (!c)
                 return -ENOMEM;
         c->port = t->port;
+        c->user_port = hc.user_port;
+        c->upgrade = hc.upgrade;
         req->state = c;
         req->state_free = proxy_conn_free;
 
-        struct agent_req_opts o = {.timeout_ms = PROXY_SEND_TIMEOUT_MS, .count_bytes = true};
+        struct agent_req_opts o = {
+            .timeout_ms = PROXY_SEND_TIMEOUT_MS, .count_bytes = true, .duplex = c->upgrade};
         r = agent_req_open(s->dir, &h, &o, &c->q);
         if (r == -EINVAL)
                 return http_reply_error(req, -EINVAL, NULL, "request head too large");
@@ -206,7 +263,9 @@ int proxy_finish(struct request *req)
         struct proxy_conn *c = req->state;
         if (!c)
                 return -EINVAL;
-        (void)agent_req_end(c->q);
+        /* an upgrade's request stays open: after a 101 it carries the client's bytes */
+        if (!c->upgrade)
+                (void)agent_req_end(c->q);
         struct sbx_resp_head h = {};
         int r = agent_req_read_head(c->q, &h);
         if (r < 0) {
@@ -217,8 +276,20 @@ int proxy_finish(struct request *req)
                 return http_reply_error(req, -EPROTO, req->sandbox_id,
                                         "The sandbox closed the connection");
         }
+        if (c->user_port && h.status == 502 &&
+            sbx_header_get(h.headers, h.n_headers, SBX_HEADER_PORT_ERROR)) {
+                sbx_resp_head_free(&h);
+                return ingress_reply_port_closed(req, req->sandbox_id, c->port);
+        }
+        if (h.status == 101 && c->upgrade) {
+                r = agent_mhd_upgrade(req, &c->q, &h);
+                sbx_resp_head_free(&h);
+                return r;
+        }
+        if (c->upgrade)
+                (void)agent_req_end(c->q); /* no upgrade: the request is over */
         if (h.status < 200) {
-                /* 1xx (101 Switching Protocols...) would need an upgrade path: never proxied */
+                /* a 1xx but a 101 to an upgrade request: never proxied */
                 sbx_resp_head_free(&h);
                 return http_reply_error(req, -EPROTO, req->sandbox_id,
                                         "invalid response status from the sandbox");

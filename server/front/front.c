@@ -51,7 +51,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
         struct request *req = *req_cls;
-        gate_conn_set(gate_conn_of(conn), GATE_IDLE);
+        /* after a 101 the connection is an upgraded relay's (channel/agent-upgrade.h,
+         * native/ws-terminal.c) until it closes: never idle */
+        gate_conn_set(gate_conn_of(conn), req && req->status == MHD_HTTP_SWITCHING_PROTOCOLS
+                                              ? GATE_UPGRADED
+                                              : GATE_IDLE);
         if (!req)
                 return;
         log_info("req=%s %s %s%s%s status=%u %lldms%s", req->rid, req->method ? req->method : "-",
@@ -163,9 +167,8 @@ static int on_first_call(struct request *req)
         }
         switch (t.kind) {
         case ROUTE_BAD_PORT:
-                return http_reply_error(
-                    req, -EINVAL, NULL,
-                    "invalid E2b-Sandbox-Port: only 49983 and 49999 are served");
+                return http_reply_error(req, -EINVAL, NULL,
+                                        "invalid E2b-Sandbox-Port: want a port 1..65535");
         case ROUTE_PROXY:
                 req->proxied = true;
                 return proxy_begin(req, &t);
@@ -337,14 +340,21 @@ int front_start(struct server *srv, struct front **ret, uint16_t *ret_port)
             {MHD_OPTION_CONNECTION_TIMEOUT, HTTP_STALL_TIMEOUT_S, NULL},
             {MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONN_MEMORY, NULL},
             {MHD_OPTION_THREAD_STACK_SIZE, HTTP_THREAD_STACK, NULL},
+            /* --tls-cert/--tls-key: HTTPS on the same listener (GnuTLS inside MHD) */
+            {c->tls_cert_pem ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, c->tls_cert_pem},
+            {MHD_OPTION_HTTPS_MEM_KEY, 0, c->tls_key_pem},
             {MHD_OPTION_END, 0, NULL},
         };
+        if (c->tls_cert_pem)
+                flags |= MHD_USE_TLS;
         f->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_ARRAY, opts,
                                   MHD_OPTION_END);
         if (!f->mhd) {
                 gate_free(f->gate);
                 return -EADDRNOTAVAIL;
         }
+        if (c->tls_cert_pem)
+                gate_set_opaque(f->gate);
         r = gate_start(f->gate, f->mhd);
         if (r < 0) {
                 front_stop(TAKE_PTR(f));

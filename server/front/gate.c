@@ -63,6 +63,7 @@ struct gate {
         int epfd, stop_fd;
         pthread_t thread;
         bool started, accepting, quiesced;
+        bool opaque;           /* TLS: connections handed over unread (gate_set_opaque()) */
         int64_t accept_resume; /* out of fds: accept again at this time */
         unsigned max_pending, max_active;
         struct list pending, linger, dead; /* gate thread only */
@@ -205,6 +206,10 @@ static ssize_t drain_input(int fd)
 static void answer(struct gate *g, struct gate_conn *c, unsigned status, const char *message,
                    bool retry_after)
 {
+        if (g->opaque) { /* a plaintext answer means nothing inside TLS */
+                drop(g, c);
+                return;
+        }
         (void)drain_input(c->fd);
         send_answer(c->fd, status, message, retry_after);
         (void)shutdown(c->fd, SHUT_WR);
@@ -255,7 +260,7 @@ static void on_pending_input(struct gate *g, struct gate_conn *c, uint32_t event
                 return;
         }
         c->got_bytes = true;
-        size_t hl = http_head_length(head, (size_t)n);
+        size_t hl = g->opaque ? (size_t)n : http_head_length(head, (size_t)n);
         if (hl == 0) {
                 if ((size_t)n >= sizeof(head)) {
                         stats_count_conn(STATS_CONN_REFUSED_FRAMING);
@@ -266,7 +271,7 @@ static void on_pending_input(struct gate *g, struct gate_conn *c, uint32_t event
                 return;
         }
         const char *msg = NULL;
-        unsigned st = http_framing_check_head(head, hl, &msg);
+        unsigned st = g->opaque ? 0 : http_framing_check_head(head, hl, &msg);
         if (st != 0) {
                 stats_count_conn(STATS_CONN_REFUSED_FRAMING);
                 answer(g, c, st, msg, false);
@@ -368,7 +373,7 @@ static void on_accept(struct gate *g, int lfd)
 static void cut(struct gate *g, struct gate_conn *c, unsigned status, const char *message,
                 enum stats_conn reason)
 {
-        if (status)
+        if (status && !g->opaque)
                 send_answer(c->fd, status, message, false);
         (void)shutdown(c->fd, SHUT_RDWR);
         c->cut = true;
@@ -577,6 +582,11 @@ int gate_new(const struct sockaddr_storage *addrs, const socklen_t *addr_lens, s
         }
         *ret = g;
         return 0;
+}
+
+void gate_set_opaque(struct gate *g)
+{
+        g->opaque = true;
 }
 
 int gate_start(struct gate *g, struct MHD_Daemon *d)

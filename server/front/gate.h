@@ -57,6 +57,7 @@ enum gate_state {
         GATE_BODY,     /* its body being read */
         GATE_RESPONSE, /* handled / answered: never cut */
         GATE_IDLE,     /* between requests (keep-alive) */
+        GATE_UPGRADED, /* handed over after a 101 (a WebSocket): never cut, closed by its relay */
 };
 
 /* Raise RLIMIT_NOFILE's soft limit to the hard one; returns the soft limit now in force. */
@@ -68,6 +69,10 @@ int gate_new(const struct sockaddr_storage *addrs, const socklen_t *addr_lens, s
              unsigned max_active, struct gate **ret, uint16_t *ret_ports);
 /* What the MHD daemon's MHD_OPTION_CONNECTION_LIMIT must be (above max_active). */
 unsigned gate_mhd_connection_limit(const struct gate *g);
+/* The connections are TLS (--tls-cert): each is handed over at its first byte, unread (its head
+ * is encrypted; libmicrohttpd reads it, and the gate's GATE_HEAD_MS deadline runs from then),
+ * and a cut sends no plaintext answer. Before gate_start(). */
+void gate_set_opaque(struct gate *g);
 /* Start accepting and handing connections to d (started with MHD_USE_NO_LISTEN_SOCKET and
  * gate_notify_connection() as its MHD_OPTION_NOTIFY_CONNECTION). */
 int gate_start(struct gate *g, struct MHD_Daemon *d);

@@ -23,9 +23,12 @@ static bool parse_port(const char *s, size_t len, uint16_t *ret)
         return true;
 }
 
+/* Any TCP port: 49983 (envd) and 49999 (the code interpreter) are the agent's own, every other
+ * one a user port relayed to the sandbox's own server (api/frames.md, "User ports"). Port 0 is
+ * sbxd's internal port and never reachable from outside. */
 static bool is_sandbox_port(uint16_t p)
 {
-        return p == SBX_PORT_ENVD || p == SBX_PORT_CODE;
+        return p != SBX_PORT_INTERNAL;
 }
 
 static void copy_id(char dst[ROUTE_ID_MAX], const char *s, size_t len)
@@ -143,6 +146,8 @@ enum route_errors route_errors_for_path(const char *path)
 
 bool route_proxy_forbidden(uint16_t port, const char *path)
 {
+        if (route_port_is_user(port))
+                return false; /* the user's own server: every path is its business */
         /* envd's orchestrator-only routes. /init carries the envd access token and env vars:
          * only sbxd sends it, on port 0. The others (E2B snapshotting) are refused too, so no
          * agent ever has to tell an orchestrator call from an outside one. */
@@ -158,6 +163,11 @@ bool route_proxy_forbidden(uint16_t port, const char *path)
         return false;
 }
 
+bool route_port_is_user(uint16_t port)
+{
+        return port != SBX_PORT_INTERNAL && port != SBX_PORT_ENVD && port != SBX_PORT_CODE;
+}
+
 bool route_proxy_needs_token(uint16_t port, const char *method, const char *path)
 {
         if (port == SBX_PORT_CODE) {
@@ -168,6 +178,8 @@ bool route_proxy_needs_token(uint16_t port, const char *method, const char *path
                         path++; /* "//execute" must not slip through */
                 return strncmp(path, "/execute", 8) == 0;
         }
+        if (route_port_is_user(port))
+                return false; /* guarded by the traffic token when the sandbox has one */
         if (port != SBX_PORT_ENVD)
                 return true;
         if (strcmp(path, "/health") == 0 && strcmp(method, "GET") == 0)

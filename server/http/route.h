@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Request routing, pure functions only (unit-tested):
- *   1. E2b-Sandbox-Port header present → proxy to (E2b-Sandbox-Id, port); port must be 49983
- *      or 49999 (else 400).
- *   2. else Host "<port>-<id>.<anything>" with a sandbox port → proxy (older SDKs).
+ *   1. E2b-Sandbox-Port header present → proxy to (E2b-Sandbox-Id, port); port must be
+ *      1..65535 (else 400): 49983 envd, 49999 the code interpreter, any other a user port.
+ *   2. else Host "<port>-<id>.<anything>" with such a port → proxy (older SDKs, and
+ *      sandbox.getHost(port) of every SDK).
  *   3. else the route table (front/routes.c, matched by route_find()).
  */
 #pragma once
@@ -17,7 +18,7 @@
 enum route_kind {
         ROUTE_CONTROL,
         ROUTE_PROXY,
-        ROUTE_BAD_PORT, /* E2b-Sandbox-Port present but not a sandbox port */
+        ROUTE_BAD_PORT, /* E2b-Sandbox-Port present but not a port 1..65535 */
 };
 
 struct route_target {
@@ -104,8 +105,12 @@ const struct route *route_find(const struct route *table, size_t n, const char *
 /* The shape of a refusal for a path no row takes: ERRORS_NATIVE for /v1[/...] and /mcp[/]. */
 enum route_errors route_errors_for_path(const char *path);
 
-/* envd/code-interpreter paths never reachable from outside (orchestrator-only, port 0). */
+/* A port the agent does not serve itself (not 0, 49983, 49999): the sandbox's own server. */
+bool route_port_is_user(uint16_t port);
+/* envd/code-interpreter paths never reachable from outside (orchestrator-only, port 0); nothing
+ * on a user port. */
 bool route_proxy_forbidden(uint16_t port, const char *path);
 /* Whether a proxied request needs X-Access-Token == the sandbox's envd token: every envd
- * (49983) request but GET /health, and the code interpreter's (49999) /execute. */
+ * (49983) request but GET /health, and the code interpreter's (49999) /execute; never on a user
+ * port (the traffic token guards those: e2b/ingress.h). */
 bool route_proxy_needs_token(uint16_t port, const char *method, const char *path);

@@ -59,13 +59,18 @@ int adopt_parse_record(const char *text, struct sandbox **ret)
         cJSON *j = cJSON_Parse(text);
         const char *id = get_str(j, "sandboxID"), *tpl = get_str(j, "templateID");
         const char *tok = get_str(j, "envdAccessToken");
+        /* a private sandbox's traffic token: a record with a broken one is not adopted (its
+         * ports would otherwise open to everyone) */
+        const char *tt = get_str(j, "trafficAccessToken");
         double pid = get_num(j, "pid", 0), slot = get_num(j, "uidSlot", -1);
         bool persisted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "persisted"));
         int r = -EBADMSG;
         if (!cJSON_IsObject(j) || !sandbox_id_valid(id) || strlen(id) > 20 ||
             !template_name_valid(tpl) || !tok || strlen(tok) != 2 * TOKEN_HEX_BYTES ||
             (!persisted && pid < 2) || pid < 0 || pid > 4194304 || slot < 0 ||
-            slot >= REGISTRY_MAX_SLOTS)
+            slot >= REGISTRY_MAX_SLOTS ||
+            (tt &&
+             (strlen(tt) != 2 * TOKEN_HEX_BYTES || strspn(tt, "0123456789abcdef") != strlen(tt))))
                 goto out;
         struct sandbox *s = sandbox_new();
         if (!s) {
@@ -92,6 +97,9 @@ int adopt_parse_record(const char *text, struct sandbox **ret)
             cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "autoPauseMemory"));
         s->auto_resume = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "autoResume"));
         s->timeout_s = (int64_t)get_num(j, "timeoutSeconds", TIMEOUT_DEFAULT_S);
+        snprintf(s->traffic_token, sizeof(s->traffic_token), "%s", tt ? tt : "");
+        const char *mh = get_str(j, "maskRequestHost");
+        snprintf(s->mask_host, sizeof(s->mask_host), "%s", mh ? mh : "");
         s->pool = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "pool"));
         const cJSON *l = cJSON_GetObjectItemCaseSensitive(j, "layers");
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "binds");

@@ -317,6 +317,13 @@ int lifecycle_apply_params(struct sandbox *s, const struct create_params *p)
         s->pause_drops_memory = p->pause_drops_memory;
         s->auto_resume = p->auto_resume;
         s->timeout_s = p->timeout_s;
+        s->traffic_token[0] = 0;
+        if (p->private_traffic) {
+                int r = random_hex(s->traffic_token, TOKEN_HEX_BYTES);
+                if (r < 0)
+                        return r;
+        }
+        snprintf(s->mask_host, sizeof(s->mask_host), "%s", p->mask_host);
         sandbox_set_started_now(s);
         sandbox_set_end_at(s, sandbox_started_s(s) + p->timeout_s);
         return 0;

@@ -183,6 +183,43 @@ static void add_listed(cJSON *o, const struct sandbox *s)
         add_mounts(o, s->volume_mounts, false);
 }
 
+static char *json_domain;
+
+void sandbox_json_set_domain(const char *domain)
+{
+        free(json_domain);
+        json_domain = domain ? strdup(domain) : NULL;
+}
+
+static void add_domain(cJSON *o)
+{
+        if (json_domain)
+                cJSON_AddStringToObject(o, "domain", json_domain);
+        else
+                cJSON_AddNullToObject(o, "domain");
+}
+
+static void add_opt_string(cJSON *o, const char *name, const char *v)
+{
+        if (v[0])
+                cJSON_AddStringToObject(o, name, v);
+        else
+                cJSON_AddNullToObject(o, name);
+}
+
+/* network's ingress fields, into the object add_net() may have made (egress lists). */
+static void add_network(cJSON *o, const struct sandbox *s)
+{
+        cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "network");
+        if (!n)
+                n = cJSON_AddObjectToObject(o, "network");
+        if (!n)
+                return;
+        cJSON_AddBoolToObject(n, "allowPublicTraffic", !s->traffic_token[0]);
+        if (s->mask_host[0])
+                cJSON_AddStringToObject(n, "maskRequestHost", s->mask_host);
+}
+
 void sandbox_set_net(struct sandbox *s, struct net_policy *net)
 {
         pthread_mutex_lock(&s->net_lock);
@@ -262,8 +299,8 @@ cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
                 cJSON_AddStringToObject(o, "clientID", SBX_CLIENT_ID);
                 cJSON_AddStringToObject(o, "envdVersion", ENVD_VERSION);
                 cJSON_AddStringToObject(o, "envdAccessToken", s->token);
-                cJSON_AddNullToObject(o, "trafficAccessToken");
-                cJSON_AddNullToObject(o, "domain");
+                add_opt_string(o, "trafficAccessToken", s->traffic_token);
+                add_domain(o);
                 cJSON_AddStringToObject(o, "alias", s->template_id);
                 break;
         case SHAPE_LISTED:
@@ -272,8 +309,9 @@ cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
         case SHAPE_DETAIL: {
                 add_listed(o, s);
                 cJSON_AddStringToObject(o, "envdAccessToken", s->token);
-                cJSON_AddNullToObject(o, "domain");
+                add_domain(o);
                 add_net(o, s, false);
+                add_network(o, s);
                 cJSON *l = cJSON_AddObjectToObject(o, "lifecycle");
                 if (l) {
                         cJSON_AddBoolToObject(l, "autoResume", s->auto_resume);
@@ -305,6 +343,8 @@ cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
                 cJSON_AddBoolToObject(o, "autoPauseMemory", !s->pause_drops_memory);
                 cJSON_AddBoolToObject(o, "autoResume", s->auto_resume);
                 cJSON_AddNumberToObject(o, "timeoutSeconds", (double)s->timeout_s);
+                add_opt_string(o, "trafficAccessToken", s->traffic_token);
+                add_opt_string(o, "maskRequestHost", s->mask_host);
                 cJSON_AddBoolToObject(o, "pool", s->pool);
                 if (s->layers)
                         cJSON_AddItemToObject(o, "layers", cJSON_Duplicate(s->layers, 1));

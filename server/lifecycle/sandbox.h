@@ -39,9 +39,13 @@ struct sandbox {
         bool pause_drops_memory; /* autoPauseMemory false: that pause keeps files only */
         bool auto_resume;        /* lifecycle.autoResume: traffic to a paused sandbox resumes it */
         int64_t timeout_s;       /* the create's timeout: what an auto-resume gives it again */
-        bool pool;               /* a warm-pool member: not registered, not listed */
-        cJSON *layers;           /* owned array of absolute layer paths, bottom first */
-        cJSON *binds;            /* owned array of {source,target,readonly} (from the template) */
+        /* ingress (e2b/ingress.h): "" = public user ports; else the trafficAccessToken that
+         * user ports and the code interpreter need (network.allowPublicTraffic false) */
+        char traffic_token[2 * TOKEN_HEX_BYTES + 1];
+        char mask_host[MASK_HOST_MAX + 1]; /* network.maskRequestHost, "" when unset */
+        bool pool;                         /* a warm-pool member: not registered, not listed */
+        cJSON *layers;                     /* owned array of absolute layer paths, bottom first */
+        cJSON *binds; /* owned array of {source,target,readonly} (from the template) */
         /* volumeMounts: owned array of {name, path, volumeID}, NULL when none; the first
          * volumes_held of them are counted users of their volume (storage/volume.h) until the
          * sandbox is torn down */
@@ -97,6 +101,10 @@ void sandbox_set_started_from_record(struct sandbox *s, const cJSON *record);
 
 /* "2006-01-02T15:04:05Z" (UTC, second precision). buf >= 32 bytes. */
 int rfc3339_format(int64_t t, char buf[static 32]);
+
+/* The `domain` create, connect and get answer (getHost(port) of the SDKs is
+ * "<port>-<id>.<domain>"); set once at start-up, before any request (NULL: null). */
+void sandbox_json_set_domain(const char *domain);
 
 /* JSON object for s in the given shape; NULL on ENOMEM. */
 cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape);

@@ -388,6 +388,9 @@ int snapshot_fork(struct server *srv, struct sandbox *s, unsigned count, int64_t
         snprintf(p.template_id, sizeof(p.template_id), "%s", id);
         p.metadata = s->metadata;
         p.env_vars = s->env_vars;
+        /* a fork of a private sandbox is private too, with a token of its own */
+        p.private_traffic = s->traffic_token[0] != 0;
+        snprintf(p.mask_host, sizeof(p.mask_host), "%s", s->mask_host);
         p.volume_mounts = s->volume_mounts; /* the forks mount the parent's volumes (E2B's too) */
         /* a fork gets its parent's egress, no more (none when the parent had no link) */
         if (sandbox_get_net(s, &p.net) < 0) {

@@ -8,6 +8,7 @@
 #include <nettle/base64.h>
 #include <nettle/sha1.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,23 +209,48 @@ static void session_run(struct ws_session *s)
 struct upgrade_ctx {
         struct agent_req *agent;
         char id[ROUTE_ID_MAX];
+        MHD_socket sock;
+        const char *extra; /* valid until MHD_upgrade_action() */
+        size_t extra_len;
+        struct MHD_UpgradeResponseHandle *urh;
 };
+
+static void *session_thread(void *arg)
+{
+        struct upgrade_ctx *u = arg;
+        struct ws_session s = {.sock = u->sock,
+                               .agent = u->agent,
+                               .extra = (const uint8_t *)u->extra,
+                               .extra_len = u->extra_len};
+        snprintf(s.id, sizeof(s.id), "%s", u->id);
+        session_run(&s);
+        log_info("sandbox %s: terminal session ended", s.id);
+        agent_req_free(u->agent);
+        MHD_upgrade_action(u->urh, MHD_UPGRADE_ACTION_CLOSE);
+        free(u);
+        return NULL;
+}
 
 static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls, const char *extra,
                        size_t extra_len, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
 {
         struct upgrade_ctx *u = cls;
-        struct ws_session s = {.sock = sock,
-                               .agent = u->agent,
-                               .extra = (const uint8_t *)extra,
-                               .extra_len = extra_len};
-        snprintf(s.id, sizeof(s.id), "%s", u->id);
-        /* thread-per-connection: this is the connection's own thread, blocking is fine */
-        session_run(&s);
-        log_info("sandbox %s: terminal session ended", s.id);
-        agent_req_free(u->agent);
-        free(u);
-        MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+        pthread_attr_t attr;
+        pthread_t t;
+        /* A thread of its own: under TLS (--tls-cert), MHD's connection thread carries the
+         * bytes between the TLS session and sock only once this callback returns. */
+        u->sock = sock;
+        u->extra = extra;
+        u->extra_len = extra_len;
+        u->urh = urh;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&t, &attr, session_thread, u) != 0) {
+                agent_req_free(u->agent);
+                free(u);
+                MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+        }
+        pthread_attr_destroy(&attr);
 }
 
 /* The request for the agent's /v1/terminal with only cols, rows and user from the query

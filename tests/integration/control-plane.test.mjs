@@ -164,13 +164,14 @@ test('unknown routes are 404 JSON', async () => {
 })
 
 test('sandbox routing: bad E2b-Sandbox-Port is 400, unknown sandbox 502 like E2B', async () => {
-  for (const port of ['0', '65536', '-1', '22', 'abc', '49983x', '', '3000']) {
+  // any port 1..65535 is a sandbox port (a user port past 49983/49999: docs/e2b-wire.md §1.7)
+  for (const port of ['0', '65536', '-1', 'abc', '49983x', '', '99999']) {
     const r = await fetch(d.url + '/health', { headers: { 'E2b-Sandbox-Id': 'x', 'E2b-Sandbox-Port': port } })
     assert.equal(r.status, 400, `port ${JSON.stringify(port)}`)
     assert.equal((await r.json()).code, 400)
   }
   for (const id of ['nosuchsandbox00000000', '', '../../etc']) {
-    for (const port of ['49983', '49999']) {
+    for (const port of ['49983', '49999', '22', '3000']) {
       const r = await fetch(d.url + '/health', { headers: { 'E2b-Sandbox-Id': id, 'E2b-Sandbox-Port': port } })
       assert.equal(r.status, 502)
       const j = await r.json()

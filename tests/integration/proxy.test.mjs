@@ -47,7 +47,8 @@ test('create answers 201 with the Sandbox shape', () => {
   assert.equal(sbx.envdVersion, '0.6.13')
   assert.match(sbx.envdAccessToken, /^[0-9a-f]{48}$/)
   assert.equal(sbx.trafficAccessToken, null)
-  assert.equal(sbx.domain, null)
+  // sandbox.getHost(port) is <port>-<id>.<domain>: by default sbx.localhost with sbxd's port
+  assert.equal(sbx.domain, `sbx.localhost:${d.port}`)
 })
 
 test('the sandbox dir holds sandbox.json and the agent got /init with the token', () => {

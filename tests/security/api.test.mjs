@@ -61,10 +61,15 @@ test('F2: envd routes need the sandbox access token', async () => {
 })
 
 test('F4: malformed sandbox ports and ids are refused', async () => {
-  for (const port of ['0', '65536', '-1', '22', 'abc', '49983x', '']) {
+  for (const port of ['0', '65536', '-1', 'abc', '49983x', '']) {
     const r = await sandboxFetch(sbx.sandboxId, port, '/health')
     assert.ok([400, 404].includes(r.status), `port ${JSON.stringify(port)} → ${r.status}`)
   }
+  // any other port is a user port (a server inside the sandbox): nothing listens on 22, and
+  // nothing of the agent's answers there
+  const u = await sandboxFetch(sbx.sandboxId, '22', '/health')
+  assert.equal(u.status, 502)
+  assert.deepEqual(await u.json(), { sandboxId: sbx.sandboxId, message: 'The sandbox is running but port is not open', port: 22, code: 502 })
   for (const id of ['../../etc', 'nosuchsandbox00000000', '']) {
     const r = await sandboxFetch(id, 49983, '/health', { headers: { 'X-Access-Token': token } })
     assert.ok(r.status >= 400, `id ${JSON.stringify(id)} → ${r.status}`)

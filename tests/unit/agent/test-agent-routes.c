@@ -5,7 +5,9 @@
  * before (envd's REST 404, Connect `unimplemented` for unknown RPCs, the native 404 under
  * /v1/), and handlers returning the status they answered with.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +22,22 @@
 #include "native/native.h"
 #include "routes.h"
 #include "unit.h"
+
+/* A loopback port bound but not listening (held until exit): a connect there is refused. */
+static uint16_t closed_port(void)
+{
+        static int fd = -1;
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t l = sizeof(a);
+        if (fd < 0)
+                fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 ||
+            (a.sin_port == 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 &&
+             errno != EINVAL) ||
+            getsockname(fd, (struct sockaddr *)&a, &l) < 0)
+                return 1;
+        return ntohs(a.sin_port);
+}
 
 /* ---- matching, on a table of our own ---- */
 
@@ -171,8 +189,13 @@ static void test_served(void)
         CHECK_STREQ(response_header(&r, "Content-Type"), "application/json; charset=utf-8");
         CHECK_STREQ((char *)r.body, "{\"code\":404,\"message\":\"no route for GET /nothing\"}");
         response_done(&r);
-        call(1234, "GET", "/health", NULL, NULL, 0, NULL, 0, 1, &r);
-        CHECK_STREQ((char *)r.body, "{\"code\":404,\"message\":\"no route for GET /health\"}");
+        /* any other port is a user port: relayed (port/relay.h), here to a port bound but not
+         * listening: "not open" */
+        uint16_t closed = closed_port();
+        call(closed, "GET", "/health", NULL, NULL, 0, NULL, 0, 1, &r);
+        CHECK_EQ_INT(r.status, 502);
+        CHECK_STREQ(response_header(&r, SBX_HEADER_PORT_ERROR), SBX_PORT_ERROR_NOT_OPEN);
+        CHECK_EQ_INT(r.len, 0);
         response_done(&r);
         call(0, "GET", "/v1", NULL, NULL, 0, NULL, 0, 1, &r);
         CHECK_STREQ((char *)r.body, "{\"code\":404,\"message\":\"no route for GET /v1\"}");

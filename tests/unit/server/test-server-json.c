@@ -136,6 +136,31 @@ static void test_errors(void)
         CHECK_EQ_INT(api_error_status(-EPROTO), 502);
 }
 
+/* A private sandbox with a mask, and the domain set at start-up. */
+static void test_ingress_shape(struct sandbox *s)
+{
+        strcpy(s->traffic_token, "00112233445566778899aabbccddeeff0011223344556677");
+        strcpy(s->mask_host, "app.internal:${PORT}");
+        sandbox_json_set_domain("sbx.localhost:3000");
+        cJSON *o = sandbox_to_json(s, SHAPE_SANDBOX);
+        CHECK_STREQ(str(o, "trafficAccessToken"), s->traffic_token);
+        CHECK_STREQ(str(o, "domain"), "sbx.localhost:3000");
+        cJSON_Delete(o);
+        o = sandbox_to_json(s, SHAPE_DETAIL);
+        CHECK_STREQ(str(o, "domain"), "sbx.localhost:3000");
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "network");
+        CHECK(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(n, "allowPublicTraffic")));
+        CHECK_STREQ(str(n, "maskRequestHost"), "app.internal:${PORT}");
+        cJSON_Delete(o);
+        /* the record keeps both, so an adopted sandbox stays private */
+        o = sandbox_to_json(s, SHAPE_RECORD);
+        CHECK_STREQ(str(o, "trafficAccessToken"), s->traffic_token);
+        CHECK_STREQ(str(o, "maskRequestHost"), "app.internal:${PORT}");
+        cJSON_Delete(o);
+        sandbox_json_set_domain(NULL);
+        s->traffic_token[0] = s->mask_host[0] = 0;
+}
+
 int main(void)
 {
         struct sandbox *s = fixture();
@@ -144,6 +169,8 @@ int main(void)
         test_listed_shape(s);
         test_metadata_filter(s);
         test_errors();
+        test_ingress_shape(s);
+        test_sandbox_shape(s);
         CHECK_EQ_INT(sandbox_get_end_at(s), 1700000300);
         sandbox_unref(s);
         return unit_finish("test-server-json");

@@ -9,6 +9,7 @@
 #include "core/query.h"
 #include "http/route.h"
 #include "core/server-config.h"
+#include "e2b/ingress.h"
 #include "unit.h"
 #include "url-util.h"
 
@@ -24,7 +25,10 @@ static void test_classify(void)
         route_classify("49999", NULL, NULL, &t);
         CHECK_EQ_INT(t.kind, ROUTE_PROXY);
         CHECK_STREQ(t.id, "");
-        static const char *const bad[] = {"0", "22", "65536", "-1", "abc", "49983x", "", "3000"};
+        route_classify("8000", "abc", NULL, &t); /* a user port */
+        CHECK_EQ_INT(t.kind, ROUTE_PROXY);
+        CHECK_EQ_INT(t.port, 8000);
+        static const char *const bad[] = {"0", "65536", "-1", "abc", "49983x", "", "99999"};
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 route_classify(bad[i], "abc", NULL, &t);
                 CHECK_EQ_INT(t.kind, ROUTE_BAD_PORT);
@@ -37,6 +41,15 @@ static void test_classify(void)
         CHECK_EQ_INT(t.kind, ROUTE_PROXY);
         CHECK_EQ_INT(t.port, 49999);
         route_classify(NULL, NULL, "8080-abc.example.test", &t);
+        CHECK_EQ_INT(t.kind, ROUTE_PROXY);
+        CHECK_EQ_INT(t.port, 8080);
+        CHECK_STREQ(t.id, "abc");
+        route_classify(NULL, NULL, "3000-abc.localhost:3000", &t);
+        CHECK_EQ_INT(t.kind, ROUTE_PROXY);
+        CHECK_EQ_INT(t.port, 3000);
+        route_classify(NULL, NULL, "0-abc.example.test", &t);
+        CHECK_EQ_INT(t.kind, ROUTE_CONTROL);
+        route_classify(NULL, NULL, "70000-abc.example.test", &t);
         CHECK_EQ_INT(t.kind, ROUTE_CONTROL);
         route_classify(NULL, NULL, "49983-ABC.example.test", &t);
         CHECK_EQ_INT(t.kind, ROUTE_CONTROL);
@@ -60,6 +73,10 @@ static void test_proxy_rules(void)
         CHECK(!route_proxy_forbidden(49983, "/initx"));
         CHECK(!route_proxy_forbidden(49983, "/files"));
         CHECK(!route_proxy_forbidden(49983, "/process.Process/Start"));
+        CHECK(!route_proxy_forbidden(8000, "/init")); /* the user's own server's path */
+        CHECK(!route_proxy_needs_token(8000, "POST", "/execute"));
+        CHECK(route_port_is_user(8000) && route_port_is_user(1));
+        CHECK(!route_port_is_user(0) && !route_port_is_user(49983) && !route_port_is_user(49999));
 
         CHECK(!route_proxy_needs_token(49983, "GET", "/health"));
         CHECK(route_proxy_needs_token(49983, "POST", "/health"));
@@ -150,9 +167,37 @@ static void test_listen(void)
         CHECK_EQ_INT(config_parse_listen("1.2.3.4:x", &ss, &len, NULL), -EINVAL);
 }
 
+/* E2B's ingress rules (e2b/ingress.h): the traffic token on every port but envd's, and the
+ * ${PORT} of maskRequestHost. */
+static void test_ingress(void)
+{
+        const char *tok = "00112233445566778899aabbccddeeff0011223344556677";
+        CHECK_EQ_INT(ingress_check("", 8000, NULL), INGRESS_OK); /* public */
+        CHECK_EQ_INT(ingress_check(tok, 8000, NULL), INGRESS_MISSING);
+        CHECK_EQ_INT(ingress_check(tok, 8000, ""), INGRESS_MISSING);
+        CHECK_EQ_INT(ingress_check(tok, 8000, "0011"), INGRESS_INVALID);
+        CHECK_EQ_INT(ingress_check(tok, 8000, tok), INGRESS_OK);
+        CHECK_EQ_INT(ingress_check(tok, 49999, NULL), INGRESS_MISSING); /* the interpreter too */
+        CHECK_EQ_INT(ingress_check(tok, 49983, NULL), INGRESS_OK);      /* envd has its own token */
+
+        char out[64];
+        CHECK_EQ_INT(ingress_mask_host("app:${PORT}", 8000, out, sizeof(out)), 0);
+        CHECK_STREQ(out, "app:8000");
+        CHECK_EQ_INT(ingress_mask_host("${PORT}-${PORT}.x", 1, out, sizeof(out)), 0);
+        CHECK_STREQ(out, "1-1.x");
+        CHECK_EQ_INT(ingress_mask_host("${PORT", 80, out, sizeof(out)), 0);
+        CHECK_STREQ(out, "${PORT");
+        CHECK_EQ_INT(ingress_mask_host("plain.host", 80, out, sizeof(out)), 0);
+        CHECK_STREQ(out, "plain.host");
+        CHECK_EQ_INT(ingress_mask_host("0123456789${PORT}", 65535, out, 16), 0);
+        CHECK_STREQ(out, "012345678965535");
+        CHECK_EQ_INT(ingress_mask_host("0123456789${PORT}", 65535, out, 15), -ENAMETOOLONG);
+}
+
 int main(void)
 {
         test_classify();
+        test_ingress();
         test_proxy_rules();
         test_query();
         test_listen();

@@ -188,6 +188,50 @@ static void test_create(void)
         free(buf);
 }
 
+static void test_network(void)
+{
+        struct create_params p;
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"network\":{\"allowPublicTraffic\":false,"
+                               "\"maskRequestHost\":\"localhost:${PORT}\",\"allowOut\":[]}}",
+                               &p),
+                     0);
+        CHECK(p.private_traffic);
+        CHECK_STREQ(p.mask_host, "localhost:${PORT}");
+        create_params_done(&p);
+        CHECK_EQ_INT(create_of("{\"templateID\":\"base\",\"network\":{}}", &p), 0);
+        CHECK(!p.private_traffic && !p.mask_host[0]);
+        create_params_done(&p);
+        CHECK_EQ_INT(
+            create_of("{\"templateID\":\"base\",\"network\":{\"allowPublicTraffic\":true}}", &p),
+            0);
+        CHECK(!p.private_traffic);
+        create_params_done(&p);
+        static const char *const bad[] = {
+            "{\"templateID\":\"base\",\"network\":5}",
+            "{\"templateID\":\"base\",\"network\":{\"allowPublicTraffic\":\"no\"}}",
+            "{\"templateID\":\"base\",\"network\":{\"maskRequestHost\":\"\"}}",
+            "{\"templateID\":\"base\",\"network\":{\"maskRequestHost\":\"a b\"}}",
+            "{\"templateID\":\"base\",\"network\":{\"maskRequestHost\":\"a\\r\\nX: y\"}}",
+            "{\"templateID\":\"base\",\"network\":{\"maskRequestHost\":\"h/path\"}}",
+            "{\"templateID\":\"base\",\"network\":{\"maskRequestHost\":\"h\\u00e9\"}}",
+            "{\"templateID\":\"base\",\"network\":{\"maskRequestHost\":7}}",
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+                CHECK_EQ_INT(create_of(bad[i], &p), -EINVAL);
+        char host[MASK_HOST_MAX + 2];
+        memset(host, 'a', sizeof(host) - 1);
+        host[sizeof(host) - 1] = 0;
+        char body[MASK_HOST_MAX + 128];
+        snprintf(body, sizeof(body),
+                 "{\"templateID\":\"base\",\"network\":{\"maskRequestHost\":\"%s\"}}", host);
+        CHECK_EQ_INT(create_of(body, &p), -EINVAL);
+        host[MASK_HOST_MAX] = 0;
+        snprintf(body, sizeof(body),
+                 "{\"templateID\":\"base\",\"network\":{\"maskRequestHost\":\"%s\"}}", host);
+        CHECK_EQ_INT(create_of(body, &p), 0);
+        create_params_done(&p);
+}
+
 static void test_json_depth(void)
 {
         CHECK_EQ_INT(json_depth("{}", 2), 1);
@@ -265,6 +309,7 @@ int main(void)
         test_timeouts();
         test_names();
         test_create();
+        test_network();
         test_create_env();
         test_json_depth();
         test_keys();

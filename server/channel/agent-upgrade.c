@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "channel/agent-upgrade.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include "log.h"
+#include "macros.h"
+#include "time-util.h"
+
+struct upgrade {
+        struct agent_req *q;
+        char rid[24];
+        MHD_socket sock;
+        const char *extra;
+        size_t extra_len;
+        struct MHD_UpgradeResponseHandle *urh;
+};
+
+static int send_all(int fd, const uint8_t *d, size_t n)
+{
+        while (n > 0) {
+                ssize_t k = send(fd, d, n, MSG_NOSIGNAL);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return k < 0 ? -errno : -EPIPE;
+                d += k;
+                n -= (size_t)k;
+        }
+        return 0;
+}
+
+/* The relay: both sockets blocking, polled; every AGENT_WAIT_TICK_MS the stop flag is looked
+ * at (agent_req_stopping()). Once the client stopped writing, the agent's END is waited for
+ * AGENT_UPGRADE_LINGER_MS at most (a server that never closes would hold the relay). */
+static void relay(struct agent_req *q, int sock, const char *extra, size_t extra_len)
+{
+        _cleanup_free_ uint8_t *buf = malloc(AGENT_UPGRADE_CHUNK);
+        bool client_open = true;
+        int64_t linger_end = 0;
+        struct timeval tv = {.tv_sec = AGENT_UPGRADE_SEND_MS / 1000};
+
+        (void)fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) & ~O_NONBLOCK);
+        (void)setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+        if (!buf || agent_req_set_timeouts(q, 0, AGENT_UPGRADE_SEND_MS) < 0)
+                return;
+        if (extra_len > 0 && agent_req_send(q, extra, extra_len) < 0)
+                return;
+        while (!agent_req_stopping() && (!linger_end || now_ms() < linger_end)) {
+                struct pollfd p[2] = {{.fd = client_open ? sock : -1, .events = POLLIN},
+                                      {.fd = agent_req_fd(q), .events = POLLIN}};
+                int n = poll(p, 2, AGENT_WAIT_TICK_MS);
+                if (n < 0 && errno != EINTR)
+                        return;
+                if (n <= 0)
+                        continue;
+                if (p[0].revents) {
+                        ssize_t k = recv(sock, buf, AGENT_UPGRADE_CHUNK, 0);
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        if (k > 0 && agent_req_send(q, buf, (size_t)k) < 0)
+                                return;
+                        if (k <= 0) {
+                                client_open = false; /* the agent still may answer */
+                                linger_end = now_ms() + AGENT_UPGRADE_LINGER_MS;
+                                if (agent_req_end(q) < 0)
+                                        return;
+                        }
+                }
+                if (p[1].revents) {
+                        const uint8_t *d;
+                        uint32_t len;
+                        if (agent_req_next(q, &d, &len) <= 0 || send_all(sock, d, len) < 0)
+                                return;
+                }
+        }
+}
+
+static void *relay_thread(void *arg)
+{
+        struct upgrade *u = arg;
+        relay(u->q, u->sock, u->extra, u->extra_len);
+        log_debug("req=%s: upgraded connection ended", u->rid);
+        agent_req_free(u->q);
+        MHD_upgrade_action(u->urh, MHD_UPGRADE_ACTION_CLOSE);
+        free(u);
+        return NULL;
+}
+
+static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls, const char *extra,
+                       size_t extra_len, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
+{
+        struct upgrade *u = cls;
+        pthread_attr_t attr;
+        pthread_t t;
+        /* A thread of its own: under TLS, MHD's connection thread carries the bytes between
+         * the TLS session and sock (one end of a socketpair) once this callback returns, so the
+         * relay must not run in it. extra stays valid until MHD_upgrade_action(). */
+        u->sock = sock;
+        u->extra = extra;
+        u->extra_len = extra_len;
+        u->urh = urh;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, AGENT_UPGRADE_STACK);
+        if (pthread_create(&t, &attr, relay_thread, u) != 0) {
+                log_warning("req=%s: no thread for the upgraded connection", u->rid);
+                agent_req_free(u->q);
+                free(u);
+                MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+        }
+        pthread_attr_destroy(&attr);
+}
+
+int agent_mhd_upgrade(struct request *req, struct agent_req **q, const struct sbx_resp_head *h)
+{
+        _cleanup_agent_req_ struct agent_req *own = TAKE_PTR(*q);
+        struct upgrade *u = calloc(1, sizeof(*u));
+        struct MHD_Response *resp = u ? MHD_create_response_for_upgrade(on_upgrade, u) : NULL;
+        if (!resp) {
+                free(u);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < h->n_headers; i++) {
+                const char *n = h->headers[i].name, *v = h->headers[i].value;
+                if ((http_hop_by_hop(n) && strcasecmp(n, "Upgrade") != 0) ||
+                    strcasecmp(n, "Content-Length") == 0 || strcasecmp(n, "Date") == 0)
+                        continue;
+                if (MHD_add_response_header(resp, n, v) != MHD_YES) {
+                        MHD_destroy_response(resp);
+                        free(u);
+                        return -EPROTO;
+                }
+        }
+        u->q = TAKE_PTR(own);
+        snprintf(u->rid, sizeof(u->rid), "%s", req->rid);
+        int r = http_queue(req, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
+        MHD_destroy_response(resp);
+        /* When the 101 never goes out MHD never calls on_upgrade: u and the agent connection
+         * stay until the sandbox goes (as native/ws-terminal.c). */
+        return r;
+}

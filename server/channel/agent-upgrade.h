@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * An agent's 101 Switching Protocols handed to the HTTP client, then the connection relayed
+ * raw both ways (a WebSocket to a server in the sandbox: e2b/proxy.c). sbxd takes the client's
+ * socket from libmicrohttpd (an upgrade response), sends what the client writes as DATA frames
+ * and writes the agent's DATA frames to the client, looking at none of it.
+ *
+ * The exchange ends when the agent sends END (or its connection breaks: the client's socket
+ * is closed), or when sbxd stops. A client that stops writing gets END sent to the agent and
+ * still receives until the agent ends, for AGENT_UPGRADE_LINGER_MS at most.
+ */
+#pragma once
+
+#include "channel/agent-req.h"
+#include "http/http.h"
+
+#define AGENT_UPGRADE_CHUNK     (64 * 1024) /* one read from the client */
+#define AGENT_UPGRADE_SEND_MS   60000 /* a write to the agent or the client may block this long */
+#define AGENT_UPGRADE_LINGER_MS 60000 /* after the client stopped writing: the agent's END */
+#define AGENT_UPGRADE_STACK     (256 * 1024) /* the relay's own thread */
+
+/* Queue the 101 whose head is h (already read from *q) for req, with h's headers minus
+ * Content-Length and Date and hop-by-hop ones but Upgrade; MHD adds `Connection: Upgrade`.
+ * Takes *q (sets it NULL) whatever happens. Returns 101, or -errno when nothing was queued. */
+int agent_mhd_upgrade(struct request *req, struct agent_req **q, const struct sbx_resp_head *h);

@@ -1,0 +1,130 @@
+// HTTPS on sbxd's port (--tls-cert/--tls-key, GnuTLS inside libmicrohttpd) with a test CA, as
+// server/README.md "Sandbox ports" tells an operator to run it: a certificate for
+// sbx.localhost, *.sbx.localhost and 127.0.0.1, and clients trusting the CA through
+// NODE_EXTRA_CA_CERTS. The unmodified SDK then talks to sbxd over https:// (control plane and
+// envd), and `https://` + sandbox.getHost(port) reaches a server in the sandbox, a WebSocket
+// upgrade included. The SDK runs in a child node (NODE_EXTRA_CA_CERTS is read at start-up).
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFileSync, execFile } from 'node:child_process'
+import { mkdtempSync, writeFileSync, rmSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { startSbxd, realTemplates, REAL } from '../integration/sbxd.mjs'
+import { request } from './ports-lib.mjs'
+
+const HERE = dirname(fileURLToPath(import.meta.url))
+let d, dir
+
+// A CA, and a certificate it signs for the default domain and its wildcard.
+function makeCerts(at) {
+  const ossl = (...a) => execFileSync('openssl', a, { cwd: at, stdio: ['ignore', 'ignore', 'pipe'] })
+  ossl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+    '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=sbx test CA')
+  ossl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+    '-keyout', 'key.pem', '-out', 'req.csr', '-subj', '/CN=sbx.localhost')
+  writeFileSync(join(at, 'ext'), 'subjectAltName=DNS:sbx.localhost,DNS:*.sbx.localhost,IP:127.0.0.1\n')
+  ossl('x509', '-req', '-in', 'req.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial',
+    '-out', 'cert.pem', '-days', '2', '-extfile', 'ext')
+}
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'sbx-tls-'))
+  makeCerts(dir)
+  d = await startSbxd({
+    jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
+    args: ['--tls-cert', join(dir, 'cert.pem'), '--tls-key', join(dir, 'key.pem')],
+  })
+})
+after(async () => {
+  try {
+    // startSbxd's stop() cleans up over http://: kill what is left over https first
+    if (d) {
+      const ca = readFileSync(join(dir, 'ca.pem'))
+      const base = `https://127.0.0.1:${d.port}`
+      const l = await request(`${base}/v2/sandboxes`, { headers: { 'X-API-KEY': d.key }, ca }).catch(() => null)
+      for (const s of l?.status === 200 ? JSON.parse(l.body) : []) {
+        await request(`${base}/sandboxes/${s.sandboxID}`, { method: 'DELETE', headers: { 'X-API-KEY': d.key }, ca })
+      }
+    }
+    await d?.stop()
+  } finally {
+    if (dir) rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+// The SDK side, in a child with the CA trusted: prints one JSON line of what it saw.
+const CHILD = String.raw`
+import { Sandbox } from 'e2b'
+import { request, json, websocket, startServer } from './ports-lib.mjs'
+const sbx = await Sandbox.create()
+try {
+  await startServer(sbx, 8000, { scheme: 'https' })
+  const r = await request('https://' + sbx.getHost(8000) + '/host')
+  const ws = await websocket('https://' + sbx.getHost(8000) + '/ws')
+  ws.send(1, 'over tls')
+  const m = await ws.next()
+  await ws.close()
+  const closed = await request('https://' + sbx.getHost(8123) + '/')
+  console.log(JSON.stringify({ host: sbx.getHost(8000), status: r.status, seen: json(r), ws: m.payload.toString(), closed: closed.status }))
+} finally {
+  await sbx.kill()
+}
+`
+
+test('https:// + getHost(port) reaches the sandbox with a test CA (SDK over TLS too)', async () => {
+  assert.match(d.stdout(), /^export E2B_API_URL=https:\/\/127\.0\.0\.1:\d+$/m, 'sbxd announces https')
+  const script = join(HERE, `.tls-child-${process.pid}.mjs`)
+  writeFileSync(script, CHILD)
+  try {
+    const out = await new Promise((resolve, reject) => {
+      execFile(process.execPath, [script], {
+        cwd: HERE, timeout: 120000,
+        env: {
+          ...process.env, NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem'), E2B_API_KEY: d.key,
+          E2B_API_URL: `https://127.0.0.1:${d.port}`, E2B_SANDBOX_URL: `https://127.0.0.1:${d.port}`,
+        },
+      }, (err, stdout, stderr) => err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))
+    })
+    const o = JSON.parse(out.trim().split('\n').pop())
+    assert.equal(o.host.endsWith(`.sbx.localhost:${d.port}`), true, o.host)
+    assert.equal(o.status, 200)
+    assert.equal(o.seen.host, o.host)
+    assert.equal(o.ws, 'over tls')
+    assert.equal(o.closed, 502)
+  } finally {
+    rmSync(script, { force: true })
+  }
+})
+
+test('the /v1 terminal WebSocket works over https too', async () => {
+  const { default: WebSocket } = await import('ws')
+  const ca = readFileSync(join(dir, 'ca.pem'))
+  const base = `https://127.0.0.1:${d.port}`
+  const c = await request(`${base}/v2/sandboxes`, {
+    method: 'POST', ca, headers: { 'X-API-KEY': d.key, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ templateID: 'base' }),
+  })
+  assert.equal(c.status, 201)
+  const id = JSON.parse(c.body).sandboxID
+  try {
+    const ws = new WebSocket(`wss://127.0.0.1:${d.port}/v1/sandboxes/${id}/terminal`, { headers: { Authorization: `Bearer ${d.key}` }, ca })
+    const out = await new Promise((resolve, reject) => {
+      let text = ''
+      ws.on('open', () => ws.send('echo tls-$((20+3))\n'))
+      ws.on('message', (m) => { text += m.toString(); if (text.includes('tls-23')) resolve(text) })
+      ws.on('error', reject)
+      setTimeout(() => reject(new Error(`no output over wss: ${JSON.stringify(text)}`)), 20000)
+    })
+    assert.match(out, /tls-23/)
+    ws.close()
+  } finally {
+    await request(`${base}/sandboxes/${id}`, { method: 'DELETE', ca, headers: { 'X-API-KEY': d.key } })
+  }
+})
+
+test('a client that does not trust the CA is refused; plain HTTP on the TLS port is not served', async () => {
+  await assert.rejects(request(`https://127.0.0.1:${d.port}/health`), /self-signed|unable to verify|certificate/)
+  await assert.rejects(request(`http://127.0.0.1:${d.port}/v2/sandboxes`, { headers: { 'X-API-KEY': d.key } }))
+})
