@@ -24,6 +24,9 @@
  * Self-contained (no sbx headers): templates/base/layer.sh compiles it with cc when the meson
  * build's copy is not given.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* O_PATH, pipe2, struct ucred */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
