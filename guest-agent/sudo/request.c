@@ -25,8 +25,8 @@ static int bad(char *err, size_t errlen, const char *msg)
         return -EINVAL;
 }
 
-int agent_sudo_request_parse(const char *buf, size_t len, struct agent_sudo_request *ret,
-                             char *err, size_t errlen)
+int agent_sudo_request_parse(const char *buf, size_t len, struct agent_sudo_request *ret, char *err,
+                             size_t errlen)
 {
         struct agent_sudo_request r = {.user = NULL};
         const char *flags = NULL;
@@ -67,7 +67,10 @@ int agent_sudo_request_parse(const char *buf, size_t len, struct agent_sudo_requ
         if (!*r.user)
                 return bad(err, errlen, "empty user name");
         for (const char *c = flags ? flags : ""; *c; c++) {
-                bool *b = *c == 'E' ? &r.keep_env : *c == 'i' ? &r.login : *c == 's' ? &r.shell : NULL;
+                bool *b = *c == 'E'   ? &r.keep_env
+                          : *c == 'i' ? &r.login
+                          : *c == 's' ? &r.shell
+                                      : NULL;
                 if (!b || *b)
                         return bad(err, errlen, "malformed request (bad flags)");
                 *b = true;
@@ -138,8 +141,8 @@ static const char *env_get(const struct agent_sudo_request *r, const char *name)
 /* Kept without -E (as sudo's env_reset keeps them). */
 static bool env_kept(const char *kv)
 {
-        static const char *const keep[] = {"TERM=", "COLORTERM=", "LANG=", "LANGUAGE=",
-                                           "LC_",   "DISPLAY=",   "TZ="};
+        static const char *const keep[] = {
+            "TERM=", "COLORTERM=", "LANG=", "LANGUAGE=", "LC_", "DISPLAY=", "TZ="};
         for (size_t i = 0; i < ELEMENTSOF(keep); i++)
                 if (strncmp(kv, keep[i], strlen(keep[i])) == 0)
                         return true;
@@ -218,8 +221,7 @@ int agent_sudo_command(const struct agent_sudo_request *r, const struct agent_us
         if (!e)
                 e = push(env, &ne, printfs("SUDO_GID=%u", (unsigned)caller->gid));
         if (!e)
-                e = push(env, &ne,
-                         printfs("SUDO_COMMAND=%s", r->n_argv ? words : argv[0]));
+                e = push(env, &ne, printfs("SUDO_COMMAND=%s", r->n_argv ? words : argv[0]));
         if (e)
                 return e;
         *ret_argv = TAKE_PTR(argv);

@@ -50,13 +50,14 @@ static bool forwardable(int sig)
                sig == SIGUSR1 || sig == SIGUSR2 || sig == SIGWINCH;
 }
 
-/* Call with lock held: the group, and the leader should it not have reached setsid() yet. */
+/* Call with lock held: the group, or the leader alone while it has not reached setsid() yet
+ * (once is enough: a trap would run twice). */
 static void kill_locked(struct session *s, int sig)
 {
         if (s->exited)
                 return;
-        (void)kill(-s->pid, sig);
-        (void)kill(s->pid, sig);
+        if (kill(-s->pid, sig) < 0 && errno == ESRCH)
+                (void)kill(s->pid, sig);
 }
 
 void agent_sudo_on_exit(pid_t pid, int code, int status)
@@ -227,8 +228,8 @@ static int check_peer(struct conn *k)
         r = agent_user_lookup(cr.uid == 0 ? "root" : name, &k->caller);
         if (r < 0 && cr.uid == 0) {
                 /* root without a passwd line still is root */
-                k->caller = (struct agent_user){.name = strdup("root"), .home = strdup("/root"),
-                                                .shell = strdup("/bin/sh")};
+                k->caller = (struct agent_user){
+                    .name = strdup("root"), .home = strdup("/root"), .shell = strdup("/bin/sh")};
                 if (!k->caller.name || !k->caller.home || !k->caller.shell) {
                         agent_user_done(&k->caller);
                         return -ENOMEM;
@@ -277,8 +278,9 @@ static int read_request(struct conn *k)
                 return -EMSGSIZE;
         }
         if (bad_fds || k->n_fds != AGENT_SUDO_FDS) {
-                answer_error(k->c, "malformed request (it must pass exactly %d fds: stdin, "
-                                   "stdout, stderr, cwd)",
+                answer_error(k->c,
+                             "malformed request (it must pass exactly %d fds: stdin, "
+                             "stdout, stderr, cwd)",
                              AGENT_SUDO_FDS);
                 return -EPROTO;
         }
@@ -331,8 +333,7 @@ static int run(struct conn *k)
                 return -errno;
         /* -i enters the target's home as the target (chdir by path in the child); otherwise
          * the caller's working directory. */
-        int fds[AGENT_SUDO_FDS] = {k->fds[0], k->fds[1], k->fds[2],
-                                   k->req.login ? -1 : k->fds[3]};
+        int fds[AGENT_SUDO_FDS] = {k->fds[0], k->fds[1], k->fds[2], k->req.login ? -1 : k->fds[3]};
         struct agent_spawn spec = {
             .argv = (const char *const *)k->argv,
             .envp = (const char *const *)k->envp,
@@ -480,8 +481,8 @@ static void *listener(void *arg)
 int agent_sudo_start(void)
 {
         struct sockaddr_un a = {.sun_family = AF_UNIX};
-        socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
-                                    strlen(AGENT_SUDO_SOCKET));
+        socklen_t len =
+            (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(AGENT_SUDO_SOCKET));
         _cleanup_close_ int fd = -EBADF;
 
         if (getpid() != 1) {

@@ -21,22 +21,22 @@
 
 #include "core/users.h"
 
-#define AGENT_SUDO_SOCKET      "sbx-sudo" /* abstract */
-#define AGENT_SUDO_MAGIC       "SBXSUDO1"
-#define AGENT_SUDO_HEAD        12
-#define AGENT_SUDO_MAX_REQUEST (1024u * 1024u) /* bytes after the header */
-#define AGENT_SUDO_MAX_ARGS    4096u           /* a= fields */
-#define AGENT_SUDO_MAX_ENVS    4096u           /* e= fields */
-#define AGENT_SUDO_MAX_SESSIONS 32u            /* at once; more are refused */
-#define AGENT_SUDO_REQUEST_MS   10000          /* to send the whole request */
-#define AGENT_SUDO_FDS          4              /* stdin, stdout, stderr, cwd */
+#define AGENT_SUDO_SOCKET       "sbx-sudo" /* abstract */
+#define AGENT_SUDO_MAGIC        "SBXSUDO1"
+#define AGENT_SUDO_HEAD         12
+#define AGENT_SUDO_MAX_REQUEST  (1024u * 1024u) /* bytes after the header */
+#define AGENT_SUDO_MAX_ARGS     4096u           /* a= fields */
+#define AGENT_SUDO_MAX_ENVS     4096u           /* e= fields */
+#define AGENT_SUDO_MAX_SESSIONS 32u             /* at once; more are refused */
+#define AGENT_SUDO_REQUEST_MS   10000           /* to send the whole request */
+#define AGENT_SUDO_FDS          4               /* stdin, stdout, stderr, cwd */
 
 /* A parsed request; the strings point into the request's bytes. */
 struct agent_sudo_request {
-        const char *user; /* "root" when absent */
-        bool keep_env;    /* -E */
-        bool login;       /* -i */
-        bool shell;       /* -s */
+        const char *user;  /* "root" when absent */
+        bool keep_env;     /* -E */
+        bool login;        /* -i */
+        bool shell;        /* -s */
         const char **argv; /* NULL-terminated; may be empty with -i / -s */
         size_t n_argv;
         const char **envp; /* the client's environment, NULL-terminated */
@@ -46,8 +46,8 @@ struct agent_sudo_request {
 /* Parse len bytes of fields. -EINVAL with a message in err (a field that is not NUL-terminated,
  * unknown or repeated, a bad flag, no command without -i/-s, too many fields), -ENOMEM. On
  * success free ret->argv and ret->envp (agent_sudo_request_done). */
-int agent_sudo_request_parse(const char *buf, size_t len, struct agent_sudo_request *ret,
-                             char *err, size_t errlen);
+int agent_sudo_request_parse(const char *buf, size_t len, struct agent_sudo_request *ret, char *err,
+                             size_t errlen);
 void agent_sudo_request_done(struct agent_sudo_request *r);
 
 /*
