@@ -178,8 +178,8 @@ static char *printfs(const char *fmt, ...)
         return k < 0 ? NULL : s;
 }
 
-int agent_sudo_command(const struct agent_sudo_request *r, const struct agent_user *target,
-                       const struct agent_user *caller, char ***ret_argv, char ***ret_env)
+static int command(const struct agent_sudo_request *r, const struct agent_user *target,
+                   const struct agent_user *caller, char ***ret_argv, char ***ret_env)
 {
         _cleanup_strv_free_ char **argv = calloc(r->n_argv + 5, sizeof(char *));
         _cleanup_strv_free_ char **env = calloc(r->n_envp + 5, sizeof(char *));
@@ -227,4 +227,52 @@ int agent_sudo_command(const struct agent_sudo_request *r, const struct agent_us
         *ret_argv = TAKE_PTR(argv);
         *ret_env = TAKE_PTR(env);
         return 0;
+}
+
+/* NAME=value, as sudo takes them before the command. */
+static bool is_assignment(const char *a)
+{
+        const char *eq = strchr(a, '=');
+        if (!eq || eq == a || (*a >= '0' && *a <= '9'))
+                return false;
+        for (const char *c = a; c < eq; c++)
+                if (!(*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                      (*c >= '0' && *c <= '9')))
+                        return false;
+        return true;
+}
+
+int agent_sudo_command(const struct agent_sudo_request *r, const struct agent_user *target,
+                       const struct agent_user *caller, char ***ret_argv, char ***ret_env)
+{
+        size_t first = 0;
+        *ret_argv = *ret_env = NULL;
+        while (first < r->n_argv && is_assignment(r->argv[first]))
+                first++;
+        if (first == r->n_argv && first > 0 && !r->login && !r->shell)
+                return -EINVAL;
+        struct agent_sudo_request c = *r; /* the command after the assignments */
+        c.argv += first;
+        c.n_argv -= first;
+        int e = command(&c, target, caller, ret_argv, ret_env);
+        for (size_t i = 0; i < first && !e; i++) {
+                char **env = *ret_env;
+                size_t n = 0;
+                while (env[n])
+                        n++;
+                char **m = realloc(env, (n + 2) * sizeof(char *));
+                if (!m || !(m[n] = strdup(r->argv[i]))) {
+                        *ret_env = m ? m : env;
+                        e = -ENOMEM;
+                        break;
+                }
+                m[n + 1] = NULL;
+                *ret_env = m;
+        }
+        if (e) {
+                strv_free(*ret_argv);
+                strv_free(*ret_env);
+                *ret_argv = *ret_env = NULL;
+        }
+        return e;
 }

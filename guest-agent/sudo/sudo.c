@@ -425,6 +425,10 @@ static int serve(struct conn *k)
         }
         k->have_target = true;
         r = agent_sudo_command(&k->req, &k->target, &k->caller, &k->argv, &k->env);
+        if (r == -EINVAL) {
+                answer_error(k->c, "no command given (only VAR=value words)");
+                return r;
+        }
         if (r == 0)
                 r = build_env(k);
         if (r < 0) {

@@ -56,8 +56,10 @@ void agent_sudo_request_done(struct agent_sudo_request *r);
  * the variables the command gets on top of envd's environment for target (HOME, USER, LOGNAME,
  * SHELL, PATH and /init's envVars): the client's whole environment with -E (but HOME, USER,
  * LOGNAME, SHELL stay target's), else only TERM, COLORTERM, LANG, LANGUAGE, LC_*, DISPLAY and
- * TZ of it; always SUDO_USER, SUDO_UID, SUDO_GID and SUDO_COMMAND. The env is "NAME=VALUE"
- * strings. Both NULL-terminated, caller frees (strv_free). -ENOMEM.
+ * TZ of it; always SUDO_USER, SUDO_UID, SUDO_GID and SUDO_COMMAND; last, the NAME=value words
+ * before the command (as sudo takes them). The env is "NAME=VALUE" strings. Both
+ * NULL-terminated, caller frees (strv_free). -EINVAL when there are only NAME=value words,
+ * -ENOMEM.
  */
 int agent_sudo_command(const struct agent_sudo_request *r, const struct agent_user *target,
                        const struct agent_user *caller, char ***ret_argv, char ***ret_env);

@@ -74,6 +74,7 @@ test('-E keeps the environment; without it only the terminal and locale come alo
   assert.equal(await run('FOO=bar sudo -E sh -c \'echo "$FOO"\''), 'bar\n')
   assert.equal(await run('FOO=bar sudo sh -c \'echo "[$FOO]"\''), '[]\n')
   assert.equal(await run('LANG=C.UTF-8 sudo sh -c \'echo "$LANG"\''), 'C.UTF-8\n')
+  assert.equal(await run('sudo FOO=1 sh -c \'echo "$FOO"\''), '1\n')
 })
 
 test('sandbox root under sudo still has no capabilities, and no_new_privs', { skip }, async () => {

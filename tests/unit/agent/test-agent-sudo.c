@@ -96,6 +96,19 @@ int main(void)
         strv_free(env);
         agent_sudo_request_done(&r);
 
+        /* NAME=value words before the command go to its environment */
+        CHECK_EQ_INT(parse(REQ("a=FOO=1\0a=env\0a=X=2\0"), &r, err), 0);
+        CHECK_EQ_INT(agent_sudo_command(&r, &root, &user, &argv, &env), 0);
+        CHECK_STREQ(argv[0], "env");
+        CHECK_STREQ(argv[1], "X=2");
+        CHECK_STREQ(env_of(env, "FOO"), "1");
+        strv_free(argv);
+        strv_free(env);
+        agent_sudo_request_done(&r);
+        CHECK_EQ_INT(parse(REQ("a=FOO=1\0"), &r, err), 0);
+        CHECK_EQ_INT(agent_sudo_command(&r, &root, &user, &argv, &env), -EINVAL);
+        agent_sudo_request_done(&r);
+
         /* malformed */
         check_bad("", 0, "must end with NUL");
         check_bad(REQ("a=true"), "must end with NUL");
