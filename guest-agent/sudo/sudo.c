@@ -190,6 +190,7 @@ struct conn {
         struct agent_user caller, target;
         bool have_caller, have_target;
         char **argv, **env, **envp;
+        bool ran; /* the command was started: the session is over */
 };
 
 static void conn_done(struct conn *k)
@@ -354,6 +355,7 @@ static int run(struct conn *k)
                 answer_error(k->c, "cannot start the command: %s", strerror(-r));
                 return r;
         }
+        k->ran = true;
         /* The command has its copies. */
         for (int i = 0; i < k->n_fds; i++)
                 k->fds[i] = safe_close(k->fds[i]);
@@ -439,10 +441,34 @@ static int serve(struct conn *k)
         return run(k);
 }
 
+/* After a refusal: let the client finish sending (discarding it, for at most
+ * AGENT_SUDO_LINGER_MS) so that it reads the answer; closing with its bytes unread would reset
+ * the connection and lose the answer. */
+static void linger(int c)
+{
+        int64_t deadline = now_ms() + AGENT_SUDO_LINGER_MS;
+        size_t left = AGENT_SUDO_HEAD + AGENT_SUDO_MAX_REQUEST;
+        char buf[4096];
+
+        (void)shutdown(c, SHUT_WR);
+        while (left > 0) {
+                int64_t ms = deadline - now_ms();
+                struct pollfd p = {c, POLLIN, 0};
+                if (ms <= 0 || poll(&p, 1, (int)ms) <= 0)
+                        return;
+                ssize_t n = recv(c, buf, MIN(sizeof(buf), left), MSG_DONTWAIT);
+                if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+                        return;
+                if (n > 0)
+                        left -= (size_t)n;
+        }
+}
+
 static void *session_main(void *arg)
 {
         struct conn k = {.c = (int)(intptr_t)arg};
-        (void)serve(&k);
+        if (serve(&k) < 0 && !k.ran)
+                linger(k.c);
         conn_done(&k);
         __atomic_sub_fetch(&n_conns, 1, __ATOMIC_RELAXED);
         return NULL;
@@ -461,6 +487,7 @@ static void *listener(void *arg)
                 }
                 if (__atomic_add_fetch(&n_conns, 1, __ATOMIC_RELAXED) > AGENT_SUDO_MAX_SESSIONS) {
                         __atomic_sub_fetch(&n_conns, 1, __ATOMIC_RELAXED);
+                        /* (no linger here: the listener must not wait for anyone) */
                         answer_error(c, "too many sudo commands at once (at most %u)",
                                      AGENT_SUDO_MAX_SESSIONS);
                         close(c);

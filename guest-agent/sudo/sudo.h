@@ -29,6 +29,7 @@
 #define AGENT_SUDO_MAX_ENVS     4096u           /* e= fields */
 #define AGENT_SUDO_MAX_SESSIONS 32u             /* at once; more are refused */
 #define AGENT_SUDO_REQUEST_MS   10000           /* to send the whole request */
+#define AGENT_SUDO_LINGER_MS    1000            /* after a refusal, for the client to read it */
 #define AGENT_SUDO_FDS          4               /* stdin, stdout, stderr, cwd */
 
 /* A parsed request; the strings point into the request's bytes. */

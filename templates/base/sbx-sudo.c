@@ -360,8 +360,13 @@ int main(int argc, char **argv)
         if (fd < 0)
                 return fail("cannot reach the sandbox agent: %s (sbx sandboxes only)",
                             strerror(-fd));
-        if (send_request(fd, &r) < 0)
+        if (send_request(fd, &r) < 0) {
+                /* The agent may have refused before reading it all: its answer says why. */
+                unsigned char t;
+                if (recv(fd, &t, 1, MSG_PEEK | MSG_DONTWAIT) == 1)
+                        return wait_answer(fd);
                 return fail("%s", "sending the request to the sandbox agent failed");
+        }
         free(r.buf);
         int st = wait_answer(fd);
         if (list == 1 && st == 0)

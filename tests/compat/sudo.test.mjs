@@ -100,6 +100,22 @@ test('signals the client gets are forwarded to the command', { skip }, async () 
   assert.equal(e.stdout, 'got-term\n')
 })
 
+test('Ctrl-C in a terminal reaches the command through sudo', { skip }, async () => {
+  let out = ''
+  const t = await sbx.pty.create({ cols: 80, rows: 24, onData: (d) => { out += new TextDecoder().decode(d) } })
+  try {
+    await sbx.pty.sendInput(t.pid, new TextEncoder().encode('sudo sleep 993\n'))
+    for (let i = 0; i < 50 && (await run("pgrep -u root -f '^sleep 993$' | wc -l")) !== '1\n'; i++) await sleep(100)
+    await sbx.pty.sendInput(t.pid, new Uint8Array([3]))
+    assert.ok(await gone('sleep 993'), 'Ctrl-C did not end the command')
+    await sbx.pty.sendInput(t.pid, new TextEncoder().encode('echo "status=$?"\n'))
+    for (let i = 0; i < 50 && !out.includes('status=130'); i++) await sleep(100)
+    assert.match(out, /status=130/) // died of SIGINT, as sudo does when its command does
+  } finally {
+    await sbx.pty.kill(t.pid).catch(() => {})
+  }
+})
+
 test('a sudo killed by commands.kill or its timeout ends its command', { skip }, async () => {
   const h = await sbx.commands.run('sudo sleep 991', { background: true })
   await sleep(500)
