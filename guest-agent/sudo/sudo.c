@@ -190,7 +190,7 @@ struct conn {
         struct agent_user caller, target;
         bool have_caller, have_target;
         char **argv, **env, **envp;
-        bool ran; /* the command was started: the session is over */
+        bool ran; /* the command was started, or the caller refused: no lingering */
 };
 
 static void conn_done(struct conn *k)
@@ -209,42 +209,56 @@ static void conn_done(struct conn *k)
         safe_close(k->c);
 }
 
-/* Who is asking: the default user or root; -EPERM otherwise, answered. */
-static int check_peer(struct conn *k)
+/* At most a line a second about refused callers (a refused process may loop). */
+static void log_refused(const struct ucred *cr)
+{
+        static int64_t last;
+        int64_t now = now_ms(), prev = __atomic_load_n(&last, __ATOMIC_RELAXED);
+        if (now - prev >= 1000 && __atomic_compare_exchange_n(&last, &prev, now, false,
+                                                              __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                log_info("sudo: refused uid %u (pid %d)", (unsigned)cr->uid, (int)cr->pid);
+}
+
+/* Who is asking on c: the default user or root, as *caller (free with agent_user_done);
+ * -EPERM otherwise, answered. */
+static int check_peer(int c, struct agent_user *caller)
 {
         _cleanup_free_ char *name = NULL;
         struct ucred cr;
         socklen_t cl = sizeof(cr);
         int r;
 
-        if (getsockopt(k->c, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0)
+        if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0)
                 return -errno;
         if (cr.pid <= 0) { /* not in this sandbox's pid namespace */
-                answer_error(k->c, "the caller is not in this sandbox");
+                answer_error(c, "the caller is not in this sandbox");
+                log_refused(&cr);
                 return -EPERM;
         }
         r = agent_config_default_user(&name);
         if (r < 0)
                 return r;
-        r = agent_user_lookup(cr.uid == 0 ? "root" : name, &k->caller);
+        r = agent_user_lookup(cr.uid == 0 ? "root" : name, caller);
         if (r < 0 && cr.uid == 0) {
                 /* root without a passwd line still is root */
-                k->caller = (struct agent_user){
+                *caller = (struct agent_user){
                     .name = strdup("root"), .home = strdup("/root"), .shell = strdup("/bin/sh")};
-                if (!k->caller.name || !k->caller.home || !k->caller.shell) {
-                        agent_user_done(&k->caller);
+                if (!caller->name || !caller->home || !caller->shell) {
+                        agent_user_done(caller);
                         return -ENOMEM;
                 }
                 r = 0;
         }
-        if (r == 0)
-                k->have_caller = true;
-        if (r < 0 || k->caller.uid != cr.uid) {
-                answer_error(k->c,
+        if (r == 0 && caller->uid != cr.uid) {
+                agent_user_done(caller);
+                r = -EPERM;
+        }
+        if (r < 0) {
+                answer_error(c,
                              "uid %u may not use sudo in this sandbox (only the default user, "
                              "%s, and root may)",
                              (unsigned)cr.uid, name);
-                log_info("sudo: refused uid %u (pid %d)", (unsigned)cr.uid, (int)cr.pid);
+                log_refused(&cr);
                 return -EPERM;
         }
         return 0;
@@ -410,9 +424,13 @@ static int run(struct conn *k)
 
 static int serve(struct conn *k)
 {
-        int r = check_peer(k);
-        if (r < 0)
+        /* Again (the listener checked already): the default user may have changed since. */
+        int r = check_peer(k->c, &k->caller);
+        if (r < 0) {
+                k->ran = true; /* answered; nothing to linger for */
                 return r;
+        }
+        k->have_caller = true;
         r = read_request(k);
         if (r < 0)
                 return r;
@@ -485,6 +503,15 @@ static void *listener(void *arg)
                                 usleep(100 * 1000); /* wait for fds or memory to come back */
                         continue;
                 }
+                /* Refused callers never take a session: they cannot crowd out those who may. The
+                 * answer waits in their receive queue (the client reads it even when its send
+                 * fails on the closed connection). */
+                struct agent_user who;
+                if (check_peer(c, &who) < 0) {
+                        close(c);
+                        continue;
+                }
+                agent_user_done(&who);
                 if (__atomic_add_fetch(&n_conns, 1, __ATOMIC_RELAXED) > AGENT_SUDO_MAX_SESSIONS) {
                         __atomic_sub_fetch(&n_conns, 1, __ATOMIC_RELAXED);
                         /* (no linger here: the listener must not wait for anyone) */

@@ -135,6 +135,14 @@ test('users other than the default user and root are refused', { skip }, async (
   const e = await fails('sudo true', { user: 'other' })
   assert.equal(e.exitCode, 1)
   assert.match(e.stderr, /^sudo: uid 1234 may not use sudo in this sandbox/)
+  // refused callers take no session: 40 connections of theirs held open crowd out nobody
+  const held = await sbx.commands.run(
+    "python3 -c \"import socket,time\nl=[]\nfor i in range(40):\n s=socket.socket(socket.AF_UNIX);s.connect('\\\\0sbx-sudo');l.append(s)\nprint('held',flush=True)\ntime.sleep(30)\"",
+    { background: true, user: 'other' })
+  for (let i = 0; i < 50 && !held.stdout.includes('held'); i++) await sleep(100)
+  assert.match(held.stdout, /held/)
+  assert.equal(await run('sudo whoami'), 'root\n')
+  await sbx.commands.kill(held.pid)
   // root may
   assert.equal(await run('sudo -u nobody id -u', { user: 'root' }), '65534\n')
 })
