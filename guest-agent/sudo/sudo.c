@@ -455,7 +455,7 @@ static int serve(struct conn *k)
                 answer_error(k->c, "%s", strerror(-r));
                 return r;
         }
-        log_info("sudo: %s runs %s as %s", k->caller.name, k->argv[0], k->target.name);
+        log_debug("sudo: %s runs %s as %s", k->caller.name, k->argv[0], k->target.name);
         return run(k);
 }
 
