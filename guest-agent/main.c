@@ -9,6 +9,7 @@
 #include "core/server.h"
 #include "log.h"
 #include "routes.h"
+#include "sudo/sudo.h"
 
 int main(int argc, char **argv)
 {
@@ -35,6 +36,9 @@ int main(int argc, char **argv)
                 return EXIT_FAILURE;
         if (agent_relay_start() < 0)
                 return EXIT_FAILURE;
+        /* Without it the sandbox still serves everything else: sudo then says it cannot reach
+         * the agent. */
+        (void)agent_sudo_start();
         agent_server_set_routes(&agent_routes);
         r = agent_init_run(fd, &agent_init_hooks);
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;

@@ -17,6 +17,7 @@
 #include "native/native.h"
 #include "port/relay.h"
 #include "proc/process.h"
+#include "sudo/sudo.h"
 
 int agent_handle_init(struct agent_request *r)
 {
@@ -130,8 +131,21 @@ const struct agent_route_table agent_routes = {
     .not_found = handle_unrouted,
 };
 
+/* A reaped child is either the process table's or a sudo command's (each ignores the other's). */
+static void child_exited(pid_t pid, int code, int status)
+{
+        agent_proc_on_exit(pid, code, status);
+        agent_sudo_on_exit(pid, code, status);
+}
+
+static void stop(int sig)
+{
+        agent_proc_signal_all(sig);
+        agent_sudo_signal_all(sig);
+}
+
 const struct agent_init_hooks agent_init_hooks = {
-    .child_exited = agent_proc_on_exit,
+    .child_exited = child_exited,
     .timers = agent_proc_enforce_deadlines,
-    .stop = agent_proc_signal_all,
+    .stop = stop,
 };

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
@@ -124,7 +125,11 @@ _noreturn_ static void child(const struct agent_spawn *s, int in_fd, int out_fd,
                 _exit(126);
         if (move_fd(out_fd, STDOUT_FILENO) < 0 || move_fd(in_fd, STDIN_FILENO) < 0)
                 child_fail("setting up stdio", NULL, errno);
-        close_range(3, ~0U, 0);
+        /* A given working directory stays open as fd 3 (close-on-exec) until the fchdir. */
+        bool cwd_fd = s->fds && s->fds[3] >= 0;
+        if (cwd_fd && (dup2(s->fds[3], 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0))
+                child_fail("keeping the working directory", NULL, errno);
+        close_range(cwd_fd ? 4 : 3, ~0U, 0);
 
         if (setsid() < 0)
                 child_fail("setsid", NULL, errno);
@@ -173,7 +178,11 @@ _noreturn_ static void child(const struct agent_spawn *s, int in_fd, int out_fd,
         if (r < 0)
                 child_fail("sigprocmask", NULL, errno);
 
-        if (chdir(s->cwd) < 0)
+        if (cwd_fd) {
+                if (fchdir(3) < 0)
+                        child_fail("entering the working directory", NULL, errno);
+                close(3);
+        } else if (chdir(s->cwd) < 0)
                 child_fail("chdir", s->cwd, errno);
         exec_search(s->argv, s->envp);
 }
@@ -194,7 +203,9 @@ int agent_spawn(const struct agent_spawn *s, struct agent_spawned *ret)
         if (max_cap < CAP_LAST_CAP)
                 max_cap = CAP_LAST_CAP;
 
-        if (s->pty) {
+        if (s->fds) {
+                /* the caller's fds: nothing to make */
+        } else if (s->pty) {
                 struct winsize ws = {.ws_col = s->cols, .ws_row = s->rows};
                 /* TIOCGPTPEER opens the slave from the master, with no path lookup in /dev/pts
                  * that sandbox code could race. */
@@ -237,6 +248,8 @@ int agent_spawn(const struct agent_spawn *s, struct agent_spawned *ret)
         if (pid < 0)
                 return negative_errno();
         if (pid == 0) {
+                if (s->fds)
+                        child(s, s->fds[0], s->fds[1], s->fds[2], empty, max_cap);
                 if (s->pty)
                         child(s, out_w, out_w, out_w, empty, max_cap);
                 child(s, in_r, out_w, err_w, empty, max_cap);

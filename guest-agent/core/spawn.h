@@ -19,6 +19,10 @@ struct agent_spawn {
         bool stdin_pipe; /* else stdin is /dev/null (ignored with pty) */
         bool pty;        /* stdin/stdout/stderr on a new pseudo-terminal, its controlling tty */
         unsigned short cols, rows;
+        /* When set: stdin, stdout, stderr and the working directory (a directory fd, entered
+         * with fchdir as the user; -1: cwd) are these fds, the caller's (sudo/: what its
+         * client passed); stdin_pipe and pty are ignored and *ret has no fds. */
+        const int *fds;
 };
 
 struct agent_spawned {

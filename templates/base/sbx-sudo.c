@@ -21,13 +21,18 @@
  * one byte per signal to forward; the agent sends "X" + a 32-bit exit code, "K" + a 32-bit
  * signal number, or "E" + a 16-bit length + a message.
  *
- * Self-contained (no sbx headers): templates/base/layer.sh compiles it with cc when the meson
- * build's copy is not given.
+ * Self-contained (no sbx headers, no library but libc): templates/base/layer.sh compiles it
+ * statically with cc into the template's layer (or installs SBX_SUDO_BIN); meson builds a copy
+ * too, for its warnings and cppcheck.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* O_PATH, pipe2, struct ucred */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,10 +61,13 @@ static void on_signal(int sig)
         errno = e;
 }
 
-static int fail(const char *fmt, const char *arg)
+__attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
 {
+        va_list ap;
         fprintf(stderr, "sudo: ");
-        fprintf(stderr, fmt, arg);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
         fputc('\n', stderr);
         return 1;
 }
@@ -357,8 +365,13 @@ int main(int argc, char **argv)
         if (fd < 0)
                 return fail("cannot reach the sandbox agent: %s (sbx sandboxes only)",
                             strerror(-fd));
-        if (send_request(fd, &r) < 0)
+        if (send_request(fd, &r) < 0) {
+                /* The agent may have refused before reading it all: its answer says why. */
+                unsigned char t;
+                if (recv(fd, &t, 1, MSG_PEEK | MSG_DONTWAIT) == 1)
+                        return wait_answer(fd);
                 return fail("%s", "sending the request to the sandbox agent failed");
+        }
         free(r.buf);
         int st = wait_answer(fd);
         if (list == 1 && st == 0)
