@@ -58,7 +58,9 @@ static const char usage[] =
     "  --egress-max none|listed|any  the most egress any sandbox gets: none, only its allowOut\n"
     "                            list, or the internet too (default any)\n"
     "  --egress-dns ADDR         upstream DNS server of the sandboxes' resolver (default: the\n"
-    "                            first nameserver of /etc/resolv.conf)\n";
+    "                            first nameserver of /etc/resolv.conf)\n"
+    "  --egress-upstream-ca FILE  a PEM bundle the egress proxy trusts for servers, besides the\n"
+    "                            host's CA bundle\n";
 
 int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, socklen_t *ret_len,
                         char **ret_host)
@@ -176,6 +178,7 @@ void config_done(struct sbxd_config *c)
         free(c->pool_templates);
         free(c->cgroup_parent);
         free(c->egress_dns);
+        free(c->egress_upstream_ca);
         *c = (struct sbxd_config){};
 }
 
@@ -193,6 +196,7 @@ void config_done(struct sbxd_config *c)
 #define OPT_EGRESS          1021
 #define OPT_EGRESS_MAX      1022
 #define OPT_EGRESS_DNS      1023
+#define OPT_EGRESS_CA       1024
 
 /* A positive decimal number up to max into *ret. */
 static int parse_u64(const char *name, const char *arg, uint64_t max, uint64_t *ret)
@@ -338,6 +342,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"egress", required_argument, NULL, OPT_EGRESS},
             {"egress-max", required_argument, NULL, OPT_EGRESS_MAX},
             {"egress-dns", required_argument, NULL, OPT_EGRESS_DNS},
+            {"egress-upstream-ca", required_argument, NULL, OPT_EGRESS_CA},
             {},
         };
         const char *listen = SBXD_DEFAULT_LISTEN, *state = SBXD_DEFAULT_STATE_DIR;
@@ -406,6 +411,15 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                 case OPT_EGRESS_DNS:
                         if (parse_egress(o, optarg, &c, &egress_dns) < 0)
                                 return -EINVAL;
+                        break;
+                case OPT_EGRESS_CA:
+                        if (access(optarg, R_OK) < 0) {
+                                fprintf(stderr, "sbxd: --egress-upstream-ca '%s': %m\n", optarg);
+                                return -EINVAL;
+                        }
+                        free(c.egress_upstream_ca);
+                        if (!(c.egress_upstream_ca = realpath(optarg, NULL)))
+                                return -ENOMEM;
                         break;
                 case 1005:
                         if (strcmp(optarg, "image") != 0 && strcmp(optarg, "tmpfs") != 0) {

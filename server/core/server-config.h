@@ -54,7 +54,8 @@ struct sbxd_config {
         /* Egress (server/lifecycle/egress.h): --egress, --egress-max, --egress-dns */
         bool egress_allow; /* a sandbox that asks for nothing may reach the internet */
         enum egress_max egress_max;
-        char *egress_dns; /* upstream resolver address, NULL: /etc/resolv.conf's first */
+        char *egress_dns;         /* upstream resolver address, NULL: /etc/resolv.conf's first */
+        char *egress_upstream_ca; /* --egress-upstream-ca: extra PEM the proxy trusts, or NULL */
 };
 
 /* <state>/url: the URL sbxd listens on, written once listening, removed at a clean stop

@@ -30,8 +30,9 @@ before(async () => {
   if (skip) return
   e2b = await import(SDK)
   outside = await outsideUp()
+  // the outside's own certificate is the upstream trust anchor of the proxy (no public CA here)
   d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
-    args: ['--egress-dns', OUT.dns] })
+    args: ['--egress-dns', OUT.dns, '--egress-upstream-ca', outside.cert] })
 })
 
 after(async () => {
@@ -92,4 +93,81 @@ test('secrets: create, get, list, update, delete; the value is never returned', 
   assert.equal(await S.destroy(b.secretId, opts()), true)
   assert.equal(await S.destroy(b.secretId, opts()), false)
   assert.equal(await S.exists('second', opts()), false)
+})
+
+// What the outside's /record saw, newest last (read from the host, never from a sandbox).
+async function recorded() {
+  return (await fetch(`http://${OUT.a4}/recorded`)).json()
+}
+const last = async () => (await recorded()).at(-1)
+
+test('transform: the header reaches the server, the secret never enters the sandbox', { skip }, async () => {
+  await e2b.Secret.create('svc-key', VALUE, opts())
+  const s = await create({ network: {
+    allowOut: ['www.allowed.test', 'other.test'],
+    rules: { 'www.allowed.test': [{ transform: { headers: {
+      Authorization: `Bearer ${e2b.Secret.fill('svc-key')}`, 'X-Sbx-Static': 'plain' } } }] },
+  } })
+  // HTTPS to the matching name, certificate verified in the sandbox (no -k): the proxy's leaf,
+  // signed by the CA the sandbox's bundle now holds; the sandbox's own Authorization is replaced
+  let r = await curlIn(s, 'https://www.allowed.test/record', { extra: "-4 -H 'Authorization: Bearer fake'" })
+  assert.equal(r.code, 0, r.out)
+  assert.equal(r.out, 'recorded\n')
+  let h = await last()
+  assert.equal(h.authorization, `Bearer ${VALUE}`)
+  assert.equal(h['x-sbx-static'], 'plain')
+  assert.equal(h.host, 'www.allowed.test')
+
+  // another name: untouched, TLS and all (the outside's own certificate: -k)
+  r = await curlIn(s, 'https://other.test/record', { extra: "-H 'Authorization: Bearer mine'" })
+  assert.equal(r.out, 'recorded\n')
+  h = await last()
+  assert.equal(h.authorization, 'Bearer mine')
+  assert.equal(h['x-sbx-static'], undefined)
+  // not intercepted: the sandbox sees the outside's self-signed certificate, which it does
+  // not trust (an intercepted name would verify: the sandbox trusts the proxy's CA)
+  const plainCurl = (url) => s.commands.run(`curl -sS -m 5 -o /dev/null ${url}; echo rc=$?`)
+  assert.match((await plainCurl('https://other.test/')).stdout, /rc=60/)
+  // plain HTTP is never transformed
+  await curlIn(s, 'http://www.allowed.test/record', { extra: '-4' })
+  assert.equal((await last())['x-sbx-static'], undefined)
+
+  // nothing in the sandbox holds the value: env, every process's environ, the files it can read
+  const env = await s.commands.run('env')
+  assert.ok(!env.stdout.includes(VALUE))
+  const found = await s.commands.run(
+    // a pattern that matches the value without spelling it (grep's own cmdline is searched too)
+    `grep -rlsE 'sk-live-(q7Zr2){6}' /proc/[0-9]*/environ /proc/[0-9]*/cmdline /etc /root /home /tmp /var /opt /usr/local 2>/dev/null; true`,
+    { timeoutMs: 120000 })
+  assert.equal(found.stdout.trim(), '', `the secret is readable in: ${found.stdout}`)
+
+  // a new value is used at once; an unknown secret fails the request, not silently
+  await e2b.Secret.update('svc-key', VALUE + '2', opts())
+  await curlIn(s, 'https://www.allowed.test/record', { extra: '-4' })
+  assert.equal((await last()).authorization, `Bearer ${VALUE}2`)
+
+  // updateNetwork replaces the rules
+  await s.updateNetwork({ allowOut: ['www.allowed.test', 'other.test'],
+    rules: { 'other.test': [{ transform: { headers: { 'X-Sbx-Static': 'moved' } } }],
+      'www.allowed.test': [{ transform: { headers: { Authorization: '${e2b.secrets.nope}' } } }] } })
+  r = await curlIn(s, 'https://other.test/record')
+  assert.equal(r.code, 0, r.out)
+  h = await last()
+  assert.equal(h['x-sbx-static'], 'moved')
+  r = await curlIn(s, 'https://www.allowed.test/record', { extra: "-4 -w ' %{http_code}'" })
+  assert.match(r.out, /secret 'nope' does not exist.* 502$/s)
+  await e2b.Secret.destroy('svc-key', opts())
+})
+
+test('transform rules: bad input is a 400', { skip }, async () => {
+  for (const rules of [{ '*': [{ transform: { headers: { A: 'b' } } }] },
+    { 'a.test': [{ transform: { headers: { Host: 'x' } } }] },
+    { 'a.test': [{ transform: { headers: { 'Bad Name': 'x' } } }] },
+    { 'a.test': [{ transform: { headers: { A: 'x\r\nB: y' } } }] },
+    { 'a.test': [{ transform: { headers: { A: '${e2b.secrets.}' } } }] },
+    { 'a.test': [{ transform: { headers: { A: '${e2b.identity.tokens.x}' } } }] },
+    { 'a.test': 'no' }]) {
+    const r = await api('POST', '/sandboxes', { templateID: 'base', network: { rules } })
+    assert.equal(r.status, 400, JSON.stringify(rules))
+  }
 })
