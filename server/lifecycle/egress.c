@@ -408,6 +408,8 @@ static int slot_nat_rules(struct buf *b, int slot, const struct net_policy *p, u
         snprintf(rd, sizeof(rd), "tcp dport 443 redirect to :%u", port);
         return buf_printf(b,
                           "add rule %1$s s%2$d_in ct status dnat tcp dport %3$u accept\n"
+                          /* the host's own addresses are sN_in's, never the proxy's */
+                          "add rule %1$s s%2$d_nat fib daddr type local return\n"
                           "add rule %1$s s%2$d_nat ip daddr @s%2$d_a4 %4$s\n"
                           "add rule %1$s s%2$d_nat ip6 daddr @s%2$d_a6 %4$s\n"
                           "add rule %1$s s%2$d_nat ip daddr @blocked4 return\n"

@@ -6,6 +6,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import { createServer } from 'node:net'
 import { startSbxd, realTemplates, REAL, TOP } from './sbxd.mjs'
 import { OUT, outsideUp, curlIn } from './egress-net.mjs'
 
@@ -157,6 +158,29 @@ test('transform: the header reaches the server, the secret never enters the sand
   r = await curlIn(s, 'https://www.allowed.test/record', { extra: "-4 -w ' %{http_code}'" })
   assert.match(r.out, /secret 'nope' does not exist.* 502$/s)
   await e2b.Secret.destroy('svc-key', opts())
+})
+
+test('transform: the proxy reaches nothing the sandbox could not (the host, blocked ranges)', { skip }, async () => {
+  // a listener of the host's own on its outside address, port 443: the sandbox's input chain
+  // refuses it, and a redirect to the proxy (which connects from the host) must not open it
+  let hits = 0
+  const host = createServer((c) => { hits++; c.destroy() })
+  await new Promise((r) => host.listen(443, OUT.host4, r))
+  try {
+    const s = await create({ allowInternetAccess: true,
+      network: { rules: { '*.test': [{ transform: { headers: { 'X-Sbx-Static': 'x' } } }] } } })
+    for (const url of [`https://${OUT.host4}/`, `https://${OUT.private4}/`, 'https://169.254.169.254/']) {
+      const r = await curlIn(s, url, { extra: '--connect-timeout 3' })
+      assert.notEqual(r.code, 0, `${url} answered: ${r.out}`)
+    }
+    assert.equal(hits, 0, 'the host listener was reached')
+    // what the sandbox may reach still works through the proxy
+    const r = await curlIn(s, 'https://www.allowed.test/record', { extra: '-4' })
+    assert.equal(r.out, 'recorded\n')
+    assert.equal((await last())['x-sbx-static'], 'x')
+  } finally {
+    host.close()
+  }
 })
 
 test('transform rules: bad input is a 400', { skip }, async () => {
