@@ -664,6 +664,8 @@ int egress_reconcile(struct egress *e, const int *slots, const struct net_policy
         for (size_t i = 0; i < n; i++)
                 keep[slots[i]] = true;
         r = dns_start(e);
+        if (r >= 0) /* before the rules: sN_nat names its port */
+                r = proxy_start(e, err, sizeof(err));
         if (r >= 0 && !e->nft) /* a context for the listing */
                 (void)nft_run(e, "list tables\n", NULL, 0);
         if (r >= 0)

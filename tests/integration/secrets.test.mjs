@@ -183,6 +183,26 @@ test('transform: the proxy reaches nothing the sandbox could not (the host, bloc
   }
 })
 
+test('transform: the rules, the CA and the secrets survive an sbxd restart', { skip }, async () => {
+  await e2b.Secret.create('kept', VALUE, opts())
+  const s = await create({ network: { allowOut: ['www.allowed.test'],
+    rules: { 'www.allowed.test': [{ transform: { headers: { 'X-Sbx-Kept': e2b.Secret.fill('kept') } } }] } } })
+  const ca = readFileSync(join(d.state, 'egress-ca', 'ca.crt'), 'utf8')
+  assert.equal(statSync(join(d.state, 'egress-ca', 'ca.key')).mode & 0o777, 0o600)
+  const bundle = await s.commands.run('cat /etc/ssl/certs/ca-certificates.crt')
+  assert.ok(bundle.stdout.includes(ca.trim()), 'the sandbox trusts the CA')
+  await d.stop({ keep: true })
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: d,
+    args: ['--egress-dns', OUT.dns, '--egress-upstream-ca', outside.cert] })
+  assert.equal(readFileSync(join(d.state, 'egress-ca', 'ca.crt'), 'utf8'), ca, 'the CA is kept')
+  const again = await e2b.Sandbox.connect(s.sandboxId, opts())
+  const r = await curlIn(again, 'https://www.allowed.test/record', { extra: '-4' })
+  assert.equal(r.out, 'recorded\n')
+  assert.equal((await last())['x-sbx-kept'], VALUE)
+  assert.equal((await e2b.Secret.list(opts()).nextItems()).some((x) => x.name === 'kept'), true)
+  await e2b.Secret.destroy('kept', opts())
+})
+
 test('transform rules: bad input is a 400', { skip }, async () => {
   for (const rules of [{ '*': [{ transform: { headers: { A: 'b' } } }] },
     { 'a.test': [{ transform: { headers: { Host: 'x' } } }] },
