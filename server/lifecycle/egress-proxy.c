@@ -7,6 +7,7 @@
 #include <linux/netfilter_ipv4.h>
 #include <linux/netfilter_ipv6/ip6_tables.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <poll.h>
 #include <pthread.h>
@@ -46,8 +47,13 @@ struct conn {
 
 /* ---- helpers ---- */
 
+/* Timeouts both ways, and no Nagle: the proxy forwards what it read at once, often a small
+ * record after another (a response's head, then its body), which Nagle and the peer's delayed
+ * ACK would hold back ~40 ms. */
 static void set_timeouts(int fd, int ms)
 {
+        int one = 1;
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
         (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
         (void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
