@@ -161,6 +161,19 @@ int proxy_http_host(const char *head, size_t len, char name[static 256])
         return -ENOENT;
 }
 
+int proxy_http_check_target(const char *head, size_t len, const char *name)
+{
+        const char *sp = memchr(head, ' ', len);
+        if (!sp || (size_t)(sp - head) + 2 >= len ||
+            (sp[1] != '/' && !(sp[1] == '*' && sp[2] == ' ')))
+                return -EINVAL;
+        char host[256];
+        int r = proxy_http_host(head, len, host);
+        if (r < 0)
+                return -EINVAL;
+        return strcmp(host, name) == 0 ? 0 : -EXDEV;
+}
+
 static bool hop_by_hop(const char *line, size_t llen)
 {
         static const char *const hop[] = {

@@ -25,6 +25,12 @@ int proxy_http_head_len(const char *buf, size_t len);
  * name (size >= 256): 0, or -ENOENT when there is none, -EINVAL for a bad one. */
 int proxy_http_host(const char *head, size_t len, char name[static 256]);
 
+/* Is the request of this head for name, and for nothing else? Its target in origin form
+ * ("/..."; or "*"), and its Host (without a port) equal to name: 0; -EXDEV when it names
+ * another host (domain fronting through a server that proves name), -EINVAL for a target in
+ * absolute or authority form or no Host. */
+int proxy_http_check_target(const char *head, size_t len, const char *name);
+
 /* The head sent on: the request line, the client's headers except hop-by-hop ones and those
  * headers names (an object of strings, values resolved) replaces, then headers, then
  * "Connection: close" (one request per connection: later requests cannot escape a

@@ -239,6 +239,17 @@ static void intercept(struct conn *c, int ufd, const char *name, const cJSON *he
                                   "sbx egress proxy: the request head is too large or broken");
                 goto out;
         }
+        int t = proxy_http_check_target(head, (size_t)hl, name);
+        if (t < 0) { /* the header goes to the name that was proven, and only there */
+                log_info("egress proxy: slot %d: a request on '%s' for another host refused",
+                         c->slot, name);
+                (void)reply_error(cs, "421 Misdirected Request",
+                                  t == -EXDEV ? "sbx egress proxy: the Host header must be the "
+                                                "name the connection was opened for"
+                                              : "sbx egress proxy: the request target must be a "
+                                                "path, with a Host header");
+                goto out;
+        }
         if (SSL_connect(us) != 1) {
                 log_warning("egress proxy: slot %d: '%s' did not prove its name (%s)", c->slot,
                             name, X509_verify_cert_error_string(SSL_get_verify_result(us)));

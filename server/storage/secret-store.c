@@ -73,8 +73,10 @@ const char *secret_value_check(const char *value)
         size_t len = strlen(value);
         if (len == 0 || len > SECRET_VALUE_MAX)
                 return "secret value must be 1 to 8192 bytes";
-        if (strpbrk(value, "\r\n"))
-                return "secret value cannot contain CR or LF (it goes into HTTP headers)";
+        for (const char *p = value; *p; p++)
+                if (((unsigned char)*p < 0x20 && *p != '\t') || *p == 0x7f)
+                        return "secret value cannot contain control characters (it goes into "
+                               "HTTP headers)";
         return NULL;
 }
 

@@ -11,7 +11,8 @@
  *
  * Limits: SECRETS_MAX secrets; names 1..SECRET_NAME_MAX bytes without '{', '}', control
  * characters or whitespace, lowercased, not starting with "sec_" (ids); values
- * 1..SECRET_VALUE_MAX bytes without CR, LF or NUL (they go into HTTP header values); metadata
+ * 1..SECRET_VALUE_MAX bytes without control characters but tab (they go into HTTP header
+ * values); metadata
  * as E2B: SECRET_META_ENTRIES entries, keys <= 128, values <= 1024, <= 8192 bytes in total.
  */
 #pragma once

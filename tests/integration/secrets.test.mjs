@@ -77,7 +77,7 @@ test('secrets: create, get, list, update, delete; the value is never returned', 
   }
   // bad input: 400 in E2B's shape
   for (const body of [{ name: 'a{b}', value: 'x' }, { name: 'sec_x', value: 'x' },
-    { name: 'ok', value: '' }, { name: 'ok', value: 'a\nb' }, { name: 'ok' },
+    { name: 'ok', value: '' }, { name: 'ok', value: 'a\nb' }, { name: 'ok', value: 'a\u0001b' }, { name: 'ok' },
     { name: 'x'.repeat(64), value: 'x' }, { name: 'ok', value: 'x', metadata: { k: 1 } }]) {
     const r = await api('POST', '/secrets', body)
     assert.equal(r.status, 400, JSON.stringify(body))
@@ -141,6 +141,13 @@ test('transform: the header reaches the server, the secret never enters the sand
     `grep -rlsE 'sk-live-(q7Zr2){6}' /proc/[0-9]*/environ /proc/[0-9]*/cmdline /etc /root /home /tmp /var /opt /usr/local 2>/dev/null; true`,
     { timeoutMs: 120000 })
   assert.equal(found.stdout.trim(), '', `the secret is readable in: ${found.stdout}`)
+
+  // the header goes to the name the upstream proved, never to another Host behind it
+  // (domain fronting): refused before anything is sent upstream
+  const before = (await recorded()).length
+  r = await curlIn(s, 'https://www.allowed.test/record', { extra: "-4 -H 'Host: other.test' -w ' %{http_code}'" })
+  assert.match(r.out, / 421$/)
+  assert.equal((await recorded()).length, before, 'nothing reached the server')
 
   // a new value is used at once; an unknown secret fails the request, not silently
   await e2b.Secret.update('svc-key', VALUE + '2', opts())

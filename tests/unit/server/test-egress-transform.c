@@ -171,6 +171,15 @@ static void test_http(void)
         CHECK_EQ_INT(proxy_http_rewrite(head, (size_t)hl, h, out, 40), -ENOBUFS);
         cJSON_Delete(h);
 
+        CHECK_EQ_INT(proxy_http_check_target(head, (size_t)hl, "api.example.com"), 0);
+        CHECK_EQ_INT(proxy_http_check_target(head, (size_t)hl, "other.example.com"), -EXDEV);
+        const char *abs = "GET https://evil.test/ HTTP/1.1\r\nHost: api.example.com\r\n\r\n";
+        CHECK_EQ_INT(proxy_http_check_target(abs, strlen(abs), "api.example.com"), -EINVAL);
+        const char *nohost = "GET / HTTP/1.1\r\nAccept: */*\r\n\r\n";
+        CHECK_EQ_INT(proxy_http_check_target(nohost, strlen(nohost), "api.example.com"), -EINVAL);
+        const char *star = "OPTIONS * HTTP/1.1\r\nHost: api.example.com\r\n\r\n";
+        CHECK_EQ_INT(proxy_http_check_target(star, strlen(star), "api.example.com"), 0);
+
         char v[64];
         const char *missing = NULL;
         CHECK_EQ_INT(proxy_resolve_value("Bearer ${e2b.secrets.k}!${x}", fake_secret, NULL, v,
