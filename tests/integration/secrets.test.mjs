@@ -190,6 +190,17 @@ test('transform: the proxy reaches nothing the sandbox could not (the host, bloc
   }
 })
 
+test('transform: an upstream that cannot prove the name gets nothing', { skip }, async () => {
+  // nothere.test is at an allowed address, but the outside's certificate does not name it
+  const s = await create({ network: { allowOut: [OUT.b4],
+    rules: { 'nothere.test': [{ transform: { headers: { 'X-Sbx-Static': 'never' } } }] } } })
+  const before = (await recorded()).length
+  const r = await curlIn(s, 'https://nothere.test/record',
+    { extra: `--resolve nothere.test:443:${OUT.b4} -w ' %{http_code}'` })
+  assert.match(r.out, /certificate did not verify.* 502$/s)
+  assert.equal((await recorded()).length, before, 'nothing reached the server')
+})
+
 test('transform: the rules, the CA and the secrets survive an sbxd restart', { skip }, async () => {
   await e2b.Secret.create('kept', VALUE, opts())
   const s = await create({ network: { allowOut: ['www.allowed.test'],
