@@ -191,6 +191,18 @@ static int read_head(SSL *s, char *buf, size_t size, size_t *ret_got)
         }
 }
 
+/* cJSON_Delete of resolved headers, their values wiped first. */
+static void wipe_delete(cJSON *o)
+{
+        const cJSON *h;
+        cJSON_ArrayForEach(h, o)
+        {
+                if (cJSON_IsString(h))
+                        explicit_bzero(h->valuestring, strlen(h->valuestring));
+        }
+        cJSON_Delete(o);
+}
+
 static int secret_get(void *arg, const char *name, char *buf, size_t size)
 {
         struct egress_proxy *p = arg;
@@ -203,20 +215,27 @@ static int resolve_headers(struct egress_proxy *p, const cJSON *in, cJSON **ret,
                            const char **ret_missing)
 {
         static __thread char v[NET_TRANSFORM_TOTAL_MAX + 1];
-        _cleanup_json_ cJSON *o = cJSON_CreateObject();
+        cJSON *o = cJSON_CreateObject();
         const cJSON *h;
+        int r = o ? 0 : -ENOMEM;
         cJSON_ArrayForEach(h, in)
         {
-                int r =
-                    proxy_resolve_value(h->valuestring, secret_get, p, v, sizeof(v), ret_missing);
-                if (r < 0)
-                        return r;
-                bool ok = o && cJSON_AddStringToObject(o, h->string, v);
-                explicit_bzero(v, (size_t)r);
-                if (!ok)
-                        return -ENOMEM;
+                int n = r < 0 ? r
+                              : proxy_resolve_value(h->valuestring, secret_get, p, v, sizeof(v),
+                                                    ret_missing);
+                if (n >= 0 && !cJSON_AddStringToObject(o, h->string, v))
+                        n = -ENOMEM;
+                if (n >= 0)
+                        explicit_bzero(v, (size_t)n);
+                if (r >= 0 && n < 0)
+                        r = n;
         }
-        *ret = TAKE_PTR(o);
+        if (r < 0) {
+                explicit_bzero(v, sizeof(v));
+                wipe_delete(o);
+                return r;
+        }
+        *ret = o;
         return 0;
 }
 
@@ -268,7 +287,7 @@ static void intercept(struct conn *c, int ufd, const char *name, const cJSON *he
                 goto out;
         }
         int n = r < 0 ? r : proxy_http_rewrite(head, (size_t)hl, resolved, out, sizeof(out));
-        cJSON_Delete(resolved);
+        wipe_delete(resolved);
         if (n < 0) {
                 (void)reply_error(cs, "502 Bad Gateway", "sbx egress proxy: cannot rewrite");
                 goto out;
@@ -297,8 +316,13 @@ static void serve(struct conn *c)
                                : (const void *)&((struct sockaddr_in6 *)&c->peer)->sin6_addr;
         if (c->slot < 0) /* not a sandbox's address: nothing to serve */
                 return;
-        if (c->p->h.lookup(c->p->h.arg, fam, addr, &pol) != c->slot)
+        int slot = c->p->h.lookup(c->p->h.arg, fam, addr, &pol);
+        if (slot < 0)
                 return;
+        if (slot != c->slot) { /* cannot be: both read the same address */
+                net_policy_done(&pol);
+                return;
+        }
         struct sockaddr_storage dst;
         socklen_t dl = 0;
         char name[256] = "";
