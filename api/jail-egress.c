@@ -30,6 +30,8 @@ int sbx_jail_egress_encode(cJSON *o, const struct sbx_jail_egress *e)
             (r = add_addr(g, "addr6", AF_INET6, e->addr6, (int)e->prefix6)) < 0 ||
             (r = add_addr(g, "gw6", AF_INET6, e->gw6, -1)) < 0)
                 return r;
+        if (e->ca_pem[0] && !cJSON_AddStringToObject(g, "ca", e->ca_pem))
+                return -ENOMEM;
         return 0;
 }
 
@@ -106,6 +108,14 @@ int sbx_jail_egress_decode(const cJSON *o, struct sbx_jail_egress **ret, const c
                        "prefix";
                 return -EINVAL;
         }
+        const cJSON *ca = cJSON_GetObjectItemCaseSensitive(g, "ca");
+        if (ca && (!cJSON_IsString(ca) || strlen(ca->valuestring) >= SBX_JAIL_CA_MAX ||
+                   strncmp(ca->valuestring, "-----BEGIN CERTIFICATE-----\n", 28) != 0)) {
+                *msg = "egress: ca must be one PEM certificate";
+                return -EINVAL;
+        }
+        if (ca)
+                strcpy(e->ca_pem, ca->valuestring);
         *ret = TAKE_PTR(e);
         return 0;
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "jail-ca.h"
 #include "jail-error.h"
 #include "jail-mount.h"
 #include "jail-net.h"
@@ -145,6 +146,10 @@ int jail_attach_run(int spec_fd, int status_fd, int pidfd)
                 r = jail_net_egress_ns(e, ns);
         if (r >= 0 && (r = jail_mount_write_resolv_conf(root, uid, e->gw4)) < 0) {
                 jail_errorf(r, "writing the sandbox's /etc/resolv.conf: %m");
+                (void)jail_net_egress_remove(e);
+        }
+        if (r >= 0 && (r = jail_ca_install(root, uid, e->ca_pem)) < 0) {
+                jail_errorf(r, "adding the egress CA to " SBX_JAIL_CA_BUNDLE ": %m");
                 (void)jail_net_egress_remove(e);
         }
         if (r < 0)

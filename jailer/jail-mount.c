@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "jail-mount.h"
 
+#include "jail-ca.h"
 #include "jail-error.h"
 #include "log.h"
 #include "macros.h"
@@ -546,6 +547,8 @@ int jail_mount_root(const struct sbx_jail_spec *s, int userns_fd, int *ret_idmap
         if (s->egress &&
             (r = jail_mount_write_resolv_conf(root_fd, s->uid_base, s->egress->gw4)) < 0)
                 return jail_errorf(r, "writing /etc/resolv.conf: %m");
+        if (s->egress && (r = jail_ca_install(root_fd, s->uid_base, s->egress->ca_pem)) < 0)
+                return jail_errorf(r, "adding the egress CA to " SBX_JAIL_CA_BUNDLE ": %m");
         /* Mountpoints the child needs; the template normally has them. */
         _cleanup_close_ int proc = mkdir_in_root(root_fd, "/proc", 0555, s->uid_base);
         if (proc < 0)

@@ -17,6 +17,7 @@
 #include "build/build.h"
 #include "lifecycle/adopt.h"
 #include "storage/disk-image.h"
+#include "storage/secret-store.h"
 #include "storage/volume.h"
 #include "fd-util.h"
 #include "front/front.h"
@@ -181,6 +182,8 @@ int main(int argc, char **argv)
         if (r >= 0)
                 r = volume_store_open(cfg.state_dir, &srv.volumes);
         if (r >= 0)
+                r = secret_store_open(cfg.state_dir, &srv.secrets);
+        if (r >= 0)
                 r = egress_new(&srv, &srv.egress);
         if (r >= 0)
                 r = lifecycle_timer_start(&srv);
@@ -243,6 +246,7 @@ int main(int argc, char **argv)
         registry_free(srv.registry);
         volume_store_free(srv.volumes); /* mounts in use stay with their sandboxes */
         egress_free(srv.egress);        /* the rules stay for the sandboxes, which keep running */
+        secret_store_free(srv.secrets); /* after the egress: its proxy reads secrets */
         char url_path[4096];
         snprintf(url_path, sizeof(url_path), "%s/" SBXD_URL_FILE, cfg.state_dir);
         (void)unlink(url_path); /* nobody listens there any more */
@@ -260,6 +264,7 @@ fail:
                 registry_free(srv.registry);
         }
         volume_store_free(srv.volumes);
+        secret_store_free(srv.secrets);
         state_dir_release(cfg.state_dir);
         config_done(&cfg);
         return 1;

@@ -55,7 +55,7 @@ static bool parse_cidr(const char *s, struct net_rule *r)
 
 /* RFC 1123 host names: labels of [a-z0-9-], 1..63, not starting or ending with '-', at least
  * two labels (a bare "com" is refused as too wide), optionally "*." in front. */
-static bool parse_domain(const char *s, struct net_rule *r)
+bool net_domain_parse(const char *s, struct net_rule *r)
 {
         r->kind = NET_DOMAIN;
         r->wildcard = strncmp(s, "*.", 2) == 0;
@@ -121,7 +121,8 @@ static int parse_list(const cJSON *net, const char *key, bool domains, struct ne
                         return -EINVAL;
                 }
                 struct net_rule *r = &rules[k];
-                if (parse_cidr(e->valuestring, r) || (domains && parse_domain(e->valuestring, r))) {
+                if (parse_cidr(e->valuestring, r) ||
+                    (domains && net_domain_parse(e->valuestring, r))) {
                         k++;
                         continue;
                 }
@@ -142,13 +143,8 @@ static int parse_list(const cJSON *net, const char *key, bool domains, struct ne
 static int unsupported(const cJSON *net, const char **ret_msg)
 {
         const cJSON *proxy = net ? cJSON_GetObjectItemCaseSensitive(net, "egressProxy") : NULL;
-        const cJSON *rules = net ? cJSON_GetObjectItemCaseSensitive(net, "rules") : NULL;
         if (proxy && !cJSON_IsNull(proxy)) {
                 *ret_msg = "network.egressProxy is not supported by this server";
-                return -EINVAL;
-        }
-        if (rules && !cJSON_IsNull(rules) && !(cJSON_IsObject(rules) && !rules->child)) {
-                *ret_msg = "network.rules (request transforms) are not supported by this server";
                 return -EINVAL;
         }
         return 0;
@@ -179,6 +175,10 @@ int net_policy_parse(const cJSON *body, const char *network_key, struct net_poli
                 r = parse_list(net, "allowOut", true, &p.allow, &p.n_allow, ret_msg);
         if (r >= 0)
                 r = parse_list(net, "denyOut", false, &p.deny, &p.n_deny, ret_msg);
+        if (r >= 0)
+                r = net_transforms_parse(net ? cJSON_GetObjectItemCaseSensitive(net, "rules")
+                                             : NULL,
+                                         &p.xf, &p.n_xf, ret_msg);
         if (r < 0) {
                 net_policy_done(&p);
                 return r;
@@ -191,8 +191,10 @@ void net_policy_done(struct net_policy *p)
 {
         free(p->allow);
         free(p->deny);
+        net_transforms_free(p->xf, p->n_xf);
         p->allow = p->deny = NULL;
-        p->n_allow = p->n_deny = 0;
+        p->xf = NULL;
+        p->n_allow = p->n_deny = p->n_xf = 0;
 }
 
 void net_policy_free(struct net_policy *p)
@@ -207,10 +209,11 @@ int net_policy_copy(const struct net_policy *p, struct net_policy *ret)
         struct net_policy c = {.internet = p->internet, .n_allow = p->n_allow, .n_deny = p->n_deny};
         c.allow = calloc(p->n_allow + 1, sizeof(*c.allow));
         c.deny = calloc(p->n_deny + 1, sizeof(*c.deny));
-        if (!c.allow || !c.deny) {
+        if (!c.allow || !c.deny || net_transforms_copy(p->xf, p->n_xf, &c.xf) < 0) {
                 net_policy_done(&c);
                 return -ENOMEM;
         }
+        c.n_xf = p->n_xf;
         if (p->n_allow)
                 memcpy(c.allow, p->allow, p->n_allow * sizeof(*c.allow));
         if (p->n_deny)

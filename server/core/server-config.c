@@ -64,7 +64,9 @@ static const char usage[] =
     "  --domain DOMAIN           sandbox ports are <port>-<id>.DOMAIN, as sandbox.getHost()\n"
     "                            returns them (default sbx.localhost:<listening port>)\n"
     "  --tls-cert FILE           serve HTTPS with this PEM certificate (chain), valid for\n"
-    "  --tls-key FILE            DOMAIN and *.DOMAIN, and this PEM key (both or neither)\n";
+    "  --tls-key FILE            DOMAIN and *.DOMAIN, and this PEM key (both or neither)\n"
+    "  --egress-upstream-ca FILE  a PEM bundle the egress proxy trusts for servers, besides the\n"
+    "                            host's CA bundle\n";
 
 int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, socklen_t *ret_len,
                         char **ret_host)
@@ -187,6 +189,7 @@ void config_done(struct sbxd_config *c)
         free(c->tls_cert_pem);
         free(c->tls_key_pem);
         free(c->egress_dns);
+        free(c->egress_upstream_ca);
         *c = (struct sbxd_config){};
 }
 
@@ -207,6 +210,7 @@ void config_done(struct sbxd_config *c)
 #define OPT_EGRESS          1021
 #define OPT_EGRESS_MAX      1022
 #define OPT_EGRESS_DNS      1023
+#define OPT_EGRESS_CA       1024
 
 /* A positive decimal number up to max into *ret. */
 static int parse_u64(const char *name, const char *arg, uint64_t max, uint64_t *ret)
@@ -388,6 +392,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"egress", required_argument, NULL, OPT_EGRESS},
             {"egress-max", required_argument, NULL, OPT_EGRESS_MAX},
             {"egress-dns", required_argument, NULL, OPT_EGRESS_DNS},
+            {"egress-upstream-ca", required_argument, NULL, OPT_EGRESS_CA},
             {},
         };
         const char *listen = SBXD_DEFAULT_LISTEN, *state = SBXD_DEFAULT_STATE_DIR;
@@ -473,6 +478,15 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                 case OPT_EGRESS_DNS:
                         if (parse_egress(o, optarg, &c, &egress_dns) < 0)
                                 return -EINVAL;
+                        break;
+                case OPT_EGRESS_CA:
+                        if (access(optarg, R_OK) < 0) {
+                                fprintf(stderr, "sbxd: --egress-upstream-ca '%s': %m\n", optarg);
+                                return -EINVAL;
+                        }
+                        free(c.egress_upstream_ca);
+                        if (!(c.egress_upstream_ca = realpath(optarg, NULL)))
+                                return -ENOMEM;
                         break;
                 case 1005:
                         if (strcmp(optarg, "image") != 0 && strcmp(optarg, "tmpfs") != 0) {

@@ -59,7 +59,8 @@ struct sbxd_config {
         /* Egress (server/lifecycle/egress.h): --egress, --egress-max, --egress-dns */
         bool egress_allow; /* a sandbox that asks for nothing may reach the internet */
         enum egress_max egress_max;
-        char *egress_dns; /* upstream resolver address, NULL: /etc/resolv.conf's first */
+        char *egress_dns;         /* upstream resolver address, NULL: /etc/resolv.conf's first */
+        char *egress_upstream_ca; /* --egress-upstream-ca: extra PEM the proxy trusts, or NULL */
 };
 
 #define SBXD_DOMAIN_MAX     253

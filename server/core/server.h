@@ -11,6 +11,7 @@
 struct registry;
 struct pool;
 struct volume_store;
+struct secret_store;
 struct build_service;
 struct egress;
 
@@ -39,4 +40,5 @@ struct server {
         struct volume_store *volumes; /* storage/volume.h */
         struct build_service *build;  /* build/build.h: template builds */
         struct egress *egress;        /* lifecycle/egress.h */
+        struct secret_store *secrets; /* storage/secret-store.h */
 };

@@ -4,6 +4,7 @@
 #include "e2b/routes-lifecycle.h"
 #include "e2b/routes-network.h"
 #include "e2b/routes-sandboxes.h"
+#include "e2b/routes-secrets.h"
 #include "e2b/routes-volumes.h"
 #include "e2b/volume-content.h"
 #include "e2b/routes-templates.h"
@@ -72,6 +73,12 @@ const struct route sbxd_routes[] = {
     E2B(GET, "/volumes", e2b_volume_list),
     E2B(GET, "/volumes/{id}", e2b_volume_get),
     E2B(DELETE, "/volumes/{id}", e2b_volume_delete),
+    /* E2B: secrets (e2b/routes-secrets.h) */
+    E2B(POST, "/secrets", e2b_secret_create),
+    E2B(GET, "/secrets", e2b_secret_list),
+    E2B(GET, "/secrets/{id}", e2b_secret_get),
+    E2B(POST, "/secrets/{id}", e2b_secret_update),
+    E2B(DELETE, "/secrets/{id}", e2b_secret_delete),
     /* E2B: the volume content API (e2b/volume-content.h): the volume's own token, checked by
      * the handlers */
     VC(GET | POST, "/volumecontent/{id}/dir", e2b_volume_dir),

@@ -13,10 +13,13 @@
 #include "buf.h"
 #include "fd-util.h"
 #include "lifecycle/egress-dns.h"
+#include "lifecycle/egress-proxy.h"
+#include "lifecycle/egress-tls.h"
 #include "lifecycle/registry.h"
 #include "log.h"
 #include "macros.h"
 #include "rtnl.h"
+#include "storage/secret-store.h"
 
 /* Never reachable from a sandbox unless allowOut lists them (docs/e2b-wire.md "Egress"): this
  * network, RFC 1918, shared address space (100.64/10), loopback, link-local with the cloud
@@ -42,6 +45,9 @@ struct egress {
         struct net_policy *policy[REGISTRY_MAX_SLOTS]; /* by slot, NULL: none */
         struct egress_dns *dns;                        /* started with the table */
         unsigned dns_port;
+        struct egress_tls *tls;     /* the sandboxes' CA: egress-tls.h */
+        struct egress_proxy *proxy; /* started with the table */
+        unsigned proxy_port;
 };
 
 int egress_new(struct server *srv, struct egress **ret)
@@ -62,6 +68,8 @@ void egress_free(struct egress *e)
         if (!e)
                 return;
         egress_dns_stop(e->dns);
+        egress_proxy_stop(e->proxy);
+        egress_tls_free(e->tls);
         if (e->nft)
                 nft_ctx_free(e->nft);
         for (unsigned i = 0; i < REGISTRY_MAX_SLOTS; i++)
@@ -171,6 +179,7 @@ static int base_rules(struct buf *b, unsigned dns_port)
             "{ " EGRESS_BLOCKED6 " }; }\n"
             "add map %1$s outmap { type ifname : verdict; }\n"
             "add map %1$s inmap { type ifname : verdict; }\n"
+            "add map %1$s natmap { type ifname : verdict; }\n"
             "add chain %1$s input { type filter hook input priority filter; policy accept; }\n"
             "add chain %1$s forward { type filter hook forward priority filter; policy accept; "
             "}\n"
@@ -206,6 +215,8 @@ static int base_rules(struct buf *b, unsigned dns_port)
             "add rule %1$s forward iifname \"" EGRESS_IF_PREFIX "*\" drop\n"
             "add rule %1$s prerouting iifname \"" EGRESS_IF_PREFIX "*\" udp dport 53 redirect "
             "to :%2$u\n"
+            /* transforms: a sandbox's TCP 80/443 its policy allows goes to the proxy */
+            "add rule %1$s prerouting iifname vmap @natmap\n"
             "add rule %1$s postrouting ip saddr " EGRESS_NET4 " oifname != \"" EGRESS_IF_PREFIX
             "*\" masquerade\n"
             "add rule %1$s postrouting ip6 saddr " EGRESS_NET6 " oifname != \"" EGRESS_IF_PREFIX
@@ -229,8 +240,46 @@ static int dns_start(struct egress *e)
         return e->dns ? 0 : egress_dns_start(&h, e->srv->config->egress_dns, &e->dns, &e->dns_port);
 }
 
-/* The table, the forwarding switches and the resolver, the first time a sandbox needs them.
- * Under e->lock. */
+static int hook_secret(void *arg, const char *name, char *buf, size_t size)
+{
+        struct egress *e = arg;
+        return secret_store_value(e->srv->secrets, name, buf, size);
+}
+
+static int proxy_start(struct egress *e, char *errmsg, size_t errlen)
+{
+        if (e->proxy)
+                return 0;
+        const struct egress_proxy_hooks h = {hook_lookup, hook_secret, e};
+        int r = e->tls
+                    ? 0
+                    : egress_tls_new(e->srv->config->state_dir, e->srv->config->egress_upstream_ca,
+                                     &e->tls, errmsg, errlen);
+        if (r >= 0 && (r = egress_proxy_start(&h, e->tls, &e->proxy, &e->proxy_port)) < 0)
+                snprintf(errmsg, errlen, "egress proxy: %s", strerror(-r));
+        return r;
+}
+
+int egress_ca_pem(struct egress *e, char **ret)
+{
+        char err[400] = "";
+        pthread_mutex_lock(&e->lock);
+        int r = e->tls
+                    ? 0
+                    : egress_tls_new(e->srv->config->state_dir, e->srv->config->egress_upstream_ca,
+                                     &e->tls, err, sizeof(err));
+        char *pem = r >= 0 ? strdup(egress_tls_ca_pem(e->tls)) : NULL;
+        pthread_mutex_unlock(&e->lock);
+        if (r < 0)
+                return log_error_errno(r, "%s", err);
+        if (!pem)
+                return -ENOMEM;
+        *ret = pem;
+        return 0;
+}
+
+/* The table, the forwarding switches, the resolver and the proxy, the first time a sandbox
+ * needs them. Under e->lock. */
 static int ensure_table(struct egress *e, char *errmsg, size_t errlen)
 {
         if (e->table)
@@ -240,6 +289,8 @@ static int ensure_table(struct egress *e, char *errmsg, size_t errlen)
                 snprintf(errmsg, errlen, "egress resolver: %s", strerror(-r));
                 return r;
         }
+        if ((r = proxy_start(e, errmsg, errlen)) < 0)
+                return r;
         if ((r = forwarding_on()) < 0) {
                 snprintf(errmsg, errlen, "turning IP forwarding on: %s", strerror(-r));
                 return r;
@@ -291,12 +342,17 @@ static int slot_objects(struct buf *b, int slot)
         if (r >= 0)
                 r = buf_printf(b,
                                "add chain %1$s s%2$d\nadd chain %1$s s%2$d_in\n"
-                               "flush chain %1$s s%2$d\nflush chain %1$s s%2$d_in\n",
+                               "add chain %1$s s%2$d_nat\n"
+                               "flush chain %1$s s%2$d\nflush chain %1$s s%2$d_in\n"
+                               "flush chain %1$s s%2$d_nat\n",
                                t, slot);
         return r;
 }
 
-static int slot_rules(struct buf *b, int slot, const struct net_policy *p, unsigned dns_port)
+static int slot_nat_rules(struct buf *b, int slot, const struct net_policy *p, unsigned port);
+
+static int slot_rules(struct buf *b, int slot, const struct net_policy *p, unsigned dns_port,
+                      unsigned proxy_port)
 {
         struct sbx_jail_egress l;
         char a4[INET_ADDRSTRLEN], a6[INET6_ADDRSTRLEN], name[8];
@@ -315,7 +371,7 @@ static int slot_rules(struct buf *b, int slot, const struct net_policy *p, unsig
         if (r < 0)
                 return r;
         /* the order is the policy: docs/e2b-wire.md "Egress" */
-        return buf_printf(
+        r = buf_printf(
             b,
             "add rule %1$s s%2$d ip saddr != %3$s drop\n"
             "add rule %1$s s%2$d ip6 saddr != %4$s drop\n"
@@ -334,8 +390,36 @@ static int slot_rules(struct buf *b, int slot, const struct net_policy *p, unsig
             "add rule %1$s s%2$d_in ip daddr @s%2$d_a4 accept\n"
             "add rule %1$s s%2$d_in ip6 daddr @s%2$d_a6 accept\n"
             "add element %1$s outmap { \"" EGRESS_IF_PREFIX "%2$d\" : jump s%2$d }\n"
-            "add element %1$s inmap { \"" EGRESS_IF_PREFIX "%2$d\" : jump s%2$d_in }\n",
+            "add element %1$s inmap { \"" EGRESS_IF_PREFIX "%2$d\" : jump s%2$d_in }\n"
+            "add element %1$s natmap { \"" EGRESS_IF_PREFIX "%2$d\" : jump s%2$d_nat }\n",
             "inet " EGRESS_TABLE, slot, a4, a6, p->internet ? "accept" : REJECT, dns_port);
+        return r < 0 ? r : slot_nat_rules(b, slot, p, proxy_port);
+}
+
+/* sN_nat, for a sandbox with transforms: its new TCP connections to port 443 that sN
+ * would accept (the same sets in the same order) are redirected to the proxy
+ * (egress-proxy.h), which then connects from the host; what sN would reject is left alone
+ * and rejected there. The proxy's port is open in sN_in only for redirected connections. */
+static int slot_nat_rules(struct buf *b, int slot, const struct net_policy *p, unsigned port)
+{
+        if (p->n_xf == 0 || port == 0)
+                return 0;
+        char rd[48];
+        snprintf(rd, sizeof(rd), "tcp dport 443 redirect to :%u", port);
+        return buf_printf(b,
+                          "add rule %1$s s%2$d_in ct status dnat tcp dport %3$u accept\n"
+                          /* the host's own addresses are sN_in's, never the proxy's */
+                          "add rule %1$s s%2$d_nat fib daddr type local return\n"
+                          "add rule %1$s s%2$d_nat ip daddr @s%2$d_a4 %4$s\n"
+                          "add rule %1$s s%2$d_nat ip6 daddr @s%2$d_a6 %4$s\n"
+                          "add rule %1$s s%2$d_nat ip daddr @blocked4 return\n"
+                          "add rule %1$s s%2$d_nat ip6 daddr @blocked6 return\n"
+                          "add rule %1$s s%2$d_nat ip daddr @s%2$d_p4 %4$s\n"
+                          "add rule %1$s s%2$d_nat ip6 daddr @s%2$d_p6 %4$s\n"
+                          "add rule %1$s s%2$d_nat ip daddr @s%2$d_d4 return\n"
+                          "add rule %1$s s%2$d_nat ip6 daddr @s%2$d_d6 return\n"
+                          "add rule %1$s s%2$d_nat %5$s\n",
+                          "inet " EGRESS_TABLE, slot, port, rd, p->internet ? rd : "return");
 }
 
 static int set_policy(struct egress *e, int slot, const struct net_policy *p)
@@ -363,7 +447,7 @@ int egress_apply(struct egress *e, int slot, const struct net_policy *eff, char 
         if (r >= 0)
                 r = slot_objects(&b, slot);
         if (r >= 0)
-                r = slot_rules(&b, slot, eff, e->dns_port);
+                r = slot_rules(&b, slot, eff, e->dns_port, e->proxy_port);
         if (r >= 0)
                 r = nft_run(e, buf_str(&b), errmsg, errlen);
         if (r == -EIO) {
@@ -373,7 +457,7 @@ int egress_apply(struct egress *e, int slot, const struct net_policy *eff, char 
                 r = ensure_table(e, errmsg, errlen);
                 for (int i = 0; i < REGISTRY_MAX_SLOTS && r >= 0; i++)
                         if (e->policy[i] && i != slot && (r = slot_objects(&b, i)) >= 0)
-                                r = slot_rules(&b, i, e->policy[i], e->dns_port);
+                                r = slot_rules(&b, i, e->policy[i], e->dns_port, e->proxy_port);
                 if (r >= 0)
                         r = nft_run(e, buf_str(&b), errmsg, errlen);
                 if (r >= 0)
@@ -396,9 +480,12 @@ static int remove_slot_locked(struct egress *e, int slot)
                     &b,
                     "add element %1$s outmap { \"" EGRESS_IF_PREFIX "%2$d\" : jump s%2$d }\n"
                     "add element %1$s inmap { \"" EGRESS_IF_PREFIX "%2$d\" : jump s%2$d_in }\n"
+                    "add element %1$s natmap { \"" EGRESS_IF_PREFIX "%2$d\" : jump s%2$d_nat }\n"
                     "delete element %1$s outmap { \"" EGRESS_IF_PREFIX "%2$d\" }\n"
                     "delete element %1$s inmap { \"" EGRESS_IF_PREFIX "%2$d\" }\n"
-                    "delete chain %1$s s%2$d\ndelete chain %1$s s%2$d_in\n",
+                    "delete element %1$s natmap { \"" EGRESS_IF_PREFIX "%2$d\" }\n"
+                    "delete chain %1$s s%2$d\ndelete chain %1$s s%2$d_in\n"
+                    "delete chain %1$s s%2$d_nat\n",
                     t, slot);
         for (unsigned i = 0; i < ELEMENTSOF(slot_sets) && r >= 0; i++)
                 r = buf_printf(&b, "delete set %s s%d_%s\n", t, slot, slot_sets[i]);
@@ -577,6 +664,8 @@ int egress_reconcile(struct egress *e, const int *slots, const struct net_policy
         for (size_t i = 0; i < n; i++)
                 keep[slots[i]] = true;
         r = dns_start(e);
+        if (r >= 0) /* before the rules: sN_nat names its port */
+                r = proxy_start(e, err, sizeof(err));
         if (r >= 0 && !e->nft) /* a context for the listing */
                 (void)nft_run(e, "list tables\n", NULL, 0);
         if (r >= 0)
@@ -591,7 +680,7 @@ int egress_reconcile(struct egress *e, const int *slots, const struct net_policy
         for (size_t i = 0; i < n && r >= 0; i++) {
                 r = slot_objects(&b, slots[i]);
                 if (r >= 0)
-                        r = slot_rules(&b, slots[i], policy[i], e->dns_port);
+                        r = slot_rules(&b, slots[i], policy[i], e->dns_port, e->proxy_port);
                 if (r >= 0)
                         r = set_policy(e, slots[i], policy[i]);
         }

@@ -71,6 +71,9 @@ int egress_reconcile(struct egress *e, const int *slots, const struct net_policy
  * resolver, before it answers). family AF_INET or AF_INET6, n addresses of 4 or 16 bytes. */
 int egress_pin(struct egress *e, int slot, int family, const void *addrs, size_t n, unsigned ttl_s);
 
+/* The sandboxes' CA certificate (PEM, *ret to free), made on first use (egress-tls.h). */
+int egress_ca_pem(struct egress *e, char **ret);
+
 /* The slot whose sandbox address addr is (a sandbox's DNS query), or -1; with its policy's
  * copy in *ret (net_policy_done) when >= 0. */
 int egress_lookup(struct egress *e, int family, const void *addr, struct net_policy *ret);

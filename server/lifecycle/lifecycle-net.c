@@ -40,7 +40,20 @@ int lifecycle_net_for_create(struct server *srv, const struct net_policy *asked,
         return 1;
 }
 
-int lifecycle_net_link(struct sandbox *s, struct sbx_jail_spec *spec)
+/* The sandboxes' CA into a link (its bundle gets it: server/README.md "Credentials"). */
+static int link_ca(struct server *srv, struct sbx_jail_egress *l)
+{
+        _cleanup_free_ char *pem = NULL;
+        int r = egress_ca_pem(srv->egress, &pem);
+        if (r < 0)
+                return r;
+        if (strlen(pem) >= sizeof(l->ca_pem))
+                return -E2BIG;
+        strcpy(l->ca_pem, pem);
+        return 0;
+}
+
+int lifecycle_net_link(struct server *srv, struct sandbox *s, struct sbx_jail_spec *spec)
 {
         pthread_mutex_lock(&s->net_lock);
         bool has = s->net != NULL;
@@ -51,7 +64,8 @@ int lifecycle_net_link(struct sandbox *s, struct sbx_jail_spec *spec)
         if (!spec->egress)
                 return -ENOMEM;
         egress_link(s->slot, spec->egress);
-        return 1;
+        int r = link_ca(srv, spec->egress);
+        return r < 0 ? r : 1;
 }
 
 int lifecycle_net_rules(struct server *srv, struct sandbox *s, char *errmsg, size_t errlen)
@@ -98,6 +112,11 @@ static int attach_link(struct server *srv, struct sandbox *s, const struct net_p
         struct jail_result jr;
         char log_path[4096];
         egress_link(s->slot, &link);
+        if ((r = link_ca(srv, &link)) < 0) {
+                snprintf(errmsg, errlen, "the sandboxes' CA: %s", strerror(-r));
+                (void)egress_remove(srv->egress, s->slot);
+                return r;
+        }
         snprintf(log_path, sizeof(log_path), "%s/%s", s->dir, SANDBOX_LOG_NAME);
         r = jail_attach_egress(srv->config->jailer, log_path, s->pidfd, registry_uid_base(s->slot),
                                &link, &jr);

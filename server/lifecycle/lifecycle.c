@@ -255,7 +255,7 @@ static int start(struct server *srv, struct sandbox *s, const struct template_in
         }
         if (r < 0)
                 return r;
-        if ((r = lifecycle_net_link(s, spec)) < 0)
+        if ((r = lifecycle_net_link(srv, s, spec)) < 0)
                 return r;
         struct jail_result jr;
         char log_path[4096];

@@ -95,7 +95,7 @@ int lifecycle_persist(struct server *srv, struct sandbox *s);
  * the policy needs one. lifecycle_net_reconcile: after adoption. */
 int lifecycle_net_for_create(struct server *srv, const struct net_policy *asked,
                              struct net_policy **ret);
-int lifecycle_net_link(struct sandbox *s, struct sbx_jail_spec *spec);
+int lifecycle_net_link(struct server *srv, struct sandbox *s, struct sbx_jail_spec *spec);
 int lifecycle_net_rules(struct server *srv, struct sandbox *s, char *errmsg, size_t errlen);
 void lifecycle_net_remove(struct server *srv, struct sandbox *s);
 int lifecycle_set_network(struct server *srv, struct sandbox *s, const struct net_policy *asked,

@@ -239,7 +239,7 @@ int sandbox_get_net(struct sandbox *s, struct net_policy *ret)
         return r < 0 ? r : s->net != NULL;
 }
 
-/* Record: "egress": {"internet", "allowOut", "denyOut"}; detail: allowInternetAccess and
+/* Record: "egress": {"internet", "allowOut", "denyOut", "rules"}; detail: allowInternetAccess and
  * network's lists (docs/e2b-wire.md "Egress"). */
 static void add_net(cJSON *o, const struct sandbox *s, bool record)
 {
@@ -248,6 +248,9 @@ static void add_net(cJSON *o, const struct sandbox *s, bool record)
         const struct net_policy *p = s->net;
         if (record && p) {
                 cJSON *e = net_policy_lists_json(p);
+                cJSON *rules = e && p->n_xf ? net_policy_rules_json(p) : NULL;
+                if (rules && !cJSON_AddItemToObject(e, "rules", rules))
+                        cJSON_Delete(rules);
                 if (e) {
                         cJSON_AddBoolToObject(e, "internet", p->internet > 0);
                         cJSON_AddItemToObject(o, "egress", e);

@@ -59,7 +59,8 @@ export async function outsideUp() {
     down()
     throw e
   }
-  return { ns, link, down }
+  // cert: the outside's certificate (self-signed, the test names as SANs), to trust upstream
+  return { ns, link, down, cert: join(certs, 'cert.pem') }
 }
 
 // The links and nftables tables sbx left on the host ("" when none).

@@ -81,7 +81,7 @@ static void test_parse(void)
             "{\"network\":{\"allowOut\":[\"1.2.3.4/-1\"]}}",
             "{\"network\":{\"denyOut\":[\"example.com\"]}}",
             "{\"network\":{\"egressProxy\":{\"address\":\"p:1080\"}}}",
-            "{\"network\":{\"rules\":{\"a.com\":[{}]}}}",
+            "{\"network\":{\"rules\":{\"*\":[{}]}}}",
         };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 msg = NULL;

@@ -1,0 +1,59 @@
+// Network transform figures (server/README.md "Credentials"). Starts its own sbxd (SBX_BUILD,
+// default build/) and the egress tests' outside namespace (tests/integration/egress-net.mjs),
+// then prints, for N HTTPS requests made one after another by curl inside one sandbox
+// (curl's time_total, a new connection each):
+//   - to a name with a transform: intercepted (TLS to the proxy, a leaf from the cache, TLS
+//     upstream, the header added), with curl verifying the proxy's leaf and with -k (the
+//     difference is curl loading and checking the CA bundle, the client's own cost);
+//   - to a name without one, in the same sandbox: redirected to the proxy, relayed untouched;
+//   - the same name from a sandbox without rules: not redirected at all;
+// and a 100 MB download through an intercepted connection against the untouched relay.
+// Usage (root): node bench/transform-bench.mjs [N=50]
+import { join } from 'node:path'
+import { startSbxd, realTemplates, TOP } from '../tests/integration/sbxd.mjs'
+import { OUT, outsideUp } from '../tests/integration/egress-net.mjs'
+
+const N = Number(process.argv[2] || 50)
+const BUILD = join(TOP, process.env.SBX_BUILD || 'build')
+const e2b = await import(join(TOP, 'tests/node_modules/e2b/dist/index.mjs'))
+
+const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p / 100 * s.length))] }
+const fmt = (xs) => `p50 ${pct(xs, 50).toFixed(2)} ms  p90 ${pct(xs, 90).toFixed(2)} ms  min ${Math.min(...xs).toFixed(2)} ms  (n=${xs.length})`
+
+const outside = await outsideUp()
+const d = await startSbxd({ jailer: join(BUILD, 'jailer/sbx-jailer'), agent: join(BUILD, 'guest-agent/sbx-agent'),
+  prepare: realTemplates, args: ['--egress-dns', OUT.dns, '--egress-upstream-ca', outside.cert] })
+const opts = { apiUrl: d.url, sandboxUrl: d.url, apiKey: d.key, timeoutMs: 600000 }
+// N requests in one shell: time_total of each, in ms
+async function times(s, url, extra = '') {
+  const r = await s.commands.run(`for i in $(seq ${N}); do curl -s -4 ${extra} -o /dev/null -w '%{time_total}\\n' ${url}; done`,
+    { timeoutMs: 600000 })
+  return r.stdout.trim().split('\n').map((x) => Number(x) * 1000)
+}
+async function download(s, url, extra = '') {
+  let best = 0
+  for (let i = 0; i < 3; i++) {
+    const r = await s.commands.run(`curl -s -4 ${extra} -o /dev/null -w '%{speed_download}' ${url}`, { timeoutMs: 600000 })
+    best = Math.max(best, Number(r.stdout) / 1e6)
+  }
+  return best.toFixed(0)
+}
+try {
+  await e2b.Secret.create('bench', 'x'.repeat(40), opts)
+  const rules = { 'www.allowed.test': [{ transform: { headers: { Authorization: `Bearer ${e2b.Secret.fill('bench')}` } } }] }
+  const withRules = await e2b.Sandbox.create('base', { ...opts, network: { allowOut: ['www.allowed.test', 'other.test'], rules } })
+  const without = await e2b.Sandbox.create('base', { ...opts, network: { allowOut: ['www.allowed.test', 'other.test'] } })
+  await times(withRules, 'https://www.allowed.test/') // warm-up: the leaf is minted once
+  console.log(`intercepted (transform):      ${fmt(await times(withRules, 'https://www.allowed.test/'))}`)
+  console.log(`intercepted, curl -k:          ${fmt(await times(withRules, 'https://www.allowed.test/', '-k'))}`)
+  console.log(`relayed untouched (no rule):  ${fmt(await times(withRules, 'https://other.test/', '-k'))}`)
+  console.log(`not redirected (no rules):    ${fmt(await times(without, 'https://www.allowed.test/', '-k'))}`)
+  console.log(`100 MB, intercepted: ${await download(withRules, 'https://www.allowed.test/bytes/100000000')} MB/s, ` +
+    `relayed untouched: ${await download(withRules, 'https://other.test/bytes/100000000', '-k')} MB/s, ` +
+    `not redirected: ${await download(without, 'https://www.allowed.test/bytes/100000000', '-k')} MB/s (best of 3)`)
+  await withRules.kill()
+  await without.kill()
+} finally {
+  await d.stop()
+  outside.down()
+}
