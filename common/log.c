@@ -21,19 +21,25 @@ void log_setup(const char *ident, int json)
                 log_max = LOG_LEVEL_DEBUG;
 }
 
-static void json_quote(FILE *f, const char *s)
+/* s as a JSON string into out (at most outlen bytes with its NUL; a message that does not fit
+ * is cut, never split inside an escape). */
+static void json_quote(char *out, size_t outlen, const char *s)
 {
-        fputc('"', f);
+        size_t o = 0;
+        out[o++] = '"';
         for (; *s; s++) {
                 unsigned char c = (unsigned char)*s;
-                if (c == '"' || c == '\\')
-                        fprintf(f, "\\%c", c);
-                else if (c < 0x20)
-                        fprintf(f, "\\u%04x", c);
-                else
-                        fputc(c, f);
+                char esc[8];
+                int n = c == '"' || c == '\\' ? snprintf(esc, sizeof(esc), "\\%c", c)
+                        : c < 0x20            ? snprintf(esc, sizeof(esc), "\\u%04x", c)
+                                              : (esc[0] = (char)c, 1);
+                if (o + (size_t)n + 2 > outlen)
+                        break;
+                memcpy(out + o, esc, (size_t)n);
+                o += (size_t)n;
         }
-        fputc('"', f);
+        out[o++] = '"';
+        out[o] = 0;
 }
 
 int log_internal(enum log_level level, int error, const char *fmt, ...)
@@ -70,14 +76,16 @@ int log_internal(enum log_level level, int error, const char *fmt, ...)
         va_end(ap);
 
         if (log_json) {
+                /* one line, one write(): stderr is unbuffered, and a character at a time was a
+                 * system call per character (on every create's reply path, among others) */
                 struct timespec ts;
+                char quoted[sizeof(msg) * 2];
                 clock_gettime(CLOCK_REALTIME, &ts);
-                flockfile(stderr);
-                fprintf(stderr, "{\"ts\":%lld.%03ld,\"level\":\"%s\",\"ident\":\"%s\",\"msg\":",
-                        (long long)ts.tv_sec, ts.tv_nsec / 1000000, level_names[level], log_ident);
-                json_quote(stderr, msg);
-                fputs("}\n", stderr);
-                funlockfile(stderr);
+                json_quote(quoted, sizeof(quoted), msg);
+                fprintf(stderr,
+                        "{\"ts\":%lld.%03ld,\"level\":\"%s\",\"ident\":\"%s\",\"msg\":%s}\n",
+                        (long long)ts.tv_sec, ts.tv_nsec / 1000000, level_names[level], log_ident,
+                        quoted);
         } else {
                 fprintf(stderr, "%s[%d]: %s: %s\n", log_ident, (int)getpid(), level_names[level],
                         msg);

@@ -245,7 +245,7 @@ size_t pool_count(struct pool *p)
         return n;
 }
 
-/* Pop a member of template name, or NULL. Wakes the refill thread. */
+/* Pop a member of template name, or NULL. The refill thread is woken by the caller. */
 static bool pop(struct pool *p, const char *name, struct member *ret)
 {
         bool found = false;
@@ -257,9 +257,20 @@ static bool pop(struct pool *p, const char *name, struct member *ret)
                 *ret = t->m[--t->n]; /* newest first */
                 found = true;
         }
-        pthread_cond_broadcast(&p->cond);
         pthread_mutex_unlock(&p->lock);
         return found;
+}
+
+/* The refill thread starts a replacement (a cold start: disk image, jailer, a durable record).
+ * Woken once the taken member is handed over, not when it is popped: on a small machine the
+ * refill otherwise competes with the handover it follows for the CPU and for the state disk's
+ * journal (the handover's record fsync waits on the refill's image allocation), which cost a
+ * warm-pool create a few ms. */
+static void wake_refill(struct pool *p)
+{
+        pthread_mutex_lock(&p->lock);
+        pthread_cond_broadcast(&p->cond);
+        pthread_mutex_unlock(&p->lock);
 }
 
 /* Hand a member over to the request: new token, env, metadata, timeout; /init; record. */
@@ -294,10 +305,12 @@ int pool_take(struct pool *p, const struct create_params *params, struct sandbox
                 bool fresh = r >= 0 && ino == m.ino && ts.tv_sec == m.stamp.tv_sec &&
                              ts.tv_nsec == m.stamp.tv_nsec;
                 if (fresh && agent_alive(m.s) && adopt_member(p, m.s, params) >= 0) {
+                        wake_refill(p);
                         *ret = m.s;
                         return 0;
                 }
                 lifecycle_destroy(p->srv, m.s, fresh ? "pool member unusable" : "template changed");
         }
+        wake_refill(p);
         return -ENOENT;
 }
