@@ -77,15 +77,26 @@ static void spec_for(char *buf, size_t size, const char *id, const char *agent_p
         mkdir(dir, 0700);
 }
 
-static int count_lines(const char *path)
+/* Mounts of the host's mount table that involve this test's directory (a mount point or a
+ * source under it): what a jailer could leave behind. Other mounts on the host come and go
+ * with whatever else runs (other unit tests run in parallel), so they are not counted. */
+static int count_our_mounts(void)
 {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
         _cleanup_free_ char *buf = NULL;
         if (fd < 0 || read_all(fd, 1 << 20, &buf, NULL) < 0)
                 return -1;
         int n = 0;
-        for (char *p = buf; (p = strchr(p, '\n')); p++)
-                n++;
+        for (char *line = buf, *end; *line; line = end + 1) {
+                end = strchrnul(line, '\n');
+                char save = *end;
+                *end = 0;
+                if (strstr(line, tmp))
+                        n++;
+                *end = save;
+                if (!save)
+                        break;
+        }
         return n;
 }
 
@@ -166,7 +177,7 @@ static void uid_share(const char *name, char *out, size_t size)
 static void test_good(void)
 {
         char spec[4096], v[128];
-        int mounts = count_lines("/proc/self/mountinfo");
+        int mounts = count_our_mounts();
         spec_for(spec, sizeof(spec), "good1", agent);
         cJSON *st = run_jailer(spec);
         CHECK(st && cJSON_IsTrue(cJSON_GetObjectItem(st, "ok")));
@@ -177,7 +188,7 @@ static void test_good(void)
         check_ns_differ(pid);
         /* Owned by the sandbox's host uid: its kernel counters are charged to it, not root. */
         CHECK_EQ_INT(userns_owner(pid), 1048576);
-        CHECK_EQ_INT(count_lines("/proc/self/mountinfo"), mounts); /* nothing on the host */
+        CHECK_EQ_INT(count_our_mounts(), mounts); /* nothing on the host */
         CHECK(cgroup_exists("unified", "good1") && cgroup_exists("memory", "good1") &&
               cgroup_exists("pids", "good1") && cgroup_exists("cpu", "good1"));
 
@@ -230,7 +241,7 @@ static void test_good(void)
               !cgroup_exists("pids", "good1") && !cgroup_exists("cpu", "good1") &&
               !cgroup_exists("cpuacct", "good1") && !cgroup_exists("freezer", "good1"));
         CHECK(pid_dead(pid));
-        CHECK_EQ_INT(count_lines("/proc/self/mountinfo"), mounts);
+        CHECK_EQ_INT(count_our_mounts(), mounts);
 }
 
 static void test_child_failure(void)
