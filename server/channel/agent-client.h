@@ -1,15 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Client side of the agent channel (api/frames.md): connecting, and sbxd's internal calls. */
+/* sbxd's internal calls to a sandbox's agent (api/frames.md, port 0). */
 #pragma once
 
 #include <stdint.h>
-
-#define AGENT_SOCKET_NAME "agent.sock"
-
-/* Connect to <sandbox_dir>/agent.sock (paths past sun_path's 108 bytes go through
- * /proc/self/fd). Returns a blocking, close-on-exec fd or -errno (-ECONNREFUSED/-ENOENT when
- * nobody listens). */
-int agent_connect(const char *sandbox_dir, int *ret_fd);
 
 #define AGENT_INTERNAL_MAX_BODY (1024 * 1024) /* an internal call's answer body, discarded */
 

@@ -10,7 +10,7 @@
 #include <sys/time.h>
 #include <time.h>
 
-#include "channel/agent-client.h"
+#include "channel/agent-connect.h"
 #include "core/stats.h"
 #include "macros.h"
 #include "time-util.h"

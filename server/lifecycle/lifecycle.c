@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "channel/agent-client.h"
+#include "channel/agent-connect.h"
 #include "lifecycle/jail-spawn.h"
 #include "storage/layer-store.h"
 #include "log.h"
