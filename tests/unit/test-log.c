@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "macros.h"
 #include "unit.h"
 
 static int sv[2], saved_stderr;
@@ -43,8 +44,8 @@ int main(void)
         memset(long_msg, '\x01', sizeof(long_msg) - 1); /* 6 bytes each once escaped */
         long_msg[sizeof(long_msg) - 1] = 0;
         log_warning("%s", long_msg);
-        const char *one = strdup(next_line(buf, sizeof(buf)));
-        const char *two = strdup(next_line(buf, sizeof(buf)));
+        _cleanup_free_ char *one = strdup(next_line(buf, sizeof(buf)));
+        _cleanup_free_ char *two = strdup(next_line(buf, sizeof(buf)));
         const char *three = next_line(buf, sizeof(buf));
         dup2(saved_stderr, 2);
 
