@@ -53,7 +53,12 @@ static const char usage[] =
     "  --cgroup-parent NAME      the cgroup of all sandboxes, in each hierarchy (default sbx;\n"
     "                            another name for each further sbxd on one host)\n"
     "  --max-connections N       HTTP requests in progress, a thread each (default 1024; a\n"
-    "                            request past it is answered 503)\n";
+    "                            request past it is answered 503)\n"
+    "  --cluster etcd://H:P[,H:P] cluster mode: register in etcd, place creates on any node,\n"
+    "                            forward other nodes' sandbox traffic (off by default)\n"
+    "  --node-name NAME          this node's name in the cluster (default: the host name)\n"
+    "  --advertise HOST:PORT     where the other nodes reach this one (default: the listen\n"
+    "                            address with the bound port)\n";
 
 int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, socklen_t *ret_len,
                         char **ret_host)
@@ -170,6 +175,9 @@ void config_done(struct sbxd_config *c)
         free(c->port_file);
         free(c->pool_templates);
         free(c->cgroup_parent);
+        free(c->cluster);
+        free(c->node_name);
+        free(c->advertise);
         *c = (struct sbxd_config){};
 }
 
@@ -184,6 +192,9 @@ void config_done(struct sbxd_config *c)
 #define OPT_CREATE_WAIT     1018
 #define OPT_CGROUP_PARENT   1019
 #define OPT_MAX_CONNECTIONS 1020
+#define OPT_CLUSTER         1021
+#define OPT_NODE_NAME       1022
+#define OPT_ADVERTISE       1023
 
 /* A positive decimal number up to max into *ret. */
 static int parse_u64(const char *name, const char *arg, uint64_t max, uint64_t *ret)
@@ -294,6 +305,9 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"create-wait", required_argument, NULL, OPT_CREATE_WAIT},
             {"cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT},
             {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
+            {"cluster", required_argument, NULL, OPT_CLUSTER},
+            {"node-name", required_argument, NULL, OPT_NODE_NAME},
+            {"advertise", required_argument, NULL, OPT_ADVERTISE},
             {},
         };
         const char *listen = SBXD_DEFAULT_LISTEN, *state = SBXD_DEFAULT_STATE_DIR;
@@ -355,6 +369,41 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                         }
                         cgroup_parent = optarg;
                         break;
+                case OPT_CLUSTER:
+                        if (strncmp(optarg, "etcd://", 7) != 0 || !optarg[7] ||
+                            strlen(optarg) > 1000) {
+                                fprintf(stderr, "sbxd: --cluster takes etcd://HOST:PORT[,...]\n");
+                                return -EINVAL;
+                        }
+                        free(c.cluster);
+                        c.cluster = strdup(optarg);
+                        break;
+                case OPT_NODE_NAME:
+                        if (!*optarg || strlen(optarg) > 63 ||
+                            strspn(optarg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                           "0123456789._-") != strlen(optarg)) {
+                                fprintf(stderr,
+                                        "sbxd: bad --node-name '%s' ([A-Za-z0-9._-], at "
+                                        "most 63)\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        free(c.node_name);
+                        c.node_name = strdup(optarg);
+                        break;
+                case OPT_ADVERTISE: {
+                        struct sockaddr_storage ss;
+                        socklen_t sl;
+                        _cleanup_free_ char *h = NULL;
+                        if (strlen(optarg) > 127 || config_parse_listen(optarg, &ss, &sl, &h) < 0) {
+                                fprintf(stderr, "sbxd: bad --advertise '%s' (want HOST:PORT)\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        free(c.advertise);
+                        c.advertise = strdup(optarg);
+                        break;
+                }
                 case 1005:
                         if (strcmp(optarg, "image") != 0 && strcmp(optarg, "tmpfs") != 0) {
                                 fprintf(stderr, "sbxd: --disk takes image or tmpfs\n");

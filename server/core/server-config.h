@@ -44,6 +44,10 @@ struct sbxd_config {
         /* The parent cgroup sbx/ of every sandbox: 0 = derived from the host at start. */
         uint64_t total_memory_mb, total_pids;
         char *cgroup_parent; /* --cgroup-parent: the cgroup every sandbox's lives in ("sbx") */
+        /* --cluster (server/cluster/README.md): NULL for a single node */
+        char *cluster;   /* etcd://host:port[,host:port...] */
+        char *node_name; /* --node-name; NULL: the host name */
+        char *advertise; /* --advertise HOST:PORT; NULL: the listen host and bound port */
 };
 
 /* <state>/url: the URL sbxd listens on, written once listening, removed at a clean stop

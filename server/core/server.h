@@ -12,6 +12,7 @@ struct registry;
 struct pool;
 struct volume_store;
 struct build_service;
+struct cluster;
 
 struct server {
         const struct sbxd_config *config;
@@ -37,4 +38,8 @@ struct server {
         bool disk_images;           /* storage/disk-image.h: ext4 image disks (else tmpfs uppers) */
         struct volume_store *volumes; /* storage/volume.h */
         struct build_service *build;  /* build/build.h: template builds */
+        /* --cluster (cluster/cluster.h); NULL for a single node, and then nothing of the
+         * cluster runs. cluster_created: called by a create before it answers. */
+        struct cluster *cluster;
+        int (*cluster_created)(struct server *srv, const char *id);
 };

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Forwarding a request to the node that owns its sandbox: a plain HTTP/1.1 relay with libcurl
+ * to the owner's advertised address, streaming both ways. The request's head goes as it came
+ * (method, raw target, headers but hop-by-hop ones, Host and E2b-Sandbox-* included) plus
+ * CLUSTER_HOP_HEADER, which makes the owner answer locally; the body is piped to curl as it
+ * arrives; the answer's status and headers come back before its body, which streams to the
+ * client as curl reads it. One thread per forwarded request runs curl.
+ */
+#pragma once
+
+#include <stddef.h>
+
+#include "http/http.h"
+
+#define CLUSTER_HOP_HEADER   "Sbx-Cluster-Hop"
+#define FORWARD_CONNECT_MS   2000
+#define FORWARD_MAX_HEADERS  100 /* answer headers kept; past that the answer fails (502) */
+#define FORWARD_BUFFERED_MAX (1024 * 1024) /* a buffered answer (a create, a list page) */
+
+/* First call: start forwarding req to addr ("host:port"). Sets req->state. Returns 0 (wants
+ * the body) or a status/-errno. */
+int forward_begin(struct request *req, const char *addr);
+int forward_upload(struct request *req, const char *data, size_t len);
+/* Last call: wait for the owner's answer head and queue the streamed answer. */
+int forward_finish(struct request *req);
+
+/* A whole request, buffered both ways (creates placed elsewhere, list fan-out): method, the
+ * request target, the request's own headers (req, may be NULL: only X-API-KEY given) and body.
+ * *ret_status 0 when the node did not answer. */
+struct forward_answer {
+        long status;
+        char *body;
+        size_t len;
+        char *content_type, *next_token, *retry_after;
+};
+int forward_buffered(struct request *req, const char *addr, const char *method, const char *target,
+                     const char *body, size_t len, struct forward_answer *ret);
+void forward_answer_done(struct forward_answer *a);
