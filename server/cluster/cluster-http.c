@@ -43,19 +43,6 @@ static bool is_list(const char *method, const char *path)
                 strcmp(path, "/v2/sandboxes") == 0 || strcmp(path, "/v2/sandboxes/") == 0);
 }
 
-static int node_lost(struct request *req, const char *id, const char *node)
-{
-        if (strncmp(req->path, "/v1/", 4) == 0)
-                return v1_reply_error(req, 503, "node_lost",
-                                      "node lost: sandbox %s lives on node %s, whose cluster "
-                                      "lease expired",
-                                      id, node);
-        return http_reply_error(req, -EAGAIN, id,
-                                "node lost: sandbox %s lives on node %s, whose cluster lease "
-                                "expired",
-                                id, node);
-}
-
 /* One item of a node's page, with its sort key. */
 struct item {
         cJSON *json;
@@ -206,14 +193,14 @@ bool cluster_intercept(struct request *req, const struct route_target *t, int *r
                 return false;
         case OWNER_LOST:
                 snprintf(req->sandbox_id, sizeof(req->sandbox_id), "%s", id);
-                *ret = node_lost(req, id, node);
+                *ret = forward_reply_lost(req, node, "stopped renewing its cluster lease");
                 return true;
         case OWNER_REMOTE:
                 break;
         }
         snprintf(req->sandbox_id, sizeof(req->sandbox_id), "%s", id);
         req->forwarded = true;
-        *ret = forward_begin(req, addr);
+        *ret = forward_begin(req, addr, node);
         return true;
 }
 

@@ -482,12 +482,15 @@ int cluster_place(struct cluster *c, const char *template_id, bool *ret_self, ch
                          template_id);
                 return -ENOENT;
         }
+        /* two distinct nodes at random (one when only one is eligible) */
         uint32_t rnd[2];
-        random_bytes(rnd, sizeof(rnd));
-        const struct cluster_node *a = &c->nodes[idx[rnd[0] % n]];
-        const struct cluster_node *b = &c->nodes[idx[rnd[1] % n]];
-        const struct cluster_node *pick =
-            b->sandboxes + b->inflight < a->sandboxes + a->inflight ? b : a;
+        (void)random_bytes(rnd, sizeof(rnd));
+        size_t ia = rnd[0] % n, ib = n > 1 ? (ia + 1 + rnd[1] % (n - 1)) % n : ia;
+        struct cluster_node *a = &c->nodes[idx[ia]], *b = &c->nodes[idx[ib]];
+        struct cluster_node *pick = b->sandboxes + b->inflight < a->sandboxes + a->inflight ? b : a;
+        /* counted at once in this node's view, so a burst of creates through one node spreads
+         * before the next beat brings the real figures */
+        pick->inflight++;
         *ret_self = strcmp(pick->name, c->name) == 0;
         snprintf(addr, addr_len, "%s", pick->addr);
         pthread_mutex_unlock(&c->lock);

@@ -12,9 +12,12 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "core/errors.h"
 #include "fd-util.h"
+#include "json-util.h"
 #include "log.h"
 #include "macros.h"
+#include "native/v1.h"
 
 struct fwd {
         CURL *h;
@@ -30,7 +33,7 @@ struct fwd {
         struct curl_slist *resp_headers;
         size_t n_resp_headers;
         CURLcode result;
-        int64_t content_length; /* -1: unknown */
+        char node[64];
 };
 
 static bool hop(const char *n)
@@ -203,11 +206,12 @@ static void base_options(CURL *h, struct request *req, const char *addr, const c
                 curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
 }
 
-int forward_begin(struct request *req, const char *addr)
+int forward_begin(struct request *req, const char *addr, const char *node)
 {
         struct fwd *f = calloc(1, sizeof(*f));
         if (!f)
                 return -ENOMEM;
+        snprintf(f->node, sizeof(f->node), "%s", node);
         f->up[0] = f->up[1] = f->down[0] = f->down[1] = -1;
         pthread_mutex_init(&f->lock, NULL);
         pthread_cond_init(&f->cond, NULL);
@@ -299,12 +303,8 @@ int forward_finish(struct request *req)
                 pthread_cond_wait(&f->cond, &f->lock);
         bool ok = f->head_done;
         pthread_mutex_unlock(&f->lock);
-        if (!ok) {
-                return http_reply_error(req, -EHOSTUNREACH, NULL,
-                                        "node lost: the node owning this sandbox did not answer "
-                                        "(%s)",
-                                        curl_easy_strerror(f->result));
-        }
+        if (!ok)
+                return forward_reply_lost(req, f->node, curl_easy_strerror(f->result));
         bool no_body = f->status == 204 || f->status == 304 || strcmp(req->method, "HEAD") == 0;
         struct MHD_Response *resp;
         uint64_t size = MHD_SIZE_UNKNOWN;
@@ -394,4 +394,42 @@ void forward_answer_done(struct forward_answer *a)
         free(a->next_token);
         free(a->retry_after);
         *a = (struct forward_answer){};
+}
+
+int forward_reply_lost(struct request *req, const char *node, const char *why)
+{
+        const char *id = req->sandbox_id;
+        char msg[512];
+        snprintf(msg, sizeof(msg), "node lost: sandbox %s lives on node %s, which %s", id, node,
+                 why);
+        if (strncmp(req->path, "/v1/", 4) == 0)
+                return v1_reply_error(req, 503, "node_lost", "%s", msg);
+        const char *ct = http_header(req, MHD_HTTP_HEADER_CONTENT_TYPE);
+        bool connect_stream = ct && strncmp(ct, "application/connect+", 20) == 0;
+        bool connect_unary = !connect_stream && http_header(req, "Connect-Protocol-Version");
+        if (!connect_stream && !connect_unary)
+                return http_reply_error(req, -EAGAIN, id, "%s", msg);
+        _cleanup_json_ cJSON *o = cJSON_CreateObject();
+        cJSON *e = connect_stream ? cJSON_AddObjectToObject(o, "error") : o;
+        if (!e || !cJSON_AddStringToObject(e, "code", "failed_precondition") ||
+            !cJSON_AddStringToObject(e, "message", msg))
+                return -ENOMEM;
+        _cleanup_free_ char *text = cJSON_PrintUnformatted(o);
+        if (!text)
+                return -ENOMEM;
+        if (connect_unary) /* Connect's unary error: HTTP 400 for failed_precondition */
+                return http_reply_bytes(req, 400, "application/json", text, strlen(text), NULL,
+                                        NULL);
+        /* a stream: HTTP 200, then the end-of-stream envelope carrying the error */
+        size_t l = strlen(text);
+        _cleanup_free_ char *env = malloc(l + 5);
+        if (!env)
+                return -ENOMEM;
+        env[0] = 0x02;
+        env[1] = (char)(l >> 24);
+        env[2] = (char)(l >> 16);
+        env[3] = (char)(l >> 8);
+        env[4] = (char)l;
+        memcpy(env + 5, text, l);
+        return http_reply_bytes(req, 200, ct, env, l + 5, NULL, NULL);
 }

@@ -20,10 +20,16 @@
 
 /* First call: start forwarding req to addr ("host:port"). Sets req->state. Returns 0 (wants
  * the body) or a status/-errno. */
-int forward_begin(struct request *req, const char *addr);
+int forward_begin(struct request *req, const char *addr, const char *node);
 int forward_upload(struct request *req, const char *data, size_t len);
 /* Last call: wait for the owner's answer head and queue the streamed answer. */
 int forward_finish(struct request *req);
+
+/* The answer for a sandbox whose node is lost (its lease expired, or it does not answer):
+ * 503 in the shape of the API the request was for: a Connect error (code failed_precondition,
+ * which the SDKs pass on with its message) for Connect traffic, the native error for /v1, else
+ * E2B's {code, message}. The message starts with "node lost". */
+int forward_reply_lost(struct request *req, const char *node, const char *why);
 
 /* A whole request, buffered both ways (creates placed elsewhere, list fan-out): method, the
  * request target, the request's own headers (req, may be NULL: only X-API-KEY given) and body.

@@ -1,0 +1,105 @@
+// A cluster on one machine for the cluster test and bench: an etcd cluster of three members
+// (Debian's etcd-server) on loopback ports, and sbxd nodes on distinct loopback addresses
+// (127.0.0.11, .12, ...) with their own state dirs and cgroup parents, all with one API key.
+import { spawn, execFileSync } from 'node:child_process'
+import { mkdtempSync, mkdirSync, writeFileSync, rmSync, existsSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { startSbxd, realTemplates, REAL, sleep } from './sbxd.mjs'
+
+export const ETCD = ['/usr/bin/etcd', '/usr/local/bin/etcd'].find((p) => existsSync(p))
+
+export function freePort() {
+  return new Promise((res, rej) => {
+    const s = createServer()
+    s.once('error', rej)
+    s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => res(p)) })
+  })
+}
+
+// Three etcd members; returns { endpoints, members: [{name, proc, client}], stop(i), stopAll() }.
+export async function startEtcd(n = 3) {
+  const root = mkdtempSync(join(tmpdir(), 'sbx-etcd-'))
+  const ms = []
+  for (let i = 0; i < n; i++) ms.push({ name: `e${i}`, client: await freePort(), peer: await freePort() })
+  const initial = ms.map((m) => `${m.name}=http://127.0.0.1:${m.peer}`).join(',')
+  for (const m of ms) {
+    m.proc = spawn(ETCD, ['--name', m.name, '--data-dir', join(root, m.name),
+      '--listen-client-urls', `http://127.0.0.1:${m.client}`,
+      '--advertise-client-urls', `http://127.0.0.1:${m.client}`,
+      '--listen-peer-urls', `http://127.0.0.1:${m.peer}`,
+      '--initial-advertise-peer-urls', `http://127.0.0.1:${m.peer}`,
+      '--initial-cluster', initial, '--initial-cluster-state', 'new',
+      '--initial-cluster-token', `sbx-test-${process.pid}`,
+      '--heartbeat-interval', '100', '--election-timeout', '1000'], { stdio: ['ignore', 'ignore', 'pipe'] })
+    m.log = ''
+    m.proc.stderr.on('data', (d) => { if (m.log.length < 200000) m.log += d })
+  }
+  const endpoints = ms.map((m) => `127.0.0.1:${m.client}`).join(',')
+  for (let i = 0; i < 200; i++) {
+    const ok = await Promise.all(ms.map((m) => fetch(`http://127.0.0.1:${m.client}/health`)
+      .then((r) => r.json()).then((j) => j.health === 'true').catch(() => false)))
+    if (ok.every(Boolean)) break
+    await sleep(50)
+  }
+  async function stop(i) {
+    const m = ms[i]
+    if (m.proc.exitCode !== null || m.proc.signalCode) return
+    m.proc.kill('SIGKILL')
+    await new Promise((r) => m.proc.exitCode !== null || m.proc.signalCode ? r() : m.proc.once('exit', r))
+  }
+  async function stopAll() {
+    for (let i = 0; i < ms.length; i++) await stop(i)
+    rmSync(root, { recursive: true, force: true })
+  }
+  return { endpoints, members: ms, stop, stopAll }
+}
+
+export const newKey = () => 'e2b_' + randomBytes(20).toString('hex')
+
+// Node i of a cluster: real jailer and agent, real templates (built once into a cache dir
+// and copied), the shared key, its own cgroup parent.
+export async function startNode(i, etcd, key, { reuse, templates } = {}) {
+  const name = `n${i}`
+  const prepare = (state) => {
+    writeFileSync(join(state, 'keys'), key + '\n', { mode: 0o600 })
+    if (templates) execFileSync('cp', ['-a', templates, join(state, 'templates')])
+    else realTemplates(state)
+  }
+  return startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare, reuse, host: `127.0.0.${11 + i}`,
+    args: ['--cluster', `etcd://${etcd.endpoints}`, '--node-name', name,
+      '--cgroup-parent', `sbx-cluster-${process.pid}-${name}`, '--max-sandboxes', '64'] })
+}
+
+// Templates built once for every node (cp -a keeps the layers' owners and modes).
+export function buildTemplates() {
+  const dir = mkdtempSync(join(tmpdir(), 'sbx-cluster-tpl-'))
+  mkdirSync(join(dir, 'state'))
+  realTemplates(join(dir, 'state'))
+  return { path: join(dir, 'state', 'templates'), remove: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+// The owner of each sandbox, from the key layout (server/cluster/README.md).
+export async function owners(etcd) {
+  const ep = etcd.members.find((m) => m.proc.exitCode === null && !m.proc.signalCode)
+  const b64 = (s) => Buffer.from(s).toString('base64')
+  const res = await fetch(`http://127.0.0.1:${ep.client}/v3/kv/range`, {
+    method: 'POST', body: JSON.stringify({ key: b64('/sbx/v1/sandboxes/'), range_end: b64('/sbx/v1/sandboxes0') }),
+  })
+  const j = await res.json()
+  const out = {}
+  for (const kv of j.kvs || []) {
+    out[Buffer.from(kv.key, 'base64').toString().slice('/sbx/v1/sandboxes/'.length)] = Buffer.from(kv.value, 'base64').toString()
+  }
+  return out
+}
+
+// Remove every sandbox of a node, asking it alone (the hop header: no forwarding, no fan-out).
+export async function cleanNode(d) {
+  if (!d || d.proc.exitCode !== null || d.proc.signalCode) return
+  const h = { 'X-API-KEY': d.key, 'Sbx-Cluster-Hop': '1' }
+  const l = await fetch(`${d.url}/v2/sandboxes?state=running,paused`, { headers: h }).then((r) => r.json()).catch(() => [])
+  for (const s of l || []) await fetch(`${d.url}/sandboxes/${s.sandboxID}`, { method: 'DELETE', headers: h }).catch(() => {})
+}
