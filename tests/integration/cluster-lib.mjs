@@ -57,6 +57,8 @@ export async function startEtcd(n = 3) {
   return { endpoints, members: ms, stop, stopAll }
 }
 
+export const cgroupParent = (i) => `sbx-cluster-${process.pid}-n${i}`
+
 export const newKey = () => 'e2b_' + randomBytes(20).toString('hex')
 
 // Node i of a cluster: real jailer and agent, real templates (built once into a cache dir
@@ -70,7 +72,7 @@ export async function startNode(i, etcd, key, { reuse, templates } = {}) {
   }
   return startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare, reuse, host: `127.0.0.${11 + i}`,
     args: ['--cluster', `etcd://${etcd.endpoints}`, '--node-name', name,
-      '--cgroup-parent', `sbx-cluster-${process.pid}-${name}`, '--max-sandboxes', '64'] })
+      '--cgroup-parent', cgroupParent(i), '--max-sandboxes', '64'] })
 }
 
 // Templates built once for every node (cp -a keeps the layers' owners and modes).

@@ -4,11 +4,11 @@
 // node 0. Skipped only when etcd is not installed (scripts/install-deps.sh installs it).
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync, rmdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { request } from 'node:http'
-import { TOP, REAL, sleep } from './sbxd.mjs'
-import { ETCD, startEtcd, startNode, newKey, owners, cleanNode } from './cluster-lib.mjs'
+import { TOP, REAL, sleep, startSbxd } from './sbxd.mjs'
+import { ETCD, startEtcd, startNode, newKey, owners, cleanNode, cgroupParent } from './cluster-lib.mjs'
 
 const SDK = join(TOP, 'tests/node_modules/e2b/dist/index.mjs')
 const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
@@ -41,9 +41,23 @@ after(async () => {
     const { writeFileSync } = await import('node:fs')
     nodes.forEach((d, i) => d && writeFileSync(join(process.env.SBX_CLUSTER_LOGS, `node${i}.log`), d.stderr()))
   }
+  // A node killed and not restarted (a failed test) left its sandboxes running: start it once
+  // more, alone (etcd may have lost quorum), so it adopts them and they can be removed.
+  for (let i = 0; i < nodes.length; i++) {
+    const d = nodes[i]
+    if (d.proc.exitCode === null && !d.proc.signalCode) continue
+    nodes[i] = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: d, host: `127.0.0.${11 + i}`,
+      args: ['--cgroup-parent', cgroupParent(i)] }).catch(() => null)
+  }
   for (const d of nodes) await cleanNode(d).catch(() => {})
   for (const d of nodes) await d?.stop().catch(() => {})
   await etcd?.stopAll()
+  for (let i = 0; i < 3; i++) {
+    for (const h of readdirSync('/sys/fs/cgroup')) {
+      try { rmdirSync(`/sys/fs/cgroup/${h}/${cgroupParent(i)}`) } catch {}
+    }
+    try { rmdirSync(`/sys/fs/cgroup/${cgroupParent(i)}`) } catch {}
+  }
 })
 
 const nodeOf = async (id) => (await owners(etcd))[id]

@@ -102,7 +102,7 @@ export async function startSbxd({ jailer, agent, prepare, reuse, args: extra = [
       for (const s of l.json || []) await api('DELETE', `/sandboxes/${s.sandboxID}`).catch(() => {})
     }
     proc.kill('SIGTERM')
-    await new Promise((r) => proc.exitCode !== null ? r() : proc.once('exit', r))
+    await new Promise((r) => proc.exitCode !== null || proc.signalCode ? r() : proc.once('exit', r))
     if (!keep) rmSync(dir, { recursive: true, force: true })
   }
 
