@@ -4,11 +4,13 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -34,7 +36,50 @@ struct fwd {
         size_t n_resp_headers;
         CURLcode result;
         char node[64];
+        char addr[128];
 };
+
+/* Idle curl handles by owner address: a handle keeps its connection open, so the next request
+ * to that node reuses it (no connect, and no new connection thread on the owner). */
+static struct {
+        char addr[128];
+        CURL *h;
+} pool[FORWARD_POOL_MAX];
+static size_t pool_n;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static CURL *handle_take(const char *addr)
+{
+        CURL *h = NULL;
+        pthread_mutex_lock(&pool_lock);
+        for (size_t i = pool_n; i-- > 0;)
+                if (strcmp(pool[i].addr, addr) == 0) {
+                        h = pool[i].h;
+                        pool[i] = pool[--pool_n];
+                        break;
+                }
+        pthread_mutex_unlock(&pool_lock);
+        if (h) {
+                curl_easy_reset(h); /* options gone, the open connection kept */
+                return h;
+        }
+        return curl_easy_init();
+}
+
+static void handle_give(const char *addr, CURL *h)
+{
+        CURL *drop = NULL;
+        pthread_mutex_lock(&pool_lock);
+        if (pool_n == FORWARD_POOL_MAX) {
+                drop = pool[0].h;
+                pool[0] = pool[--pool_n];
+        }
+        snprintf(pool[pool_n].addr, sizeof(pool[pool_n].addr), "%s", addr);
+        pool[pool_n++].h = h;
+        pthread_mutex_unlock(&pool_lock);
+        if (drop)
+                curl_easy_cleanup(drop);
+}
 
 static bool hop(const char *n)
 {
@@ -60,7 +105,10 @@ static void fwd_free(void *p)
                 close(f->down[0]); /* curl's next write fails: the transfer stops */
         if (f->thread_started)
                 pthread_join(f->thread, NULL);
-        if (f->h)
+        /* a transfer that ended well leaves its connection reusable */
+        if (f->h && f->done && f->result == CURLE_OK)
+                handle_give(f->addr, f->h);
+        else if (f->h)
                 curl_easy_cleanup(f->h);
         curl_slist_free_all(f->req_headers);
         curl_slist_free_all(f->resp_headers);
@@ -212,6 +260,7 @@ int forward_begin(struct request *req, const char *addr, const char *node)
         if (!f)
                 return -ENOMEM;
         snprintf(f->node, sizeof(f->node), "%s", node);
+        snprintf(f->addr, sizeof(f->addr), "%s", addr);
         f->up[0] = f->up[1] = f->down[0] = f->down[1] = -1;
         pthread_mutex_init(&f->lock, NULL);
         pthread_cond_init(&f->cond, NULL);
@@ -219,7 +268,7 @@ int forward_begin(struct request *req, const char *addr, const char *node)
         req->state_free = fwd_free;
         if (pipe2(f->up, O_CLOEXEC) < 0 || pipe2(f->down, O_CLOEXEC) < 0)
                 return -errno;
-        f->h = curl_easy_init();
+        f->h = handle_take(addr);
         f->req_headers = request_headers(req);
         if (!f->h || !f->req_headers)
                 return -ENOMEM;
@@ -298,9 +347,26 @@ int forward_finish(struct request *req)
                 close(f->up[1]); /* end of the request body */
                 f->up[1] = -1;
         }
+        /* Wait for the owner's head; a client that hangs up meanwhile stops the transfer (an
+         * owner that hangs would otherwise hold this thread until it answers). */
+        int cfd = http_client_fd(req);
         pthread_mutex_lock(&f->lock);
-        while (!f->head_done && !f->done)
-                pthread_cond_wait(&f->cond, &f->lock);
+        while (!f->head_done && !f->done) {
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                ts.tv_nsec += FORWARD_HANGUP_CHECK_MS * 1000000L;
+                if (ts.tv_nsec >= 1000000000L) {
+                        ts.tv_sec++;
+                        ts.tv_nsec -= 1000000000L;
+                }
+                pthread_cond_timedwait(&f->cond, &f->lock, &ts);
+                struct pollfd p = {.fd = cfd, .events = POLLRDHUP};
+                if (!f->head_done && !f->done && cfd >= 0 && poll(&p, 1, 0) > 0 &&
+                    (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+                        pthread_mutex_unlock(&f->lock);
+                        return -ECONNABORTED; /* fwd_free stops curl */
+                }
+        }
         bool ok = f->head_done;
         pthread_mutex_unlock(&f->lock);
         if (!ok)
@@ -354,7 +420,7 @@ int forward_buffered(struct request *req, const char *addr, const char *method, 
                      const char *body, size_t len, struct forward_answer *ret)
 {
         *ret = (struct forward_answer){};
-        CURL *h = curl_easy_init();
+        CURL *h = handle_take(addr);
         struct curl_slist *hd = request_headers(req);
         if (!h || !hd) {
                 curl_easy_cleanup(h);
@@ -382,7 +448,10 @@ int forward_buffered(struct request *req, const char *addr, const char *method, 
                 log_debug("forward %s %s to %s: %s", method, target, addr, curl_easy_strerror(c));
         }
         buf_done(&b);
-        curl_easy_cleanup(h);
+        if (c == CURLE_OK)
+                handle_give(addr, h);
+        else
+                curl_easy_cleanup(h);
         curl_slist_free_all(hd);
         return 0;
 }

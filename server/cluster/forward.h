@@ -13,10 +13,12 @@
 
 #include "http/http.h"
 
-#define CLUSTER_HOP_HEADER   "Sbx-Cluster-Hop"
-#define FORWARD_CONNECT_MS   2000
-#define FORWARD_MAX_HEADERS  100 /* answer headers kept; past that the answer fails (502) */
-#define FORWARD_BUFFERED_MAX (1024 * 1024) /* a buffered answer (a create, a list page) */
+#define CLUSTER_HOP_HEADER      "Sbx-Cluster-Hop"
+#define FORWARD_CONNECT_MS      2000
+#define FORWARD_HANGUP_CHECK_MS 200 /* a client that left while the owner is silent */
+#define FORWARD_MAX_HEADERS     100 /* answer headers kept; past that the answer fails (502) */
+#define FORWARD_POOL_MAX        64  /* idle connections to owner nodes kept for reuse */
+#define FORWARD_BUFFERED_MAX    (1024 * 1024) /* a buffered answer (a create, a list page) */
 
 /* First call: start forwarding req to addr ("host:port"). Sets req->state. Returns 0 (wants
  * the body) or a status/-errno. */
