@@ -247,6 +247,9 @@ static void base_options(CURL *h, struct request *req, const char *addr, const c
         curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)FORWARD_CONNECT_MS);
         curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+        /* an idle pooled connection is reused only well before the owner's gate closes it,
+         * so a body that cannot be replayed never meets a connection closing under it */
+        curl_easy_setopt(h, CURLOPT_MAXAGE_CONN, (long)FORWARD_REUSE_IDLE_S);
         curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);
         curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, 0L);
         curl_easy_setopt(h, CURLOPT_HTTP_TRANSFER_DECODING, 1L);

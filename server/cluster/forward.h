@@ -18,6 +18,7 @@
 #define FORWARD_HANGUP_CHECK_MS 200 /* a client that left while the owner is silent */
 #define FORWARD_MAX_HEADERS     100 /* answer headers kept; past that the answer fails (502) */
 #define FORWARD_POOL_MAX        64  /* idle connections to owner nodes kept for reuse */
+#define FORWARD_REUSE_IDLE_S    3   /* below the gate's idle close (front/gate.h GATE_IDLE_MS) */
 #define FORWARD_BUFFERED_MAX    (1024 * 1024) /* a buffered answer (a create, a list page) */
 
 /* First call: start forwarding req to addr ("host:port"). Sets req->state. Returns 0 (wants
