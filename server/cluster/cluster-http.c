@@ -187,7 +187,11 @@ bool cluster_intercept(struct request *req, const struct route_target *t, int *r
                 return false;
         }
         char node[CLUSTER_NAME_MAX + 1], addr[CLUSTER_ADDR_MAX + 1];
-        switch (cluster_owner(c, id, node, sizeof(node), addr, sizeof(addr))) {
+        enum cluster_owner o = cluster_owner(c, id, node, sizeof(node), addr, sizeof(addr));
+        /* not in the cache: created elsewhere a moment ago, before the watch told us? */
+        if (o == OWNER_UNKNOWN && cluster_lookup(c, id) == 0)
+                o = cluster_owner(c, id, node, sizeof(node), addr, sizeof(addr));
+        switch (o) {
         case OWNER_UNKNOWN:
         case OWNER_SELF:
                 return false;

@@ -449,6 +449,27 @@ enum cluster_owner cluster_owner(struct cluster *c, const char *id, char *node, 
         return o;
 }
 
+int cluster_lookup(struct cluster *c, const char *id)
+{
+        char key[200];
+        snprintf(key, sizeof(key), CLUSTER_PREFIX "sandboxes/%s", id);
+        struct etcd_kv *kvs = NULL;
+        size_t n = 0;
+        int r = etcd_range_prefix(c->etcd, key, &kvs, &n, NULL);
+        if (r < 0)
+                return r;
+        bool found = false;
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(kvs[i].key, key) == 0) {
+                        pthread_mutex_lock(&c->lock);
+                        map_set_locked(c, id, kvs[i].value);
+                        pthread_mutex_unlock(&c->lock);
+                        found = true;
+                }
+        etcd_kvs_free(kvs, n);
+        return found ? 0 : -ENOENT;
+}
+
 static bool eligible(const struct cluster_node *n, const char *tmpl)
 {
         char want[300];

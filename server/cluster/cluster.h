@@ -54,6 +54,10 @@ enum cluster_owner {
 enum cluster_owner cluster_owner(struct cluster *c, const char *id, char *node, size_t node_len,
                                  char *addr, size_t addr_len);
 
+/* Read id's mapping from etcd into the cache (a sandbox created through another node a moment
+ * ago, before the watch brought it): 0 when found, -ENOENT, or the etcd error. */
+int cluster_lookup(struct cluster *c, const char *id);
+
 /* Pick the node for a create of template: the less loaded of two random eligible nodes
  * (alive, not draining, has the template, below capacity). 0 with *ret_self or addr filled;
  * -ENOENT when no node can take it, -EHOSTUNREACH when etcd has been unreachable for a lease's

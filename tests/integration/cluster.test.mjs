@@ -7,10 +7,12 @@ import assert from 'node:assert/strict'
 import { existsSync, readdirSync, rmdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { request } from 'node:http'
+import { execFileSync } from 'node:child_process'
 import { TOP, REAL, sleep, startSbxd } from './sbxd.mjs'
 import { ETCD, startEtcd, startNode, newKey, owners, cleanNode, cgroupParent } from './cluster-lib.mjs'
 
 const SDK = join(TOP, 'tests/node_modules/e2b/dist/index.mjs')
+const SBX = join(TOP, 'build/cli/sbx')
 const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
 // Skipped only without etcd; a missing SDK or helper is a failure, not a skip.
 const skip = !ETCD ? 'etcd not installed (scripts/install-deps.sh)' : false
@@ -25,6 +27,7 @@ before(async () => {
   if (skip) return
   assert.ok(!missing.length, `not built: ${missing.join(', ')}`)
   assert.ok(existsSync(SDK), 'e2b SDK not installed (npm ci in tests/)')
+  assert.ok(existsSync(SBX), 'the sbx CLI is not built')
   e2b = await import(SDK)
   etcd = await startEtcd(3)
   for (let i = 0; i < 3; i++) nodes.push(await startNode(i, etcd, key))
@@ -160,7 +163,10 @@ test('kill -9 of a node: its sandboxes say node lost, the others are untouched; 
 
 test('drain: no new placements on the drained node', { skip, timeout: 60_000 }, async () => {
   const auth = { Authorization: `Bearer ${key}` }
-  assert.equal((await fetch(`${nodes[0].url}/v1/nodes/n1/drain`, { method: 'POST', headers: auth })).status, 204)
+  // the CLI against node 0: sbx node drain n1
+  const env = { ...process.env, SBX_URL: nodes[0].url, SBX_API_KEY: key }
+  assert.match(execFileSync(SBX, ['node', 'drain', 'n1'], { env, encoding: 'utf8' }), /n1 draining/)
+  assert.match(execFileSync(SBX, ['node', 'ls'], { env, encoding: 'utf8' }), /n1 .* draining/)
   let l
   for (let i = 0; i < 30; i++) { // the other nodes see it at their next beat
     l = await fetch(`${nodes[2].url}/v1/nodes`, { headers: auth }).then((r) => r.json())
@@ -172,7 +178,7 @@ test('drain: no new placements on the drained node', { skip, timeout: 60_000 }, 
   const map = await owners(etcd)
   for (const b of more) assert.notEqual(map[b.sandboxId], 'n1')
   boxes.push(...more)
-  assert.equal((await fetch(`${nodes[0].url}/v1/nodes/n1/drain`, { method: 'DELETE', headers: auth })).status, 204)
+  assert.match(execFileSync(SBX, ['node', 'undrain', 'n1'], { env, encoding: 'utf8' }), /n1 ready/)
   // the drained node's own sandboxes kept serving
   const onN1 = boxes.find((b) => map[b.sandboxId] === 'n1')
   assert.equal((await onN1.commands.run('echo still')).stdout, 'still\n')
