@@ -1,7 +1,8 @@
-// Cluster mode on one machine: a three-member etcd cluster and three sbxd nodes on distinct
-// loopback addresses (127.0.0.11-13; server/cluster/README.md says why not network
-// namespaces), each with its own state dir, all driven through the unmodified e2b SDK against
-// node 0. Skipped only when etcd is not installed (scripts/install-deps.sh installs it).
+// Cluster mode on one machine: a three-member etcd cluster and three sbxd nodes, each in a
+// network namespace of its own joined by a bridge and veths (cluster-lib.mjs makeNetwork), each
+// with its own state dir, all driven through the unmodified e2b SDK against node 0. Skipped
+// only when etcd is not installed (scripts/install-deps.sh installs it). Bounded: every test
+// has a timeout; after() removes every sandbox, process, namespace, bridge, dir and cgroup.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, readdirSync, rmdirSync } from 'node:fs'
@@ -9,7 +10,7 @@ import { join } from 'node:path'
 import { request } from 'node:http'
 import { execFileSync } from 'node:child_process'
 import { TOP, REAL, sleep, startSbxd } from './sbxd.mjs'
-import { ETCD, startEtcd, startNode, newKey, owners, cleanNode, cgroupParent } from './cluster-lib.mjs'
+import { ETCD, startEtcd, startNode, newKey, owners, cleanNode, cgroupParent, makeNetwork, nodeHost } from './cluster-lib.mjs'
 
 const SDK = join(TOP, 'tests/node_modules/e2b/dist/index.mjs')
 const SBX = join(TOP, 'build/cli/sbx')
@@ -18,6 +19,7 @@ const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
 const skip = !ETCD ? 'etcd not installed (scripts/install-deps.sh)' : false
 
 let etcd
+let net
 const nodes = []
 const key = newKey()
 let e2b
@@ -29,8 +31,9 @@ before(async () => {
   assert.ok(existsSync(SDK), 'e2b SDK not installed (npm ci in tests/)')
   assert.ok(existsSync(SBX), 'the sbx CLI is not built')
   e2b = await import(SDK)
-  etcd = await startEtcd(3)
-  for (let i = 0; i < 3; i++) nodes.push(await startNode(i, etcd, key))
+  net = makeNetwork(3)
+  etcd = await startEtcd(3, net.etcdHost)
+  for (let i = 0; i < 3; i++) nodes.push(await startNode(i, etcd, key, { net }))
   // every node sees the other two
   for (let i = 0; i < 100; i++) {
     const l = await fetch(`${nodes[0].url}/v1/nodes`, { headers: { Authorization: `Bearer ${key}` } }).then((r) => r.json())
@@ -48,13 +51,14 @@ after(async () => {
   // more, alone (etcd may have lost quorum), so it adopts them and they can be removed.
   for (let i = 0; i < nodes.length; i++) {
     const d = nodes[i]
-    if (d.proc.exitCode === null && !d.proc.signalCode) continue
-    nodes[i] = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: d, host: `127.0.0.${11 + i}`,
-      args: ['--cgroup-parent', cgroupParent(i)] }).catch(() => null)
+    if (!d || (d.proc.exitCode === null && !d.proc.signalCode)) continue
+    nodes[i] = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: d, host: nodeHost(i, net),
+      wrap: net.wrap(i), args: ['--cgroup-parent', cgroupParent(i)] }).catch(() => null)
   }
   for (const d of nodes) await cleanNode(d).catch(() => {})
   for (const d of nodes) await d?.stop().catch(() => {})
   await etcd?.stopAll()
+  net?.remove()
   for (let i = 0; i < 3; i++) {
     for (const h of readdirSync('/sys/fs/cgroup')) {
       try { rmdirSync(`/sys/fs/cgroup/${h}/${cgroupParent(i)}`) } catch {}
@@ -150,7 +154,7 @@ test('kill -9 of a node: its sandboxes say node lost, the others are untouched; 
   assert.ok(Date.now() - t0 < 10_000, `node lost after ${Date.now() - t0} ms`)
   assert.equal((await liveBox.commands.run('echo alive')).stdout, 'alive\n')
   // back on the same state dir: adopted and registered again, traffic flows through node 0
-  nodes[2] = await startNode(2, etcd, key, { reuse: old })
+  nodes[2] = await startNode(2, etcd, key, { reuse: old, net })
   let r
   for (let i = 0; i < 50; i++) {
     r = await lostBox.commands.run('echo back').catch((e) => e)
