@@ -9,7 +9,7 @@
 // Nothing here asserts a time.   node bench/cluster.mjs [N runs] [C creates]
 import { join } from 'node:path'
 import { TOP, sleep } from '../tests/integration/sbxd.mjs'
-import { startEtcd, startNode, newKey, owners, cleanNode } from '../tests/integration/cluster-lib.mjs'
+import { startEtcd, startNode, newKey, owners, cleanNode, removeCgroupParent } from '../tests/integration/cluster-lib.mjs'
 
 const { Sandbox } = await import(join(TOP, 'tests/node_modules/e2b/dist/index.mjs'))
 const N = Number(process.argv[2] || 200)
@@ -89,4 +89,5 @@ try {
   for (const d of nodes) await cleanNode(d).catch(() => {})
   for (const d of nodes) await d.stop().catch(() => {})
   await etcd.stopAll()
+  for (let i = 0; i < 3; i++) await removeCgroupParent(i)
 }

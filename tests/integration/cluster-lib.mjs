@@ -4,7 +4,7 @@
 // own, joined to the others by a bridge with a veth each (10.214.X.0/24: etcd on .1, node i on
 // .11+i); without it (the bench) on distinct loopback addresses (127.0.0.11, .12, ...).
 import { spawn, execFileSync } from 'node:child_process'
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync, existsSync } from 'node:fs'
+import { mkdtempSync, mkdirSync, writeFileSync, rmSync, existsSync, readdirSync, rmdirSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -91,31 +91,33 @@ export async function startEtcd(n = 3, host = '127.0.0.1') {
 
 export const cgroupParent = (i) => `sbx-cluster-${process.pid}-n${i}`
 
+// Remove node i's cgroup parent in every hierarchy, retrying while the kernel finishes removing
+// the sandboxes' own cgroups below it (up to 3 s).
+export async function removeCgroupParent(i) {
+  const dirs = () => [...readdirSync('/sys/fs/cgroup').map((h) => `/sys/fs/cgroup/${h}/${cgroupParent(i)}`),
+    `/sys/fs/cgroup/${cgroupParent(i)}`].filter((d) => existsSync(d))
+  for (let k = 0; k < 30 && dirs().length; k++) {
+    for (const d of dirs()) try { rmdirSync(d) } catch {}
+    if (dirs().length) await sleep(100)
+  }
+}
+
 export const newKey = () => 'e2b_' + randomBytes(20).toString('hex')
 
-// Node i of a cluster: real jailer and agent, real templates (built once into a cache dir
-// and copied), the shared key, its own cgroup parent.
+// Node i of a cluster: real jailer and agent, real templates (templates/build-all.sh, cached),
+// the shared key, its own cgroup parent.
 export const nodeHost = (i, net) => net ? net.host(i) : `127.0.0.${11 + i}`
 
-export async function startNode(i, etcd, key, { reuse, templates, net } = {}) {
+export async function startNode(i, etcd, key, { reuse, net } = {}) {
   const name = `n${i}`
   const prepare = (state) => {
     writeFileSync(join(state, 'keys'), key + '\n', { mode: 0o600 })
-    if (templates) execFileSync('cp', ['-a', templates, join(state, 'templates')])
-    else realTemplates(state)
+    realTemplates(state)
   }
   return startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare, reuse, host: nodeHost(i, net),
     wrap: net ? net.wrap(i) : [],
     args: ['--cluster', `etcd://${etcd.endpoints}`, '--node-name', name,
       '--cgroup-parent', cgroupParent(i), '--max-sandboxes', '64'] })
-}
-
-// Templates built once for every node (cp -a keeps the layers' owners and modes).
-export function buildTemplates() {
-  const dir = mkdtempSync(join(tmpdir(), 'sbx-cluster-tpl-'))
-  mkdirSync(join(dir, 'state'))
-  realTemplates(join(dir, 'state'))
-  return { path: join(dir, 'state', 'templates'), remove: () => rmSync(dir, { recursive: true, force: true }) }
 }
 
 // The owner of each sandbox, from the key layout (server/cluster/README.md).

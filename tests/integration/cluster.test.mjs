@@ -5,12 +5,12 @@
 // has a timeout; after() removes every sandbox, process, namespace, bridge, dir and cgroup.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, readdirSync, rmdirSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { request } from 'node:http'
 import { execFileSync } from 'node:child_process'
 import { TOP, REAL, sleep, startSbxd } from './sbxd.mjs'
-import { ETCD, startEtcd, startNode, newKey, owners, cleanNode, cgroupParent, makeNetwork, nodeHost } from './cluster-lib.mjs'
+import { ETCD, startEtcd, startNode, newKey, owners, cleanNode, cgroupParent, makeNetwork, nodeHost, removeCgroupParent } from './cluster-lib.mjs'
 
 const SDK = join(TOP, 'tests/node_modules/e2b/dist/index.mjs')
 const SBX = join(TOP, 'build/cli/sbx')
@@ -59,12 +59,7 @@ after(async () => {
   for (const d of nodes) await d?.stop().catch(() => {})
   await etcd?.stopAll()
   net?.remove()
-  for (let i = 0; i < 3; i++) {
-    for (const h of readdirSync('/sys/fs/cgroup')) {
-      try { rmdirSync(`/sys/fs/cgroup/${h}/${cgroupParent(i)}`) } catch {}
-    }
-    try { rmdirSync(`/sys/fs/cgroup/${cgroupParent(i)}`) } catch {}
-  }
+  for (let i = 0; i < 3; i++) await removeCgroupParent(i)
 })
 
 const nodeOf = async (id) => (await owners(etcd))[id]
