@@ -470,13 +470,17 @@ int cluster_lookup(struct cluster *c, const char *id)
         return found ? 0 : -ENOENT;
 }
 
-static bool eligible(const struct cluster_node *n, const char *tmpl)
+static bool has_template(const struct cluster_node *n, const char *tmpl)
 {
         char want[300];
         size_t l = strcspn(tmpl, ":"); /* a tag names the template too */
         snprintf(want, sizeof(want), ",%.*s,", (int)MIN(l, (size_t)250), tmpl);
-        return !n->draining && n->sandboxes + n->inflight < n->capacity &&
-               strstr(n->templates, want) != NULL;
+        return strstr(n->templates, want) != NULL;
+}
+
+static bool eligible(const struct cluster_node *n, const char *tmpl)
+{
+        return !n->draining && n->sandboxes + n->inflight < n->capacity && has_template(n, tmpl);
 }
 
 int cluster_place(struct cluster *c, const char *template_id, bool *ret_self, char *addr,
@@ -495,6 +499,14 @@ int cluster_place(struct cluster *c, const char *template_id, bool *ret_self, ch
         for (size_t i = 0; i < c->n_nodes && n < CLUSTER_MAX_NODES; i++)
                 if (eligible(&c->nodes[i], template_id))
                         idx[n++] = i;
+        bool anywhere = false;
+        for (size_t i = 0; i < c->n_nodes && !anywhere; i++)
+                anywhere = has_template(&c->nodes[i], template_id);
+        if (n == 0 && !anywhere) { /* no such template: the local create says so (404) */
+                pthread_mutex_unlock(&c->lock);
+                *ret_self = true;
+                return 0;
+        }
         if (n == 0) {
                 pthread_mutex_unlock(&c->lock);
                 snprintf(msg, msg_len,

@@ -59,9 +59,10 @@ enum cluster_owner cluster_owner(struct cluster *c, const char *id, char *node, 
 int cluster_lookup(struct cluster *c, const char *id);
 
 /* Pick the node for a create of template: the less loaded of two random eligible nodes
- * (alive, not draining, has the template, below capacity). 0 with *ret_self or addr filled;
- * -ENOENT when no node can take it, -EHOSTUNREACH when etcd has been unreachable for a lease's
- * time (creates refused), msg filled either way. */
+ * (alive, not draining, has the template, below capacity). 0 with *ret_self or addr filled
+ * (*ret_self too when no node has the template at all: the local create answers 404);
+ * -ENOENT when the nodes that have it cannot take it (drained, full), -EHOSTUNREACH when etcd has
+ * been unreachable for a lease's time (creates refused), msg filled either way. */
 int cluster_place(struct cluster *c, const char *template_id, bool *ret_self, char *addr,
                   size_t addr_len, char *msg, size_t msg_len);
 

@@ -4,7 +4,7 @@
 // own, joined to the others by a bridge with a veth each (10.214.X.0/24: etcd on .1, node i on
 // .11+i); without it (the bench) on distinct loopback addresses (127.0.0.11, .12, ...).
 import { spawn, execFileSync } from 'node:child_process'
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync, existsSync, readdirSync, rmdirSync } from 'node:fs'
+import { mkdtempSync, writeFileSync, rmSync, existsSync, readdirSync, rmdirSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

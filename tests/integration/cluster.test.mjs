@@ -90,6 +90,10 @@ test('creates through one node spread over all three; the map is in etcd before 
   for (const b of boxes) assert.ok(map[b.sandboxId], `no mapping for ${b.sandboxId}`)
   const used = new Set(boxes.map((b) => map[b.sandboxId]))
   assert.deepEqual([...used].sort(), ['n0', 'n1', 'n2'])
+  // a template no node has: E2B's 404, as on a single node
+  const r = await fetch(`${nodes[0].url}/v2/sandboxes`, { method: 'POST', headers: { 'X-API-KEY': key, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ templateID: 'no-such-template' }) })
+  assert.equal(r.status, 404, await r.text())
 })
 
 test('commands, files, PTY and Host routing on sandboxes owned by other nodes', { skip, timeout: 60_000 }, async () => {
