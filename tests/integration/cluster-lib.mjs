@@ -117,7 +117,9 @@ export async function startNode(i, etcd, key, { reuse, net } = {}) {
   return startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare, reuse, host: nodeHost(i, net),
     wrap: net ? net.wrap(i) : [],
     args: ['--cluster', `etcd://${etcd.endpoints}`, '--node-name', name,
-      '--cgroup-parent', cgroupParent(i), '--max-sandboxes', '64'] })
+      '--cgroup-parent', cgroupParent(i), '--max-sandboxes', '64',
+      // sparse sandbox disks: three nodes on one shared test machine must not fill its disk
+      '--disk-overcommit', '20'] })
 }
 
 // The owner of each sandbox, from the key layout (server/cluster/README.md).
