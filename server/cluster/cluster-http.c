@@ -50,12 +50,11 @@ struct item {
         const char *id;
 };
 
-static enum list_order merge_order;
-
-static int cmp_items(const void *a, const void *b)
+static int cmp_items(const void *a, const void *b, void *order)
 {
         const struct item *x = a, *y = b;
-        return list_compare(merge_order, x->started_us, x->id, y->started_us, y->id);
+        return list_compare(*(const enum list_order *)order, x->started_us, x->id, y->started_us,
+                            y->id);
 }
 
 /* Every live node's page (asked with CLUSTER_HOP_HEADER, so each answers its own sandboxes with
@@ -76,8 +75,6 @@ static int aggregate_list(struct request *req)
         enum list_order order = ord && strcmp(ord, "asc") == 0 ? LIST_ASC : LIST_DESC;
         _cleanup_json_ cJSON *all = cJSON_CreateArray();
         bool more = false;
-        unsigned long running = 0;
-        bool have_running = false;
         for (size_t i = 0; all && i < n; i++) {
                 struct forward_answer a;
                 (void)forward_buffered(req, nodes[i].addr, "GET", req->target, NULL, 0, &a);
@@ -116,20 +113,14 @@ static int aggregate_list(struct request *req)
         {
                 const cJSON *us = cJSON_GetObjectItemCaseSensitive(it, "startedAtUs");
                 const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "sandboxID");
-                const cJSON *st = cJSON_GetObjectItemCaseSensitive(it, "state");
                 if (!cJSON_IsString(id))
                         continue;
                 items[k++] =
                     (struct item){.json = it,
                                   .started_us = cJSON_IsNumber(us) ? (int64_t)us->valuedouble : 0,
                                   .id = id->valuestring};
-                if (cJSON_IsString(st) && strcmp(st->valuestring, "running") == 0) {
-                        running++;
-                        have_running = true;
-                }
         }
-        merge_order = order; /* qsort has no context: set under the single-threaded call */
-        qsort(items, k, sizeof(*items), cmp_items);
+        qsort_r(items, k, sizeof(*items), cmp_items, &order);
         _cleanup_json_ cJSON *out = cJSON_CreateArray();
         size_t take = MIN(k, (size_t)limit);
         more |= k > take;
@@ -152,7 +143,6 @@ static int aggregate_list(struct request *req)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
         if (next[0])
                 MHD_add_response_header(resp, "X-Next-Token", next);
-        (void)have_running;
         r = http_queue(req, 200, resp);
         MHD_destroy_response(resp);
         return r;
