@@ -7,13 +7,16 @@
 //     difference is curl loading and checking the CA bundle, the client's own cost);
 //   - to a name without one, in the same sandbox: redirected to the proxy, relayed untouched;
 //   - the same name from a sandbox without rules: not redirected at all;
-// and a 100 MB download through an intercepted connection against the untouched relay.
-// Usage (root): node bench/transform-bench.mjs [N=50]
+// and a 100 MB download through an intercepted connection against the untouched relay, and
+// connections per second: M requests by one curl with 8 in flight, each on a connection of
+// its own (Connection: close), -k, through each path.
+// Usage (root): node bench/transform-bench.mjs [N=50] [M=400]
 import { join } from 'node:path'
 import { startSbxd, realTemplates, TOP } from '../tests/integration/sbxd.mjs'
 import { OUT, outsideUp } from '../tests/integration/egress-net.mjs'
 
 const N = Number(process.argv[2] || 50)
+const M = Number(process.argv[3] || 400)
 const BUILD = join(TOP, process.env.SBX_BUILD || 'build')
 const e2b = await import(join(TOP, 'tests/node_modules/e2b/dist/index.mjs'))
 
@@ -38,6 +41,15 @@ async function download(s, url, extra = '') {
   }
   return best.toFixed(0)
 }
+// M requests, 8 at a time, a new connection each: answered 200s per second of wall time
+async function rate(s, url) {
+  const r = await s.commands.run(`s=$(date +%s%N); ` +
+    `curl -s -k -4 --parallel --parallel-max 8 -H 'Connection: close' -w '%{http_code}\\n' ` +
+    `$(for i in $(seq ${M}); do printf '%s -o /dev/null ' ${url}; done) | grep -c '^200$'; ` +
+    `echo $(( ($(date +%s%N) - s) / 1000000 ))`, { timeoutMs: 600000 })
+  const [ok, ms] = r.stdout.trim().split('\n').map(Number)
+  return `${(ok / (ms / 1000)).toFixed(0)}/s (${ok} of ${M} in ${ms} ms)`
+}
 try {
   await e2b.Secret.create('bench', 'x'.repeat(40), opts)
   const rules = { 'www.allowed.test': [{ transform: { headers: { Authorization: `Bearer ${e2b.Secret.fill('bench')}` } } }] }
@@ -51,6 +63,9 @@ try {
   console.log(`100 MB, intercepted: ${await download(withRules, 'https://www.allowed.test/bytes/100000000')} MB/s, ` +
     `relayed untouched: ${await download(withRules, 'https://other.test/bytes/100000000', '-k')} MB/s, ` +
     `not redirected: ${await download(without, 'https://www.allowed.test/bytes/100000000', '-k')} MB/s (best of 3)`)
+  console.log(`connections per second, 8 in flight: intercepted ${await rate(withRules, 'https://www.allowed.test/')}, ` +
+    `relayed untouched ${await rate(withRules, 'https://other.test/')}, ` +
+    `not redirected ${await rate(without, 'https://www.allowed.test/')}`)
   await withRules.kill()
   await without.kill()
 } finally {

@@ -43,6 +43,7 @@ int cli_cmd_keys(struct cli *c, int argc, char **argv);
 int cli_cmd_sandbox(struct cli *c, int argc, char **argv);
 int cli_cmd_files(struct cli *c, int argc, char **argv);
 int cli_cmd_mcp(struct cli *c, int argc, char **argv);
+int cli_cmd_node(struct cli *c, int argc, char **argv); /* cli-node.c */
 /* sbx image import NAME[:TAG] FILE [--ref REF] | ls | rm NAME[:TAG]... (cli-image.c). */
 int cli_cmd_image(struct cli *c, int argc, char **argv);
 /* Interactive terminal over WebSocket; returns the remote shell's exit code (cli-term.c). */

@@ -17,6 +17,7 @@ static const char usage[] =
     "  image import NAME[:TAG] FILE [--ref REF]   an OCI layout or docker save archive\n"
     "  image ls | image rm NAME[:TAG]...\n"
     "  keys | status\n"
+    "  node ls | node drain NAME | node undrain NAME   cluster nodes (sbxd --cluster)\n"
     "  mcp                 MCP server on stdin/stdout (tools run in one sandbox per session)\n"
     "Configuration: SBX_URL and SBX_API_KEY (else E2B_API_URL / E2B_API_KEY, else the local\n"
     "state dir $SBX_STATE_DIR or /var/lib/sbx: its url and keys files, written by sbxd;\n"
@@ -56,6 +57,8 @@ int main(int argc, char **argv)
                 r = cli_cmd_keys(&c, n, rest);
         else if (strcmp(cmd, "image") == 0 || strcmp(cmd, "images") == 0)
                 r = cli_cmd_image(&c, n, rest);
+        else if (strcmp(cmd, "node") == 0 || strcmp(cmd, "nodes") == 0)
+                r = cli_cmd_node(&c, n, rest);
         else if (strcmp(cmd, "mcp") == 0)
                 r = cli_cmd_mcp(&c, n, rest);
         else {

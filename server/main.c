@@ -15,6 +15,8 @@
 
 #include "core/server-config.h"
 #include "build/build.h"
+#include "cluster/cluster.h"
+#include "cluster/cluster-http.h"
 #include "lifecycle/adopt.h"
 #include "storage/disk-image.h"
 #include "storage/secret-store.h"
@@ -113,6 +115,34 @@ static void save_all(struct server *srv)
         }
         free(all);
         log_info("state saved: %zu sandbox(es) keep running", n);
+}
+
+/* --cluster: register this node in etcd (server/cluster/README.md). */
+static int start_cluster(struct server *srv, unsigned port)
+{
+        const struct sbxd_config *cfg = srv->config;
+        char name[64], addr[160];
+        if (cfg->node_name)
+                snprintf(name, sizeof(name), "%s", cfg->node_name);
+        else if (gethostname(name, sizeof(name)) < 0)
+                snprintf(name, sizeof(name), "sbxd");
+        name[sizeof(name) - 1] = 0;
+        if (cfg->advertise)
+                snprintf(addr, sizeof(addr), "%s", cfg->advertise);
+        else {
+                const char *h = strcmp(cfg->host, "0.0.0.0") == 0 ? "127.0.0.1" : cfg->host;
+                const char *lb = strchr(h, ':') ? "[" : "", *rb = *lb ? "]" : "";
+                snprintf(addr, sizeof(addr), "%s%s%s:%u", lb, h, rb, port);
+        }
+        struct cluster *c = NULL;
+        int r = cluster_start(srv, cfg->cluster, name, addr, &c);
+        if (r < 0) {
+                log_error_errno(r, "cluster: cannot register in %s: %m", cfg->cluster);
+                return r;
+        }
+        srv->cluster_created = cluster_created;
+        __atomic_store_n(&srv->cluster, c, __ATOMIC_RELEASE);
+        return 0;
 }
 
 int main(int argc, char **argv)
@@ -227,6 +257,8 @@ int main(int argc, char **argv)
                         goto fail;
                 }
         }
+        if (cfg.cluster && start_cluster(&srv, port) < 0)
+                goto fail;
         announce(&cfg, &srv.keys, port);
 
         while (sigwait(&mask, &sig) != 0)
@@ -235,6 +267,8 @@ int main(int argc, char **argv)
         drain(&srv, d);
         agent_req_shutdown();
         front_stop(d);
+        cluster_stop(srv.cluster); /* its node key goes; its sandboxes stay mapped to it */
+        srv.cluster = NULL;
         build_service_stop(srv.build); /* a running build is marked failed at the next start */
         pool_stop(srv.pool);           /* warm sandboxes are nobody's: torn down */
         srv.pool = NULL;
@@ -256,6 +290,7 @@ int main(int argc, char **argv)
 
 fail:
         front_stop(d);
+        cluster_stop(srv.cluster);
         pool_stop(srv.pool);
         sampler_stop(&srv);
         monitor_stop(&srv);

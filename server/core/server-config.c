@@ -66,7 +66,12 @@ static const char usage[] =
     "  --tls-cert FILE           serve HTTPS with this PEM certificate (chain), valid for\n"
     "  --tls-key FILE            DOMAIN and *.DOMAIN, and this PEM key (both or neither)\n"
     "  --egress-upstream-ca FILE  a PEM bundle the egress proxy trusts for servers, besides the\n"
-    "                            host's CA bundle\n";
+    "                            host's CA bundle\n"
+    "  --cluster etcd://H:P[,H:P] cluster mode: register in etcd, place creates on any node,\n"
+    "                            forward other nodes' sandbox traffic (off by default)\n"
+    "  --node-name NAME          this node's name in the cluster (default: the host name)\n"
+    "  --advertise HOST:PORT     where the other nodes reach this one (default: the listen\n"
+    "                            address with the bound port)\n";
 
 int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, socklen_t *ret_len,
                         char **ret_host)
@@ -190,6 +195,9 @@ void config_done(struct sbxd_config *c)
         free(c->tls_key_pem);
         free(c->egress_dns);
         free(c->egress_upstream_ca);
+        free(c->cluster);
+        free(c->node_name);
+        free(c->advertise);
         *c = (struct sbxd_config){};
 }
 
@@ -211,6 +219,9 @@ void config_done(struct sbxd_config *c)
 #define OPT_EGRESS_MAX      1022
 #define OPT_EGRESS_DNS      1023
 #define OPT_EGRESS_CA       1024
+#define OPT_CLUSTER         1025
+#define OPT_NODE_NAME       1026
+#define OPT_ADVERTISE       1027
 
 /* A positive decimal number up to max into *ret. */
 static int parse_u64(const char *name, const char *arg, uint64_t max, uint64_t *ret)
@@ -393,6 +404,9 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"egress-max", required_argument, NULL, OPT_EGRESS_MAX},
             {"egress-dns", required_argument, NULL, OPT_EGRESS_DNS},
             {"egress-upstream-ca", required_argument, NULL, OPT_EGRESS_CA},
+            {"cluster", required_argument, NULL, OPT_CLUSTER},
+            {"node-name", required_argument, NULL, OPT_NODE_NAME},
+            {"advertise", required_argument, NULL, OPT_ADVERTISE},
             {},
         };
         const char *listen = SBXD_DEFAULT_LISTEN, *state = SBXD_DEFAULT_STATE_DIR;
@@ -488,6 +502,41 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                         if (!(c.egress_upstream_ca = realpath(optarg, NULL)))
                                 return -ENOMEM;
                         break;
+                case OPT_CLUSTER:
+                        if (strncmp(optarg, "etcd://", 7) != 0 || !optarg[7] ||
+                            strlen(optarg) > 1000) {
+                                fprintf(stderr, "sbxd: --cluster takes etcd://HOST:PORT[,...]\n");
+                                return -EINVAL;
+                        }
+                        free(c.cluster);
+                        c.cluster = strdup(optarg);
+                        break;
+                case OPT_NODE_NAME:
+                        if (!*optarg || strlen(optarg) > 63 ||
+                            strspn(optarg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                           "0123456789._-") != strlen(optarg)) {
+                                fprintf(stderr,
+                                        "sbxd: bad --node-name '%s' ([A-Za-z0-9._-], at "
+                                        "most 63)\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        free(c.node_name);
+                        c.node_name = strdup(optarg);
+                        break;
+                case OPT_ADVERTISE: {
+                        struct sockaddr_storage ss;
+                        socklen_t sl;
+                        _cleanup_free_ char *h = NULL;
+                        if (strlen(optarg) > 127 || config_parse_listen(optarg, &ss, &sl, &h) < 0) {
+                                fprintf(stderr, "sbxd: bad --advertise '%s' (want HOST:PORT)\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        free(c.advertise);
+                        c.advertise = strdup(optarg);
+                        break;
+                }
                 case 1005:
                         if (strcmp(optarg, "image") != 0 && strcmp(optarg, "tmpfs") != 0) {
                                 fprintf(stderr, "sbxd: --disk takes image or tmpfs\n");

@@ -61,6 +61,10 @@ struct sbxd_config {
         enum egress_max egress_max;
         char *egress_dns;         /* upstream resolver address, NULL: /etc/resolv.conf's first */
         char *egress_upstream_ca; /* --egress-upstream-ca: extra PEM the proxy trusts, or NULL */
+        /* --cluster (server/cluster/README.md): NULL for a single node */
+        char *cluster;   /* etcd://host:port[,host:port...] */
+        char *node_name; /* --node-name; NULL: the host name */
+        char *advertise; /* --advertise HOST:PORT; NULL: the listen host and bound port */
 };
 
 #define SBXD_DOMAIN_MAX     253

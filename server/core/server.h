@@ -14,6 +14,7 @@ struct volume_store;
 struct secret_store;
 struct build_service;
 struct egress;
+struct cluster;
 
 struct server {
         const struct sbxd_config *config;
@@ -41,4 +42,8 @@ struct server {
         struct build_service *build;  /* build/build.h: template builds */
         struct egress *egress;        /* lifecycle/egress.h */
         struct secret_store *secrets; /* storage/secret-store.h */
+        /* --cluster (cluster/cluster.h); NULL for a single node, and then nothing of the
+         * cluster runs. cluster_created: called by a create before it answers. */
+        struct cluster *cluster;
+        int (*cluster_created)(struct server *srv, const char *id);
 };

@@ -132,7 +132,8 @@ static bool list_wants(const struct list_query *q, const cJSON *templates, const
  * q->limit; *ret_next names the last one when more follow, *ret_running counts the running
  * ones wanted before the cut. */
 static cJSON *list_page(const struct list_query *q, const cJSON *templates, struct sandbox **all,
-                        size_t n, char ret_next[static LIST_CURSOR_MAX], unsigned *ret_running)
+                        size_t n, bool with_us, char ret_next[static LIST_CURSOR_MAX],
+                        unsigned *ret_running)
 {
         cJSON *arr = cJSON_CreateArray();
         const struct sandbox *last = NULL;
@@ -150,7 +151,10 @@ static cJSON *list_page(const struct list_query *q, const cJSON *templates, stru
                         more = true;
                         continue;
                 }
-                cJSON_AddItemToArray(arr, sandbox_to_json(s, SHAPE_LISTED));
+                cJSON *item = sandbox_to_json(s, SHAPE_LISTED);
+                if (item && with_us) /* a cluster node merging pages (cluster/cluster-http.h) */
+                        cJSON_AddNumberToObject(item, "startedAtUs", (double)s->started_us);
+                cJSON_AddItemToArray(arr, item);
                 last = s;
                 taken++;
         }
@@ -214,7 +218,8 @@ static int handle_list(struct request *req, bool v2)
         qsort(all, n, sizeof(*all), q.order == LIST_ASC ? cmp_asc : cmp_desc);
         char next[LIST_CURSOR_MAX];
         unsigned running;
-        _cleanup_json_ cJSON *arr = list_page(&q, templates, all, n, next, &running);
+        bool with_us = req->srv->cluster && http_header(req, "Sbx-Cluster-Hop");
+        _cleanup_json_ cJSON *arr = list_page(&q, templates, all, n, with_us, next, &running);
         for (size_t i = 0; i < n; i++)
                 sandbox_unref(all[i]);
         free(all);

@@ -9,6 +9,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include "cluster/cluster-http.h"
+#include "cluster/forward.h"
 #include "core/errors.h"
 #include "core/stats.h"
 #include "e2b/files-signature.h"
@@ -165,6 +167,9 @@ static int on_first_call(struct request *req)
                 t.kind = ROUTE_PROXY;
                 t.port = SBX_PORT_ENVD;
         }
+        int cr;
+        if (req->srv->cluster && cluster_intercept(req, &t, &cr))
+                return cr; /* --cluster: another node's sandbox, or the list of all nodes */
         switch (t.kind) {
         case ROUTE_BAD_PORT:
                 return http_reply_error(req, -EINVAL, NULL,
@@ -206,6 +211,8 @@ static int discard(struct request *req, size_t len)
 static int on_upload(struct request *req, const char *data, size_t len)
 {
         const struct route *rt = req->route;
+        if (req->forwarded)
+                return forward_upload(req, data, len);
         if (req->proxied)
                 return proxy_upload(req, data, len);
         if (rt->body == BODY_STREAM)
@@ -224,6 +231,8 @@ static int on_upload(struct request *req, const char *data, size_t len)
 static int on_finish(struct request *req)
 {
         const struct route *rt = req->route;
+        if (req->forwarded)
+                return forward_finish(req);
         if (req->proxied)
                 return proxy_finish(req);
         if (req->body && req->body->too_large)
@@ -236,6 +245,11 @@ static int on_finish(struct request *req)
                         return v1_reply_error(req, 400, "bad_request", "%s", msg);
                 if (r < 0)
                         return http_reply_error(req, r, NULL, "%s", msg);
+        }
+        if (req->srv->cluster) { /* --cluster: a create may be placed on another node */
+                int cr = cluster_place_create(req);
+                if (cr != 0)
+                        return cr;
         }
         int r = rt->handle(req);
         if (r == 0) { /* a handler that answered nothing: never leave the client waiting */

@@ -2,6 +2,7 @@
 #include "front/routes.h"
 
 #include "e2b/routes-lifecycle.h"
+#include "cluster/cluster-http.h"
 #include "e2b/routes-network.h"
 #include "e2b/routes-sandboxes.h"
 #include "e2b/routes-secrets.h"
@@ -120,6 +121,9 @@ const struct route sbxd_routes[] = {
      .handle = e2b_prometheus},
 
     /* the native API (native/v1.h) */
+    /* cluster mode (cluster/cluster-http.h): 404 without --cluster */
+    V1(GET, "/v1/nodes", NULL, cluster_handle_nodes),
+    V1(POST | DELETE, "/v1/nodes/{name}/drain", NULL, cluster_handle_drain),
     V1(GET, "/v1/sandboxes", NULL, v1_handle_list),
     V1(GET, "/v1/sandboxes/", NULL, v1_handle_list),
     V1(POST, "/v1/sandboxes", NULL, v1_handle_create),

@@ -53,10 +53,11 @@ struct request {
         char *method, *path; /* copies of what MHD gave the access handler */
         bool started, in_first_call;
         int64_t t0_ms;
-        unsigned status;               /* the answer's status once one is queued or decided */
-        char *deferred_body;           /* a first-call refusal, sent once the body is read */
-        size_t discarded;              /* body bytes dropped (refused, too large, not wanted) */
-        bool proxied;                  /* a sandbox's traffic (e2b/proxy.h), not a table route */
+        unsigned status;     /* the answer's status once one is queued or decided */
+        char *deferred_body; /* a first-call refusal, sent once the body is read */
+        size_t discarded;    /* body bytes dropped (refused, too large, not wanted) */
+        bool proxied;        /* a sandbox's traffic (e2b/proxy.h), not a table route */
+        bool forwarded;      /* --cluster: relayed to the sandbox's node (cluster/forward.h) */
         char sandbox_id[ROUTE_ID_MAX]; /* a proxied request's sandbox, for the access log */
         /* a request of the route table (front/routes.c) */
         const struct route *route;

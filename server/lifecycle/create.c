@@ -200,6 +200,19 @@ int lifecycle_create(struct server *srv, const struct create_params *p, struct s
                 stats_count_create_error();
                 return r;
         }
+        if (srv->cluster_created) {
+                /* --cluster: the sandbox -> node mapping is in etcd before the create answers */
+                r = srv->cluster_created(srv, s->id);
+                if (r < 0) {
+                        snprintf(errmsg, errlen,
+                                 "cluster store unavailable: the sandbox could not be recorded "
+                                 "in etcd; creates are refused");
+                        (void)lifecycle_kill(srv, s->id);
+                        sandbox_unref(s);
+                        stats_count_create_error();
+                        return -EAGAIN;
+                }
+        }
         int64_t us = now_us() - t0;
         stats_observe_create(us, pooled);
         log_info(

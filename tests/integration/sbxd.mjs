@@ -50,7 +50,8 @@ export function realTemplates(state, { host = false } = {}) {
 // args: extra sbxd arguments. wrap: a command sbxd runs under (['prlimit', '--nofile=1024']).
 // The warm pool is off unless a test turns it on
 // (['--pool-size', '2']): pool members would show up in the state dir and take uid slots.
-export async function startSbxd({ jailer, agent, prepare, reuse, args: extra = [], wrap = [] } = {}) {
+// host: the loopback address to listen on (127.0.0.1 unless a test spreads nodes over 127.0.0.x).
+export async function startSbxd({ jailer, agent, prepare, reuse, args: extra = [], wrap = [], host = '127.0.0.1' } = {}) {
   if (!SBXD) throw new Error('sbxd binary not found: build it or set SBXD')
   const dir = reuse ? reuse.dir : mkdtempSync(join(tmpdir(), 'sbxd-it-'))
   const state = join(dir, 'state')
@@ -58,7 +59,7 @@ export async function startSbxd({ jailer, agent, prepare, reuse, args: extra = [
   if (prepare && !reuse) prepare(state)
   const portFile = join(dir, 'port')
   rmSync(portFile, { force: true })
-  const args = ['--listen', '127.0.0.1:0', '--state-dir', state, '--port-file', portFile]
+  const args = ['--listen', `${host}:0`, '--state-dir', state, '--port-file', portFile]
   if (jailer) args.push('--jailer', jailer)
   if (agent) args.push('--agent', agent)
   args.push('--pool-size', '0', ...extra)
@@ -75,7 +76,7 @@ export async function startSbxd({ jailer, agent, prepare, reuse, args: extra = [
     throw new Error(`sbxd did not start:\n${stderr}`)
   }
   const port = Number(readFileSync(portFile, 'utf8').trim())
-  const url = `http://127.0.0.1:${port}`
+  const url = `http://${host}:${port}`
   for (let i = 0; i < 100 && stdout.split('\n').length < 5; i++) await sleep(10)
   const key = readFileSync(join(state, 'keys'), 'utf8').split('\n')[0]
 
@@ -101,7 +102,7 @@ export async function startSbxd({ jailer, agent, prepare, reuse, args: extra = [
       for (const s of l.json || []) await api('DELETE', `/sandboxes/${s.sandboxID}`).catch(() => {})
     }
     proc.kill('SIGTERM')
-    await new Promise((r) => proc.exitCode !== null ? r() : proc.once('exit', r))
+    await new Promise((r) => proc.exitCode !== null || proc.signalCode ? r() : proc.once('exit', r))
     if (!keep) rmSync(dir, { recursive: true, force: true })
   }
 

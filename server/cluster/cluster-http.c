@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "cluster/cluster-http.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster/cluster.h"
+#include "cluster/forward.h"
+#include "e2b/list-query.h"
+#include "json-util.h"
+#include "lifecycle/registry.h"
+#include "lifecycle/sandbox.h"
+#include "log.h"
+#include "macros.h"
+#include "native/v1.h"
+
+/* The sandbox a control-plane path names: /sandboxes/<id>[/...], /v2/sandboxes/<id>[/...],
+ * /v1/sandboxes/<id>[/...]. */
+static bool path_sandbox_id(const char *path, char id[static ROUTE_ID_MAX])
+{
+        static const char *const prefixes[] = {"/sandboxes/", "/v2/sandboxes/", "/v1/sandboxes/"};
+        for (size_t i = 0; i < ELEMENTSOF(prefixes); i++) {
+                size_t pl = strlen(prefixes[i]);
+                if (strncmp(path, prefixes[i], pl) != 0)
+                        continue;
+                const char *s = path + pl;
+                size_t l = strcspn(s, "/");
+                if (l == 0 || l >= ROUTE_ID_MAX)
+                        return false;
+                memcpy(id, s, l);
+                id[l] = 0;
+                return true;
+        }
+        return false;
+}
+
+static bool is_list(const char *method, const char *path)
+{
+        return strcmp(method, "GET") == 0 &&
+               (strcmp(path, "/sandboxes") == 0 || strcmp(path, "/sandboxes/") == 0 ||
+                strcmp(path, "/v2/sandboxes") == 0 || strcmp(path, "/v2/sandboxes/") == 0);
+}
+
+/* One item of a node's page, with its sort key. */
+struct item {
+        cJSON *json;
+        int64_t started_us;
+        const char *id;
+};
+
+static int cmp_items(const void *a, const void *b, void *order)
+{
+        const struct item *x = a, *y = b;
+        return list_compare(*(const enum list_order *)order, x->started_us, x->id, y->started_us,
+                            y->id);
+}
+
+/* Every live node's page (asked with CLUSTER_HOP_HEADER, so each answers its own sandboxes with
+ * their start in microseconds), merged in the list's order and cut at the limit; the cursor of
+ * the last item kept when more follow. */
+static int aggregate_list(struct request *req)
+{
+        struct cluster *c = req->srv->cluster;
+        struct cluster_node *nodes = NULL;
+        size_t n = 0;
+        int r = cluster_nodes(c, &nodes, &n);
+        if (r < 0)
+                return http_reply_error(req, r, NULL, "out of memory");
+        bool v2 = strncmp(req->path, "/v2/", 4) == 0;
+        const char *lim = v2 ? http_arg(req, "limit") : NULL;
+        const char *ord = v2 ? http_arg(req, "order") : NULL;
+        unsigned limit = lim ? (unsigned)strtoul(lim, NULL, 10) : (v2 ? 100 : UINT32_MAX);
+        enum list_order order = ord && strcmp(ord, "asc") == 0 ? LIST_ASC : LIST_DESC;
+        _cleanup_json_ cJSON *all = cJSON_CreateArray();
+        bool more = false;
+        for (size_t i = 0; all && i < n; i++) {
+                struct forward_answer a;
+                (void)forward_buffered(req, nodes[i].addr, "GET", req->target, NULL, 0, &a);
+                if (a.status != 200) {
+                        if (a.status >= 400 && a.status < 500) { /* the query: everyone's */
+                                int st =
+                                    http_reply_bytes(req, (unsigned)a.status, "application/json",
+                                                     a.body ? a.body : "", a.len, NULL, NULL);
+                                forward_answer_done(&a);
+                                cluster_nodes_free(nodes, n);
+                                return st;
+                        }
+                        log_warning("cluster: listing on node %s: %s", nodes[i].name,
+                                    a.status ? "error answer" : "no answer");
+                        forward_answer_done(&a);
+                        continue;
+                }
+                cJSON *page = cJSON_ParseWithLength(a.body ? a.body : "", a.len);
+                more |= a.next_token != NULL;
+                cJSON *it;
+                while (page && (it = cJSON_DetachItemFromArray(page, 0)))
+                        cJSON_AddItemToArray(all, it);
+                cJSON_Delete(page);
+                forward_answer_done(&a);
+        }
+        cluster_nodes_free(nodes, n);
+        if (!all)
+                return http_reply_error(req, -ENOMEM, NULL, "out of memory");
+        size_t count = (size_t)cJSON_GetArraySize(all);
+        _cleanup_free_ struct item *items = calloc(count ? count : 1, sizeof(*items));
+        if (!items)
+                return http_reply_error(req, -ENOMEM, NULL, "out of memory");
+        size_t k = 0;
+        cJSON *it;
+        cJSON_ArrayForEach(it, all)
+        {
+                const cJSON *us = cJSON_GetObjectItemCaseSensitive(it, "startedAtUs");
+                const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "sandboxID");
+                if (!cJSON_IsString(id))
+                        continue;
+                items[k++] =
+                    (struct item){.json = it,
+                                  .started_us = cJSON_IsNumber(us) ? (int64_t)us->valuedouble : 0,
+                                  .id = id->valuestring};
+        }
+        qsort_r(items, k, sizeof(*items), cmp_items, &order);
+        _cleanup_json_ cJSON *out = cJSON_CreateArray();
+        size_t take = MIN(k, (size_t)limit);
+        more |= k > take;
+        for (size_t i = 0; out && i < take; i++) {
+                cJSON *copy = cJSON_Duplicate(items[i].json, 1);
+                cJSON_DeleteItemFromObjectCaseSensitive(copy, "startedAtUs");
+                cJSON_AddItemToArray(out, copy);
+        }
+        char next[LIST_CURSOR_MAX] = "";
+        if (v2 && more && take > 0 &&
+            list_cursor_encode(items[take - 1].started_us, items[take - 1].id, order, next) < 0)
+                next[0] = 0;
+        _cleanup_free_ char *text = out ? cJSON_PrintUnformatted(out) : NULL;
+        if (!text)
+                return http_reply_error(req, -ENOMEM, NULL, "out of memory");
+        struct MHD_Response *resp =
+            MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_COPY);
+        if (!resp)
+                return -ENOMEM;
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+        if (next[0])
+                MHD_add_response_header(resp, "X-Next-Token", next);
+        r = http_queue(req, 200, resp);
+        MHD_destroy_response(resp);
+        return r;
+}
+
+bool cluster_intercept(struct request *req, const struct route_target *t, int *ret)
+{
+        struct cluster *c = req->srv->cluster;
+        if (http_header(req, CLUSTER_HOP_HEADER))
+                return false; /* from another node: this one answers */
+        char id[ROUTE_ID_MAX];
+        bool has_id = false;
+        /* Any request classified by sandbox id (E2b-Sandbox-Id, a sandbox Host): whatever
+         * port it names, it goes where the sandbox lives. */
+        if (t->kind != ROUTE_CONTROL && t->id[0]) {
+                snprintf(id, sizeof(id), "%s", t->id);
+                has_id = true;
+        } else if (t->kind == ROUTE_CONTROL)
+                has_id = path_sandbox_id(req->path, id);
+        if (!has_id) {
+                if (t->kind == ROUTE_CONTROL && is_list(req->method, req->path)) {
+                        if (http_auth_check(req, AUTH_API_KEY) < 0)
+                                return false; /* the route table's own refusal */
+                        *ret = aggregate_list(req);
+                        return true;
+                }
+                return false;
+        }
+        struct sandbox *s = registry_get(req->srv->registry, id);
+        if (s) {
+                sandbox_unref(s);
+                return false;
+        }
+        char node[CLUSTER_NAME_MAX + 1], addr[CLUSTER_ADDR_MAX + 1];
+        enum cluster_owner o = cluster_owner(c, id, node, sizeof(node), addr, sizeof(addr));
+        /* not in the cache: created elsewhere a moment ago, before the watch told us? */
+        if (o == OWNER_UNKNOWN && cluster_lookup(c, id) == 0)
+                o = cluster_owner(c, id, node, sizeof(node), addr, sizeof(addr));
+        switch (o) {
+        case OWNER_UNKNOWN:
+        case OWNER_SELF:
+                return false;
+        case OWNER_LOST:
+                snprintf(req->sandbox_id, sizeof(req->sandbox_id), "%s", id);
+                *ret = forward_reply_lost(req, node, "stopped renewing its cluster lease");
+                return true;
+        case OWNER_REMOTE:
+                break;
+        }
+        snprintf(req->sandbox_id, sizeof(req->sandbox_id), "%s", id);
+        req->forwarded = true;
+        *ret = forward_begin(req, addr, node);
+        return true;
+}
+
+int cluster_place_create(struct request *req)
+{
+        struct cluster *c = req->srv->cluster;
+        if (strcmp(req->method, "POST") != 0 || http_header(req, CLUSTER_HOP_HEADER) ||
+            (strcmp(req->path, "/sandboxes") != 0 && strcmp(req->path, "/sandboxes/") != 0 &&
+             strcmp(req->path, "/v2/sandboxes") != 0 && strcmp(req->path, "/v2/sandboxes/") != 0))
+                return 0;
+        const cJSON *body = req->body ? req->body->json : NULL;
+        const cJSON *t = body ? cJSON_GetObjectItemCaseSensitive(body, "templateID") : NULL;
+        if (!cJSON_IsString(t))
+                return 0; /* the local handler refuses it */
+        bool self = false;
+        char addr[CLUSTER_ADDR_MAX + 1], msg[256];
+        int r = cluster_place(c, t->valuestring, &self, addr, sizeof(addr), msg, sizeof(msg));
+        if (r == -ENOENT)
+                return http_reply_error(req, -EAGAIN, NULL, "%s", msg);
+        if (r < 0)
+                return http_reply_error(req, -EAGAIN, NULL, "%s", msg);
+        if (self)
+                return 0;
+        struct forward_answer a;
+        const struct buf *b = &req->body->raw;
+        r = forward_buffered(req, addr, "POST", req->target, b->p ? b->p : "", b->len, &a);
+        if (r < 0 || a.status == 0) {
+                forward_answer_done(&a);
+                return http_reply_error(req, -EHOSTUNREACH, NULL,
+                                        "node lost: the node placed on (%s) did not answer", addr);
+        }
+        r = http_reply_bytes(
+            req, (unsigned)a.status, a.content_type ? a.content_type : "application/json",
+            a.body ? a.body : "", a.len, a.retry_after ? "Retry-After" : NULL, a.retry_after);
+        forward_answer_done(&a);
+        return r;
+}
+
+int cluster_created(struct server *srv, const char *id)
+{
+        return cluster_map_sandbox(srv->cluster, id);
+}
+
+int cluster_handle_nodes(struct request *req)
+{
+        struct cluster_node *nodes = NULL;
+        size_t n = 0;
+        if (!req->srv->cluster)
+                return v1_reply_error(req, 404, "not_found", "this sbxd runs without --cluster");
+        if (cluster_nodes(req->srv->cluster, &nodes, &n) < 0)
+                return v1_reply_error(req, 500, NULL, "out of memory");
+        _cleanup_json_ cJSON *arr = cJSON_CreateArray();
+        for (size_t i = 0; arr && i < n; i++) {
+                cJSON *o = cJSON_CreateObject();
+                if (!o)
+                        break;
+                cJSON_AddStringToObject(o, "name", nodes[i].name);
+                cJSON_AddStringToObject(o, "addr", nodes[i].addr);
+                cJSON_AddNumberToObject(o, "capacity", nodes[i].capacity);
+                cJSON_AddNumberToObject(o, "sandboxes", nodes[i].sandboxes);
+                cJSON_AddNumberToObject(o, "inflight", nodes[i].inflight);
+                cJSON_AddNumberToObject(o, "memoryMB", (double)nodes[i].memory_mb);
+                cJSON_AddBoolToObject(o, "draining", nodes[i].draining);
+                cJSON_AddBoolToObject(o, "self",
+                                      strcmp(nodes[i].name, cluster_self(req->srv->cluster)) == 0);
+                cJSON_AddItemToArray(arr, o);
+        }
+        cluster_nodes_free(nodes, n);
+        return http_reply_cjson(req, 200, arr, NULL, NULL);
+}
+
+int cluster_handle_drain(struct request *req)
+{
+        if (!req->srv->cluster)
+                return v1_reply_error(req, 404, "not_found", "this sbxd runs without --cluster");
+        const char *name = req->args.v[0];
+        int r = cluster_set_drain(req->srv->cluster, name, strcmp(req->method, "DELETE") != 0);
+        if (r < 0)
+                return v1_reply_error(req, 503, "cluster_unavailable",
+                                      "cluster store unavailable: %s", strerror(-r));
+        return http_reply_204(req);
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Forwarding a request to the node that owns its sandbox: a plain HTTP/1.1 relay with libcurl
+ * to the owner's advertised address, streaming both ways. The request's head goes as it came
+ * (method, raw target, headers but hop-by-hop ones, Host and E2b-Sandbox-* included) plus
+ * CLUSTER_HOP_HEADER, which makes the owner answer locally; the body is piped to curl as it
+ * arrives; the answer's status and headers come back before its body, which streams to the
+ * client as curl reads it. One thread per forwarded request runs curl.
+ */
+#pragma once
+
+#include <stddef.h>
+
+#include "http/http.h"
+
+#define CLUSTER_HOP_HEADER      "Sbx-Cluster-Hop"
+#define FORWARD_CONNECT_MS      2000
+#define FORWARD_HANGUP_CHECK_MS 200 /* a client that left while the owner is silent */
+#define FORWARD_MAX_HEADERS     100 /* answer headers kept; past that the answer fails (502) */
+#define FORWARD_POOL_MAX        64  /* idle connections to owner nodes kept for reuse */
+#define FORWARD_REUSE_IDLE_S    3   /* below the gate's idle close (front/gate.h GATE_IDLE_MS) */
+#define FORWARD_BUFFERED_MAX    (1024 * 1024) /* a buffered answer (a create, a list page) */
+
+/* First call: start forwarding req to addr ("host:port"). Sets req->state. Returns 0 (wants
+ * the body) or a status/-errno. */
+int forward_begin(struct request *req, const char *addr, const char *node);
+int forward_upload(struct request *req, const char *data, size_t len);
+/* Last call: wait for the owner's answer head and queue the streamed answer. */
+int forward_finish(struct request *req);
+
+/* The answer for a sandbox whose node is lost (its lease expired, or it does not answer):
+ * 503 in the shape of the API the request was for: a Connect error (code failed_precondition,
+ * which the SDKs pass on with its message) for Connect traffic, the native error for /v1, else
+ * E2B's {code, message}. The message starts with "node lost". */
+int forward_reply_lost(struct request *req, const char *node, const char *why);
+
+/* A whole request, buffered both ways (creates placed elsewhere, list fan-out): method, the
+ * request target, the request's own headers (req, may be NULL: only X-API-KEY given) and body.
+ * *ret_status 0 when the node did not answer. */
+struct forward_answer {
+        long status;
+        char *body;
+        size_t len;
+        char *content_type, *next_token, *retry_after;
+};
+int forward_buffered(struct request *req, const char *addr, const char *method, const char *target,
+                     const char *body, size_t len, struct forward_answer *ret);
+void forward_answer_done(struct forward_answer *a);

@@ -1,0 +1,205 @@
+// Cluster mode on one machine: a three-member etcd cluster and three sbxd nodes, each in a
+// network namespace of its own joined by a bridge and veths (cluster-lib.mjs makeNetwork), each
+// with its own state dir, all driven through the unmodified e2b SDK against node 0. Skipped
+// only when etcd is not installed (scripts/install-deps.sh installs it). Bounded: every test
+// has a timeout; after() removes every sandbox, process, namespace, bridge, dir and cgroup.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { request } from 'node:http'
+import { execFileSync } from 'node:child_process'
+import { TOP, REAL, sleep, startSbxd } from './sbxd.mjs'
+import { ETCD, startEtcd, startNode, newKey, owners, cleanNode, cgroupParent, makeNetwork, nodeHost, removeCgroupParent } from './cluster-lib.mjs'
+
+const SDK = join(TOP, 'tests/node_modules/e2b/dist/index.mjs')
+const SBX = join(TOP, 'build/cli/sbx')
+const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
+// Skipped only without etcd; a missing SDK or helper is a failure, not a skip.
+const skip = !ETCD ? 'etcd not installed (scripts/install-deps.sh)' : false
+
+let etcd
+let net
+const nodes = []
+const key = newKey()
+let e2b
+const opts = () => ({ apiUrl: nodes[0].url, sandboxUrl: nodes[0].url, apiKey: key })
+
+before(async () => {
+  if (skip) return
+  assert.ok(!missing.length, `not built: ${missing.join(', ')}`)
+  assert.ok(existsSync(SDK), 'e2b SDK not installed (npm ci in tests/)')
+  assert.ok(existsSync(SBX), 'the sbx CLI is not built')
+  e2b = await import(SDK)
+  net = makeNetwork(3)
+  etcd = await startEtcd(3, net.etcdHost)
+  for (let i = 0; i < 3; i++) nodes.push(await startNode(i, etcd, key, { net }))
+  // every node sees the other two
+  for (let i = 0; i < 100; i++) {
+    const l = await fetch(`${nodes[0].url}/v1/nodes`, { headers: { Authorization: `Bearer ${key}` } }).then((r) => r.json())
+    if (l.length === 3) break
+    await sleep(100)
+  }
+})
+
+after(async () => {
+  if (process.env.SBX_CLUSTER_LOGS) { // debugging: every node's log into that dir
+    const { writeFileSync } = await import('node:fs')
+    nodes.forEach((d, i) => d && writeFileSync(join(process.env.SBX_CLUSTER_LOGS, `node${i}.log`), d.stderr()))
+  }
+  // A node killed and not restarted (a failed test) left its sandboxes running: start it once
+  // more, alone (etcd may have lost quorum), so it adopts them and they can be removed.
+  for (let i = 0; i < nodes.length; i++) {
+    const d = nodes[i]
+    if (!d || (d.proc.exitCode === null && !d.proc.signalCode)) continue
+    nodes[i] = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: d, host: nodeHost(i, net),
+      wrap: net.wrap(i), args: ['--cgroup-parent', cgroupParent(i)] }).catch(() => null)
+  }
+  for (const d of nodes) await cleanNode(d).catch(() => {})
+  for (const d of nodes) await d?.stop().catch(() => {})
+  await etcd?.stopAll()
+  net?.remove()
+  for (let i = 0; i < 3; i++) await removeCgroupParent(i)
+})
+
+const nodeOf = async (id) => (await owners(etcd))[id]
+
+async function create(n) {
+  const { Sandbox } = e2b
+  const out = []
+  for (let i = 0; i < n; i++) out.push(await Sandbox.create('base', { ...opts(), timeoutMs: 300_000, metadata: { suite: 'cluster' } }))
+  return out
+}
+
+// A raw envd call routed by Host (<port>-<id>.<domain>) through node 0.
+function hostHealth(id) {
+  return new Promise((res, rej) => {
+    const u = new URL(nodes[0].url)
+    const r = request({ host: u.hostname, port: u.port, path: '/health', headers: { Host: `49983-${id}.sbx.test` } },
+      (resp) => { resp.resume(); resp.on('end', () => res(resp.statusCode)) })
+    r.on('error', rej)
+    r.end()
+  })
+}
+
+let boxes = []
+
+test('creates through one node spread over all three; the map is in etcd before the answer', { skip, timeout: 120_000 }, async () => {
+  boxes = await create(9)
+  const map = await owners(etcd)
+  for (const b of boxes) assert.ok(map[b.sandboxId], `no mapping for ${b.sandboxId}`)
+  const used = new Set(boxes.map((b) => map[b.sandboxId]))
+  assert.deepEqual([...used].sort(), ['n0', 'n1', 'n2'])
+  // a template no node has: E2B's 404, as on a single node
+  const r = await fetch(`${nodes[0].url}/v2/sandboxes`, { method: 'POST', headers: { 'X-API-KEY': key, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ templateID: 'no-such-template' }) })
+  assert.equal(r.status, 404, await r.text())
+})
+
+test('commands, files, PTY and Host routing on sandboxes owned by other nodes', { skip, timeout: 60_000 }, async () => {
+  const map = await owners(etcd)
+  for (const node of ['n1', 'n2']) {
+    const sbx = boxes.find((b) => map[b.sandboxId] === node)
+    const r = await sbx.commands.run(`echo hi-from-${node}; echo err >&2`)
+    assert.equal(r.stdout, `hi-from-${node}\n`)
+    assert.equal(r.stderr, 'err\n')
+    // a streamed upload and download of 3 MiB, both ways through the forwarder
+    const big = 'x'.repeat(3 * 1024 * 1024)
+    await sbx.files.write('/home/user/big.txt', big)
+    assert.equal((await sbx.files.read('/home/user/big.txt')).length, big.length)
+    assert.equal((await sbx.commands.run('wc -c < /home/user/big.txt')).stdout.trim(), String(big.length))
+    let out = ''
+    const h = await sbx.pty.create({ cols: 80, rows: 24, onData: (d) => { out += new TextDecoder().decode(d) } })
+    await sbx.pty.sendInput(h.pid, new TextEncoder().encode('echo pty-$((6*7))\n'))
+    for (let i = 0; i < 50 && !out.includes('pty-42'); i++) await sleep(100)
+    assert.ok(out.includes('pty-42'), out)
+    await sbx.pty.kill(h.pid)
+    assert.match(sbx.getHost(8080), new RegExp(`^8080-${sbx.sandboxId}\\.`))
+    assert.equal(await hostHealth(sbx.sandboxId), 204)
+    // the control plane too: getInfo and setTimeout answered by the owner
+    assert.equal((await sbx.getInfo()).sandboxId, sbx.sandboxId)
+    await sbx.setTimeout(200_000)
+  }
+})
+
+test('list across nodes, paged with a stable cursor', { skip, timeout: 30_000 }, async () => {
+  const { Sandbox } = e2b
+  const all = await Sandbox.list({ ...opts(), query: { metadata: { suite: 'cluster' } } }).nextItems()
+  assert.deepEqual(all.map((s) => s.sandboxId).sort(), boxes.map((b) => b.sandboxId).sort())
+  const pager = Sandbox.list({ ...opts(), limit: 4, query: { metadata: { suite: 'cluster' } } })
+  const seen = []
+  while (pager.hasNext) seen.push(...(await pager.nextItems()).map((s) => s.sandboxId))
+  assert.deepEqual(seen, all.map((s) => s.sandboxId), 'pages in the same order, none twice')
+  // every node answers the same list
+  const other = await fetch(`${nodes[2].url}/v2/sandboxes?metadata=suite%3Dcluster`, { headers: { 'X-API-KEY': key } }).then((r) => r.json())
+  assert.deepEqual(other.map((s) => s.sandboxID), seen)
+})
+
+test('kill -9 of a node: its sandboxes say node lost, the others are untouched; it comes back and re-adopts', { skip, timeout: 90_000 }, async () => {
+  const map = await owners(etcd)
+  const lostBox = boxes.find((b) => map[b.sandboxId] === 'n2')
+  const liveBox = boxes.find((b) => map[b.sandboxId] === 'n1')
+  const old = nodes[2]
+  old.proc.kill('SIGKILL')
+  await new Promise((r) => old.proc.exitCode !== null || old.proc.signalCode ? r() : old.proc.once('exit', r))
+  const t0 = Date.now()
+  let err
+  for (let i = 0; i < 100; i++) {
+    err = await lostBox.commands.run('true').then(() => null, (e) => e)
+    if (err && /node lost/.test(err.message)) break
+    await sleep(100)
+  }
+  assert.match(String(err?.message), /node lost/, 'a clear node-lost error, not a hang or a 404')
+  assert.ok(Date.now() - t0 < 10_000, `node lost after ${Date.now() - t0} ms`)
+  assert.equal((await liveBox.commands.run('echo alive')).stdout, 'alive\n')
+  // back on the same state dir: adopted and registered again, traffic flows through node 0
+  nodes[2] = await startNode(2, etcd, key, { reuse: old, net })
+  let r
+  for (let i = 0; i < 50; i++) {
+    r = await lostBox.commands.run('echo back').catch((e) => e)
+    if (r?.stdout === 'back\n') break
+    await sleep(200)
+  }
+  assert.equal(r?.stdout, 'back\n', String(r?.message))
+  assert.equal((await owners(etcd))[lostBox.sandboxId], 'n2')
+})
+
+test('drain: no new placements on the drained node', { skip, timeout: 60_000 }, async () => {
+  const auth = { Authorization: `Bearer ${key}` }
+  // the CLI against node 0: sbx node drain n1
+  const env = { ...process.env, SBX_URL: nodes[0].url, SBX_API_KEY: key }
+  assert.match(execFileSync(SBX, ['node', 'drain', 'n1'], { env, encoding: 'utf8' }), /n1 draining/)
+  assert.match(execFileSync(SBX, ['node', 'ls'], { env, encoding: 'utf8' }), /n1 .* draining/)
+  let l
+  for (let i = 0; i < 30; i++) { // the other nodes see it at their next beat
+    l = await fetch(`${nodes[2].url}/v1/nodes`, { headers: auth }).then((r) => r.json())
+    if (l.find((n) => n.name === 'n1').draining) break
+    await sleep(100)
+  }
+  assert.equal(l.find((n) => n.name === 'n1').draining, true)
+  const more = await create(4)
+  const map = await owners(etcd)
+  for (const b of more) assert.notEqual(map[b.sandboxId], 'n1')
+  boxes.push(...more)
+  assert.match(execFileSync(SBX, ['node', 'undrain', 'n1'], { env, encoding: 'utf8' }), /n1 ready/)
+  // the drained node's own sandboxes kept serving
+  const onN1 = boxes.find((b) => map[b.sandboxId] === 'n1')
+  assert.equal((await onN1.commands.run('echo still')).stdout, 'still\n')
+})
+
+test('one etcd member of three down changes nothing; quorum lost: traffic flows, creates refused', { skip, timeout: 90_000 }, async () => {
+  await etcd.stop(2)
+  const [b] = await create(1)
+  boxes.push(b)
+  assert.equal((await b.commands.run('echo ok')).stdout, 'ok\n')
+  await etcd.stop(1)
+  const map = await owners(etcd).catch(() => null)
+  const remote = boxes.find((x) => map?.[x.sandboxId] === 'n1') || boxes[0]
+  assert.equal((await remote.commands.run('echo no-quorum')).stdout, 'no-quorum\n')
+  const { Sandbox } = e2b
+  const t0 = Date.now()
+  const e = await Sandbox.create('base', opts()).then((s) => { boxes.push(s); return null }, (x) => x)
+  assert.ok(e, 'a create without quorum is refused')
+  assert.match(e.message, /cluster store unavailable/)
+  assert.ok(Date.now() - t0 < 20_000)
+})
