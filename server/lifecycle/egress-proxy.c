@@ -94,7 +94,7 @@ static int connect_upstream(const struct sockaddr_storage *dst, socklen_t len)
 /* The server name of the ClientHello waiting on fd, without reading it: 1 (name), 0 none. */
 static int peek_sni(int fd, char name[static 256])
 {
-        static __thread unsigned char buf[PROXY_HEAD_MAX + 5];
+        unsigned char buf[PROXY_HEAD_MAX + 5];
         int64_t deadline = now_ms() + EGRESS_PROXY_HEAD_MS;
         ssize_t last = -1;
         while (now_ms() < deadline) {
@@ -120,7 +120,7 @@ static int peek_sni(int fd, char name[static 256])
  * s[i] NULL: plain fds. */
 static void relay(int fd[2], SSL *s[2])
 {
-        static __thread char buf[16384];
+        char buf[16384];
         bool open_[2] = {true, true};
         while (open_[0] || open_[1]) {
                 struct pollfd pf[2];
@@ -214,7 +214,7 @@ static int secret_get(void *arg, const char *name, char *buf, size_t size)
 static int resolve_headers(struct egress_proxy *p, const cJSON *in, cJSON **ret,
                            const char **ret_missing)
 {
-        static __thread char v[NET_TRANSFORM_TOTAL_MAX + 1];
+        char v[NET_TRANSFORM_TOTAL_MAX + 1];
         cJSON *o = cJSON_CreateObject();
         const cJSON *h;
         int r = o ? 0 : -ENOMEM;
@@ -242,7 +242,7 @@ static int resolve_headers(struct egress_proxy *p, const cJSON *in, cJSON **ret,
 static void intercept(struct conn *c, int ufd, const char *name, const cJSON *headers)
 {
         struct egress_proxy *p = c->p;
-        static __thread char head[PROXY_HEAD_MAX + 1], out[2 * PROXY_HEAD_MAX + 2];
+        char head[PROXY_HEAD_MAX + 1], out[2 * PROXY_HEAD_MAX + 2];
         SSL *cs = egress_tls_server(p->tls, name), *us = egress_tls_client(p->tls, name);
         size_t got = 0;
         if (!cs || !us || SSL_set_fd(cs, c->fd) != 1 || SSL_set_fd(us, ufd) != 1)

@@ -80,7 +80,22 @@ struct walk {
          * number (size a power of two, at most half full): their other names become links */
         struct hardlinked *seen;
         size_t n_seen, cap_seen;
+        /* WALK_SCRATCH bytes on first use (walk_scratch()): xattr names, one xattr value, one
+         * piece of file content. On the heap, not thread-local: glibc puts static TLS on every
+         * thread's stack, small relay threads included. */
+        char *scratch;
 };
+
+#define XATTR_NAMES_MAX (64 * 1024) /* the kernel's bound on a file's xattr name list */
+#define XATTR_VALUE_MAX (64 * 1024) /* and on one value */
+#define WALK_SCRATCH    (XATTR_NAMES_MAX + XATTR_VALUE_MAX + CONTENT_CHUNK)
+
+static char *walk_scratch(struct walk *w)
+{
+        if (!w->scratch)
+                w->scratch = malloc(WALK_SCRATCH);
+        return w->scratch;
+}
 
 static void walk_done(struct walk *w)
 {
@@ -89,6 +104,8 @@ static void walk_done(struct walk *w)
         free(w->seen);
         w->seen = NULL;
         w->n_seen = w->cap_seen = 0;
+        free(w->scratch);
+        w->scratch = NULL;
 }
 
 static size_t seen_slot(const struct hardlinked *t, size_t cap, ino_t ino)
@@ -199,15 +216,18 @@ static int list_dir(int dfd, char ***ret, size_t *ret_n)
  * namespace in some mounts and never copied. */
 static int copy_user_xattrs(struct walk *w, int in, int out)
 {
-        static __thread char names[64 * 1024], value[64 * 1024];
-        ssize_t n = flistxattr(in, names, sizeof(names));
+        char *names = walk_scratch(w);
+        if (!names)
+                return -ENOMEM;
+        char *value = names + XATTR_NAMES_MAX;
+        ssize_t n = flistxattr(in, names, XATTR_NAMES_MAX);
         if (n < 0)
                 return errno == ENOTSUP || errno == ERANGE ? 0 : -errno;
         for (ssize_t off = 0; off < n; off += (ssize_t)strlen(names + off) + 1) {
                 const char *name = names + off;
                 if (strncmp(name, "user.", 5) != 0 || strncmp(name, "user.overlay.", 13) == 0)
                         continue;
-                ssize_t k = fgetxattr(in, name, value, sizeof(value));
+                ssize_t k = fgetxattr(in, name, value, XATTR_VALUE_MAX);
                 if (k < 0)
                         continue; /* removed meanwhile, or larger than the kernel allows */
                 sha256_update(&w->h, "xattr", 6);
@@ -245,7 +265,10 @@ static void hash_zero_run(struct walk *w, uint64_t *chunks)
  */
 static int copy_content(struct walk *w, int in, int out, off_t size)
 {
-        static __thread char buf[CONTENT_CHUNK];
+        char *buf = walk_scratch(w);
+        if (!buf)
+                return -ENOMEM;
+        buf += XATTR_NAMES_MAX + XATTR_VALUE_MAX;
         uint64_t zeros = 0;
         for (off_t pos = 0; pos < size;) {
                 off_t data = lseek(in, pos, SEEK_DATA);
