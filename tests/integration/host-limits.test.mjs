@@ -55,10 +55,12 @@ test('limits: per-sandbox maxima are 400s naming the limit; the parent cgroup ca
   const opts = { apiUrl: d.url, sandboxUrl: d.url, apiKey: d.key }
   const a = await Sandbox.connect(ok.json.sandboxID, opts)
   const b = await Sandbox.create('base', { ...opts, timeoutMs: 120_000 })
-  const bomb = 'for i in $(seq 400); do sleep 8 & done 2>/dev/null; wait'
+  // both commands start before either forks (a bomb that filled the cap first would leave the
+  // other sandbox no task to start its command with)
+  const bomb = 'sleep 2; for i in $(seq 400); do sleep 8 & done 2>/dev/null; wait'
   await Promise.all([a, b].map((s) => s.commands.run(bomb, { background: true })))
   let peak = 0
-  for (let i = 0; i < 40; i++) {
+  for (let i = 0; i < 60; i++) {
     peak = Math.max(peak, Number(read(`${pidsDir}/pids.current`)))
     await sleep(100)
   }
