@@ -8,7 +8,7 @@
 
 #include "macros.h"
 
-static int unhex(char c)
+int hex_digit_value(int c)
 {
         if (c >= '0' && c <= '9')
                 return c - '0';
@@ -32,8 +32,8 @@ int url_percent_decode(const char *s, size_t len, char **ret)
                         int hi, lo;
                         if (i + 2 >= len)
                                 return -EINVAL;
-                        hi = unhex(s[i + 1]);
-                        lo = unhex(s[i + 2]);
+                        hi = hex_digit_value((unsigned char)s[i + 1]);
+                        lo = hex_digit_value((unsigned char)s[i + 2]);
                         if (hi < 0 || lo < 0)
                                 return -EINVAL;
                         c = (char)(hi << 4 | lo);

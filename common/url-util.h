@@ -5,6 +5,9 @@
 
 #include <stddef.h>
 
+/* The value of one hexadecimal digit (either case), or -1. */
+int hex_digit_value(int c);
+
 /* Percent-decode s[0..len) ('+' becomes a space, as in form encoding) into a new NUL-terminated
  * string (caller frees). -EINVAL on a malformed escape or a NUL byte, raw or decoded as %00;
  * -ENOMEM. *ret is written only on success. */

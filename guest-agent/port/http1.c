@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include "url-util.h"
 #include "port/http1.h"
 
 #include <errno.h>
@@ -214,17 +215,6 @@ enum {
         CH_DONE,
 };
 
-static int hexval(uint8_t c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 /* A byte of the size line after its digits: extensions are skipped up to the LF. */
 static int size_line_rest(struct port_chunked *c, uint8_t b)
 {
@@ -244,7 +234,7 @@ static int line_byte(struct port_chunked *c, uint8_t b)
                 return -EPROTO;
         switch (c->state) {
         case CH_SIZE: {
-                int v = hexval(b);
+                int v = hex_digit_value(b);
                 if (v < 0)
                         return c->has_digit ? size_line_rest(c, b) : -EPROTO;
                 if (c->left >> 60)
