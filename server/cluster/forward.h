@@ -3,9 +3,9 @@
  * Forwarding a request to the node that owns its sandbox: a plain HTTP/1.1 relay with libcurl
  * to the owner's advertised address, streaming both ways. The request's head goes as it came
  * (method, raw target, headers but hop-by-hop ones, Host and E2b-Sandbox-* included) plus
- * CLUSTER_HOP_HEADER, which makes the owner answer locally; the body is piped to curl as it
- * arrives; the answer's status and headers come back before its body, which streams to the
- * client as curl reads it. One thread per forwarded request runs curl.
+ * CLUSTER_HOP_HEADER (signed: cluster/hop-auth.h), which makes the owner answer locally; the body
+ * is piped to curl as it arrives; the answer's status and headers come back before its body, which
+ * streams to the client as curl reads it. One thread per forwarded request runs curl.
  */
 #pragma once
 
@@ -41,7 +41,7 @@ struct forward_answer {
         long status;
         char *body;
         size_t len;
-        char *content_type, *next_token, *retry_after;
+        char *content_type, *next_token, *retry_after, *total_running;
 };
 int forward_buffered(struct request *req, const char *addr, const char *method, const char *target,
                      const char *body, size_t len, struct forward_answer *ret);
