@@ -173,7 +173,7 @@ static bool take_hop(struct request *req, const char *hop, int *ret)
         log_warning("cluster: refused a request with an invalid " CLUSTER_HOP_HEADER
                     " header (%s): %s %s",
                     hop_auth_strerror(r), req->method, req->path);
-        if (strncmp(req->path, "/v1/", 4) == 0 || strcmp(req->path, "/mcp") == 0)
+        if (strncmp(req->path, "/v1/", 4) == 0 || strncmp(req->path, "/mcp", 4) == 0)
                 *ret = v1_reply_error(req, 401, "unauthorized",
                                       CLUSTER_HOP_HEADER " is for sbxd nodes: %s",
                                       hop_auth_strerror(r));
