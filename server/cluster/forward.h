@@ -3,9 +3,9 @@
  * Forwarding a request to the node that owns its sandbox: a plain HTTP/1.1 relay with libcurl
  * to the owner's advertised address, streaming both ways. The request's head goes as it came
  * (method, raw target, headers but hop-by-hop ones, Host and E2b-Sandbox-* included) plus
- * CLUSTER_HOP_HEADER (signed: cluster/hop-auth.h), which makes the owner answer locally; the body
- * is piped to curl as it arrives; the answer's status and headers come back before its body, which
- * streams to the client as curl reads it. One thread per forwarded request runs curl.
+ * CLUSTER_HOP_HEADER, which makes the owner answer locally; the body is piped to curl as it
+ * arrives; the answer's status and headers come back before its body, which streams to the
+ * client as curl reads it. One thread per forwarded request runs curl.
  */
 #pragma once
 
@@ -13,7 +13,7 @@
 
 #include "http/http.h"
 
-#define CLUSTER_HOP_HEADER      "Sbx-Cluster-Hop"
+#define CLUSTER_HOP_HEADER      "Sbx-Cluster-Hop" /* signed: cluster/hop-auth.h */
 #define FORWARD_CONNECT_MS      2000
 #define FORWARD_HANGUP_CHECK_MS 200 /* a client that left while the owner is silent */
 #define FORWARD_MAX_HEADERS     100 /* answer headers kept; past that the answer fails (502) */
