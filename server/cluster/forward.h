@@ -13,7 +13,7 @@
 
 #include "http/http.h"
 
-#define CLUSTER_HOP_HEADER      "Sbx-Cluster-Hop" /* signed: cluster/hop-auth.h */
+#define CLUSTER_HOP_HEADER      "Sbx-Cluster-Hop"
 #define FORWARD_CONNECT_MS      2000
 #define FORWARD_HANGUP_CHECK_MS 200 /* a client that left while the owner is silent */
 #define FORWARD_MAX_HEADERS     100 /* answer headers kept; past that the answer fails (502) */
