@@ -184,6 +184,43 @@ static bool take_hop(struct request *req, const char *hop, int *ret)
         return true;
 }
 
+static bool is_native_list(const char *method, const char *path)
+{
+        return strcmp(method, "GET") == 0 &&
+               (strcmp(path, "/v1/sandboxes") == 0 || strcmp(path, "/v1/sandboxes/") == 0);
+}
+
+/* The native list: every live node's {"sandboxes":[…]} (asked with CLUSTER_HOP_HEADER: its
+ * own), joined. A node that does not answer is left out (logged), as for E2B's list. */
+static int aggregate_native_list(struct request *req)
+{
+        struct cluster_node *nodes = NULL;
+        size_t n = 0;
+        if (cluster_nodes(req->srv->cluster, &nodes, &n) < 0)
+                return v1_reply_error(req, 500, NULL, "out of memory");
+        _cleanup_json_ cJSON *o = cJSON_CreateObject();
+        cJSON *all = o ? cJSON_AddArrayToObject(o, "sandboxes") : NULL;
+        for (size_t i = 0; all && i < n; i++) {
+                struct forward_answer a;
+                (void)forward_buffered(req, nodes[i].addr, "GET", req->target, NULL, 0, &a);
+                cJSON *page =
+                    a.status == 200 ? cJSON_ParseWithLength(a.body ? a.body : "", a.len) : NULL;
+                cJSON *items = cJSON_GetObjectItemCaseSensitive(page, "sandboxes");
+                if (!cJSON_IsArray(items))
+                        log_warning("cluster: listing on node %s: %s", nodes[i].name,
+                                    a.status ? "error answer" : "no answer");
+                cJSON *it;
+                while (cJSON_IsArray(items) && (it = cJSON_DetachItemFromArray(items, 0)))
+                        cJSON_AddItemToArray(all, it);
+                cJSON_Delete(page);
+                forward_answer_done(&a);
+        }
+        cluster_nodes_free(nodes, n);
+        if (!all)
+                return v1_reply_error(req, 500, NULL, "out of memory");
+        return v1_reply_json(req, 200, o, NULL, NULL);
+}
+
 bool cluster_intercept(struct request *req, const struct route_target *t, int *ret)
 {
         struct cluster *c = req->srv->cluster;
@@ -206,6 +243,12 @@ bool cluster_intercept(struct request *req, const struct route_target *t, int *r
                         if (http_auth_check(req, AUTH_API_KEY) < 0)
                                 return false; /* the route table's own refusal */
                         *ret = aggregate_list(req);
+                        return true;
+                }
+                if (is_native_list(req->method, req->path)) {
+                        if (http_auth_check(req, AUTH_BEARER) < 0)
+                                return false; /* the route table's own refusal */
+                        *ret = aggregate_native_list(req);
                         return true;
                 }
                 /* no id, but a session or a signature that names a sandbox elsewhere */

@@ -207,6 +207,12 @@ test('native POST /v1/sandboxes is placed over the nodes, answered in the native
     const map = await owners(etcd)
     const used = new Set(ids.map((id) => map[id]))
     assert.ok(used.size >= 2, `all on ${[...used]}`)
+    // the native list, asked of any node, has every node's
+    for (const d of [nodes[0], nodes[2]]) {
+      const l = await fetch(`${d.url}/v1/sandboxes`, { headers: auth }).then((r) => r.json())
+      const listed = new Set(l.sandboxes.map((s) => s.id))
+      for (const id of ids) assert.ok(listed.has(id), `${id} (on ${map[id]}) not listed by ${d.url}`)
+    }
     for (const id of ids) {
       const g = await fetch(`${nodes[0].url}/v1/sandboxes/${id}`, { headers: auth })
       assert.equal(g.status, 200)
