@@ -285,6 +285,21 @@ test('an MCP session lives on its node and is reached through any node', { skip,
     assert.equal(out(r), 'set\n')
     r = await rpc(2, i0.sid, 'tools/call', { name: 'run_python', arguments: { code: 'x + 1' } })
     assert.equal(out(r), '42\n')
+    // a call answered as an event stream streams through the forwarder: progress first
+    const t0 = Date.now()
+    const res = await fetch(`${nodes[1].url}/mcp`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': i0.sid },
+      body: JSON.stringify({ jsonrpc: '2.0', id: n++, method: 'tools/call', params: { name: 'run_python', arguments: { code: 'import time\ntime.sleep(4.5)\nprint(x)' }, _meta: { progressToken: 'p' } } }),
+    })
+    assert.match(res.headers.get('content-type'), /^text\/event-stream/)
+    let body = ''
+    let firstAt
+    for await (const chunk of res.body) { firstAt ??= Date.now() - t0; body += new TextDecoder().decode(chunk) }
+    assert.ok(firstAt < 4000, `first event after ${firstAt} ms: not streamed`)
+    const events = body.split('\n\n').filter((e) => e.trim()).map((e) => JSON.parse(e.split('\n').find((l) => l.startsWith('data: ')).slice(6)))
+    assert.ok(events.filter((e) => e.method === 'notifications/progress').length >= 2, body)
+    assert.equal(events.at(-1).result.content[0].text, '41\n')
     const made = Object.entries(await owners(etcd)).filter(([id]) => !before.has(id))
     assert.deepEqual(made.map(([, node]) => node), ['n0'], 'the session\'s sandbox is on its node')
     // a session of node 2 used through node 0
