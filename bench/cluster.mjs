@@ -9,7 +9,7 @@
 // Nothing here asserts a time.   node bench/cluster.mjs [N runs] [C creates]
 import { join } from 'node:path'
 import { TOP, sleep } from '../tests/integration/sbxd.mjs'
-import { startEtcd, startNode, newKey, owners, cleanNode, removeCgroupParent } from '../tests/integration/cluster-lib.mjs'
+import { startEtcd, startNode, newKey, owners, cleanNode, removeCgroupParent, hopSecret } from '../tests/integration/cluster-lib.mjs'
 
 const { Sandbox } = await import(join(TOP, 'tests/node_modules/e2b/dist/index.mjs'))
 const N = Number(process.argv[2] || 200)
@@ -35,6 +35,7 @@ async function createRate(through) {
 
 try {
   nodes.push(await startNode(0, etcd, key))
+  await hopSecret(etcd) // cleanNode signs its calls with it
   await sleep(1500)
   const rate1 = await createRate(nodes[0])
   nodes.push(await startNode(1, etcd, key), await startNode(2, etcd, key))

@@ -23,7 +23,7 @@ struct cli_resp {
         long status;
         char *body; /* NUL-terminated */
         size_t len;
-        char session[64]; /* Mcp-Session-Id, when sent */
+        char session[112]; /* Mcp-Session-Id, when sent (sbxd: at most 96 chars) */
 };
 void cli_resp_done(struct cli_resp *r);
 

@@ -37,7 +37,7 @@
 #define MCP_TIMEOUT_MS           120000            /* a tool call's default; at most 300 s */
 
 struct mcp_session {
-        char id[33]; /* "" = free slot */
+        char id[MCP_SESSION_ID_MAX]; /* "" = free slot */
         char sandbox_id[MCP_SANDBOX_ID_MAX];
         int idle_s;
         bool had_sandbox;
@@ -85,7 +85,8 @@ cJSON *mcp_rpc_message(const cJSON *id, cJSON *result, int code, const char *msg
  * whose sandbox is killed). Get: the session with its call_lock held, NULL when unknown; put
  * releases it as used now; end forgets it and kills its sandbox (call_lock held, released).
  * Touch: see mcp-session.c. */
-int mcp_session_new(struct mcp *m, int idle_s, char ret_id[static 33]);
+int mcp_session_new(struct mcp *m, int idle_s, const char *prefix,
+                    char ret_id[static MCP_SESSION_ID_MAX]);
 struct mcp_session *mcp_session_get(struct mcp *m, const char *id);
 void mcp_session_put(struct mcp *m, struct mcp_session *s);
 void mcp_session_end(struct mcp *m, struct mcp_session *s);

@@ -16,10 +16,25 @@
 #include "mcp-internal.h"
 #include "random-util.h"
 
-int mcp_session_new(struct mcp *m, int idle_s, char ret_id[static 33])
+/* A session id as the host sent it: its prefix (any, up to MCP_SESSION_PREFIX_MAX) and 32 hex
+ * digits. */
+static bool id_plausible(const char *id)
 {
-        char id[33];
-        int r = random_hex(id, 16);
+        size_t l = id ? strlen(id) : 0;
+        return l >= 32 && l < MCP_SESSION_ID_MAX;
+}
+
+int mcp_session_new(struct mcp *m, int idle_s, const char *prefix,
+                    char ret_id[static MCP_SESSION_ID_MAX])
+{
+        char id[MCP_SESSION_ID_MAX];
+        size_t pl = prefix ? strlen(prefix) : 0;
+        if (pl > MCP_SESSION_PREFIX_MAX ||
+            strspn(prefix ? prefix : "",
+                   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != pl)
+                pl = 0; /* not a usable prefix: none */
+        memcpy(id, prefix ? prefix : "", pl);
+        int r = random_hex(id + pl, 16);
         if (r < 0)
                 return r;
         struct mcp_session *victim = &m->sessions[0], *s; /* a free slot, else the oldest */
@@ -46,7 +61,7 @@ int mcp_session_new(struct mcp *m, int idle_s, char ret_id[static 33])
         pthread_mutex_unlock(&m->table_lock);
         if (kill_id[0])
                 (void)m->host.kill(m->host.ctx, kill_id); /* evicted: its sandbox goes too */
-        memcpy(ret_id, id, 33);
+        snprintf(ret_id, MCP_SESSION_ID_MAX, "%s", id);
         return 0;
 }
 
@@ -54,7 +69,7 @@ int mcp_session_new(struct mcp *m, int idle_s, char ret_id[static 33])
 struct mcp_session *mcp_session_get(struct mcp *m, const char *id)
 {
         struct mcp_session *s = NULL;
-        if (!id || strlen(id) != 32)
+        if (!id_plausible(id))
                 return NULL;
         pthread_mutex_lock(&m->table_lock);
         for (size_t i = 0; i < ELEMENTSOF(m->sessions) && !s; i++)
@@ -98,7 +113,7 @@ void mcp_session_end(struct mcp *m, struct mcp_session *s)
 int mcp_session_touch(struct mcp *m, const char *id, const char *cancel_id, bool cancel_any)
 {
         int r = -ENOENT;
-        if (!id || strlen(id) != 32)
+        if (!id_plausible(id))
                 return r;
         pthread_mutex_lock(&m->table_lock);
         for (size_t i = 0; i < ELEMENTSOF(m->sessions); i++) {

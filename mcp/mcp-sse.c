@@ -22,7 +22,7 @@
 
 struct mcp_sse {
         struct mcp *m;
-        char sid[33];
+        char sid[MCP_SESSION_ID_MAX];
         cJSON *id, *params, *token; /* copies */
         pthread_t worker;
         pthread_mutex_t lock;

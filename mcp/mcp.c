@@ -175,7 +175,7 @@ static const char *header(const struct mcp_http_request *req, const char *name)
 static int handle_initialize(struct mcp *m, const struct mcp_http_request *req,
                              struct mcp_http_response *ret, const cJSON *id, const cJSON *params)
 {
-        char sid[33];
+        char sid[MCP_SESSION_ID_MAX];
         int idle = m->idle_default_s;
         const char *h = header(req, "Sbx-Mcp-Idle-Timeout");
         if (h) {
@@ -185,7 +185,7 @@ static int handle_initialize(struct mcp *m, const struct mcp_http_request *req,
                                      "Sbx-Mcp-Idle-Timeout must be 1..86400 seconds", NULL);
                 idle = (int)v;
         }
-        if (mcp_session_new(m, idle, sid) < 0)
+        if (mcp_session_new(m, idle, req->session_prefix, sid) < 0)
                 return reply(ret, id, NULL, -32603, "cannot create a session", NULL);
         return reply(ret, id, initialize_result(params), 0, NULL, sid);
 }

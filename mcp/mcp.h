@@ -24,6 +24,9 @@
 #include <sys/types.h>
 
 #define MCP_SANDBOX_ID_MAX 32 /* a sandbox id with its NUL */
+/* A session id: the host's prefix (struct mcp_http_request) and 32 hex digits, with its NUL. */
+#define MCP_SESSION_PREFIX_MAX 64
+#define MCP_SESSION_ID_MAX     (MCP_SESSION_PREFIX_MAX + 32 + 1)
 
 /* Which public API of a sandbox a request goes to. */
 enum mcp_api {
@@ -83,6 +86,11 @@ struct mcp_http_request {
         /* A request header (case-insensitive name), NULL when absent. */
         const char *(*header)(void *ctx, const char *name);
         void *ctx;
+        /* Prepended to the id of a session this request creates (initialize), so the host can
+         * tell from a later request's Mcp-Session-Id where its session lives (sbxd --cluster:
+         * "<node>-"). At most MCP_SESSION_PREFIX_MAX of [A-Za-z0-9._-], else not used; NULL:
+         * none (the id is 32 hex digits). */
+        const char *session_prefix;
 };
 
 #define MCP_MAX_RESPONSE_HEADERS 2
@@ -94,7 +102,7 @@ struct mcp_http_response {
         size_t len;
         struct {
                 const char *name; /* static */
-                char value[80];
+                char value[MCP_SESSION_ID_MAX];
         } headers[MCP_MAX_RESPONSE_HEADERS];
         size_t n_headers;
         /* Set instead of body: a text/event-stream, read with mcp_sse_read() until it returns

@@ -141,6 +141,7 @@ static int start_cluster(struct server *srv, unsigned port)
                 return r;
         }
         srv->cluster_created = cluster_created;
+        srv->node_name = cluster_self(c); /* MCP session ids name it (native/mcp-host.c) */
         __atomic_store_n(&srv->cluster, c, __ATOMIC_RELEASE);
         return 0;
 }

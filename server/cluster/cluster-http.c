@@ -8,6 +8,8 @@
 
 #include "cluster/cluster.h"
 #include "cluster/forward.h"
+#include "cluster/hop-auth.h"
+#include "cluster/owner-find.h"
 #include "e2b/list-query.h"
 #include "json-util.h"
 #include "lifecycle/registry.h"
@@ -74,7 +76,8 @@ static int aggregate_list(struct request *req)
         unsigned limit = lim ? (unsigned)strtoul(lim, NULL, 10) : (v2 ? 100 : UINT32_MAX);
         enum list_order order = ord && strcmp(ord, "asc") == 0 ? LIST_ASC : LIST_DESC;
         _cleanup_json_ cJSON *all = cJSON_CreateArray();
-        bool more = false;
+        bool more = false, have_total = false;
+        unsigned long long total = 0; /* X-Total-Running: every node's own count */
         for (size_t i = 0; all && i < n; i++) {
                 struct forward_answer a;
                 (void)forward_buffered(req, nodes[i].addr, "GET", req->target, NULL, 0, &a);
@@ -94,6 +97,10 @@ static int aggregate_list(struct request *req)
                 }
                 cJSON *page = cJSON_ParseWithLength(a.body ? a.body : "", a.len);
                 more |= a.next_token != NULL;
+                if (a.total_running) {
+                        have_total = true;
+                        total += strtoull(a.total_running, NULL, 10);
+                }
                 cJSON *it;
                 while (page && (it = cJSON_DetachItemFromArray(page, 0)))
                         cJSON_AddItemToArray(all, it);
@@ -143,16 +150,83 @@ static int aggregate_list(struct request *req)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
         if (next[0])
                 MHD_add_response_header(resp, "X-Next-Token", next);
+        char tr[24];
+        snprintf(tr, sizeof(tr), "%llu", total);
+        if (have_total)
+                MHD_add_response_header(resp, "X-Total-Running", tr);
         r = http_queue(req, 200, resp);
         MHD_destroy_response(resp);
         return r;
 }
 
+/* A request with CLUSTER_HOP_HEADER: from another node when signed (this node answers it
+ * itself: false), else refused 401 in the shape of the API asked. */
+static bool take_hop(struct request *req, const char *hop, int *ret)
+{
+        int r = hop_auth_check(hop, req->method, req->target);
+        if (r == 0) {
+                if (strcmp(req->path, CLUSTER_FILES_OWNER_PATH) != 0)
+                        return false;
+                *ret = owner_find_answer_files(req); /* node-only */
+                return true;
+        }
+        log_warning("cluster: refused a request with an invalid " CLUSTER_HOP_HEADER
+                    " header (%s): %s %s",
+                    hop_auth_strerror(r), req->method, req->path);
+        if (strncmp(req->path, "/v1/", 4) == 0 || strncmp(req->path, "/mcp", 4) == 0)
+                *ret = v1_reply_error(req, 401, "unauthorized",
+                                      CLUSTER_HOP_HEADER " is for sbxd nodes: %s",
+                                      hop_auth_strerror(r));
+        else
+                *ret = http_reply_error(req, -EACCES, NULL,
+                                        CLUSTER_HOP_HEADER " is for sbxd nodes: %s",
+                                        hop_auth_strerror(r));
+        return true;
+}
+
+static bool is_native_list(const char *method, const char *path)
+{
+        return strcmp(method, "GET") == 0 &&
+               (strcmp(path, "/v1/sandboxes") == 0 || strcmp(path, "/v1/sandboxes/") == 0);
+}
+
+/* The native list: every live node's {"sandboxes":[…]} (asked with CLUSTER_HOP_HEADER: its
+ * own), joined. A node that does not answer is left out (logged), as for E2B's list. */
+static int aggregate_native_list(struct request *req)
+{
+        struct cluster_node *nodes = NULL;
+        size_t n = 0;
+        if (cluster_nodes(req->srv->cluster, &nodes, &n) < 0)
+                return v1_reply_error(req, 500, NULL, "out of memory");
+        _cleanup_json_ cJSON *o = cJSON_CreateObject();
+        cJSON *all = o ? cJSON_AddArrayToObject(o, "sandboxes") : NULL;
+        for (size_t i = 0; all && i < n; i++) {
+                struct forward_answer a;
+                (void)forward_buffered(req, nodes[i].addr, "GET", req->target, NULL, 0, &a);
+                cJSON *page =
+                    a.status == 200 ? cJSON_ParseWithLength(a.body ? a.body : "", a.len) : NULL;
+                cJSON *items = cJSON_GetObjectItemCaseSensitive(page, "sandboxes");
+                if (!cJSON_IsArray(items))
+                        log_warning("cluster: listing on node %s: %s", nodes[i].name,
+                                    a.status ? "error answer" : "no answer");
+                cJSON *it;
+                while (cJSON_IsArray(items) && (it = cJSON_DetachItemFromArray(items, 0)))
+                        cJSON_AddItemToArray(all, it);
+                cJSON_Delete(page);
+                forward_answer_done(&a);
+        }
+        cluster_nodes_free(nodes, n);
+        if (!all)
+                return v1_reply_error(req, 500, NULL, "out of memory");
+        return v1_reply_json(req, 200, o, NULL, NULL);
+}
+
 bool cluster_intercept(struct request *req, const struct route_target *t, int *ret)
 {
         struct cluster *c = req->srv->cluster;
-        if (http_header(req, CLUSTER_HOP_HEADER))
-                return false; /* from another node: this one answers */
+        const char *hop = http_header(req, CLUSTER_HOP_HEADER);
+        if (hop)
+                return take_hop(req, hop, ret);
         char id[ROUTE_ID_MAX];
         bool has_id = false;
         /* Any request classified by sandbox id (E2b-Sandbox-Id, a sandbox Host): whatever
@@ -163,13 +237,22 @@ bool cluster_intercept(struct request *req, const struct route_target *t, int *r
         } else if (t->kind == ROUTE_CONTROL)
                 has_id = path_sandbox_id(req->path, id);
         if (!has_id) {
-                if (t->kind == ROUTE_CONTROL && is_list(req->method, req->path)) {
+                if (t->kind != ROUTE_CONTROL)
+                        return false;
+                if (is_list(req->method, req->path)) {
                         if (http_auth_check(req, AUTH_API_KEY) < 0)
                                 return false; /* the route table's own refusal */
                         *ret = aggregate_list(req);
                         return true;
                 }
-                return false;
+                if (is_native_list(req->method, req->path)) {
+                        if (http_auth_check(req, AUTH_BEARER) < 0)
+                                return false; /* the route table's own refusal */
+                        *ret = aggregate_native_list(req);
+                        return true;
+                }
+                /* no id, but a session or a signature that names a sandbox elsewhere */
+                return owner_find_mcp(req, ret) || owner_find_signed_files(req, ret);
         }
         struct sandbox *s = registry_get(req->srv->registry, id);
         if (s) {
@@ -198,22 +281,39 @@ bool cluster_intercept(struct request *req, const struct route_target *t, int *r
         return true;
 }
 
+/* The template a create asks for: E2B's templateID; the native API's template, "base" when
+ * absent or null. NULL when not a create or not a string (the local handler refuses it). */
+static const char *create_template(struct request *req, bool *ret_native)
+{
+        const char *p = req->path;
+        *ret_native = strcmp(p, "/v1/sandboxes") == 0 || strcmp(p, "/v1/sandboxes/") == 0;
+        if (strcmp(req->method, "POST") != 0 ||
+            (!*ret_native && strcmp(p, "/sandboxes") != 0 && strcmp(p, "/sandboxes/") != 0 &&
+             strcmp(p, "/v2/sandboxes") != 0 && strcmp(p, "/v2/sandboxes/") != 0))
+                return NULL;
+        const cJSON *body = req->body ? req->body->json : NULL;
+        if (!cJSON_IsObject(body))
+                return NULL;
+        const cJSON *t =
+            cJSON_GetObjectItemCaseSensitive(body, *ret_native ? "template" : "templateID");
+        if (*ret_native && (!t || cJSON_IsNull(t)))
+                return "base";
+        return cJSON_IsString(t) ? t->valuestring : NULL;
+}
+
 int cluster_place_create(struct request *req)
 {
         struct cluster *c = req->srv->cluster;
-        if (strcmp(req->method, "POST") != 0 || http_header(req, CLUSTER_HOP_HEADER) ||
-            (strcmp(req->path, "/sandboxes") != 0 && strcmp(req->path, "/sandboxes/") != 0 &&
-             strcmp(req->path, "/v2/sandboxes") != 0 && strcmp(req->path, "/v2/sandboxes/") != 0))
+        bool native;
+        const char *tmpl =
+            http_header(req, CLUSTER_HOP_HEADER) ? NULL : create_template(req, &native);
+        if (!tmpl)
                 return 0;
-        const cJSON *body = req->body ? req->body->json : NULL;
-        const cJSON *t = body ? cJSON_GetObjectItemCaseSensitive(body, "templateID") : NULL;
-        if (!cJSON_IsString(t))
-                return 0; /* the local handler refuses it */
         bool self = false;
         char addr[CLUSTER_ADDR_MAX + 1], msg[256];
-        int r = cluster_place(c, t->valuestring, &self, addr, sizeof(addr), msg, sizeof(msg));
-        if (r == -ENOENT)
-                return http_reply_error(req, -EAGAIN, NULL, "%s", msg);
+        int r = cluster_place(c, tmpl, &self, addr, sizeof(addr), msg, sizeof(msg));
+        if (r < 0 && native)
+                return v1_reply_error(req, 503, "unavailable", "%s", msg);
         if (r < 0)
                 return http_reply_error(req, -EAGAIN, NULL, "%s", msg);
         if (self)
@@ -223,6 +323,10 @@ int cluster_place_create(struct request *req)
         r = forward_buffered(req, addr, "POST", req->target, b->p ? b->p : "", b->len, &a);
         if (r < 0 || a.status == 0) {
                 forward_answer_done(&a);
+                if (native)
+                        return v1_reply_error(req, 503, "node_lost",
+                                              "node lost: the node placed on (%s) did not answer",
+                                              addr);
                 return http_reply_error(req, -EHOSTUNREACH, NULL,
                                         "node lost: the node placed on (%s) did not answer", addr);
         }

@@ -4,11 +4,14 @@
  * srv->cluster is set), and its routes:
  *  - cluster_intercept(): first call; a request for a sandbox another node owns is forwarded
  *    there (cluster/forward.h), one for a sandbox of a lost node answered 503 "node lost",
- *    a list of sandboxes aggregated over every live node;
- *  - cluster_place_create(): last call of an E2B create; placed here (0: go on locally) or
- *    forwarded, buffered, to the node picked;
+ *    a list of sandboxes (E2B's, the native one) aggregated over every live node, an MCP
+ *    session or a signed /files URL of another node forwarded (cluster/owner-find.h), a
+ *    CLUSTER_HOP_HEADER that does not verify (cluster/hop-auth.h) refused;
+ *  - cluster_place_create(): last call of a create (E2B's, the native one); placed here (0: go on
+ * locally) or forwarded, buffered, to the node picked;
  *  - cluster_created(): lifecycle's hook after a create, before it answers: the mapping.
- * A request carrying CLUSTER_HOP_HEADER came from another node: always answered locally.
+ * A request carrying a valid CLUSTER_HOP_HEADER came from another node: always answered
+ * locally.
  */
 #pragma once
 

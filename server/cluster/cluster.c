@@ -12,6 +12,7 @@
 
 #include "buf.h"
 #include "cluster/etcd.h"
+#include "cluster/hop-auth.h"
 #include "http/route.h"
 #include "json-util.h"
 #include "lifecycle/registry.h"
@@ -372,7 +373,9 @@ int cluster_start(struct server *srv, const char *etcd, const char *name, const 
                 return r;
         }
         int64_t rev;
-        r = load_map(c, &rev);
+        r = hop_auth_load(c->etcd); /* before any request this node sends or takes */
+        if (r >= 0)
+                r = load_map(c, &rev);
         if (r >= 0)
                 r = beat_once(c);
         if (r < 0) {
@@ -541,6 +544,16 @@ int cluster_map_sandbox(struct cluster *c, const char *id)
         map_set_locked(c, id, c->name);
         pthread_mutex_unlock(&c->lock);
         return 0;
+}
+
+int cluster_node_addr(struct cluster *c, const char *name, char *addr, size_t addr_len)
+{
+        pthread_mutex_lock(&c->lock);
+        const struct cluster_node *n = node_locked(c, name);
+        if (n)
+                snprintf(addr, addr_len, "%s", n->addr);
+        pthread_mutex_unlock(&c->lock);
+        return n ? 0 : -ENOENT;
 }
 
 int cluster_nodes(struct cluster *c, struct cluster_node **ret, size_t *ret_n)

@@ -69,6 +69,9 @@ int cluster_place(struct cluster *c, const char *template_id, bool *ret_self, ch
 /* Write id -> this node (before a create answers). -EHOSTUNREACH without etcd. */
 int cluster_map_sandbox(struct cluster *c, const char *id);
 
+/* The address of live node name: 0, or -ENOENT (no live node of that name). */
+int cluster_node_addr(struct cluster *c, const char *name, char *addr, size_t addr_len);
+
 /* Every live node (a copy; free with cluster_nodes_free). */
 int cluster_nodes(struct cluster *c, struct cluster_node **ret, size_t *ret_n);
 void cluster_nodes_free(struct cluster_node *n, size_t count);

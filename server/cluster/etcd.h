@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A client of etcd's v3 JSON gateway (POST /v3/kv/range, /v3/kv/put, /v3/kv/deleterange,
- * /v3/lease/grant, /v3/lease/keepalive, /v3/watch) over HTTP with libcurl; keys and values are
- * base64 on the wire and plain strings here. Each call tries the endpoints in turn, starting
- * with the last one that answered, each with ETCD_CALL_TIMEOUT_MS. Thread-safe: every call has
- * its own curl handle.
+ * A client of etcd's v3 JSON gateway (POST /v3/kv/range, /v3/kv/put, /v3/kv/txn,
+ * /v3/kv/deleterange, /v3/lease/grant, /v3/lease/keepalive, /v3/watch) over HTTP with libcurl; keys
+ * and values are base64 on the wire and plain strings here. Each call tries the endpoints in turn,
+ * starting with the last one that answered, each with ETCD_CALL_TIMEOUT_MS. Thread-safe: every call
+ * has its own curl handle.
  */
 #pragma once
 
@@ -39,6 +39,9 @@ int etcd_range_prefix(struct etcd *e, const char *prefix, struct etcd_kv **ret, 
                       int64_t *ret_rev);
 /* value at key, attached to lease (0: none). */
 int etcd_put(struct etcd *e, const char *key, const char *value, int64_t lease);
+/* value at key only when key does not exist (a transaction on its create revision): 0 either
+ * way (read the key to learn which value won). */
+int etcd_put_absent(struct etcd *e, const char *key, const char *value);
 int etcd_delete(struct etcd *e, const char *key);
 int etcd_lease_grant(struct etcd *e, unsigned ttl_s, int64_t *ret_id);
 /* Refresh a lease: its remaining TTL, -ENOENT when it has expired. */

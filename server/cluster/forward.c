@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "cluster/hop-auth.h"
 #include "core/errors.h"
 #include "fd-util.h"
 #include "json-util.h"
@@ -224,14 +225,16 @@ static enum MHD_Result collect(void *cls, enum MHD_ValueKind kind, const char *k
         return MHD_YES;
 }
 
-static struct curl_slist *request_headers(struct request *req)
+static struct curl_slist *request_headers(struct request *req, const char *method,
+                                          const char *target)
 {
         struct hdr_ctx c = {};
         if (req)
                 MHD_get_connection_values(req->conn, MHD_HEADER_KIND, collect, &c);
         struct curl_slist *l = c.failed ? NULL : curl_slist_append(c.l, "Expect:");
-        if (l)
-                l = curl_slist_append(l, CLUSTER_HOP_HEADER ": 1");
+        char hop[HOP_AUTH_HEADER_MAX]; /* cluster/hop-auth.h: signed, or not sent at all */
+        if (l && hop_auth_header_line(method, target, hop))
+                l = curl_slist_append(l, hop);
         if (!l)
                 curl_slist_free_all(c.l);
         return l;
@@ -272,7 +275,7 @@ int forward_begin(struct request *req, const char *addr, const char *node)
         if (pipe2(f->up, O_CLOEXEC) < 0 || pipe2(f->down, O_CLOEXEC) < 0)
                 return -errno;
         f->h = handle_take(addr);
-        f->req_headers = request_headers(req);
+        f->req_headers = request_headers(req, req->method, req->target);
         if (!f->h || !f->req_headers)
                 return -ENOMEM;
         base_options(f->h, req, addr, req->method, req->target);
@@ -424,7 +427,7 @@ int forward_buffered(struct request *req, const char *addr, const char *method, 
 {
         *ret = (struct forward_answer){};
         CURL *h = handle_take(addr);
-        struct curl_slist *hd = request_headers(req);
+        struct curl_slist *hd = request_headers(req, method, target);
         if (!h || !hd) {
                 curl_easy_cleanup(h);
                 curl_slist_free_all(hd);
@@ -445,6 +448,7 @@ int forward_buffered(struct request *req, const char *addr, const char *method, 
                 take_header(h, "Content-Type", &ret->content_type);
                 take_header(h, "X-Next-Token", &ret->next_token);
                 take_header(h, "Retry-After", &ret->retry_after);
+                take_header(h, "X-Total-Running", &ret->total_running);
                 ret->len = b.len;
                 ret->body = buf_steal(&b);
         } else {
@@ -465,6 +469,7 @@ void forward_answer_done(struct forward_answer *a)
         free(a->content_type);
         free(a->next_token);
         free(a->retry_after);
+        free(a->total_running);
         *a = (struct forward_answer){};
 }
 

@@ -41,7 +41,7 @@ struct forward_answer {
         long status;
         char *body;
         size_t len;
-        char *content_type, *next_token, *retry_after;
+        char *content_type, *next_token, *retry_after, *total_running;
 };
 int forward_buffered(struct request *req, const char *addr, const char *method, const char *target,
                      const char *body, size_t len, struct forward_answer *ret);

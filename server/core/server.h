@@ -46,4 +46,5 @@ struct server {
          * cluster runs. cluster_created: called by a create before it answers. */
         struct cluster *cluster;
         int (*cluster_created)(struct server *srv, const char *id);
+        const char *node_name; /* --cluster: this node's name (set before cluster), else NULL */
 };

@@ -188,12 +188,18 @@ int mcp_host_handle(struct request *req)
         pthread_once(&mcp_once, mcp_init);
         if (!the_mcp)
                 return v1_reply_error(req, 503, "unavailable", "MCP could not start");
+        /* --cluster: a session's id starts with this node's name, so that any node forwards
+         * the session's later requests here (cluster/cluster-http.c) */
+        char prefix[MCP_SESSION_PREFIX_MAX + 1] = "";
+        if (__atomic_load_n(&req->srv->cluster, __ATOMIC_ACQUIRE) && req->srv->node_name)
+                snprintf(prefix, sizeof(prefix), "%s-", req->srv->node_name);
         struct mcp_http_request in = {
             .method = req->method,
             .body = req->body->raw.p,
             .len = req->body->raw.len,
             .header = header,
             .ctx = req,
+            .session_prefix = prefix[0] ? prefix : NULL,
         };
         struct mcp_http_response out;
         int r = mcp_handle(the_mcp, &in, &out);

@@ -43,7 +43,7 @@ static int no_open(void *ctx, const char *id, enum mcp_api api, const char *meth
         return -ENOENT;
 }
 
-static char session[80];
+static char session[MCP_SESSION_ID_MAX];
 
 static const char *header(void *ctx, const char *name)
 {
@@ -62,7 +62,7 @@ static struct mcp *server(void)
                                 .open = no_open};
         m = mcp_new(&host);
         static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\"}";
-        struct mcp_http_request in = {"POST", init, sizeof(init) - 1, header, NULL};
+        struct mcp_http_request in = {"POST", init, sizeof(init) - 1, header, NULL, NULL};
         struct mcp_http_response out;
         if (!m || mcp_handle(m, &in, &out) < 0 || out.n_headers != 1)
                 abort();
@@ -84,7 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
         }
 
-        struct mcp_http_request in = {"POST", (const char *)data, size, header, NULL};
+        struct mcp_http_request in = {"POST", (const char *)data, size, header, NULL, NULL};
         struct mcp_http_response out;
         if (mcp_handle(server(), &in, &out) < 0)
                 return 0; /* out of memory */

@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync, rmSync, existsSync, readdirSync, rmdirSync 
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { randomBytes } from 'node:crypto'
+import { randomBytes, createHmac } from 'node:crypto'
 import { startSbxd, realTemplates, REAL, sleep } from './sbxd.mjs'
 
 export const ETCD = ['/usr/bin/etcd', '/usr/local/bin/etcd'].find((p) => existsSync(p))
@@ -122,25 +122,47 @@ export async function startNode(i, etcd, key, { reuse, net } = {}) {
       '--disk-overcommit', '20'] })
 }
 
-// The owner of each sandbox, from the key layout (server/cluster/README.md).
-export async function owners(etcd) {
+// Keys under a prefix in etcd, from the key layout (server/cluster/README.md): { rest: value }.
+async function etcdRange(etcd, prefix, exact = false) {
   const ep = etcd.members.find((m) => m.proc.exitCode === null && !m.proc.signalCode)
   const b64 = (s) => Buffer.from(s).toString('base64')
+  const end = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1)
   const res = await fetch(`http://${etcd.host}:${ep.client}/v3/kv/range`, {
-    method: 'POST', body: JSON.stringify({ key: b64('/sbx/v1/sandboxes/'), range_end: b64('/sbx/v1/sandboxes0') }),
+    method: 'POST', body: JSON.stringify(exact ? { key: b64(prefix) } : { key: b64(prefix), range_end: b64(end) }),
   })
   const j = await res.json()
   const out = {}
   for (const kv of j.kvs || []) {
-    out[Buffer.from(kv.key, 'base64').toString().slice('/sbx/v1/sandboxes/'.length)] = Buffer.from(kv.value, 'base64').toString()
+    out[Buffer.from(kv.key, 'base64').toString().slice(prefix.length)] = Buffer.from(kv.value, 'base64').toString()
   }
   return out
 }
 
-// Remove every sandbox of a node, asking it alone (the hop header: no forwarding, no fan-out).
+// The owner of each sandbox.
+export const owners = (etcd) => etcdRange(etcd, '/sbx/v1/sandboxes/')
+
+// The cluster's hop secret (server/cluster/hop-auth.h), read once while etcd has quorum.
+let secret
+export async function hopSecret(etcd) {
+  secret ??= (await etcdRange(etcd, '/sbx/v1/hop-secret', true))['']
+  return secret
+}
+
+// A signed Sbx-Cluster-Hop value for method + target (raw path and query), as a node sends it.
+export function hopValue(key, method, target, ts = Math.floor(Date.now() / 1000)) {
+  const mac = createHmac('sha256', key).update(`sbx-cluster-hop v1\n${ts}\n${method}\n${target}`).digest('hex')
+  return `v1 ${ts} ${mac}`
+}
+
+// Remove every sandbox of a node, asking it alone (the signed hop header: no forwarding, no
+// fan-out).
 export async function cleanNode(d) {
-  if (!d || d.proc.exitCode !== null || d.proc.signalCode) return
-  const h = { 'X-API-KEY': d.key, 'Sbx-Cluster-Hop': '1' }
-  const l = await fetch(`${d.url}/v2/sandboxes?state=running,paused`, { headers: h }).then((r) => r.json()).catch(() => [])
-  for (const s of l || []) await fetch(`${d.url}/sandboxes/${s.sandboxID}`, { method: 'DELETE', headers: h }).catch(() => {})
+  if (!d || d.proc.exitCode !== null || d.proc.signalCode || !secret) return
+  const h = (method, target) => ({ 'X-API-KEY': d.key, 'Sbx-Cluster-Hop': hopValue(secret, method, target) })
+  const lt = '/v2/sandboxes?state=running,paused'
+  const l = await fetch(`${d.url}${lt}`, { headers: h('GET', lt) }).then((r) => r.json()).catch(() => [])
+  for (const s of l || []) {
+    const t = `/sandboxes/${s.sandboxID}`
+    await fetch(`${d.url}${t}`, { method: 'DELETE', headers: h('DELETE', t) }).catch(() => {})
+  }
 }

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { request } from 'node:http'
 import { execFileSync } from 'node:child_process'
 import { TOP, REAL, sleep, startSbxd } from './sbxd.mjs'
-import { ETCD, startEtcd, startNode, newKey, owners, cleanNode, cgroupParent, makeNetwork, nodeHost, removeCgroupParent } from './cluster-lib.mjs'
+import { ETCD, startEtcd, startNode, newKey, owners, cleanNode, cgroupParent, makeNetwork, nodeHost, removeCgroupParent, hopSecret, hopValue } from './cluster-lib.mjs'
 
 const SDK = join(TOP, 'tests/node_modules/e2b/dist/index.mjs')
 const SBX = join(TOP, 'build/cli/sbx')
@@ -34,6 +34,7 @@ before(async () => {
   net = makeNetwork(3)
   etcd = await startEtcd(3, net.etcdHost)
   for (let i = 0; i < 3; i++) nodes.push(await startNode(i, etcd, key, { net }))
+  await hopSecret(etcd) // for cleanNode, while etcd has quorum
   // every node sees the other two
   for (let i = 0; i < 100; i++) {
     const l = await fetch(`${nodes[0].url}/v1/nodes`, { headers: { Authorization: `Bearer ${key}` } }).then((r) => r.json())
@@ -133,6 +134,195 @@ test('list across nodes, paged with a stable cursor', { skip, timeout: 30_000 },
   // every node answers the same list
   const other = await fetch(`${nodes[2].url}/v2/sandboxes?metadata=suite%3Dcluster`, { headers: { 'X-API-KEY': key } }).then((r) => r.json())
   assert.deepEqual(other.map((s) => s.sandboxID), seen)
+})
+
+test('X-Total-Running is the sum over the nodes', { skip, timeout: 30_000 }, async () => {
+  const h = { 'X-API-KEY': key }
+  const all = await fetch(`${nodes[1].url}/v2/sandboxes?state=running`, { headers: h }).then((r) => r.json())
+  assert.ok(all.length > 2)
+  const r = await fetch(`${nodes[1].url}/v2/sandboxes?state=running&limit=2`, { headers: h })
+  assert.equal((await r.json()).length, 2)
+  assert.equal(r.headers.get('x-total-running'), String(all.length))
+  // each node's own count (asked alone, under a signed hop header) adds up to it
+  let sum = 0
+  const secret = await hopSecret(etcd)
+  for (const d of nodes) {
+    const t = '/v2/sandboxes?state=running&limit=1'
+    const own = await fetch(`${d.url}${t}`, { headers: { ...h, 'Sbx-Cluster-Hop': hopValue(secret, 'GET', t) } })
+    assert.equal(own.status, 200)
+    sum += Number(own.headers.get('x-total-running'))
+  }
+  assert.equal(sum, all.length)
+  // paused ones only: no running asked for, no header (as on one node)
+  const p = await fetch(`${nodes[0].url}/v2/sandboxes?state=paused`, { headers: h })
+  assert.equal(p.headers.get('x-total-running'), null)
+})
+
+test('Sbx-Cluster-Hop from a client: unsigned, forged or expired is refused 401', { skip, timeout: 30_000 }, async () => {
+  const map = await owners(etcd)
+  const remote = boxes.find((b) => map[b.sandboxId] === 'n1')
+  const secret = await hopSecret(etcd)
+  const now = Math.floor(Date.now() / 1000)
+  const t = '/v2/sandboxes'
+  const bad = {
+    unsigned: '1',
+    forged: hopValue('f'.repeat(64), 'GET', t),
+    expired: hopValue(secret, 'GET', t, now - 120),
+    'other target': hopValue(secret, 'GET', '/sandboxes'),
+  }
+  for (const [what, v] of Object.entries(bad)) {
+    const r = await fetch(`${nodes[0].url}${t}`, { headers: { 'X-API-KEY': key, 'Sbx-Cluster-Hop': v } })
+    assert.equal(r.status, 401, what)
+    assert.match((await r.json()).message, /Sbx-Cluster-Hop is for sbxd nodes/, what)
+  }
+  // on envd traffic for another node's sandbox too (it would have been answered locally: 404)
+  const e = await fetch(`${nodes[0].url}/health`, { headers: { 'E2b-Sandbox-Id': remote.sandboxId, 'E2b-Sandbox-Port': '49983', 'Sbx-Cluster-Hop': '1' } })
+  assert.equal(e.status, 401)
+  // the native API answers in its own shape
+  const n = await fetch(`${nodes[0].url}/v1/sandboxes`, { headers: { Authorization: `Bearer ${key}`, 'Sbx-Cluster-Hop': '1' } })
+  assert.equal(n.status, 401)
+  assert.match((await n.json()).error.message, /Sbx-Cluster-Hop/)
+  // signed by the cluster's secret: answered by that node alone (its own sandboxes only)
+  const own = await fetch(`${nodes[0].url}${t}`, { headers: { 'X-API-KEY': key, 'Sbx-Cluster-Hop': hopValue(secret, 'GET', t) } }).then((r) => r.json())
+  const mine = Object.entries(map).filter(([, n]) => n === 'n0').map(([id]) => id).sort()
+  assert.deepEqual(own.map((x) => x.sandboxID).sort(), mine)
+  // and the node-only call does not exist for clients
+  const q = await fetch(`${nodes[0].url}/v1/cluster/files-owner?path=/x&signature=v1_x`, { headers: { Authorization: `Bearer ${key}` } })
+  assert.equal(q.status, 404)
+})
+
+test('native POST /v1/sandboxes is placed over the nodes, answered in the native shape', { skip, timeout: 120_000 }, async () => {
+  const auth = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }
+  const ids = []
+  try {
+    for (let i = 0; i < 6; i++) {
+      const r = await fetch(`${nodes[0].url}/v1/sandboxes`, { method: 'POST', headers: auth, body: JSON.stringify({ template: 'base', timeout: 120, metadata: { suite: 'native' } }) })
+      const j = await r.json()
+      assert.equal(r.status, 201, JSON.stringify(j))
+      assert.equal(j.template, 'base')
+      assert.equal(j.state, 'running')
+      assert.match(j.id, /^[a-z0-9]{20}$/)
+      ids.push(j.id)
+    }
+    const map = await owners(etcd)
+    const used = new Set(ids.map((id) => map[id]))
+    assert.ok(used.size >= 2, `all on ${[...used]}`)
+    // the native list, asked of any node, has every node's
+    for (const d of [nodes[0], nodes[2]]) {
+      const l = await fetch(`${d.url}/v1/sandboxes`, { headers: auth }).then((r) => r.json())
+      const listed = new Set(l.sandboxes.map((s) => s.id))
+      for (const id of ids) assert.ok(listed.has(id), `${id} (on ${map[id]}) not listed by ${d.url}`)
+    }
+    for (const id of ids) {
+      const g = await fetch(`${nodes[0].url}/v1/sandboxes/${id}`, { headers: auth })
+      assert.equal(g.status, 200)
+      assert.equal((await g.json()).id, id)
+    }
+    // a template no node has: the native 404, as on one node
+    const r = await fetch(`${nodes[0].url}/v1/sandboxes`, { method: 'POST', headers: auth, body: JSON.stringify({ template: 'no-such-template' }) })
+    assert.equal(r.status, 404)
+    assert.ok((await r.json()).error.message)
+  } finally {
+    for (const id of ids) await fetch(`${nodes[0].url}/v1/sandboxes/${id}`, { method: 'DELETE', headers: auth })
+  }
+})
+
+test('a signed files URL (secure sandbox, no sandbox headers) for another node works through node 0', { skip, timeout: 120_000 }, async () => {
+  const { Sandbox } = e2b
+  const made = []
+  let sbx
+  try {
+    for (let i = 0; i < 8 && !sbx; i++) {
+      const s = await Sandbox.create('base', { ...opts(), secure: true, timeoutMs: 120_000 })
+      made.push(s)
+      if ((await nodeOf(s.sandboxId)) !== 'n0') sbx = s
+    }
+    assert.ok(sbx, 'no secure sandbox landed on another node')
+    await sbx.files.write('/home/user/signed.txt', 'signed-content')
+    const down = await sbx.downloadUrl('/home/user/signed.txt')
+    assert.ok(down.startsWith(`${nodes[0].url}/files?`), down)
+    assert.match(down, /signature=/)
+    const g = await fetch(down)
+    assert.equal(g.status, 200)
+    assert.equal(await g.text(), 'signed-content')
+    // upload through the signed URL (multipart), read back through the SDK
+    const up = await sbx.uploadUrl('/home/user/up.txt')
+    const form = new FormData()
+    form.append('file', new Blob(['uploaded-through-node-0']), 'up.txt')
+    const p = await fetch(up, { method: 'POST', body: form })
+    assert.equal(p.status, 200, await p.text())
+    assert.equal(await sbx.files.read('/home/user/up.txt'), 'uploaded-through-node-0')
+    // a wrong signature is still refused (no node signs it): envd's 401
+    const w = await fetch(down.replace(/signature=[^&]+/, 'signature=v1_AAAA'))
+    assert.equal(w.status, 401)
+  } finally {
+    for (const s of made) await s.kill().catch(() => {})
+  }
+})
+
+test('an MCP session lives on its node and is reached through any node', { skip, timeout: 240_000 }, async () => {
+  let n = 1
+  async function rpc(node, sid, method, params) {
+    const h = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }
+    if (sid) h['Mcp-Session-Id'] = sid
+    const res = await fetch(`${nodes[node].url}/mcp`, { method: 'POST', headers: h, body: JSON.stringify({ jsonrpc: '2.0', id: n++, method, params }) })
+    const text = await res.text()
+    return { status: res.status, sid: res.headers.get('mcp-session-id'), json: text ? JSON.parse(text) : undefined }
+  }
+  const out = (r) => r.json.result.content.filter((c) => c.type === 'text').map((c) => c.text).join('')
+  const init = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } }
+  const before = new Set(Object.keys(await owners(etcd)))
+  const sids = []
+  try {
+    // initialized through node 0: the session is n0's
+    const i0 = await rpc(0, null, 'initialize', init)
+    assert.equal(i0.status, 200)
+    assert.match(i0.sid, /^n0-[0-9a-f]{32}$/)
+    sids.push([0, i0.sid])
+    // its calls through node 1, then node 2: one session, one kernel
+    let r = await rpc(1, i0.sid, 'tools/call', { name: 'run_python', arguments: { code: 'x = 41\nprint("set")' } })
+    assert.equal(r.status, 200, JSON.stringify(r.json))
+    assert.equal(out(r), 'set\n')
+    r = await rpc(2, i0.sid, 'tools/call', { name: 'run_python', arguments: { code: 'x + 1' } })
+    assert.equal(out(r), '42\n')
+    // a call answered as an event stream streams through the forwarder: progress first
+    const t0 = Date.now()
+    const res = await fetch(`${nodes[1].url}/mcp`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': i0.sid },
+      body: JSON.stringify({ jsonrpc: '2.0', id: n++, method: 'tools/call', params: { name: 'run_python', arguments: { code: 'import time\ntime.sleep(4.5)\nprint(x)' }, _meta: { progressToken: 'p' } } }),
+    })
+    assert.match(res.headers.get('content-type'), /^text\/event-stream/)
+    let body = ''
+    let firstAt
+    for await (const chunk of res.body) { firstAt ??= Date.now() - t0; body += new TextDecoder().decode(chunk) }
+    assert.ok(firstAt < 4000, `first event after ${firstAt} ms: not streamed`)
+    const events = body.split('\n\n').filter((e) => e.trim()).map((e) => JSON.parse(e.split('\n').find((l) => l.startsWith('data: ')).slice(6)))
+    assert.ok(events.filter((e) => e.method === 'notifications/progress').length >= 2, body)
+    assert.equal(events.at(-1).result.content[0].text, '41\n')
+    const made = Object.entries(await owners(etcd)).filter(([id]) => !before.has(id))
+    assert.deepEqual(made.map(([, node]) => node), ['n0'], 'the session\'s sandbox is on its node')
+    // a session of node 2 used through node 0
+    const i2 = await rpc(2, null, 'initialize', init)
+    assert.match(i2.sid, /^n2-[0-9a-f]{32}$/)
+    sids.push([2, i2.sid])
+    r = await rpc(0, i2.sid, 'tools/call', { name: 'run_shell', arguments: { command: 'echo from-n2' } })
+    assert.match(out(r), /from-n2/)
+    // ended through node 1; then unknown everywhere
+    const d = await fetch(`${nodes[1].url}/mcp`, { method: 'DELETE', headers: { Authorization: `Bearer ${key}`, 'Mcp-Session-Id': i0.sid } })
+    assert.equal(d.status, 204)
+    sids.shift()
+    assert.equal((await rpc(2, i0.sid, 'ping', {})).status, 404)
+    // a session of a node that is not there: MCP's 404, the client starts over
+    const gone = await rpc(0, 'zz-' + '0'.repeat(32), 'ping', {})
+    assert.equal(gone.status, 404)
+    assert.match(gone.json.error.message, /node zz is not live/)
+    // without a key, refused by the node that owns the session as by any
+    const u = await fetch(`${nodes[1].url}/mcp`, { method: 'POST', headers: { 'Mcp-Session-Id': i2.sid, 'Content-Type': 'application/json' }, body: '{}' })
+    assert.equal(u.status, 401)
+  } finally {
+    for (const [node, sid] of sids) await fetch(`${nodes[node].url}/mcp`, { method: 'DELETE', headers: { Authorization: `Bearer ${key}`, 'Mcp-Session-Id': sid } }).catch(() => {})
+  }
 })
 
 test('kill -9 of a node: its sandboxes say node lost, the others are untouched; it comes back and re-adopts', { skip, timeout: 90_000 }, async () => {

@@ -101,7 +101,7 @@ static const char *f_header(void *ctx, const char *name)
 static cJSON *post(struct mcp *m, const char *body, unsigned want_status,
                    struct mcp_http_response *out)
 {
-        struct mcp_http_request in = {"POST", body, strlen(body), f_header, NULL};
+        struct mcp_http_request in = {"POST", body, strlen(body), f_header, NULL, NULL};
         CHECK_EQ_INT(mcp_handle(m, &in, out), 0);
         CHECK_EQ_INT(out->status, want_status);
         cJSON *o = out->body ? cJSON_Parse(out->body) : NULL;
@@ -131,7 +131,7 @@ static void test_session(void)
                         200, &out);
         CHECK_EQ_INT(out.n_headers, 1);
         CHECK_STREQ(out.headers[0].name, "Mcp-Session-Id");
-        char sid[80];
+        char sid[MCP_SESSION_ID_MAX];
         snprintf(sid, sizeof(sid), "%s", out.headers[0].value);
         CHECK_EQ_INT(strlen(sid), 32);
         const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "result");
@@ -223,12 +223,12 @@ static void test_session(void)
         mcp_http_response_done(&out);
 
         /* GET: 405 with Allow; DELETE ends the session and kills its sandbox */
-        struct mcp_http_request get = {"GET", NULL, 0, f_header, NULL};
+        struct mcp_http_request get = {"GET", NULL, 0, f_header, NULL, NULL};
         CHECK_EQ_INT(mcp_handle(m, &get, &out), 0);
         CHECK_EQ_INT(out.status, 405);
         CHECK_STREQ(out.headers[0].name, "Allow");
         mcp_http_response_done(&out);
-        struct mcp_http_request del = {"DELETE", NULL, 0, f_header, NULL};
+        struct mcp_http_request del = {"DELETE", NULL, 0, f_header, NULL, NULL};
         CHECK_EQ_INT(mcp_handle(m, &del, &out), 0);
         CHECK_EQ_INT(out.status, 204);
         CHECK_EQ_INT(fake.kills, 1);
@@ -360,6 +360,38 @@ static void test_ndjson(void)
         mcp_exec_done(&x);
 }
 
+/* The host's session prefix (sbxd --cluster: "<node>-") starts the id, which stays usable; a
+ * prefix that is not a plain name is not used. */
+static void test_session_prefix(void)
+{
+        struct mcp_host host = {NULL,   f_create,    f_kill, f_state, f_keep_alive,
+                                f_open, f_read_head, f_read, f_close};
+        struct mcp *m = mcp_new(&host);
+        struct mcp_http_response out;
+        const char *init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+                           "\"params\":{\"protocolVersion\":\"2025-03-26\"}}";
+        const char *prefixes[] = {"node-7-", "bad prefix-"};
+        for (size_t i = 0; i < 2; i++) {
+                struct mcp_http_request in = {"POST",   init, strlen(init),
+                                              f_header, NULL, prefixes[i]};
+                fake.session = NULL;
+                CHECK_EQ_INT(mcp_handle(m, &in, &out), 0);
+                CHECK_EQ_INT(out.status, 200);
+                char sid[MCP_SESSION_ID_MAX];
+                snprintf(sid, sizeof(sid), "%s", out.headers[0].value);
+                mcp_http_response_done(&out);
+                CHECK_EQ_INT(strlen(sid), i == 0 ? 39 : 32);
+                if (i == 0)
+                        CHECK(strncmp(sid, "node-7-", 7) == 0);
+                fake.session = sid;
+                cJSON_Delete(
+                    post(m, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}", 200, &out));
+                mcp_http_response_done(&out);
+        }
+        fake.session = NULL;
+        mcp_free(m);
+}
+
 int main(void)
 {
         test_rpc_parse();
@@ -367,5 +399,6 @@ int main(void)
         test_error_message();
         test_ndjson();
         test_session();
+        test_session_prefix();
         return unit_finish("test-mcp");
 }
