@@ -523,31 +523,6 @@ static int decode_object(const cJSON *o, struct sbx_jail_spec *s, const char **m
         return 0;
 }
 
-/* cJSON ends a string at a NUL, escaped ("\u0000") or raw (it takes control bytes inside
- * strings): "/a\u0000/../b" would silently become "/a". A spec holding one is refused instead
- * of being read as something else. */
-static bool has_nul(const char *text, size_t len)
-{
-        bool in_str = false;
-        if (memchr(text, 0, len))
-                return true;
-        for (size_t i = 0; i < len; i++) {
-                if (!in_str) {
-                        in_str = text[i] == '"';
-                        continue;
-                }
-                if (text[i] == '"') {
-                        in_str = false;
-                } else if (text[i] == '\\' && i + 1 < len) {
-                        if (text[i + 1] == 'u' && i + 5 < len &&
-                            strncmp(text + i + 2, "0000", 4) == 0)
-                                return true;
-                        i++; /* the escaped character, '"' and '\\' included */
-                }
-        }
-        return false;
-}
-
 int sbx_jail_spec_decode(const char *text, size_t len, struct sbx_jail_spec **ret_spec,
                          const char **ret_msg)
 {
@@ -563,7 +538,7 @@ int sbx_jail_spec_decode(const char *text, size_t len, struct sbx_jail_spec **re
                 *ret_msg = "spec is not a JSON object";
                 return -EINVAL;
         }
-        if (has_nul(text, (size_t)(end - text))) {
+        if (json_has_nul(text, (size_t)(end - text))) {
                 *ret_msg = "spec: strings may not hold a NUL character";
                 return -EINVAL;
         }

@@ -9,23 +9,13 @@
 //     against the host's own download from the same server, best of 3 each.
 // Usage (root): node bench/egress-bench.mjs [N=30]
 import { execFileSync } from 'node:child_process'
-import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { startSbxd, realTemplates, REAL, TOP, sleep } from '../tests/integration/sbxd.mjs'
-import { OUT, outsideUp } from '../tests/integration/egress-net.mjs'
+import { sleep } from '../tests/integration/sbxd.mjs'
+import { OUT, e2b, pct, fmt, withEgressSbxd } from './egress-lib.mjs'
 
 const N = Number(process.argv[2] || 30)
-const BUILD = join(TOP, process.env.SBX_BUILD || 'build')
-const e2b = await import(join(TOP, 'tests/node_modules/e2b/dist/index.mjs'))
 
-const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p / 100 * s.length))] }
-const fmt = (xs) => `p50 ${pct(xs, 50).toFixed(2)} ms  p90 ${pct(xs, 90).toFixed(2)} ms  min ${Math.min(...xs).toFixed(2)} ms  (n=${xs.length})`
-
-const outside = await outsideUp()
-const d = await startSbxd({ jailer: join(BUILD, 'jailer/sbx-jailer'), agent: join(BUILD, 'guest-agent/sbx-agent'),
-  prepare: realTemplates, args: ['--egress-dns', OUT.dns] })
-const opts = { apiUrl: d.url, sandboxUrl: d.url, apiKey: d.key }
-try {
+await withEgressSbxd([], async (d, opts) => {
   const serverUs = () => [...d.stderr().matchAll(/started \(template [^)]*\) in (\d+) us/g)].map((m) => Number(m[1]) / 1000)
   const lo = { client: [], server: [] }, eg = { client: [], server: [] }
   // warm-up: the resolver and the page cache; one sandbox with a link stays, so that the
@@ -86,7 +76,4 @@ try {
   const mbs = (b) => (b / 1048576).toFixed(0)
   console.log(`${MB} MB download, host's own:        best ${mbs(Math.max(...host))} MB/s  (${host.map(mbs).join(', ')})`)
   console.log(`${MB} MB download, through egress:    best ${mbs(Math.max(...sbx))} MB/s  (${sbx.map(mbs).join(', ')})`)
-} finally {
-  await d.stop()
-  outside.down()
-}
+})

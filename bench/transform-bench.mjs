@@ -11,22 +11,10 @@
 // connections per second: M requests by one curl with 8 in flight, each on a connection of
 // its own (Connection: close), -k, through each path.
 // Usage (root): node bench/transform-bench.mjs [N=50] [M=400]
-import { join } from 'node:path'
-import { startSbxd, realTemplates, TOP } from '../tests/integration/sbxd.mjs'
-import { OUT, outsideUp } from '../tests/integration/egress-net.mjs'
+import { e2b, fmt, withEgressSbxd } from './egress-lib.mjs'
 
 const N = Number(process.argv[2] || 50)
 const M = Number(process.argv[3] || 400)
-const BUILD = join(TOP, process.env.SBX_BUILD || 'build')
-const e2b = await import(join(TOP, 'tests/node_modules/e2b/dist/index.mjs'))
-
-const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p / 100 * s.length))] }
-const fmt = (xs) => `p50 ${pct(xs, 50).toFixed(2)} ms  p90 ${pct(xs, 90).toFixed(2)} ms  min ${Math.min(...xs).toFixed(2)} ms  (n=${xs.length})`
-
-const outside = await outsideUp()
-const d = await startSbxd({ jailer: join(BUILD, 'jailer/sbx-jailer'), agent: join(BUILD, 'guest-agent/sbx-agent'),
-  prepare: realTemplates, args: ['--egress-dns', OUT.dns, '--egress-upstream-ca', outside.cert] })
-const opts = { apiUrl: d.url, sandboxUrl: d.url, apiKey: d.key, timeoutMs: 600000 }
 // N requests in one shell: time_total of each, in ms
 async function times(s, url, extra = '') {
   const r = await s.commands.run(`for i in $(seq ${N}); do curl -s -4 ${extra} -o /dev/null -w '%{time_total}\\n' ${url}; done`,
@@ -50,7 +38,7 @@ async function rate(s, url) {
   const [ok, ms] = r.stdout.trim().split('\n').map(Number)
   return `${(ok / (ms / 1000)).toFixed(0)}/s (${ok} of ${M} in ${ms} ms)`
 }
-try {
+await withEgressSbxd((outside) => ['--egress-upstream-ca', outside.cert], async (d, opts) => {
   await e2b.Secret.create('bench', 'x'.repeat(40), opts)
   const rules = { 'www.allowed.test': [{ transform: { headers: { Authorization: `Bearer ${e2b.Secret.fill('bench')}` } } }] }
   const withRules = await e2b.Sandbox.create('base', { ...opts, network: { allowOut: ['www.allowed.test', 'other.test'], rules } })
@@ -68,7 +56,4 @@ try {
     `not redirected ${await rate(without, 'https://www.allowed.test/')}`)
   await withRules.kill()
   await without.kill()
-} finally {
-  await d.stop()
-  outside.down()
-}
+}, { timeoutMs: 600000 })

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cJSON helpers: ownership, and a depth check before parsing. Header-only; users link cJSON
- * themselves. */
+/* cJSON helpers: ownership, and the depth and NUL checks before parsing. Header-only; users
+ * link cJSON themselves. */
 #pragma once
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "macros.h"
 
@@ -41,4 +42,30 @@ static inline size_t json_depth(const char *buf, size_t len)
                 }
         }
         return max;
+}
+
+/* Whether a JSON text holds a NUL character, raw or escaped ("\u0000") inside a string.
+ * cJSON ends a string at a NUL (it takes raw control bytes inside strings too), so
+ * {"A\u0000B":"x"} would be read as the key "A" and "/a\u0000/../b" as "/a": a text holding
+ * one is refused before parsing instead of being read as something else. Pure. */
+static inline bool json_has_nul(const char *text, size_t len)
+{
+        bool in_str = false;
+        if (memchr(text, 0, len))
+                return true;
+        for (size_t i = 0; i < len; i++) {
+                if (!in_str) {
+                        in_str = text[i] == '"';
+                        continue;
+                }
+                if (text[i] == '"') {
+                        in_str = false;
+                } else if (text[i] == '\\' && i + 1 < len) {
+                        if (text[i + 1] == 'u' && i + 5 < len &&
+                            strncmp(text + i + 2, "0000", 4) == 0)
+                                return true;
+                        i++; /* the escaped character, '"' and '\\' included */
+                }
+        }
+        return false;
 }

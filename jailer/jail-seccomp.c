@@ -155,9 +155,12 @@ static int add_arg_rules(scmp_filter_ctx ctx)
                         return r;
         }
         /* B12: netlink only as NETLINK_ROUTE (protocol 0): ip/getifaddrs need it; changing
-         * anything needs CAP_NET_ADMIN, which the sandbox does not have. */
-        r = seccomp_rule_add(ctx, eperm, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, AF_NETLINK, 0),
-                             SCMP_A2(SCMP_CMP_NE, 0, 0));
+         * anything needs CAP_NET_ADMIN, which the sandbox does not have. Any other protocol
+         * gets the kernel's own answer for a netlink family it was built without,
+         * EPROTONOSUPPORT: libaudit takes that as "no audit here" and useradd, passwd and
+         * friends go on, where EPERM makes them abort ("Cannot open audit interface"). */
+        r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), SCMP_SYS(socket), 2,
+                             SCMP_A0(SCMP_CMP_EQ, AF_NETLINK, 0), SCMP_A2(SCMP_CMP_NE, 0, 0));
         if (r < 0)
                 return r;
         /* CVE-2017-5226: TIOCSTI injects input into the controlling tty; TIOCLINUX can too on

@@ -114,8 +114,26 @@ _noreturn_ static void exec_search(const char *const *argv, const char *const *e
         child_fail("exec", file, saved);
 }
 
+/* What sudo's root keeps (struct agent_spawn.root_caps): Docker's default set cut to owning
+ * files (chown, a mode or time on a file of another user, set-id bits kept on write) and
+ * switching users (apt's download user, su, runuser). Not CAP_DAC_READ_SEARCH
+ * (open_by_handle_at), CAP_SETPCAP, CAP_SETFCAP, CAP_KILL, CAP_NET_BIND_SERVICE,
+ * CAP_SYS_CHROOT, CAP_AUDIT_WRITE, which the agent keeps for itself. */
+static const cap_value_t root_caps[] = {CAP_CHOWN,  CAP_DAC_OVERRIDE, CAP_FOWNER,
+                                        CAP_FSETID, CAP_SETUID,       CAP_SETGID};
+
+static bool keeps(const struct agent_spawn *s, int c)
+{
+        if (!s->root_caps || s->user->uid != 0)
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(root_caps); i++)
+                if (root_caps[i] == c)
+                        return true;
+        return false;
+}
+
 _noreturn_ static void child(const struct agent_spawn *s, int in_fd, int out_fd, int err_fd,
-                             cap_t empty, int max_cap)
+                             cap_t caps, int max_cap)
 {
         sigset_t all;
         int r;
@@ -148,9 +166,10 @@ _noreturn_ static void child(const struct agent_spawn *s, int in_fd, int out_fd,
 
         /* Capabilities: empty bounding set (needs CAP_SETPCAP, so before the uid change), no
          * ambient set; after the uid change an empty permitted/effective/inheritable set, so
-         * even uid 0 execs with nothing (exec grants root at most the bounding set). */
+         * even uid 0 execs with nothing (exec grants root at most the bounding set, and under
+         * no_new_privs at most what it had). sudo's root keeps root_caps in both. */
         for (int c = 0; c <= max_cap; c++)
-                if (cap_drop_bound((cap_value_t)c) < 0 && errno != EINVAL)
+                if (!keeps(s, c) && cap_drop_bound((cap_value_t)c) < 0 && errno != EINVAL)
                         child_fail("dropping the capability bounding set", NULL, errno);
         if (cap_reset_ambient() < 0 && errno != EINVAL)
                 child_fail("clearing ambient capabilities", NULL, errno);
@@ -163,7 +182,7 @@ _noreturn_ static void child(const struct agent_spawn *s, int in_fd, int out_fd,
                 child_fail("setresgid", NULL, errno);
         if (syscall(SYS_setresuid, s->user->uid, s->user->uid, s->user->uid) < 0)
                 child_fail("setresuid", NULL, errno);
-        if (cap_set_proc(empty) < 0)
+        if (cap_set_proc(caps) < 0)
                 child_fail("clearing capabilities", NULL, errno);
 
         umask(022);
@@ -193,11 +212,16 @@ int agent_spawn(const struct agent_spawn *s, struct agent_spawned *ret)
 {
         _cleanup_close_ int in_r = -EBADF, in_w = -EBADF, out_r = -EBADF, out_w = -EBADF,
                             err_r = -EBADF, err_w = -EBADF;
-        _cleanup_(cap_freep) cap_t empty = cap_init();
+        _cleanup_(cap_freep) cap_t caps = cap_init();
         int p[2], max_cap;
         pid_t pid;
 
-        if (!empty)
+        if (!caps)
+                return negative_errno();
+        if (s->root_caps && s->user->uid == 0 &&
+            (cap_set_flag(caps, CAP_PERMITTED, (int)ELEMENTSOF(root_caps), root_caps, CAP_SET) <
+                 0 ||
+             cap_set_flag(caps, CAP_EFFECTIVE, (int)ELEMENTSOF(root_caps), root_caps, CAP_SET) < 0))
                 return negative_errno();
         max_cap = (int)cap_max_bits() - 1;
         if (max_cap < CAP_LAST_CAP)
@@ -249,10 +273,10 @@ int agent_spawn(const struct agent_spawn *s, struct agent_spawned *ret)
                 return negative_errno();
         if (pid == 0) {
                 if (s->fds)
-                        child(s, s->fds[0], s->fds[1], s->fds[2], empty, max_cap);
+                        child(s, s->fds[0], s->fds[1], s->fds[2], caps, max_cap);
                 if (s->pty)
-                        child(s, out_w, out_w, out_w, empty, max_cap);
-                child(s, in_r, out_w, err_w, empty, max_cap);
+                        child(s, out_w, out_w, out_w, caps, max_cap);
+                child(s, in_r, out_w, err_w, caps, max_cap);
         }
 
         *ret = (struct agent_spawned){

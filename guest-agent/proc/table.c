@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The process table: entries, spawning into it, and the operations by selector
- * (proc/process.h). The pump (running, attaching) is in proc/pump.c. */
+/* The process table: entries, the locked fork that puts one in, and the operations by selector
+ * (proc/process.h). Starting a process is proc/start.c; the pump (running, attaching)
+ * proc/pump.c. */
 #include "proc/table.h"
 
 #include <errno.h>
@@ -8,22 +9,15 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 
-#include "core/config.h"
-#include "core/init.h"
-#include "core/path.h"
 #include "core/spawn.h"
-#include "core/users.h"
 #include "macros.h"
-#include "proc/process-env.h"
 #include "time-util.h"
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -192,10 +186,9 @@ void agent_proc_signal_all(int sig)
         pthread_mutex_unlock(&table_lock);
 }
 
-/* ---- spawning ---- */
+/* ---- spawning into the table ---- */
 
-/* The entry for spec, before its pid is known. */
-static int entry_new(const struct agent_proc_spec *spec, struct proc_entry **ret)
+int proc_entry_new(const struct agent_proc_spec *spec, struct proc_entry **ret)
 {
         struct proc_entry *p = calloc(1, sizeof(*p));
 
@@ -214,128 +207,27 @@ static int entry_new(const struct agent_proc_spec *spec, struct proc_entry **ret
         return 0;
 }
 
-/* The handle's feed: a non-blocking dup of the stdin pipe, readable by the user too, before
- * anything is written. A shell that reopens /dev/stdin (bash's `. /dev/stdin`) needs the
- * latter, which the pipe inode's permissions decide (agent-made pipes are root's, 0600); only
- * the process itself, or one that may ptrace it, reaches its /proc/self/fd, so this opens it
- * to nobody else. */
-static int feed_open(struct agent_proc *h, const struct agent_proc_spec *spec, int stdin_fd)
+void proc_entry_free(struct proc_entry *p)
 {
-        int fl;
-
-        h->feed = calloc(spec->n_stdin_data, sizeof(*h->feed));
-        if (!h->feed)
-                return -ENOMEM;
-        memcpy(h->feed, spec->stdin_data, spec->n_stdin_data * sizeof(*h->feed));
-        h->n_feed = spec->n_stdin_data;
-        h->feed_fd = fcntl(stdin_fd, F_DUPFD_CLOEXEC, 3);
-        if (h->feed_fd < 0 || (fl = fcntl(h->feed_fd, F_GETFL)) < 0 ||
-            fcntl(h->feed_fd, F_SETFL, fl | O_NONBLOCK) < 0 || fchmod(h->feed_fd, 0644) < 0)
-                return negative_errno();
-        return 0;
+        entry_free(p);
 }
 
-/* Where the process starts: spec->cwd resolved as envd does. Answers for errbuf. */
-static int resolve_cwd(const struct agent_proc_spec *spec, char **ret, char *errbuf)
+int proc_table_spawn(struct proc_entry *p, const struct agent_spawn *s, int64_t timeout_ms,
+                     struct agent_spawned *ret)
 {
-        _cleanup_free_ char *workdir = NULL, *cwd = NULL;
-        struct stat st;
-
-        if (agent_config_default_workdir(&workdir) < 0) {
-                snprintf(errbuf, AGENT_PROC_ERR_MAX, "out of memory");
-                return -ENOMEM;
-        }
-        if (agent_path_resolve(spec->cwd, spec->user->home, workdir, &cwd) < 0) {
-                snprintf(errbuf, AGENT_PROC_ERR_MAX, "invalid cwd '%s'",
-                         spec->cwd ? spec->cwd : "");
-                return -EINVAL;
-        }
-        /* Looked at with the user's rights: whether a path exists where the user may not look
-         * is for chdir in the child to refuse, as a shell's cd does. */
-        int creds = agent_fs_become(spec->user) >= 0;
-        bool missing = creds && stat(cwd, &st) < 0 && errno == ENOENT;
-        if (creds)
-                agent_fs_restore();
-        if (missing) {
-                snprintf(errbuf, AGENT_PROC_ERR_MAX, "cwd '%s' does not exist", cwd);
-                return -ENOENT;
-        }
-        *ret = TAKE_PTR(cwd);
-        return 0;
-}
-
-int agent_proc_spawn(const struct agent_proc_spec *spec, struct agent_proc **ret,
-                     char errbuf[static AGENT_PROC_ERR_MAX])
-{
-        _cleanup_strv_free_ char **envp = NULL;
-        _cleanup_free_ char *cwd = NULL;
-        struct agent_spawned sp;
-        struct proc_entry *p = NULL;
-        struct agent_proc *h;
-        int e;
-
-        errbuf[0] = 0;
-        if ((e = resolve_cwd(spec, &cwd, errbuf)) < 0)
-                return e;
-        if (agent_process_build_env(spec->user, spec->envs, &envp) < 0 || entry_new(spec, &p) < 0 ||
-            !(h = calloc(1, sizeof(*h)))) {
-                entry_free(p);
-                snprintf(errbuf, AGENT_PROC_ERR_MAX, "cannot allocate process state");
-                return -ENOMEM;
-        }
-
-        struct agent_spawn s = {
-            .argv = spec->argv,
-            .envp = (const char *const *)envp,
-            .cwd = cwd,
-            .user = spec->user,
-            .stdin_pipe = spec->stdin_pipe,
-            .pty = spec->pty,
-            .cols = spec->pty ? (spec->cols ? spec->cols : 80) : 0,
-            .rows = spec->pty ? (spec->rows ? spec->rows : 24) : 0,
-        };
         /* Fork under the table lock: the reaper must find the pid when the child exits. */
         pthread_mutex_lock(&table_lock);
-        e = agent_spawn(&s, &sp);
+        int e = agent_spawn(s, ret);
         if (e >= 0) {
-                p->pid = sp.pid;
-                p->stdin_fd = sp.stdin_fd;
-                p->pty = spec->pty;
-                p->deadline_ms = spec->timeout_ms > 0 ? now_ms() + spec->timeout_ms : 0;
+                p->pid = ret->pid;
+                p->stdin_fd = ret->stdin_fd;
+                p->pty = s->pty;
+                p->deadline_ms = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
                 p->next = table;
                 table = p;
         }
         pthread_mutex_unlock(&table_lock);
-        if (e < 0) {
-                entry_free(p);
-                free(h);
-                snprintf(errbuf, AGENT_PROC_ERR_MAX, "error starting process '%s': %s",
-                         spec->argv[0], strerror(-e));
-                return e;
-        }
-        if (spec->timeout_ms > 0)
-                agent_init_wake();
-
-        *h = (struct agent_proc){.entry = p,
-                                 .out_fd = {sp.stdout_fd, sp.stderr_fd},
-                                 .pty = spec->pty,
-                                 .feed_fd = -EBADF};
-        if (spec->n_stdin_data > 0 && spec->stdin_pipe && !spec->pty && p->stdin_fd >= 0 &&
-            (e = feed_open(h, spec, p->stdin_fd)) < 0) {
-                /* Nothing was written: kill it before anyone reads a partial input, and let the
-                 * pump reap and retire it. */
-                proc_kill_group(p->pid, SIGKILL);
-                (void)agent_proc_run(h, NULL);
-                snprintf(errbuf, AGENT_PROC_ERR_MAX, "feeding the process: %s", strerror(-e));
-                return -EIO;
-        }
-        *ret = h;
-        return 0;
-}
-
-pid_t agent_proc_pid(const struct agent_proc *h)
-{
-        return h->entry->pid;
+        return e;
 }
 
 /* ---- operations by selector ---- */

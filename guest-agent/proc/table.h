@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Inside proc/: the table's entries and a spawned process's handle, shared by table.c (the
- * table, spawning, the operations by selector) and pump.c (running and attaching). */
+ * table and the operations by selector), start.c (spawning) and pump.c (running and
+ * attaching). table.c calls neither of the others. */
 #pragma once
 
 #include <stdbool.h>
@@ -8,6 +9,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "core/spawn.h"
 #include "proc/process.h"
 
 struct proc_entry {
@@ -48,3 +50,13 @@ int proc_table_attach(const struct agent_selector *sel, pid_t *ret_pid,
                       struct agent_outlog **ret_log);
 /* Kill the group of pid (also before its setsid()). */
 void proc_kill_group(pid_t pid, int sig);
+
+/* A new entry for spec, before its pid is known (proc_entry_free() until it is in the table).
+ * -ENOMEM. */
+int proc_entry_new(const struct agent_proc_spec *spec, struct proc_entry **ret);
+void proc_entry_free(struct proc_entry *e);
+/* Fork s under the table lock (the reaper must find the pid when the child exits) and, when
+ * that worked, put e in the table with its pid, stdin and deadline (timeout_ms from now, 0:
+ * none). agent_spawn()'s result; e stays the caller's on failure. */
+int proc_table_spawn(struct proc_entry *e, const struct agent_spawn *s, int64_t timeout_ms,
+                     struct agent_spawned *ret);

@@ -16,15 +16,6 @@
 #include "macros.h"
 #include "time-util.h"
 
-struct upgrade {
-        struct agent_req *q;
-        char rid[24];
-        MHD_socket sock;
-        const char *extra;
-        size_t extra_len;
-        struct MHD_UpgradeResponseHandle *urh;
-};
-
 static int send_all(int fd, const uint8_t *d, size_t n)
 {
         while (n > 0) {
@@ -85,11 +76,16 @@ static void relay(struct agent_req *q, int sock, const char *extra, size_t extra
         }
 }
 
-static void *relay_thread(void *arg)
+static void relay_run(struct agent_upgraded *u)
 {
-        struct upgrade *u = arg;
         relay(u->q, u->sock, u->extra, u->extra_len);
-        log_debug("req=%s: upgraded connection ended", u->rid);
+        log_debug("%s: upgraded connection ended", u->name);
+}
+
+static void *upgraded_thread(void *arg)
+{
+        struct agent_upgraded *u = arg;
+        u->run(u);
         agent_req_free(u->q);
         MHD_upgrade_action(u->urh, MHD_UPGRADE_ACTION_CLOSE);
         free(u);
@@ -99,12 +95,9 @@ static void *relay_thread(void *arg)
 static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls, const char *extra,
                        size_t extra_len, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
 {
-        struct upgrade *u = cls;
+        struct agent_upgraded *u = cls;
         pthread_attr_t attr;
         pthread_t t;
-        /* A thread of its own: under TLS, MHD's connection thread carries the bytes between
-         * the TLS session and sock (one end of a socketpair) once this callback returns, so the
-         * relay must not run in it. extra stays valid until MHD_upgrade_action(). */
         u->sock = sock;
         u->extra = extra;
         u->extra_len = extra_len;
@@ -112,8 +105,8 @@ static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls, co
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
         pthread_attr_setstacksize(&attr, AGENT_UPGRADE_STACK);
-        if (pthread_create(&t, &attr, relay_thread, u) != 0) {
-                log_warning("req=%s: no thread for the upgraded connection", u->rid);
+        if (pthread_create(&t, &attr, upgraded_thread, u) != 0) {
+                log_warning("%s: no thread for the upgraded connection", u->name);
                 agent_req_free(u->q);
                 free(u);
                 MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
@@ -121,15 +114,30 @@ static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls, co
         pthread_attr_destroy(&attr);
 }
 
-int agent_mhd_upgrade(struct request *req, struct agent_req **q, const struct sbx_resp_head *h)
+struct MHD_Response *agent_upgrade_response(void (*run)(struct agent_upgraded *u), const char *name,
+                                            struct agent_upgraded **ret_u)
 {
-        _cleanup_agent_req_ struct agent_req *own = TAKE_PTR(*q);
-        struct upgrade *u = calloc(1, sizeof(*u));
+        struct agent_upgraded *u = calloc(1, sizeof(*u));
         struct MHD_Response *resp = u ? MHD_create_response_for_upgrade(on_upgrade, u) : NULL;
         if (!resp) {
                 free(u);
-                return -ENOMEM;
+                return NULL;
         }
+        u->run = run;
+        snprintf(u->name, sizeof(u->name), "%s", name);
+        *ret_u = u;
+        return resp;
+}
+
+int agent_mhd_upgrade(struct request *req, struct agent_req **q, const struct sbx_resp_head *h)
+{
+        _cleanup_agent_req_ struct agent_req *own = TAKE_PTR(*q);
+        char name[ROUTE_ID_MAX];
+        struct agent_upgraded *u = NULL;
+        snprintf(name, sizeof(name), "req=%s", req->rid);
+        struct MHD_Response *resp = agent_upgrade_response(relay_run, name, &u);
+        if (!resp)
+                return -ENOMEM;
         for (size_t i = 0; i < h->n_headers; i++) {
                 const char *n = h->headers[i].name, *v = h->headers[i].value;
                 if ((http_hop_by_hop(n) && strcasecmp(n, "Upgrade") != 0) ||
@@ -142,10 +150,8 @@ int agent_mhd_upgrade(struct request *req, struct agent_req **q, const struct sb
                 }
         }
         u->q = TAKE_PTR(own);
-        snprintf(u->rid, sizeof(u->rid), "%s", req->rid);
         int r = http_queue(req, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
         MHD_destroy_response(resp);
-        /* When the 101 never goes out MHD never calls on_upgrade: u and the agent connection
-         * stay until the sandbox goes (as native/ws-terminal.c). */
+        /* the 101 not sent: see agent_upgrade_response() */
         return r;
 }

@@ -17,7 +17,28 @@
 #define AGENT_UPGRADE_CHUNK     (64 * 1024) /* one read from the client */
 #define AGENT_UPGRADE_SEND_MS   60000 /* a write to the agent or the client may block this long */
 #define AGENT_UPGRADE_LINGER_MS 60000 /* after the client stopped writing: the agent's END */
-#define AGENT_UPGRADE_STACK     (256 * 1024) /* the relay's own thread */
+#define AGENT_UPGRADE_STACK     (256 * 1024) /* an upgraded connection's own thread */
+
+/* A connection libmicrohttpd hands over after a 101, and the agent request behind it. */
+struct agent_upgraded {
+        struct agent_req *q;                   /* owned: freed once run returns */
+        char name[ROUTE_ID_MAX];               /* "req=<id>", a sandbox id: for log lines */
+        void (*run)(struct agent_upgraded *u); /* the exchange, in the thread */
+        MHD_socket sock;   /* the client's socket (one end of a socketpair under TLS) */
+        const char *extra; /* bytes the client sent past its head: valid until run returns */
+        size_t extra_len;
+        struct MHD_UpgradeResponseHandle *urh;
+};
+
+/* A 101 response (the caller adds its headers and queues it) whose upgrade runs run(u) in a
+ * detached thread of its own, AGENT_UPGRADE_STACK deep (under TLS, MHD's connection thread
+ * carries the bytes between the TLS session and the socket only once its callback returns, so
+ * the exchange must not run in it); then u->q is freed, the client's connection closed and u
+ * freed. *ret_u is u: the caller hands it the agent request (u->q). NULL when out of memory.
+ * When the 101 never goes out MHD never calls back: u and its agent connection stay until the
+ * sandbox goes. */
+struct MHD_Response *agent_upgrade_response(void (*run)(struct agent_upgraded *u), const char *name,
+                                            struct agent_upgraded **ret_u);
 
 /* Queue the 101 whose head is h (already read from *q) for req, with h's headers minus
  * Content-Length and Date and hop-by-hop ones but Upgrade; MHD adds `Connection: Upgrade`.

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* network.rules: parsing, copying and matching of request transforms (core/netpolicy.h). */
+/* network.rules: parsing and copying of request transforms (core/net-transform.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "core/netpolicy.h"
+#include "core/net-transform.h"
 #include "json-util.h"
 #include "macros.h"
 
@@ -178,36 +178,4 @@ int net_transforms_copy(const struct net_transform *xf, size_t n, struct net_tra
         }
         *ret = c;
         return 0;
-}
-
-cJSON *net_policy_rules_json(const struct net_policy *p)
-{
-        cJSON *o = cJSON_CreateObject();
-        for (size_t i = 0; o && i < p->n_xf; i++) {
-                char key[NET_DOMAIN_MAX + 3];
-                net_rule_format(&p->xf[i].domain, key);
-                cJSON *a = cJSON_AddArrayToObject(o, key), *rule = cJSON_CreateObject();
-                cJSON *tr = rule ? cJSON_AddObjectToObject(rule, "transform") : NULL;
-                cJSON *h = cJSON_Duplicate(p->xf[i].headers, true);
-                if (!a || !rule || !tr || !h || !cJSON_AddItemToArray(a, rule) ||
-                    !cJSON_AddItemToObject(tr, "headers", h)) {
-                        cJSON_Delete(o);
-                        return NULL;
-                }
-        }
-        return o;
-}
-
-const struct net_transform *net_transform_find(const struct net_policy *p, const char *name)
-{
-        const struct net_transform *best = NULL;
-        for (size_t i = 0; i < p->n_xf; i++) {
-                const struct net_rule *d = &p->xf[i].domain;
-                if (!d->wildcard && strcmp(d->name, name) == 0)
-                        return &p->xf[i];
-                if (d->wildcard && net_rule_matches(d, name) &&
-                    (!best || strlen(d->name) > strlen(best->domain.name)))
-                        best = &p->xf[i];
-        }
-        return best;
 }

@@ -214,27 +214,10 @@ int validate_string_map(const cJSON *body, const char *field, cJSON **ret, const
         return 0;
 }
 
-/* cJSON ends a string at a NUL, raw or escaped ("\u0000"), so {"A\u0000B":"x"} would be read
- * as the key "A": refused instead of being read as something else. */
+/* Refused rather than read as something else: json_has_nul(). */
 int validate_no_nul(const char *text, size_t len, const char **ret_msg)
 {
-        bool in_str = false;
-        bool nul = memchr(text, 0, len) != NULL;
-        for (size_t i = 0; i < len && !nul; i++) {
-                if (!in_str) {
-                        in_str = text[i] == '"';
-                        continue;
-                }
-                if (text[i] == '"') {
-                        in_str = false;
-                } else if (text[i] == '\\' && i + 1 < len) {
-                        if (text[i + 1] == 'u' && i + 5 < len &&
-                            strncmp(text + i + 2, "0000", 4) == 0)
-                                nul = true;
-                        i++; /* the escaped character, '"' and '\\' included */
-                }
-        }
-        if (!nul)
+        if (!json_has_nul(text, len))
                 return 0;
         *ret_msg = "strings may not hold a NUL character";
         return -EINVAL;

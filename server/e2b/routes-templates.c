@@ -5,10 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "build/build.h"
-#include "fd-util.h"
+#include "http/upload.h"
 #include "json-util.h"
 #include "log.h"
 
@@ -51,22 +50,6 @@ int e2b_build_file_link(struct request *req)
         return reply(req, r, 201, o, err);
 }
 
-struct upload {
-        int fd;
-        uint64_t len, discarded;
-        bool too_large;
-        int error;
-};
-
-static void upload_free(void *p)
-{
-        struct upload *u = p;
-        if (u) {
-                safe_close(u->fd);
-                free(u);
-        }
-}
-
 int e2b_build_upload_begin(struct request *req)
 {
         char err[BUILD_ERR_MAX] = "";
@@ -80,38 +63,12 @@ int e2b_build_upload_begin(struct request *req)
                                   http_arg(req, "token"), &fd, err);
         if (r < 0)
                 return reply_err(req, r, err);
-        struct upload *u = calloc(1, sizeof(*u));
-        if (!u) {
-                close(fd);
-                return -ENOMEM;
-        }
-        u->fd = fd;
-        req->state = u;
-        req->state_free = upload_free;
-        return 0;
-}
-
-int e2b_build_upload_data(struct request *req, const char *data, size_t len)
-{
-        struct upload *u = req->state;
-        if (u->too_large || u->error) {
-                u->discarded += len; /* answered at the end; cut past this */
-                return u->discarded > HTTP_MAX_DISCARD ? -EMSGSIZE : 0;
-        }
-        if (u->len + len > BUILD_MAX_UPLOAD) {
-                u->too_large = true;
-                return 0;
-        }
-        int r = write_full(u->fd, data, len);
-        if (r < 0)
-                u->error = r;
-        u->len += len;
-        return 0;
+        return http_upload_begin(req, fd, BUILD_MAX_UPLOAD);
 }
 
 int e2b_build_upload_finish(struct request *req)
 {
-        struct upload *u = req->state;
+        struct http_upload *u = req->state;
         char err[BUILD_ERR_MAX] = "";
         if (u->too_large)
                 return http_reply_error(req, -EFBIG, NULL, "a copy upload is at most %llu bytes",

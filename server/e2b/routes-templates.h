@@ -22,7 +22,6 @@
 int e2b_build_request(struct request *req);
 int e2b_build_file_link(struct request *req);
 int e2b_build_upload_begin(struct request *req);
-int e2b_build_upload_data(struct request *req, const char *data, size_t len);
 int e2b_build_upload_finish(struct request *req);
 int e2b_build_start(struct request *req);
 int e2b_build_status(struct request *req);

@@ -10,6 +10,7 @@
 #include "e2b/volume-content.h"
 #include "e2b/routes-templates.h"
 #include "http/http.h"
+#include "http/upload.h"
 #include "macros.h"
 #include "native/mcp-host.h"
 #include "native/v1-images.h"
@@ -109,7 +110,7 @@ const struct route sbxd_routes[] = {
      .body = BODY_STREAM,
      .errors = ERRORS_E2B,
      .begin = e2b_build_upload_begin,
-     .upload = e2b_build_upload_data,
+     .upload = http_upload_data,
      .handle = e2b_build_upload_finish},
     E2B(DELETE, "/templates/{id}", e2b_template_delete), /* snapshots and built templates */
     {.methods = GET,
@@ -155,7 +156,7 @@ const struct route sbxd_routes[] = {
      .body = BODY_STREAM,
      .errors = ERRORS_NATIVE,
      .begin = v1_images_import_begin,
-     .upload = v1_images_import_upload,
+     .upload = http_upload_data,
      .handle = v1_images_import_finish},
     V1(GET, "/v1/images", NULL, v1_images_list),
     V1(GET, "/v1/images/{id}", NULL, v1_images_get),

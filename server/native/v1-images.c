@@ -7,33 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include "fd-util.h"
+#include "http/upload.h"
 #include "json-util.h"
 #include "log.h"
 #include "macros.h"
 #include "native/v1.h"
 #include "storage/image-import.h"
 #include "time-util.h"
-
-/* The body of an import, on its way to a temp file. */
-struct upload {
-        int fd;
-        uint64_t len;
-        bool too_large;
-        int error; /* a write failed: -errno */
-        uint64_t discarded;
-};
-
-static void upload_free(void *p)
-{
-        struct upload *u = p;
-        if (u) {
-                safe_close(u->fd);
-                free(u);
-        }
-}
 
 int v1_images_import_begin(struct request *req)
 {
@@ -57,39 +38,12 @@ int v1_images_import_begin(struct request *req)
         if (fd < 0)
                 return v1_reply_error(req, 500, NULL, "cannot store the upload: %s",
                                       strerror(errno));
-        struct upload *u = calloc(1, sizeof(*u));
-        if (!u) {
-                close(fd);
-                return -ENOMEM;
-        }
-        u->fd = fd;
-        req->state = u;
-        req->state_free = upload_free;
-        return 0;
-}
-
-int v1_images_import_upload(struct request *req, const char *data, size_t len)
-{
-        struct upload *u = req->state;
-        if (u->too_large || u->error) {
-                /* answered at the end (libmicrohttpd takes no answer mid-body); cut past this */
-                u->discarded += len;
-                return u->discarded > HTTP_MAX_DISCARD ? -EMSGSIZE : 0;
-        }
-        if (u->len + len > IMAGE_MAX_ARCHIVE) {
-                u->too_large = true;
-                return 0;
-        }
-        int r = write_full(u->fd, data, len);
-        if (r < 0)
-                u->error = r;
-        u->len += len;
-        return 0;
+        return http_upload_begin(req, fd, IMAGE_MAX_ARCHIVE);
 }
 
 int v1_images_import_finish(struct request *req)
 {
-        struct upload *u = req->state;
+        struct http_upload *u = req->state;
         const char *name = http_arg(req, "name"), *tag = http_arg(req, "tag");
         const char *ref = http_arg(req, "ref");
         char err[IMAGE_ERR_MAX];

@@ -13,7 +13,6 @@
 #include "http/http.h"
 
 int v1_images_import_begin(struct request *req);
-int v1_images_import_upload(struct request *req, const char *data, size_t len);
 int v1_images_import_finish(struct request *req);
 int v1_images_list(struct request *req);
 int v1_images_get(struct request *req);

@@ -8,7 +8,6 @@
 #include <nettle/base64.h>
 #include <nettle/sha1.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 
 #include "channel/agent-mhd.h"
 #include "channel/agent-req.h"
+#include "channel/agent-upgrade.h"
 #include "frame.h"
 #include "log.h"
 #include "macros.h"
@@ -206,51 +206,15 @@ static void session_run(struct ws_session *s)
         wslay_event_context_free(ctx);
 }
 
-struct upgrade_ctx {
-        struct agent_req *agent;
-        char id[ROUTE_ID_MAX];
-        MHD_socket sock;
-        const char *extra; /* valid until MHD_upgrade_action() */
-        size_t extra_len;
-        struct MHD_UpgradeResponseHandle *urh;
-};
-
-static void *session_thread(void *arg)
+static void terminal_run(struct agent_upgraded *u)
 {
-        struct upgrade_ctx *u = arg;
         struct ws_session s = {.sock = u->sock,
-                               .agent = u->agent,
+                               .agent = u->q,
                                .extra = (const uint8_t *)u->extra,
                                .extra_len = u->extra_len};
-        snprintf(s.id, sizeof(s.id), "%s", u->id);
+        snprintf(s.id, sizeof(s.id), "%s", u->name);
         session_run(&s);
         log_info("sandbox %s: terminal session ended", s.id);
-        agent_req_free(u->agent);
-        MHD_upgrade_action(u->urh, MHD_UPGRADE_ACTION_CLOSE);
-        free(u);
-        return NULL;
-}
-
-static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls, const char *extra,
-                       size_t extra_len, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
-{
-        struct upgrade_ctx *u = cls;
-        pthread_attr_t attr;
-        pthread_t t;
-        /* A thread of its own: under TLS (--tls-cert), MHD's connection thread carries the
-         * bytes between the TLS session and sock only once this callback returns. */
-        u->sock = sock;
-        u->extra = extra;
-        u->extra_len = extra_len;
-        u->urh = urh;
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        if (pthread_create(&t, &attr, session_thread, u) != 0) {
-                agent_req_free(u->agent);
-                free(u);
-                MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
-        }
-        pthread_attr_destroy(&attr);
 }
 
 /* The request for the agent's /v1/terminal with only cols, rows and user from the query
@@ -324,22 +288,17 @@ int ws_terminal_upgrade(struct request *req)
         /* interactive from here: reads wait as long as the shell is quiet */
         if (agent_req_set_timeouts(q, 0, WS_AGENT_TIMEOUT) < 0)
                 return v1_reply_error(req, 502, NULL, "the sandbox %s is not reachable", id);
-        struct upgrade_ctx *u = calloc(1, sizeof(*u));
-        struct MHD_Response *resp = u ? MHD_create_response_for_upgrade(on_upgrade, u) : NULL;
-        if (!resp) {
-                free(u);
+        struct agent_upgraded *u = NULL;
+        struct MHD_Response *resp = agent_upgrade_response(terminal_run, id, &u);
+        if (!resp)
                 return -ENOMEM;
-        }
-        u->agent = TAKE_PTR(q);
-        snprintf(u->id, sizeof(u->id), "%s", id);
+        u->q = TAKE_PTR(q);
         char accept[32];
         accept_key(key, accept);
         MHD_add_response_header(resp, MHD_HTTP_HEADER_UPGRADE, "websocket");
         MHD_add_response_header(resp, "Sec-WebSocket-Accept", accept);
         r = http_queue(req, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
         MHD_destroy_response(resp);
-        /* If the 101 never goes out, MHD never calls on_upgrade: u and the agent connection
-         * leak here (rare; the agent then sees its connection stay open until the sandbox
-         * goes). */
+        /* the 101 not sent: see agent_upgrade_response() */
         return r;
 }

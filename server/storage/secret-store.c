@@ -17,6 +17,7 @@
 #include "log.h"
 #include "macros.h"
 #include "random-util.h"
+#include "storage/json-record.h"
 #include "time-util.h"
 
 struct secret {
@@ -129,12 +130,7 @@ static int record_save(const struct secret_store *s, const struct secret *x)
             !cJSON_AddNumberToObject(o, "createdMs", (double)x->info.created_ms) ||
             !cJSON_AddNumberToObject(o, "updatedMs", (double)x->info.updated_ms))
                 return -ENOMEM;
-        _cleanup_free_ char *text = cJSON_PrintUnformatted(o);
-        if (!text)
-                return -ENOMEM;
-        r = write_file_atomic(path, text, strlen(text), 0600);
-        explicit_bzero(text, strlen(text));
-        return r;
+        return json_record_write(path, o, 0600);
 }
 
 static bool id_valid(const char *id)
@@ -153,15 +149,9 @@ static int record_load(const struct secret_store *s, const char *id, struct secr
         int r = record_path(s, id, path, sizeof(path));
         if (r < 0)
                 return r;
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
-        _cleanup_free_ char *text = NULL;
-        size_t len;
-        if ((r = read_all(fd, 64 * 1024, &text, &len)) < 0)
+        _cleanup_json_ cJSON *o = NULL;
+        if ((r = json_record_read(path, &o)) < 0)
                 return r;
-        _cleanup_json_ cJSON *o = cJSON_Parse(text);
-        explicit_bzero(text, len);
         const cJSON *sid = cJSON_GetObjectItemCaseSensitive(o, "secretID");
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(o, "name");
         const cJSON *val = cJSON_GetObjectItemCaseSensitive(o, "value");

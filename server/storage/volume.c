@@ -18,6 +18,7 @@
 #include "log.h"
 #include "macros.h"
 #include "random-util.h"
+#include "storage/json-record.h"
 #include "storage/volume-mount.h"
 #include "time-util.h"
 
@@ -106,10 +107,7 @@ static int record_save(const char *state_dir, const struct volume_info *v)
             !cJSON_AddNumberToObject(o, "sizeMB", (double)v->size_mb) ||
             !cJSON_AddNumberToObject(o, "createdAtUnix", (double)v->created_at))
                 return -ENOMEM;
-        _cleanup_free_ char *text = cJSON_PrintUnformatted(o);
-        if (!text)
-                return -ENOMEM;
-        return write_file_atomic(path, text, strlen(text), 0600);
+        return json_record_write(path, o, 0600);
 }
 
 static int record_load(const char *state_dir, const char *id, struct volume_info *ret)
@@ -118,14 +116,9 @@ static int record_load(const char *state_dir, const char *id, struct volume_info
         int r = vol_path(state_dir, id, VOLUME_RECORD_NAME, path, sizeof(path));
         if (r < 0)
                 return r;
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
-        _cleanup_free_ char *text = NULL;
-        size_t len;
-        if ((r = read_all(fd, 64 * 1024, &text, &len)) < 0)
+        _cleanup_json_ cJSON *o = NULL;
+        if ((r = json_record_read(path, &o)) < 0)
                 return r;
-        _cleanup_json_ cJSON *o = cJSON_Parse(text);
         const cJSON *vid = cJSON_GetObjectItemCaseSensitive(o, "volumeID");
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(o, "name");
         const cJSON *tok = cJSON_GetObjectItemCaseSensitive(o, "token");

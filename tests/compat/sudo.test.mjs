@@ -1,6 +1,7 @@
 // sudo in the Debian "base" template (templates/README.md, "sudo"; guest-agent/sudo/) through
 // the unmodified `e2b` SDK: the default user runs commands as root without a password, as on
-// E2B, yet sandbox root still has no capabilities, and only the default user and root may.
+// E2B; root under sudo holds only the file and user capabilities of the sandbox's own user
+// namespace (useradd, dpkg), and only the default user and root may.
 // The client is in base's own layer: when build-all.sh fell back to the host-/usr templates
 // (<state>/templates/.fallback, no Debian mirror), base has no sbx sudo and these tests skip,
 // saying why.
@@ -77,16 +78,50 @@ test('-E keeps the environment; without it only the terminal and locale come alo
   assert.equal(await run('sudo FOO=1 sh -c \'echo "$FOO"\''), '1\n')
 })
 
-test('sandbox root under sudo still has no capabilities, and no_new_privs', { skip }, async () => {
+// CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_FSETID, CAP_SETGID, CAP_SETUID (bits 0 1 3 4 6 7)
+const ROOT_CAPS = '00000000000000db'
+
+test('root under sudo has the file and user capabilities of the sandbox user ns only, and no_new_privs', { skip }, async () => {
   const st = await run('sudo cat /proc/self/status')
-  assert.match(st, /^CapEff:\s+0000000000000000$/m)
-  assert.match(st, /^CapPrm:\s+0000000000000000$/m)
-  assert.match(st, /^CapBnd:\s+0000000000000000$/m)
+  assert.match(st, new RegExp(`^CapEff:\\s+${ROOT_CAPS}$`, 'm'))
+  assert.match(st, new RegExp(`^CapPrm:\\s+${ROOT_CAPS}$`, 'm'))
+  assert.match(st, new RegExp(`^CapBnd:\\s+${ROOT_CAPS}$`, 'm'))
+  assert.match(st, /^CapAmb:\s+0000000000000000$/m)
   assert.match(st, /^NoNewPrivs:\s+1$/m)
-  // what root without CAP_DAC_OVERRIDE cannot do, it cannot do under sudo either
+  // kept across exec by root's children (apt-get -> dpkg -> a maintainer script)
+  assert.match(await run("sudo sh -c 'sh -c \"grep CapEff /proc/self/status\"'"), new RegExp(ROOT_CAPS))
+  // another target user gets nothing, and neither does root outside sudo
+  assert.match(await run('sudo -u nobody cat /proc/self/status'), /^CapEff:\s+0000000000000000$/m)
+  assert.match(await run('cat /proc/self/status', { user: 'root' }), /^CapBnd:\s+0000000000000000$/m)
+  // root under sudo reads and owns the sandbox's files as root does in a VM
   await run('chmod 700 ~ && touch ~/private && chmod 600 ~/private')
-  assert.match((await fails('sudo cat /home/user/private')).stderr, /Permission denied/)
+  assert.equal(await run('sudo cat /home/user/private && echo read'), 'read\n')
   await run('chmod 755 ~')
+})
+
+test('sudo useradd makes a user with its home, and apt can drop to its download user', { skip }, async () => {
+  await run('sudo useradd -m -s /bin/bash bob')
+  try {
+    assert.match(await run('id bob'), /^uid=\d+\(bob\) gid=\d+\(bob\) groups=\d+\(bob\)$/m)
+    assert.equal(await run('stat -c %U:%G /home/bob'), 'bob:bob\n')
+    assert.equal(await run('sudo -u bob sh -c \'touch ~/made && stat -c %U ~/made\''), 'bob\n')
+    assert.match(await run('sudo grep ^bob: /etc/shadow'), /^bob:/)
+    assert.equal(await run('sudo chown bob /tmp && stat -c %U /tmp && sudo chown root /tmp'), 'bob\n')
+    // apt's sandbox user: setgroups, setresgid and setresuid to _apt
+    assert.equal(await run('sudo setpriv --reuid=_apt --regid=nogroup --clear-groups id -un'), '_apt\n')
+    // a package whose maintainer script adds a system user and gives it a directory, as
+    // `apt-get install` of a daemon does (dpkg from a local .deb: the sandbox has no mirror)
+    await run(`set -e; d=$(mktemp -d); mkdir -p $d/DEBIAN $d/usr/share/sbx-svc
+      printf 'Package: sbx-svc\\nVersion: 1\\nArchitecture: all\\nMaintainer: t <t@t>\\nDescription: t\\n' >$d/DEBIAN/control
+      printf '#!/bin/sh\\nset -e\\nuseradd --system --home-dir /var/lib/sbx-svc --create-home svc\\nchown svc: /usr/share/sbx-svc\\n' >$d/DEBIAN/postinst
+      chmod 755 $d/DEBIAN/postinst; dpkg-deb --root-owner-group -b $d /tmp/sbx-svc.deb >/dev/null`)
+    await run('sudo dpkg -i /tmp/sbx-svc.deb >/dev/null')
+    assert.equal(await run('stat -c %U /var/lib/sbx-svc /usr/share/sbx-svc'), 'svc\nsvc\n')
+    assert.match(await run('dpkg -s sbx-svc'), /^Status: install ok installed$/m)
+  } finally {
+    await run('sudo dpkg -P sbx-svc >/dev/null 2>&1; sudo userdel -r svc 2>/dev/null; sudo userdel -r bob; true')
+  }
+  assert.match((await fails('id bob')).stderr, /no such user/)
 })
 
 test('signals the client gets are forwarded to the command', { skip }, async () => {
@@ -240,8 +275,9 @@ test('escape battery: sudo grants nothing beyond sandbox root and is per sandbox
   // nobody can take the agent's name, not even sandbox root
   const bind = "python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.bind('\\\\0sbx-sudo')\""
   assert.match((await fails(`sudo ${bind}`)).stderr, /Address already in use/)
-  // root under sudo cannot do what capabilities would allow
-  assert.match((await fails('sudo chown user /root')).stderr, /Operation not permitted/)
+  // root under sudo has none of the capabilities beyond owning files and switching users
+  assert.match((await fails('sudo mknod /tmp/null2 c 1 3')).stderr, /Operation not permitted/)
+  assert.match((await fails('sudo chroot / true')).stderr, /Operation not permitted/)
   assert.match((await fails('sudo cat /proc/1/environ')).stderr, /Permission denied/)
   // another sandbox has its own agent behind its own socket (its own network namespace)
   await run('sudo touch /root/only-in-a')

@@ -3,8 +3,16 @@
 // (fixtures/egress-outside.py). The host routes 203.0.113.0/24 and 2001:db8:5b::/64 (the
 // documentation ranges, which sbx does not block) to it, and one private address, 10.99.0.10,
 // that sbx blocks unless listed. Nothing here touches the host's own routes otherwise.
+//
+// One outside on a host at a time: outsideUp() takes a host-wide lock (LOCK) and down()
+// gives it back, so two runs at once (two checkouts' `make test`, a bench beside a test) wait
+// for each other instead of colliding. Not only on these addresses and routes: every sbxd's
+// egress shares one nftables table (server/lifecycle/egress.h), and the egress tests check
+// that it is gone after their last sandbox, which another run's sandboxes would contradict. A
+// run that died holding the lock (its pid gone) leaves it stale: the next one takes it over
+// and removes what that run left (its namespace and the servers in it, the private route).
 import { execFileSync, spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { FIXTURES, sleep } from './sbxd.mjs'
@@ -22,18 +30,83 @@ export const NAMES = [
 
 const ip = (...a) => execFileSync('ip', a, { stdio: ['ignore', 'ignore', 'pipe'] })
 
-// Returns { down() }. The names carry our pid so that parallel runs do not meet.
+export const LOCK = join(existsSync('/run/lock') ? '/run/lock' : tmpdir(), 'sbx-egress-outside.lock')
+const LOCK_WAIT_MS = 30 * 60 * 1000 // a whole egress test file or bench of another run
+
+const nsName = (pid) => `sbxout${pid % 100000}`
+const alive = (pid) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return e.code === 'EPERM'
+  }
+}
+const holderOf = () => {
+  try {
+    return Number(readFileSync(join(LOCK, 'pid'), 'utf8')) || 0
+  } catch {
+    return 0
+  }
+}
+
+// mkdir is atomic: whoever makes LOCK holds it, its pid inside.
+async function lockOutside() {
+  const t0 = Date.now()
+  for (let said = false; ;) {
+    try {
+      mkdirSync(LOCK)
+      writeFileSync(join(LOCK, 'pid'), String(process.pid))
+      return
+    } catch (e) {
+      if (e.code !== 'EEXIST') throw e
+    }
+    const holder = holderOf()
+    let age = 0
+    try { age = Date.now() - statSync(LOCK).mtimeMs } catch {}
+    // a dead holder, or a lock that never got its pid written
+    if ((holder && !alive(holder)) || (!holder && age > 5000)) {
+      if (holder) {
+        // its outside's servers outlive it (they run in the namespace, not under node)
+        try {
+          const pids = execFileSync('ip', ['netns', 'pids', nsName(holder)], { encoding: 'utf8' })
+          for (const pid of pids.split('\n').filter(Boolean)) process.kill(Number(pid), 'SIGKILL')
+        } catch {}
+        try { ip('netns', 'del', nsName(holder)) } catch {}
+      }
+      try { ip('route', 'del', `${OUT.private4}/32`) } catch {}
+      rmSync(LOCK, { recursive: true, force: true })
+      continue
+    }
+    if (Date.now() - t0 > LOCK_WAIT_MS) throw new Error(`the egress outside is still held by pid ${holder} (${LOCK})`)
+    if (!said) console.error(`# waiting for the egress outside, held by pid ${holder} (${LOCK})`)
+    said = true
+    await sleep(250)
+  }
+}
+
+function unlockOutside() {
+  if (holderOf() === process.pid) rmSync(LOCK, { recursive: true, force: true })
+}
+
+// Returns { down() }, once this process holds the outside (see LOCK above).
 export async function outsideUp() {
-  const tag = String(process.pid % 100000)
-  const ns = `sbxout${tag}`, link = `sbxto${tag}`
-  const certs = mkdtempSync(join(tmpdir(), 'sbx-egress-certs-'))
-  ip('netns', 'add', ns)
-  let server
+  await lockOutside()
+  const ns = nsName(process.pid), link = `sbxto${process.pid % 100000}`
+  let certs, server
   const down = () => {
     try { server?.kill('SIGKILL') } catch {}
     try { ip('route', 'del', `${OUT.private4}/32`) } catch {}
     try { ip('netns', 'del', ns) } catch {} // the veth pair goes with it
-    rmSync(certs, { recursive: true, force: true })
+    if (certs) rmSync(certs, { recursive: true, force: true })
+    unlockOutside()
+  }
+  try {
+    certs = mkdtempSync(join(LOCK, 'certs-')) // in the lock: a stale lock's go with it
+    ip('netns', 'add', ns)
+  } catch (e) {
+    down()
+    throw e
   }
   try {
     ip('link', 'add', link, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', ns)
