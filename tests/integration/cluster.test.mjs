@@ -131,8 +131,9 @@ test('commands, files, PTY and Host routing on sandboxes owned by other nodes', 
 const portHost = (id, port) => `${port}-${id}.sbx.test`
 
 // The port server of ports-lib.mjs (/stream, /release, a WebSocket echo) on port 8080 of sbx,
-// answering through node 0.
+// answering through node 0 (started once).
 async function startPortServer(sbx) {
+  if ((await hostGet(sbx.sandboxId, 8080, '/host').catch(() => null))?.status === 200) return
   await sbx.files.write('/tmp/srv.js', SERVER)
   await sbx.commands.run('node /tmp/srv.js 8080', { background: true })
   for (let i = 0; i < 100; i++) {
@@ -182,6 +183,7 @@ test('a client hanging up mid-answer through node 0: the owner sees it at once',
   const sbx = boxes.find((b) => map[b.sandboxId] === 'n1')
   const owner = nodes[1]
   const logs = () => owner.stdout() + owner.stderr()
+  await startPortServer(sbx)
   const before = (logs().match(/GET \/stream .*\(aborted\)/g) || []).length
   // /stream sends its first piece, then nothing until /release: the owner is silent
   await new Promise((res, rej) => {
