@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { request } from 'node:http'
 import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import WebSocket from 'ws'
 import { TOP, REAL, sleep, startSbxd } from './sbxd.mjs'
 import { websocket, SERVER } from '../compat/ports-lib.mjs'
@@ -176,6 +177,22 @@ test('WebSockets through node 0 to another node\'s sandbox: the native terminal 
   p.send(2, big)
   assert.ok((await p.next()).payload.equals(big))
   await p.close()
+  // a chunked request body (no length) of 1.5 MiB in pieces, relayed as it comes
+  const echo = await new Promise((res, rej) => {
+    const u = new URL(nodes[0].url)
+    const r = request({ host: u.hostname, port: u.port, path: '/echo', method: 'POST', headers: { Host: portHost(id, 8080) } }, (resp) => {
+      let b = ''
+      resp.on('data', (d) => { b += d })
+      resp.on('end', () => res(JSON.parse(b)))
+    })
+    r.on('error', rej)
+    const piece = Buffer.alloc(512 * 1024, 'z')
+    let n = 0
+    const more = () => { if (n++ < 3) r.write(piece, () => setTimeout(more, 20)); else r.end() }
+    more()
+  })
+  const sha = createHash('sha256').update(Buffer.alloc(1536 * 1024, 'z')).digest('hex')
+  assert.deepEqual([echo.n, echo.sha], [1536 * 1024, sha])
 })
 
 test('a client hanging up mid-answer through node 0: the owner sees it at once', { skip, timeout: 30_000 }, async () => {
