@@ -40,7 +40,9 @@ unsigned forward_upgrade_active(void)
         return __atomic_load_n(&active, __ATOMIC_RELAXED);
 }
 
-struct splice {
+struct forward_splice {
+        unsigned refs; /* the request's and the splice's (__atomic) */
+        bool started;  /* on_upgrade ran: the splice holds its reference */
         struct owner_conn *c;
         char rid[24];
         MHD_socket sock;
@@ -71,7 +73,7 @@ static int send_all(int fd, const char *d, size_t n)
 }
 
 /* Both ways until both ends closed their side, an error, the idle bound, or sbxd stops. */
-static void splice_run(struct splice *s)
+static void splice_run(struct forward_splice *s)
 {
         int fds[2] = {s->sock, s->c->fd}; /* from: 0 the client, 1 the owner */
         bool open_in[2] = {true, true};
@@ -120,24 +122,32 @@ static void splice_run(struct splice *s)
         }
 }
 
-static void *splice_thread(void *arg)
+static void splice_unref(struct forward_splice *s)
 {
-        struct splice *s = arg;
-        splice_run(s);
-        log_debug("req=%s: upgraded forward ended", s->rid);
+        if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0)
+                return;
         owner_conn_release(s->c, false);
-        MHD_upgrade_action(s->urh, MHD_UPGRADE_ACTION_CLOSE);
         free(s);
         forward_upgrade_unreserve();
+}
+
+static void *splice_thread(void *arg)
+{
+        struct forward_splice *s = arg;
+        splice_run(s);
+        log_debug("req=%s: upgraded forward ended", s->rid);
+        MHD_upgrade_action(s->urh, MHD_UPGRADE_ACTION_CLOSE);
+        splice_unref(s);
         return NULL;
 }
 
 static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls, const char *extra,
                        size_t extra_len, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
 {
-        struct splice *s = cls;
+        struct forward_splice *s = cls;
         pthread_attr_t attr;
         pthread_t t;
+        s->started = true;
         /* a thread of its own: under TLS, MHD's connection thread carries the bytes between
          * the TLS session and sock once this returns. extra lives until MHD_upgrade_action(). */
         s->sock = sock;
@@ -149,25 +159,34 @@ static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls, co
         pthread_attr_setstacksize(&attr, FORWARD_UPGRADE_STACK);
         if (pthread_create(&t, &attr, splice_thread, s) != 0) {
                 log_warning("req=%s: no thread for the upgraded forward", s->rid);
-                owner_conn_release(s->c, false);
-                free(s);
                 MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
-                forward_upgrade_unreserve();
+                splice_unref(s);
         }
         pthread_attr_destroy(&attr);
 }
 
-static void splice_free(void *p)
+void forward_upgrade_drop(struct forward_splice *s)
 {
-        struct splice *s = p;
-        owner_conn_release(s->c, false);
-        free(s);
-        forward_upgrade_unreserve();
+        if (!s)
+                return;
+        /* never handed over (the 101 did not go out): the splice's reference goes too. On
+         * the connection's thread, as on_upgrade: the two never run at once. */
+        if (!s->started)
+                __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL);
+        splice_unref(s);
 }
 
-int forward_upgrade_queue(struct request *req, struct owner_conn *c, const struct owner_head *h)
+static void splice_free(struct forward_splice *s)
 {
-        struct splice *s = calloc(1, sizeof(*s));
+        s->refs = 1;
+        splice_unref(s);
+}
+
+int forward_upgrade_queue(struct request *req, struct owner_conn *c, const struct owner_head *h,
+                          struct forward_splice **ret)
+{
+        *ret = NULL;
+        struct forward_splice *s = calloc(1, sizeof(*s));
         struct MHD_Response *resp = s ? MHD_create_response_for_upgrade(on_upgrade, s) : NULL;
         if (!resp) {
                 free(s);
@@ -188,11 +207,13 @@ int forward_upgrade_queue(struct request *req, struct owner_conn *c, const struc
                         return -EPROTO;
                 }
         }
+        s->refs = 2; /* on_upgrade runs on this thread once the handler returned */
         int r = http_queue(req, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
         MHD_destroy_response(resp);
-        if (r < 0)
+        if (r < 0) {
                 splice_free(s);
-        /* a 101 queued but never sent (the client left first): MHD never calls on_upgrade and
-         * s stays, as with the port relay's upgrades (channel/agent-upgrade.c) */
+                return r;
+        }
+        *ret = s;
         return r;
 }

@@ -26,7 +26,14 @@ void forward_upgrade_unreserve(void);
 /* Upgraded relays in progress (reserved ones included). */
 unsigned forward_upgrade_active(void);
 
+struct forward_splice;
+
 /* Queue the owner's 101 (head h, read from c) for req with h's headers minus Content-Length,
  * Date and hop-by-hop ones but Upgrade (libmicrohttpd adds `Connection: Upgrade`); once sent,
- * the splice runs. Takes c and one reservation whatever happens. Returns 101 or -errno. */
-int forward_upgrade_queue(struct request *req, struct owner_conn *c, const struct owner_head *h);
+ * the splice runs. Takes c and one reservation whatever happens. Returns 101 (*ret: the
+ * request's reference, for forward_upgrade_drop() when the request ends) or -errno. */
+int forward_upgrade_queue(struct request *req, struct owner_conn *c, const struct owner_head *h,
+                          struct forward_splice **ret);
+/* The request is over: a splice never started (the 101 did not go out) is freed, its
+ * connection closed and its reservation returned; a started one goes on. NULL: nothing. */
+void forward_upgrade_drop(struct forward_splice *s);

@@ -110,6 +110,7 @@ static int forward_headers(struct request *req, emit_fn emit, void *ud)
 struct fwd {
         struct owner_conn *c;
         struct owner_head *h;
+        struct forward_splice *splice; /* after a 101 */
         char node[64];
         char addr[128];
         int client_fd;
@@ -128,6 +129,7 @@ static void fwd_free(void *p)
         if (!f)
                 return;
         owner_conn_release(f->c, false); /* an answer not read to its end */
+        forward_upgrade_drop(f->splice);
         if (f->reserved)
                 forward_upgrade_unreserve();
         buf_done(&f->out);
@@ -301,7 +303,7 @@ int forward_finish(struct request *req)
         struct owner_head *h = f->h;
         if (h->status == 101) {
                 f->reserved = false; /* the splice's now */
-                return forward_upgrade_queue(req, TAKE_PTR(f->c), h);
+                return forward_upgrade_queue(req, TAKE_PTR(f->c), h, &f->splice);
         }
         f->reusable = owner_conn_body_start(f->c, h, req->method) && !f->broken && !f->upgrade;
         bool no_body = h->status == 204 || h->status == 304 || strcmp(req->method, "HEAD") == 0;
