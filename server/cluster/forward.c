@@ -238,7 +238,11 @@ int forward_begin(struct request *req, const char *addr, const char *node)
         f->h = malloc(sizeof(*f->h));
         if (!f->h || build_head(req, f, &f->out) < 0)
                 return -ENOMEM;
-        int r = owner_conn_open(addr, f->upgrade, &f->c); /* an upgrade's is its own */
+        /* a connection of its own for an upgrade, and for a body too large to send again if
+         * a pooled connection turned out closed */
+        bool fresh =
+            f->upgrade || f->chunked || (f->body && strtoull(cl, NULL, 10) > FORWARD_REPLAY_MAX);
+        int r = owner_conn_open(addr, fresh, &f->c);
         if (r < 0)
                 return forward_reply_lost(req, node, strerror(-r));
         f->replayable = f->c->reused;
