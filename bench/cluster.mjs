@@ -2,12 +2,15 @@
 // (tests/integration/cluster-lib.mjs), driven through the unmodified e2b SDK. Prints:
 //  - commands.run('true') on a sandbox of node 1: through node 0 (forwarded) and through node
 //    1 itself (direct); p50/p90 and the forwarding's added p50;
+//  - the relay alone: GET /health of that sandbox's envd by `49983-<id>` Host (no process
+//    started), 5N times each way on one kept-alive connection, alternating;
 //  - creates per second through node 0 with one node in the cluster, then with three
 //    (C creates, 3 at a time);
 //  - the time from a node's death to its sandboxes answering "node lost": kill -9 (the
 //    forward is refused at once) and SIGSTOP (the node hangs: its lease must expire).
 // Nothing here asserts a time.   node bench/cluster.mjs [N runs] [C creates]
 import { join } from 'node:path'
+import http from 'node:http'
 import { TOP, sleep } from '../tests/integration/sbxd.mjs'
 import { startEtcd, startNode, newKey, owners, cleanNode, removeCgroupParent, hopSecret } from '../tests/integration/cluster-lib.mjs'
 
@@ -63,6 +66,27 @@ try {
   }
   console.log(`commands.run('true'), ${N} runs: direct p50 ${ms(pct(times.direct, 50))} p90 ${ms(pct(times.direct, 90))}; ` +
     `forwarded p50 ${ms(pct(times.fwd, 50))} p90 ${ms(pct(times.fwd, 90))}; added p50 ${ms(pct(times.fwd, 50) - pct(times.direct, 50))}`)
+
+  // the relay alone: envd's /health by Host, one kept-alive connection per node
+  const agents = [new http.Agent({ keepAlive: true, maxSockets: 1 }), new http.Agent({ keepAlive: true, maxSockets: 1 })]
+  const health = (d, agent) => new Promise((res, rej) => {
+    const u = new URL(d.url)
+    const r = http.request({ host: u.hostname, port: u.port, path: '/health', agent, headers: { Host: `49983-${box.sandboxId}.sbx.test` } },
+      (resp) => { resp.resume(); resp.on('end', () => resp.statusCode === 204 ? res() : rej(new Error(`health ${resp.statusCode}`))) })
+    r.on('error', rej)
+    r.end()
+  })
+  const ht = { fwd: [], direct: [] }
+  for (let i = 0; i < 5 * N + 50; i++) {
+    for (const [k, d, a] of [['fwd', nodes[0], agents[0]], ['direct', nodes[1], agents[1]]]) {
+      const t = performance.now()
+      await health(d, a)
+      if (i >= 50) ht[k].push(performance.now() - t)
+    }
+  }
+  agents.forEach((a) => a.destroy())
+  console.log(`envd /health by Host, ${5 * N} runs: direct p50 ${ms(pct(ht.direct, 50))} p90 ${ms(pct(ht.direct, 90))}; ` +
+    `forwarded p50 ${ms(pct(ht.fwd, 50))} p90 ${ms(pct(ht.fwd, 90))}; added p50 ${ms(pct(ht.fwd, 50) - pct(ht.direct, 50))}`)
 
   // death to "node lost", polled every 20 ms through node 0
   async function untilLost() {

@@ -3,45 +3,24 @@
 
 #include <curl/curl.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "buf.h"
 #include "cluster/hop-auth.h"
 #include "core/errors.h"
-#include "fd-util.h"
 #include "json-util.h"
 #include "log.h"
 #include "macros.h"
 #include "native/v1.h"
+#include "cluster/forward-upgrade.h"
+#include "cluster/owner-conn.h"
 
-struct fwd {
-        CURL *h;
-        struct curl_slist *req_headers;
-        pthread_t thread;
-        bool thread_started;
-        int up[2];   /* request body: front writes up[1], curl reads up[0] */
-        int down[2]; /* answer body: curl writes down[1], the response reads down[0] */
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
-        bool head_done, done, abort;
-        long status;
-        struct curl_slist *resp_headers;
-        size_t n_resp_headers;
-        CURLcode result;
-        char node[64];
-        char addr[128];
-};
-
-/* Idle curl handles by owner address: a handle keeps its connection open, so the next request
- * to that node reuses it (no connect, and no new connection thread on the owner). */
+/* Idle curl handles by owner address, for the buffered calls: a handle keeps its connection
+ * open, so the next call to that node reuses it. */
 static struct {
         char addr[128];
         CURL *h;
@@ -94,150 +73,294 @@ static bool hop(const char *n)
         return false;
 }
 
+/* ---- the request's headers as they go to the owner ---- */
+
+typedef int (*emit_fn)(void *ud, const char *name, const char *value);
+
+struct each_ctx {
+        emit_fn emit;
+        void *ud;
+        int r;
+};
+
+static enum MHD_Result each_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+        struct each_ctx *c = cls;
+        if (hop(key))
+                return MHD_YES;
+        c->r = c->emit(c->ud, key, value ? value : "");
+        return c->r < 0 ? MHD_NO : MHD_YES;
+}
+
+/* Every header the owner gets, for the streamed relay and the buffered calls alike: the
+ * request's own but hop-by-hop ones (Host and E2b-Sandbox-* kept), then CLUSTER_HOP_HEADER
+ * signed over method and target (cluster/hop-auth.h), which makes the owner answer locally;
+ * without the cluster's secret it is not sent. The framing headers are the caller's. */
+static int forward_headers(struct request *req, const char *method, const char *target,
+                           emit_fn emit, void *ud)
+{
+        struct each_ctx c = {.emit = emit, .ud = ud};
+        if (req)
+                MHD_get_connection_values(req->conn, MHD_HEADER_KIND, each_header, &c);
+        if (c.r < 0)
+                return c.r;
+        char v[HOP_AUTH_VALUE_MAX];
+        return hop_auth_value(method, target, v) ? emit(ud, CLUSTER_HOP_HEADER, v) : 0;
+}
+
+/* ---- the streamed relay ---- */
+
+struct fwd {
+        struct owner_conn *c;
+        struct owner_head *h;
+        struct forward_splice *splice; /* after a 101 */
+        char node[64];
+        char addr[128];
+        int client_fd;
+        bool upgrade, reserved; /* an upgrade; one of FORWARD_UPGRADE_MAX held */
+        bool body, chunked;     /* a request body; sent chunked (its length unknown) */
+        bool broken;            /* a write to the owner failed: the rest of the body dropped */
+        bool reusable;          /* the connection goes back to the pool after the answer */
+        struct buf out;         /* bytes not sent yet (the head waits for the first body piece) */
+        struct buf sent;        /* on a reused connection: all sent so far, for one replay */
+        bool replayable;
+};
+
 static void fwd_free(void *p)
 {
         struct fwd *f = p;
         if (!f)
                 return;
-        __atomic_store_n(&f->abort, true, __ATOMIC_RELAXED);
-        if (f->up[1] >= 0)
-                close(f->up[1]);
-        if (f->down[0] >= 0)
-                close(f->down[0]); /* curl's next write fails: the transfer stops */
-        if (f->thread_started)
-                pthread_join(f->thread, NULL);
-        /* a transfer that ended well leaves its connection reusable */
-        if (f->h && f->done && f->result == CURLE_OK)
-                handle_give(f->addr, f->h);
-        else if (f->h)
-                curl_easy_cleanup(f->h);
-        curl_slist_free_all(f->req_headers);
-        curl_slist_free_all(f->resp_headers);
-        pthread_mutex_destroy(&f->lock);
-        pthread_cond_destroy(&f->cond);
+        owner_conn_release(f->c, false); /* an answer not read to its end */
+        forward_upgrade_drop(f->splice);
+        if (f->reserved)
+                forward_upgrade_unreserve();
+        buf_done(&f->out);
+        buf_done(&f->sent);
+        free(f->h);
         free(f);
 }
 
-static size_t on_read(char *out, size_t size, size_t nmemb, void *ud)
+static int head_line(void *ud, const char *name, const char *value)
 {
-        struct fwd *f = ud;
-        for (;;) {
-                ssize_t n = read(f->up[0], out, size * nmemb);
-                if (n >= 0)
-                        return (size_t)n;
-                if (errno != EINTR)
-                        return CURL_READFUNC_ABORT;
-        }
+        return buf_printf(ud, "%s: %s\r\n", name, value);
 }
 
-static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
+/* The head as it goes to the owner: method, raw target, forward_headers(), the framing. */
+static int build_head(struct request *req, struct fwd *f, struct buf *b)
 {
-        struct fwd *f = ud;
-        size_t n = size * nmemb, off = 0;
-        while (off < n) {
-                ssize_t w = write(f->down[1], data + off, n - off);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w <= 0)
-                        return 0; /* the client left */
-                off += (size_t)w;
-        }
-        return n;
+        int r = buf_printf(b, "%s %s HTTP/1.1\r\n", req->method, req->target);
+        if (r >= 0)
+                r = forward_headers(req, req->method, req->target, head_line, b);
+        if (r >= 0 && !http_header(req, MHD_HTTP_HEADER_HOST))
+                r = buf_printf(b, "Host: %s\r\n", f->addr);
+        if (r < 0)
+                return r;
+        if (f->upgrade)
+                return buf_printf(b, "Connection: Upgrade\r\nUpgrade: %s\r\n\r\n",
+                                  http_header(req, "Upgrade"));
+        if (f->chunked)
+                return buf_adds(b, "Transfer-Encoding: chunked\r\n\r\n");
+        if (f->body)
+                return buf_printf(b, "Content-Length: %s\r\n\r\n",
+                                  http_header(req, MHD_HTTP_HEADER_CONTENT_LENGTH));
+        return buf_adds(b, "\r\n");
 }
 
-static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
+/* Upgrade: <protocol> with Connection: ... upgrade ... (RFC 9110 7.8). */
+static bool wants_upgrade(struct request *req)
 {
-        struct fwd *f = ud;
-        size_t n = size * nmemb;
-        _cleanup_free_ char *line = strndup(data, n);
-        if (!line)
+        const char *up = http_header(req, "Upgrade");
+        const char *conn = http_header(req, MHD_HTTP_HEADER_CONNECTION);
+        return up && up[0] && conn && strcasestr(conn, "upgrade");
+}
+
+/* Send f->out (emptied). What goes out on a reused connection is kept as well (up to
+ * FORWARD_REPLAY_MAX): the owner may have closed that connection just before. */
+static int flush(struct fwd *f)
+{
+        if (f->broken || f->out.len == 0) {
+                buf_consume(&f->out, f->out.len);
                 return 0;
-        line[strcspn(line, "\r\n")] = 0;
-        pthread_mutex_lock(&f->lock);
-        if (strncmp(line, "HTTP/", 5) == 0) { /* a new head (after a 1xx, too) */
-                curl_slist_free_all(f->resp_headers);
-                f->resp_headers = NULL;
-                f->n_resp_headers = 0;
-                const char *sp = strchr(line, ' ');
-                f->status = sp ? strtol(sp + 1, NULL, 10) : 0;
-        } else if (!*line) {
-                if (f->status >= 200) {
-                        f->head_done = true;
-                        pthread_cond_broadcast(&f->cond);
-                }
-        } else if (f->n_resp_headers < FORWARD_MAX_HEADERS) {
-                struct curl_slist *l = curl_slist_append(f->resp_headers, line);
-                if (l) {
-                        f->resp_headers = l;
-                        f->n_resp_headers++;
-                }
         }
-        pthread_mutex_unlock(&f->lock);
-        return n;
+        if (f->replayable && (f->sent.len + f->out.len > FORWARD_REPLAY_MAX ||
+                              buf_add(&f->sent, f->out.p, f->out.len) < 0)) {
+                f->replayable = false;
+                buf_done(&f->sent);
+        }
+        int r = owner_conn_send(f->c, f->out.p, f->out.len);
+        buf_consume(&f->out, f->out.len);
+        return r;
 }
 
-static int on_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+/* A new connection in place of a reused one the owner closed, and what was sent, again. */
+static int replay(struct fwd *f)
 {
-        struct fwd *f = ud;
-        return __atomic_load_n(&f->abort, __ATOMIC_RELAXED) ? 1 : 0;
+        if (!f->replayable)
+                return -EPIPE;
+        f->replayable = false;
+        owner_conn_release(TAKE_PTR(f->c), false);
+        int r = owner_conn_open(f->addr, true, &f->c);
+        if (r >= 0)
+                r = owner_conn_send(f->c, f->sent.p, f->sent.len);
+        buf_done(&f->sent);
+        return r;
 }
 
-static void *run(void *p)
+static void send_out(struct fwd *f)
 {
-        struct fwd *f = p;
-        CURLcode c = curl_easy_perform(f->h);
-        close(f->up[0]); /* a body still coming is dropped (EPIPE) */
-        close(f->down[1]);
-        f->up[0] = f->down[1] = -1;
-        pthread_mutex_lock(&f->lock);
-        f->result = c;
-        f->done = true;
-        pthread_cond_broadcast(&f->cond);
-        pthread_mutex_unlock(&f->lock);
-        return NULL;
+        int r = flush(f);
+        if (r < 0 && replay(f) >= 0)
+                r = 0;
+        if (r < 0) {
+                log_debug("forward to %s: %s (the rest of the body dropped)", f->addr,
+                          strerror(-r));
+                f->broken = true;
+        }
 }
 
-struct hdr_ctx {
-        struct curl_slist *l;
-        bool failed;
-};
-
-static enum MHD_Result collect(void *cls, enum MHD_ValueKind kind, const char *key,
-                               const char *value)
+int forward_begin(struct request *req, const char *addr, const char *node)
 {
-        struct hdr_ctx *c = cls;
-        if (hop(key))
-                return MHD_YES;
+        struct fwd *f = calloc(1, sizeof(*f));
+        if (!f)
+                return -ENOMEM;
+        snprintf(f->node, sizeof(f->node), "%s", node);
+        snprintf(f->addr, sizeof(f->addr), "%s", addr);
+        req->state = f;
+        req->state_free = fwd_free;
+        f->client_fd = http_client_fd(req);
+        f->upgrade = wants_upgrade(req);
+        const char *cl = http_header(req, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        f->chunked = !f->upgrade && http_header(req, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+        f->body = f->chunked || (!f->upgrade && cl && strtoull(cl, NULL, 10) > 0);
+        if (f->upgrade && !(f->reserved = forward_upgrade_reserve()))
+                return http_reply_error(req, -EAGAIN, req->sandbox_id,
+                                        "too many upgraded connections relayed to other nodes "
+                                        "(at most %d)",
+                                        FORWARD_UPGRADE_MAX);
+        f->h = malloc(sizeof(*f->h));
+        if (!f->h || build_head(req, f, &f->out) < 0)
+                return -ENOMEM;
+        /* a connection of its own for an upgrade, and for a body too large to send again if
+         * a pooled connection turned out closed */
+        bool fresh =
+            f->upgrade || f->chunked || (f->body && strtoull(cl, NULL, 10) > FORWARD_REPLAY_MAX);
+        int r = owner_conn_open(addr, fresh, &f->c);
+        if (r < 0)
+                return forward_reply_lost(req, node, strerror(-r));
+        f->replayable = f->c->reused;
+        /* with a body the head waits for its first piece: one write, one wake-up there */
+        if (!f->body)
+                send_out(f);
+        return 0;
+}
+
+int forward_upload(struct request *req, const char *data, size_t len)
+{
+        struct fwd *f = req->state;
+        if (f->broken)
+                return 0; /* the owner answered or left: the rest is dropped */
+        int r = f->chunked ? buf_printf(&f->out, "%zx\r\n", len) : 0;
+        if (r >= 0)
+                r = buf_add(&f->out, data, len);
+        if (r >= 0 && f->chunked)
+                r = buf_adds(&f->out, "\r\n");
+        if (r < 0)
+                return r;
+        send_out(f);
+        return 0;
+}
+
+static ssize_t body_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+        struct fwd *f = cls;
+        if (!f->c)
+                return MHD_CONTENT_READER_END_OF_STREAM;
+        ssize_t n = owner_conn_body_read(f->c, f->client_fd, out, max);
+        if (n > 0)
+                return n;
+        if (n == 0) { /* the whole answer: the connection is clean for the next request */
+                owner_conn_release(TAKE_PTR(f->c), f->reusable);
+                return MHD_CONTENT_READER_END_OF_STREAM;
+        }
+        if (n != -ECONNABORTED)
+                log_debug("forward to %s: the answer broke off: %s", f->addr, strerror((int)-n));
+        return MHD_CONTENT_READER_END_WITH_ERROR; /* fwd_free closes the connection */
+}
+
+static int read_head(struct fwd *f)
+{
+        int r = owner_conn_read_head(f->c, f->client_fd, f->upgrade, f->h);
+        if ((r == -EPIPE || r == -ECONNRESET) && !f->broken && replay(f) >= 0)
+                r = owner_conn_read_head(f->c, f->client_fd, f->upgrade, f->h);
+        return r;
+}
+
+int forward_finish(struct request *req)
+{
+        struct fwd *f = req->state;
+        if (f->chunked && buf_adds(&f->out, "0\r\n\r\n") < 0)
+                return -ENOMEM;
+        send_out(f);
+        int r = read_head(f);
+        if (r == -ECONNABORTED)
+                return r; /* the client left: fwd_free closes the owner's connection */
+        if (r < 0)
+                return forward_reply_lost(req, f->node, strerror(-r));
+        struct owner_head *h = f->h;
+        if (h->status == 101) {
+                f->reserved = false; /* the splice's now */
+                return forward_upgrade_queue(req, TAKE_PTR(f->c), h, &f->splice);
+        }
+        f->reusable = owner_conn_body_start(f->c, h, req->method) && !f->broken && !f->upgrade;
+        bool no_body = h->status == 204 || h->status == 304 || strcmp(req->method, "HEAD") == 0;
+        struct MHD_Response *resp;
+        uint64_t size = h->chunked || !h->has_length ? MHD_SIZE_UNKNOWN : h->length;
+        if (no_body) {
+                resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+                owner_conn_release(TAKE_PTR(f->c), f->reusable);
+        } else { /* f stays the request's: freed after the response */
+                resp = MHD_create_response_from_callback(size, 64 * 1024, body_read, f, NULL);
+        }
+        if (!resp)
+                return -ENOMEM;
+        for (size_t i = 0; i < h->n_headers; i++)
+                if (!hop(h->headers[i].name) && strcasecmp(h->headers[i].name, "Date") != 0)
+                        (void)MHD_add_response_header(resp, h->headers[i].name,
+                                                      h->headers[i].value);
+        r = http_queue(req, h->status, resp);
+        MHD_destroy_response(resp);
+        return r;
+}
+
+/* ---- buffered calls: libcurl ---- */
+
+static int curl_line(void *ud, const char *name, const char *value)
+{
+        struct curl_slist **l = ud;
         _cleanup_free_ char *line = NULL;
-        if (asprintf(&line, "%s: %s", key, value ? value : "") < 0) {
-                c->failed = true;
-                return MHD_NO;
-        }
         /* an empty value: curl's "Name;" form sends the header empty */
-        if (!value || !*value)
-                snprintf(line + strlen(key), 2, ";");
-        struct curl_slist *l = curl_slist_append(c->l, line);
-        if (!l) {
-                c->failed = true;
-                return MHD_NO;
-        }
-        c->l = l;
-        return MHD_YES;
+        if ((*value ? asprintf(&line, "%s: %s", name, value) : asprintf(&line, "%s;", name)) < 0)
+                return -ENOMEM;
+        struct curl_slist *n = curl_slist_append(*l, line);
+        if (!n)
+                return -ENOMEM;
+        *l = n;
+        return 0;
 }
 
+/* forward_headers(), and no Expect: 100-continue of curl's */
 static struct curl_slist *request_headers(struct request *req, const char *method,
                                           const char *target)
 {
-        struct hdr_ctx c = {};
-        if (req)
-                MHD_get_connection_values(req->conn, MHD_HEADER_KIND, collect, &c);
-        struct curl_slist *l = c.failed ? NULL : curl_slist_append(c.l, "Expect:");
-        char hop[HOP_AUTH_HEADER_MAX]; /* cluster/hop-auth.h: signed, or not sent at all */
-        if (l && hop_auth_header_line(method, target, hop))
-                l = curl_slist_append(l, hop);
-        if (!l)
-                curl_slist_free_all(c.l);
-        return l;
+        struct curl_slist *l = NULL;
+        struct curl_slist *n = forward_headers(req, method, target, curl_line, &l) < 0
+                                   ? NULL
+                                   : curl_slist_append(l, "Expect:");
+        if (!n)
+                curl_slist_free_all(l);
+        return n;
 }
 
 static void base_options(CURL *h, struct request *req, const char *addr, const char *method,
@@ -258,152 +381,6 @@ static void base_options(CURL *h, struct request *req, const char *addr, const c
         curl_easy_setopt(h, CURLOPT_HTTP_TRANSFER_DECODING, 1L);
         if (strcmp(method, "HEAD") == 0)
                 curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-}
-
-int forward_begin(struct request *req, const char *addr, const char *node)
-{
-        struct fwd *f = calloc(1, sizeof(*f));
-        if (!f)
-                return -ENOMEM;
-        snprintf(f->node, sizeof(f->node), "%s", node);
-        snprintf(f->addr, sizeof(f->addr), "%s", addr);
-        f->up[0] = f->up[1] = f->down[0] = f->down[1] = -1;
-        pthread_mutex_init(&f->lock, NULL);
-        pthread_cond_init(&f->cond, NULL);
-        req->state = f;
-        req->state_free = fwd_free;
-        if (pipe2(f->up, O_CLOEXEC) < 0 || pipe2(f->down, O_CLOEXEC) < 0)
-                return -errno;
-        f->h = handle_take(addr);
-        f->req_headers = request_headers(req, req->method, req->target);
-        if (!f->h || !f->req_headers)
-                return -ENOMEM;
-        base_options(f->h, req, addr, req->method, req->target);
-        curl_easy_setopt(f->h, CURLOPT_HTTPHEADER, f->req_headers);
-        const char *cl = http_header(req, MHD_HTTP_HEADER_CONTENT_LENGTH);
-        bool body = http_header(req, MHD_HTTP_HEADER_TRANSFER_ENCODING) ||
-                    (cl && strtoull(cl, NULL, 10) > 0);
-        if (body) {
-                curl_easy_setopt(f->h, CURLOPT_UPLOAD, 1L);
-                curl_easy_setopt(f->h, CURLOPT_READFUNCTION, on_read);
-                curl_easy_setopt(f->h, CURLOPT_READDATA, f);
-                if (cl)
-                        curl_easy_setopt(f->h, CURLOPT_INFILESIZE_LARGE,
-                                         (curl_off_t)strtoull(cl, NULL, 10));
-                curl_easy_setopt(f->h, CURLOPT_CUSTOMREQUEST, req->method); /* not PUT */
-        } else {
-                close(f->up[1]);
-                f->up[1] = -1;
-        }
-        curl_easy_setopt(f->h, CURLOPT_WRITEFUNCTION, on_write);
-        curl_easy_setopt(f->h, CURLOPT_WRITEDATA, f);
-        curl_easy_setopt(f->h, CURLOPT_HEADERFUNCTION, on_header);
-        curl_easy_setopt(f->h, CURLOPT_HEADERDATA, f);
-        curl_easy_setopt(f->h, CURLOPT_NOPROGRESS, 0L);
-        curl_easy_setopt(f->h, CURLOPT_XFERINFOFUNCTION, on_progress);
-        curl_easy_setopt(f->h, CURLOPT_XFERINFODATA, f);
-        int r = pthread_create(&f->thread, NULL, run, f);
-        if (r != 0)
-                return -r;
-        f->thread_started = true;
-        return 0;
-}
-
-int forward_upload(struct request *req, const char *data, size_t len)
-{
-        struct fwd *f = req->state;
-        size_t off = 0;
-        while (f->up[1] >= 0 && off < len) {
-                ssize_t w = write(f->up[1], data + off, len - off);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w <= 0) { /* the owner answered already: the rest is dropped */
-                        close(f->up[1]);
-                        f->up[1] = -1;
-                        break;
-                }
-                off += (size_t)w;
-        }
-        return 0;
-}
-
-static ssize_t body_read(void *cls, uint64_t pos, char *out, size_t max)
-{
-        struct fwd *f = cls;
-        for (;;) {
-                ssize_t n = read(f->down[0], out, max);
-                if (n > 0)
-                        return n;
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return MHD_CONTENT_READER_END_WITH_ERROR;
-                pthread_mutex_lock(&f->lock);
-                CURLcode c = f->result;
-                pthread_mutex_unlock(&f->lock);
-                return c == CURLE_OK ? MHD_CONTENT_READER_END_OF_STREAM
-                                     : MHD_CONTENT_READER_END_WITH_ERROR;
-        }
-}
-
-int forward_finish(struct request *req)
-{
-        struct fwd *f = req->state;
-        if (f->up[1] >= 0) {
-                close(f->up[1]); /* end of the request body */
-                f->up[1] = -1;
-        }
-        /* Wait for the owner's head; a client that hangs up meanwhile stops the transfer (an
-         * owner that hangs would otherwise hold this thread until it answers). */
-        int cfd = http_client_fd(req);
-        pthread_mutex_lock(&f->lock);
-        while (!f->head_done && !f->done) {
-                struct timespec ts;
-                clock_gettime(CLOCK_REALTIME, &ts);
-                ts.tv_nsec += FORWARD_HANGUP_CHECK_MS * 1000000L;
-                if (ts.tv_nsec >= 1000000000L) {
-                        ts.tv_sec++;
-                        ts.tv_nsec -= 1000000000L;
-                }
-                pthread_cond_timedwait(&f->cond, &f->lock, &ts);
-                struct pollfd p = {.fd = cfd, .events = POLLRDHUP};
-                if (!f->head_done && !f->done && cfd >= 0 && poll(&p, 1, 0) > 0 &&
-                    (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
-                        pthread_mutex_unlock(&f->lock);
-                        return -ECONNABORTED; /* fwd_free stops curl */
-                }
-        }
-        bool ok = f->head_done;
-        pthread_mutex_unlock(&f->lock);
-        if (!ok)
-                return forward_reply_lost(req, f->node, curl_easy_strerror(f->result));
-        bool no_body = f->status == 204 || f->status == 304 || strcmp(req->method, "HEAD") == 0;
-        struct MHD_Response *resp;
-        uint64_t size = MHD_SIZE_UNKNOWN;
-        for (struct curl_slist *l = f->resp_headers; l; l = l->next)
-                if (strncasecmp(l->data, "Content-Length:", 15) == 0)
-                        size = strtoull(l->data + 15, NULL, 10);
-        if (no_body)
-                resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
-        else /* the fwd stays the request's: freed (thread joined) after the response */
-                resp = MHD_create_response_from_callback(size, 64 * 1024, body_read, f, NULL);
-        if (!resp)
-                return -ENOMEM;
-        for (struct curl_slist *l = f->resp_headers; l; l = l->next) {
-                char *colon = strchr(l->data, ':');
-                if (!colon)
-                        continue;
-                *colon = 0;
-                const char *v = colon + 1;
-                while (*v == ' ' || *v == '\t')
-                        v++;
-                if (!hop(l->data) && strcasecmp(l->data, "Date") != 0)
-                        (void)MHD_add_response_header(resp, l->data, v);
-                *colon = ':';
-        }
-        int r = http_queue(req, (unsigned)f->status, resp);
-        MHD_destroy_response(resp);
-        return r;
 }
 
 static size_t on_buffered(char *data, size_t size, size_t nmemb, void *ud)

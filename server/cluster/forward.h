@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Forwarding a request to the node that owns its sandbox: a plain HTTP/1.1 relay with libcurl
- * to the owner's advertised address, streaming both ways. The request's head goes as it came
- * (method, raw target, headers but hop-by-hop ones, Host and E2b-Sandbox-* included) plus
- * CLUSTER_HOP_HEADER, which makes the owner answer locally; the body is piped to curl as it
- * arrives; the answer's status and headers come back before its body, which streams to the
- * client as curl reads it. One thread per forwarded request runs curl.
+ * Forwarding a request to the node that owns its sandbox: a plain HTTP/1.1 relay to the
+ * owner's advertised address, streaming both ways, run in the request's own libmicrohttpd
+ * thread over a pooled connection (cluster/owner-conn.h; no thread, pipe or copy of its own).
+ * The request's head goes as it came (method, raw target, headers but hop-by-hop ones, Host and
+ * E2b-Sandbox-* included) plus CLUSTER_HOP_HEADER, which makes the owner answer locally; the
+ * body is written to the owner as libmicrohttpd hands it over (the head with its first piece);
+ * the answer's status and headers come back before its body, which the client's response
+ * callback reads from the owner's socket by its framing. A client that hangs up is noticed
+ * while the owner is silent, before or during the answer's body: the owner's connection is
+ * closed. An upgrade (Connection: Upgrade) gets a connection of its own and, after the owner's
+ * 101, is spliced both ways (cluster/forward-upgrade.h). The buffered calls (placed creates,
+ * list fan-out) use libcurl: they are small, whole, and not on a latency path.
  */
 #pragma once
 
@@ -13,13 +19,12 @@
 
 #include "http/http.h"
 
-#define CLUSTER_HOP_HEADER      "Sbx-Cluster-Hop"
-#define FORWARD_CONNECT_MS      2000
-#define FORWARD_HANGUP_CHECK_MS 200 /* a client that left while the owner is silent */
-#define FORWARD_MAX_HEADERS     100 /* answer headers kept; past that the answer fails (502) */
-#define FORWARD_POOL_MAX        64  /* idle connections to owner nodes kept for reuse */
-#define FORWARD_REUSE_IDLE_S    3   /* below the gate's idle close (front/gate.h GATE_IDLE_MS) */
-#define FORWARD_BUFFERED_MAX    (1024 * 1024) /* a buffered answer (a create, a list page) */
+#define CLUSTER_HOP_HEADER   "Sbx-Cluster-Hop"
+#define FORWARD_CONNECT_MS   2000        /* buffered calls (the relay: OWNER_CONNECT_MS) */
+#define FORWARD_REPLAY_MAX   (64 * 1024) /* sent again once when a reused connection was closed */
+#define FORWARD_POOL_MAX     64          /* idle curl handles (buffered calls) kept for reuse */
+#define FORWARD_REUSE_IDLE_S 3 /* below the gate's idle close (front/gate.h GATE_IDLE_MS) */
+#define FORWARD_BUFFERED_MAX (1024 * 1024) /* a buffered answer (a create, a list page) */
 
 /* First call: start forwarding req to addr ("host:port"). Sets req->state. Returns 0 (wants
  * the body) or a status/-errno. */

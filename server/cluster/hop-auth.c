@@ -83,15 +83,12 @@ const char *hop_auth_secret(void)
         return __atomic_load_n(&have_secret, __ATOMIC_ACQUIRE) ? the_secret : NULL;
 }
 
-bool hop_auth_header_line(const char *method, const char *target,
-                          char out[static HOP_AUTH_HEADER_MAX])
+bool hop_auth_value(const char *method, const char *target, char out[static HOP_AUTH_VALUE_MAX])
 {
         const char *s = hop_auth_secret();
         if (!s)
                 return false;
-        char v[HOP_AUTH_VALUE_MAX];
-        hop_auth_sign(s, method, target, time(NULL), v);
-        snprintf(out, HOP_AUTH_HEADER_MAX, CLUSTER_HOP_HEADER ": %s", v);
+        hop_auth_sign(s, method, target, time(NULL), out);
         return true;
 }
 

@@ -24,7 +24,6 @@
 #define HOP_AUTH_WINDOW_S   30 /* clock difference and transit time accepted */
 #define HOP_AUTH_SECRET_LEN 64 /* hex digits */
 #define HOP_AUTH_VALUE_MAX  96 /* "v1 <seconds> <64 hex>" with its NUL */
-#define HOP_AUTH_HEADER_MAX (sizeof(CLUSTER_HOP_HEADER) + 2 + HOP_AUTH_VALUE_MAX)
 
 /* The header's value for method + target at now, keyed with secret. */
 void hop_auth_sign(const char *secret, const char *method, const char *target, time_t now,
@@ -38,10 +37,9 @@ int hop_auth_verify(const char *secret, const char *value, const char *method, c
  * before. hop_auth_set(NULL) forgets it (tests). */
 void hop_auth_set(const char *secret);
 const char *hop_auth_secret(void);
-/* "Sbx-Cluster-Hop: <value>" for a request this node sends (libcurl's header line), with the
- * process's secret and the current time. false without a secret. */
-bool hop_auth_header_line(const char *method, const char *target,
-                          char out[static HOP_AUTH_HEADER_MAX]);
+/* The header's value for a request this node sends, with the process's secret and the current
+ * time. false without a secret (then the header is not sent). */
+bool hop_auth_value(const char *method, const char *target, char out[static HOP_AUTH_VALUE_MAX]);
 /* The check of a received value with the process's secret and the current time. */
 int hop_auth_check(const char *value, const char *method, const char *target);
 /* A short reason for a refusal of hop_auth_verify(). */

@@ -9,7 +9,10 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { request } from 'node:http'
 import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import WebSocket from 'ws'
 import { TOP, REAL, sleep, startSbxd } from './sbxd.mjs'
+import { websocket, SERVER } from '../compat/ports-lib.mjs'
 import { ETCD, startEtcd, startNode, newKey, owners, cleanNode, cgroupParent, makeNetwork, nodeHost, removeCgroupParent, hopSecret, hopValue } from './cluster-lib.mjs'
 
 const SDK = join(TOP, 'tests/node_modules/e2b/dist/index.mjs')
@@ -72,16 +75,20 @@ async function create(n) {
   return out
 }
 
-// A raw envd call routed by Host (<port>-<id>.<domain>) through node 0.
-function hostHealth(id) {
+// A GET through node 0 routed by Host (<port>-<id>.<domain>): { status, body }.
+function hostGet(id, port, path) {
   return new Promise((res, rej) => {
     const u = new URL(nodes[0].url)
-    const r = request({ host: u.hostname, port: u.port, path: '/health', headers: { Host: `49983-${id}.sbx.test` } },
-      (resp) => { resp.resume(); resp.on('end', () => res(resp.statusCode)) })
+    const r = request({ host: u.hostname, port: u.port, path, headers: { Host: `${port}-${id}.sbx.test` } }, (resp) => {
+      let body = ''
+      resp.on('data', (d) => { body += d })
+      resp.on('end', () => res({ status: resp.statusCode, body }))
+    })
     r.on('error', rej)
     r.end()
   })
 }
+const hostHealth = async (id) => (await hostGet(id, 49983, '/health')).status
 
 let boxes = []
 
@@ -121,6 +128,97 @@ test('commands, files, PTY and Host routing on sandboxes owned by other nodes', 
     assert.equal((await sbx.getInfo()).sandboxId, sbx.sandboxId)
     await sbx.setTimeout(200_000)
   }
+})
+
+const portHost = (id, port) => `${port}-${id}.sbx.test`
+
+// The port server of ports-lib.mjs (/stream, /release, a WebSocket echo) on port 8080 of sbx,
+// answering through node 0 (started once).
+async function startPortServer(sbx) {
+  if ((await hostGet(sbx.sandboxId, 8080, '/host').catch(() => null))?.status === 200) return
+  await sbx.files.write('/tmp/srv.js', SERVER)
+  await sbx.commands.run('node /tmp/srv.js 8080', { background: true })
+  for (let i = 0; i < 100; i++) {
+    const r = await hostGet(sbx.sandboxId, 8080, '/host').catch(() => null)
+    if (r?.status === 200) return
+    await sleep(100)
+  }
+  throw new Error('the port server did not come up')
+}
+
+test('WebSockets through node 0 to another node\'s sandbox: the native terminal and a sandbox port', { skip, timeout: 60_000 }, async () => {
+  const map = await owners(etcd)
+  const sbx = boxes.find((b) => map[b.sandboxId] === 'n1')
+  const id = sbx.sandboxId
+  // the native terminal (/v1/sandboxes/<id>/terminal)
+  const ws = new WebSocket(`${nodes[0].url.replace(/^http/, 'ws')}/v1/sandboxes/${id}/terminal`, { headers: { Authorization: `Bearer ${key}` } })
+  let out = ''
+  ws.on('message', (d, bin) => { if (bin) out += d.toString() })
+  const closed = new Promise((r) => ws.on('close', r))
+  await new Promise((res, rej) => { ws.on('open', res); ws.on('error', rej); ws.on('unexpected-response', (q, r) => rej(new Error(`http ${r.statusCode}`))) })
+  ws.send('echo $$ > /tmp/term.pid; echo term-$((6*7))\n')
+  for (let i = 0; i < 100 && !out.includes('term-42'); i++) await sleep(100)
+  assert.ok(out.includes('term-42'), out)
+  // closing the socket on node 0 ends the shell on node 1: the owner saw the hang-up
+  ws.close()
+  await closed
+  let alive = true
+  for (let i = 0; i < 50 && alive; i++) {
+    alive = (await sbx.commands.run('kill -0 $(cat /tmp/term.pid) 2>/dev/null && echo alive || echo gone')).stdout.trim() === 'alive'
+    if (alive) await sleep(100)
+  }
+  assert.equal(alive, false, 'the terminal\'s shell outlived its closed WebSocket')
+  // a WebSocket to port 8080 in the sandbox, by Host
+  await startPortServer(sbx)
+  const p = await websocket(`${nodes[0].url}/ws`, { headers: { Host: portHost(id, 8080) } })
+  assert.equal(p.res.statusCode, 101)
+  p.send(1, 'hello')
+  assert.equal((await p.next()).payload.toString(), 'hello')
+  const big = Buffer.alloc(200 * 1024, 7)
+  p.send(2, big)
+  assert.ok((await p.next()).payload.equals(big))
+  await p.close()
+  // a chunked request body (no length) of 1.5 MiB in pieces, relayed as it comes
+  const echo = await new Promise((res, rej) => {
+    const u = new URL(nodes[0].url)
+    const r = request({ host: u.hostname, port: u.port, path: '/echo', method: 'POST', headers: { Host: portHost(id, 8080) } }, (resp) => {
+      let b = ''
+      resp.on('data', (d) => { b += d })
+      resp.on('end', () => res(JSON.parse(b)))
+    })
+    r.on('error', rej)
+    const piece = Buffer.alloc(512 * 1024, 'z')
+    let n = 0
+    const more = () => { if (n++ < 3) r.write(piece, () => setTimeout(more, 20)); else r.end() }
+    more()
+  })
+  const sha = createHash('sha256').update(Buffer.alloc(1536 * 1024, 'z')).digest('hex')
+  assert.deepEqual([echo.n, echo.sha], [1536 * 1024, sha])
+})
+
+test('a client hanging up mid-answer through node 0: the owner sees it at once', { skip, timeout: 30_000 }, async () => {
+  const map = await owners(etcd)
+  const sbx = boxes.find((b) => map[b.sandboxId] === 'n1')
+  const owner = nodes[1]
+  const logs = () => owner.stdout() + owner.stderr()
+  await startPortServer(sbx)
+  const before = (logs().match(/GET \/stream .*\(aborted\)/g) || []).length
+  // /stream sends its first piece, then nothing until /release: the owner is silent
+  await new Promise((res, rej) => {
+    const u = new URL(nodes[0].url)
+    const r = request({ host: u.hostname, port: u.port, path: '/stream', headers: { Host: portHost(sbx.sandboxId, 8080) } }, (resp) => {
+      resp.once('data', (d) => { r.destroy(); d.toString() === 'part0\n' ? res() : rej(new Error(`${resp.statusCode} ${d}`)) })
+    })
+    r.on('error', (e) => { if (e.code !== 'ECONNRESET') rej(e) })
+    r.end()
+  })
+  let seen = false
+  for (let i = 0; i < 50 && !seen; i++) {
+    seen = (logs().match(/GET \/stream .*\(aborted\)/g) || []).length > before
+    if (!seen) await sleep(100)
+  }
+  assert.ok(seen, 'the owner still serves the stream the client left')
+  await hostGet(sbx.sandboxId, 8080, '/release')
 })
 
 test('list across nodes, paged with a stable cursor', { skip, timeout: 30_000 }, async () => {

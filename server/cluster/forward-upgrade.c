@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "cluster/forward-upgrade.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "channel/agent-req.h"
+#include "log.h"
+#include "macros.h"
+#include "time-util.h"
+
+static unsigned active;
+
+bool forward_upgrade_reserve(void)
+{
+        unsigned n = __atomic_load_n(&active, __ATOMIC_RELAXED);
+        do {
+                if (n >= FORWARD_UPGRADE_MAX)
+                        return false;
+        } while (!__atomic_compare_exchange_n(&active, &n, n + 1, false, __ATOMIC_RELAXED,
+                                              __ATOMIC_RELAXED));
+        return true;
+}
+
+void forward_upgrade_unreserve(void)
+{
+        __atomic_sub_fetch(&active, 1, __ATOMIC_RELAXED);
+}
+
+unsigned forward_upgrade_active(void)
+{
+        return __atomic_load_n(&active, __ATOMIC_RELAXED);
+}
+
+struct forward_splice {
+        unsigned refs; /* the request's and the splice's (__atomic) */
+        bool started;  /* on_upgrade ran: the splice holds its reference */
+        struct owner_conn *c;
+        char rid[24];
+        MHD_socket sock;
+        const char *extra;
+        size_t extra_len;
+        struct MHD_UpgradeResponseHandle *urh;
+};
+
+/* All of d to a non-blocking fd, FORWARD_UPGRADE_SEND_MS at most per wait. */
+static int send_all(int fd, const char *d, size_t n)
+{
+        while (n > 0) {
+                ssize_t k = send(fd, d, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (k > 0) {
+                        d += k;
+                        n -= (size_t)k;
+                        continue;
+                }
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+                        return -EPIPE;
+                struct pollfd p = {.fd = fd, .events = POLLOUT};
+                if (poll(&p, 1, FORWARD_UPGRADE_SEND_MS) == 0)
+                        return -ETIMEDOUT;
+        }
+        return 0;
+}
+
+/* Both ways until both ends closed their side, an error, the idle bound, or sbxd stops. */
+static void splice_run(struct forward_splice *s)
+{
+        int fds[2] = {s->sock, s->c->fd}; /* from: 0 the client, 1 the owner */
+        bool open_in[2] = {true, true};
+        _cleanup_free_ char *buf = malloc(FORWARD_UPGRADE_CHUNK);
+        if (!buf)
+                return;
+        (void)fcntl(s->sock, F_SETFL, fcntl(s->sock, F_GETFL) | O_NONBLOCK);
+        /* what each side sent before the splice: the client's bytes MHD read past the head,
+         * the owner's bytes read past its 101 */
+        if ((s->extra_len > 0 && send_all(fds[1], s->extra, s->extra_len) < 0) ||
+            (s->c->len > 0 && send_all(fds[0], s->c->buf + s->c->off, s->c->len) < 0))
+                return;
+        s->c->len = 0;
+        int64_t last = now_ms();
+        while ((open_in[0] || open_in[1]) && !agent_req_stopping()) {
+                struct pollfd p[2] = {{.fd = open_in[0] ? fds[0] : -1, .events = POLLIN},
+                                      {.fd = open_in[1] ? fds[1] : -1, .events = POLLIN}};
+                int n = poll(p, 2, AGENT_WAIT_TICK_MS);
+                if (n < 0 && errno != EINTR)
+                        return;
+                if (n <= 0) {
+                        if (now_ms() - last > FORWARD_UPGRADE_IDLE_MS) {
+                                log_info("req=%s: upgraded relay idle %d s: closed", s->rid,
+                                         FORWARD_UPGRADE_IDLE_MS / 1000);
+                                return;
+                        }
+                        continue;
+                }
+                for (int i = 0; i < 2; i++) {
+                        if (!p[i].revents)
+                                continue;
+                        ssize_t k = recv(fds[i], buf, FORWARD_UPGRADE_CHUNK, MSG_DONTWAIT);
+                        if (k < 0 && (errno == EINTR || errno == EAGAIN))
+                                continue;
+                        if (k < 0)
+                                return; /* a reset: the other side is closed with it */
+                        if (k == 0) {
+                                open_in[i] = false; /* passed on as a half-close */
+                                (void)shutdown(fds[1 - i], SHUT_WR);
+                                continue;
+                        }
+                        last = now_ms();
+                        if (send_all(fds[1 - i], buf, (size_t)k) < 0)
+                                return;
+                }
+        }
+}
+
+static void splice_unref(struct forward_splice *s)
+{
+        if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0)
+                return;
+        owner_conn_release(s->c, false);
+        free(s);
+        forward_upgrade_unreserve();
+}
+
+static void *splice_thread(void *arg)
+{
+        struct forward_splice *s = arg;
+        splice_run(s);
+        log_debug("req=%s: upgraded forward ended", s->rid);
+        MHD_upgrade_action(s->urh, MHD_UPGRADE_ACTION_CLOSE);
+        splice_unref(s);
+        return NULL;
+}
+
+static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls, const char *extra,
+                       size_t extra_len, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
+{
+        struct forward_splice *s = cls;
+        pthread_attr_t attr;
+        pthread_t t;
+        s->started = true;
+        /* a thread of its own: under TLS, MHD's connection thread carries the bytes between
+         * the TLS session and sock once this returns. extra lives until MHD_upgrade_action(). */
+        s->sock = sock;
+        s->extra = extra;
+        s->extra_len = extra_len;
+        s->urh = urh;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, FORWARD_UPGRADE_STACK);
+        if (pthread_create(&t, &attr, splice_thread, s) != 0) {
+                log_warning("req=%s: no thread for the upgraded forward", s->rid);
+                MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+                splice_unref(s);
+        }
+        pthread_attr_destroy(&attr);
+}
+
+void forward_upgrade_drop(struct forward_splice *s)
+{
+        if (!s)
+                return;
+        /* never handed over (the 101 did not go out): the splice's reference goes too. On
+         * the connection's thread, as on_upgrade: the two never run at once. */
+        if (!s->started)
+                __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL);
+        splice_unref(s);
+}
+
+static void splice_free(struct forward_splice *s)
+{
+        s->refs = 1;
+        splice_unref(s);
+}
+
+int forward_upgrade_queue(struct request *req, struct owner_conn *c, const struct owner_head *h,
+                          struct forward_splice **ret)
+{
+        *ret = NULL;
+        struct forward_splice *s = calloc(1, sizeof(*s));
+        struct MHD_Response *resp = s ? MHD_create_response_for_upgrade(on_upgrade, s) : NULL;
+        if (!resp) {
+                free(s);
+                owner_conn_release(c, false);
+                forward_upgrade_unreserve();
+                return -ENOMEM;
+        }
+        s->c = c;
+        snprintf(s->rid, sizeof(s->rid), "%s", req->rid);
+        for (size_t i = 0; i < h->n_headers; i++) {
+                const char *n = h->headers[i].name, *v = h->headers[i].value;
+                if ((http_hop_by_hop(n) && strcasecmp(n, "Upgrade") != 0) ||
+                    strcasecmp(n, "Content-Length") == 0 || strcasecmp(n, "Date") == 0)
+                        continue;
+                if (MHD_add_response_header(resp, n, v) != MHD_YES) {
+                        MHD_destroy_response(resp);
+                        splice_free(s);
+                        return -EPROTO;
+                }
+        }
+        s->refs = 2; /* on_upgrade runs on this thread once the handler returned */
+        int r = http_queue(req, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
+        MHD_destroy_response(resp);
+        if (r < 0) {
+                splice_free(s);
+                return r;
+        }
+        *ret = s;
+        return r;
+}
