@@ -317,8 +317,8 @@ int cluster_place_create(struct request *req)
                 return 0;
         bool self = false, pinned = false;
         char addr[CLUSTER_ADDR_MAX + 1], msg[256];
-        /* a create naming volumes goes where they are */
-        r = cluster_volumes_pin(req, native, tmpl, &pinned, &self, addr, sizeof(addr));
+        /* an E2B create naming volumes goes where they are */
+        r = native ? 0 : cluster_volumes_pin(req, tmpl, &pinned, &self, addr, sizeof(addr));
         if (r != 0)
                 return r;
         if (!pinned)

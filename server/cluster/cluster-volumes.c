@@ -12,7 +12,6 @@
 #include "json-util.h"
 #include "log.h"
 #include "macros.h"
-#include "native/v1.h"
 #include "random-util.h"
 
 #define KEY_MAX 256
@@ -214,17 +213,13 @@ static int count_volumes(struct etcd *e, const struct cluster_node *nodes, size_
 }
 
 /* Forward a buffered POST of req's body to addr and pass the answer back. */
-static int forward_create(struct request *req, bool native, const char *addr)
+static int forward_create(struct request *req, const char *addr)
 {
         struct forward_answer a;
         const struct buf *b = &req->body->raw;
         int r = forward_buffered(req, addr, "POST", req->target, b->p ? b->p : "", b->len, &a);
         if (r < 0 || a.status == 0) {
                 forward_answer_done(&a);
-                if (native)
-                        return v1_reply_error(req, 503, "node_lost",
-                                              "node lost: the node placed on (%s) did not answer",
-                                              addr);
                 return http_reply_error(req, -EAGAIN, NULL,
                                         "node lost: the node placed on (%s) did not answer", addr);
         }
@@ -284,7 +279,7 @@ int cluster_volumes_place(struct request *req)
         char addr[CLUSTER_ADDR_MAX + 1];
         snprintf(addr, sizeof(addr), "%s", nodes[pick].addr);
         cluster_nodes_free(nodes, n);
-        return self ? 0 : forward_create(req, false, addr);
+        return self ? 0 : forward_create(req, addr);
 }
 
 static bool has_template(const struct cluster_node *n, const char *tmpl)
@@ -295,26 +290,20 @@ static bool has_template(const struct cluster_node *n, const char *tmpl)
         return n->templates && strstr(n->templates, want) != NULL;
 }
 
-/* A create refused: the native error under /v1, else E2B's {code, message}. */
-static int refuse(struct request *req, bool native, unsigned status, const char *msg)
+/* A create refused, in E2B's {code, message}. */
+static int refuse(struct request *req, unsigned status, const char *msg)
 {
-        if (native)
-                return v1_reply_error(req, status,
-                                      status == 400   ? "bad_request"
-                                      : msg[0] == 'n' ? "node_lost"
-                                                      : "unavailable",
-                                      "%s", msg);
         return http_reply_error(req, status == 400 ? -EINVAL : -EAGAIN, NULL, "%s", msg);
 }
 
 /* Whether the node holding the create's volumes can take it: 0 with addr, or the refusal. */
-static int check_node(struct request *req, bool native, const char *tmpl, const char *vol,
-                      const char *node, char *addr, size_t addr_len)
+static int check_node(struct request *req, const char *tmpl, const char *vol, const char *node,
+                      char *addr, size_t addr_len)
 {
         struct cluster_node *nodes = NULL;
         size_t n = 0;
         if (cluster_nodes(req->srv->cluster, &nodes, &n) < 0)
-                return refuse(req, native, 503, "out of memory");
+                return refuse(req, 503, "out of memory");
         const struct cluster_node *it = NULL;
         bool elsewhere = false;
         for (size_t i = 0; i < n; i++) {
@@ -346,11 +335,11 @@ static int check_node(struct request *req, bool native, const char *tmpl, const 
         } else
                 snprintf(addr, addr_len, "%s", it->addr);
         cluster_nodes_free(nodes, n);
-        return msg[0] ? refuse(req, native, status, msg) : 0;
+        return msg[0] ? refuse(req, status, msg) : 0;
 }
 
-int cluster_volumes_pin(struct request *req, bool native, const char *tmpl, bool *ret_pinned,
-                        bool *ret_self, char *addr, size_t addr_len)
+int cluster_volumes_pin(struct request *req, const char *tmpl, bool *ret_pinned, bool *ret_self,
+                        char *addr, size_t addr_len)
 {
         struct cluster *c = req->srv->cluster;
         *ret_pinned = *ret_self = false;
@@ -367,7 +356,7 @@ int cluster_volumes_pin(struct request *req, bool native, const char *tmpl, bool
                 if (r < 0) {
                         char msg[256];
                         snprintf(msg, sizeof(msg), "cluster store unavailable: %s", strerror(-r));
-                        return refuse(req, native, 503, msg);
+                        return refuse(req, 503, msg);
                 }
                 if (!first) {
                         first = names[i];
@@ -379,12 +368,12 @@ int cluster_volumes_pin(struct request *req, bool native, const char *tmpl, bool
                                  "live on different nodes; a sandbox mounts volumes of one "
                                  "node only",
                                  first, node, names[i], nd);
-                        return refuse(req, native, 400, msg);
+                        return refuse(req, 400, msg);
                 }
         }
         if (!first)
                 return 0;
-        int st = check_node(req, native, tmpl, first, node, addr, addr_len);
+        int st = check_node(req, tmpl, first, node, addr, addr_len);
         if (st != 0)
                 return st;
         *ret_pinned = true;
