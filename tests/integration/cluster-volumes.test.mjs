@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { TOP, REAL, sleep, startSbxd } from './sbxd.mjs'
-import { ETCD, startEtcd, startNode, newKey, owners, volumeOwners, cleanNode, cgroupParent, makeNetwork, nodeHost, removeCgroupParent, hopSecret } from './cluster-lib.mjs'
+import { ETCD, startEtcd, startNode, newKey, owners, volumeOwners, cleanNode, cgroupParent, makeNetwork, nodeHost, removeCgroupParent, hopSecret, hopValue } from './cluster-lib.mjs'
 
 const SDK = join(TOP, 'tests/node_modules/e2b/dist/index.mjs')
 const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
@@ -34,9 +34,9 @@ before(async () => {
   etcd = await startEtcd(3, net.etcdHost)
   for (let i = 0; i < 3; i++) nodes.push(await startNode(i, etcd, key, { net }))
   await hopSecret(etcd) // for cleanNode, while etcd has quorum
-  for (let i = 0; i < 100; i++) {
-    const l = await fetch(`${nodes[0].url}/v1/nodes`, { headers: { Authorization: `Bearer ${key}` } }).then((r) => r.json())
-    if (l.length === 3) break
+  for (let i = 0; i < 100; i++) { // every node sees the other two (a list asks those it sees)
+    const ls = await Promise.all(nodes.map((d) => fetch(`${d.url}/v1/nodes`, { headers: { Authorization: `Bearer ${key}` } }).then((r) => r.json())))
+    if (ls.every((l) => l.length === 3)) break
     await sleep(100)
   }
 })
@@ -177,6 +177,12 @@ test('delete through a non-owner: gone everywhere, the name free again', { skip,
 
 test('a drained node takes no volume, and refuses an MCP session\'s sandbox', { skip, timeout: 120_000 }, async () => {
   const auth = { Authorization: `Bearer ${key}` }
+  // a volume on n1 for sure: asked of n1 alone (the signed hop header: no placement)
+  const t = '/volumes'
+  const p = await nodes[1].api('POST', t, { key, body: { name: 'on-n1', sizeMB: 16 }, headers: { 'Sbx-Cluster-Hop': hopValue(await hopSecret(etcd), 'POST', t) } })
+  assert.equal(p.status, 201, p.text)
+  vols.push({ id: p.json.volumeID, name: p.json.name, token: p.json.token })
+  assert.equal((await volumeOwners(etcd))[p.json.volumeID], 'n1')
   assert.equal((await fetch(`${nodes[0].url}/v1/nodes/n1/drain`, { method: 'POST', headers: auth })).status, 204)
   try {
     for (let i = 0; i < 30; i++) { // every node sees it at its next beat
@@ -194,12 +200,9 @@ test('a drained node takes no volume, and refuses an MCP session\'s sandbox', { 
     for (const v of made) assert.notEqual(map[v.id], 'n1')
     vols.push(...made)
     // a volume on the drained node: a sandbox mounting it is refused, clearly
-    const onN1 = vols.find((v) => map[v.id] === 'n1')
-    if (onN1) {
-      const r = await api(0, 'POST', '/sandboxes', { templateID: 'base', volumeMounts: [{ name: onN1.name, path: '/v' }] })
-      assert.equal(r.status, 503, r.text)
-      assert.match(r.json.message, /lives on node n1, which is drained/)
-    }
+    const r0 = await api(0, 'POST', '/sandboxes', { templateID: 'base', volumeMounts: [{ name: 'on-n1', path: '/v' }] })
+    assert.equal(r0.status, 503, r0.text)
+    assert.equal(r0.json.message, "volume 'on-n1' lives on node n1, which is drained: it takes no new sandboxes")
     // MCP: the session's sandbox is made on the session's node; drained, it says so
     const h = { ...auth, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }
     const rpc = async (sid, id, method, params) => {
@@ -238,9 +241,24 @@ test('kill -9 of a volume\'s node: node lost through the others; back after a re
   const c = await fetch(`${nodes[0].url}/volumecontent/${v.id}/file?path=/x`, { headers: { Authorization: `Bearer ${v.token}` } })
   assert.equal(c.status, 503)
   assert.match((await c.json()).message, /node lost/)
-  const s = await api(0, 'POST', '/sandboxes', { templateID: 'base', volumeMounts: [{ name: v.name, path: '/v' }] })
+  // a create mounting it: at once the node does not answer (502, as any create placed on a dead
+  // node); once its lease is gone (5 s), 503 naming the volume
+  let s
+  for (let i = 0; i < 100; i++) {
+    s = await api(0, 'POST', '/sandboxes', { templateID: 'base', volumeMounts: [{ name: v.name, path: '/v' }] })
+    assert.match(s.json.message, /^node lost: /, s.text)
+    if (s.status === 503) break
+    await sleep(100)
+  }
   assert.equal(s.status, 503, s.text)
   assert.match(s.json.message, new RegExp(`node lost: volume '${v.name}' lives on node n${lost}, which is not live`))
+  for (let i = 0; i < 30; i++) { // the other node's view loses it at its next beat
+    r = await api(1 + (lost === 1 ? 1 : 0), 'GET', `/volumes/${v.id}`)
+    if (/which is not live/.test(r.json.message)) break
+    await sleep(100)
+  }
+  assert.equal(r.status, 503, r.text)
+  assert.match(r.json.message, new RegExp(`^node lost: volume ${v.id} lives on node n${lost}, which is not live`))
   // the others' volumes still answer
   const alive = [0, 1, 2].find((i) => i !== 0 && i !== lost)
   for (const x of vols.filter((y) => map[y.id] !== `n${lost}`)) {
