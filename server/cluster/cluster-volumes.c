@@ -2,6 +2,7 @@
 #include "cluster/cluster-volumes.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,8 +111,42 @@ static int name_node(struct etcd *e, const char *name, char id[static VOLUME_ID_
         return cluster_volume_name_parse(v, id, node) < 0 ? -ENOENT : 0;
 }
 
+/* Volume id -> node, as etcd said: a volume never moves and its id (a random UUID) is never
+ * reused, so an entry stays right for the volume's life; after its delete it sends a request
+ * to the node that held it, which answers 404 as this node would. Replaced round-robin. */
+static struct {
+        char id[VOLUME_ID_LEN + 1];
+        char node[CLUSTER_NAME_MAX + 1];
+} cache[CLUSTER_VOLUME_CACHE];
+static size_t cache_next;
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool cache_get(const char *id, char node[static CLUSTER_NAME_MAX + 1])
+{
+        bool found = false;
+        pthread_mutex_lock(&cache_lock);
+        for (size_t i = 0; i < CLUSTER_VOLUME_CACHE && !found; i++)
+                if (strcmp(cache[i].id, id) == 0) {
+                        snprintf(node, CLUSTER_NAME_MAX + 1, "%s", cache[i].node);
+                        found = true;
+                }
+        pthread_mutex_unlock(&cache_lock);
+        return found;
+}
+
+static void cache_put(const char *id, const char *node)
+{
+        pthread_mutex_lock(&cache_lock);
+        size_t k = cache_next++ % CLUSTER_VOLUME_CACHE;
+        snprintf(cache[k].id, sizeof(cache[k].id), "%s", id);
+        snprintf(cache[k].node, sizeof(cache[k].node), "%s", node);
+        pthread_mutex_unlock(&cache_lock);
+}
+
 static int id_node(struct etcd *e, const char *id, char node[static CLUSTER_NAME_MAX + 1])
 {
+        if (cache_get(id, node))
+                return 0;
         char key[KEY_MAX];
         snprintf(key, sizeof(key), CLUSTER_VOLUMES_KEY "%s", id);
         _cleanup_free_ char *v = NULL;
@@ -119,6 +154,7 @@ static int id_node(struct etcd *e, const char *id, char node[static CLUSTER_NAME
         if (r < 0)
                 return r;
         snprintf(node, CLUSTER_NAME_MAX + 1, "%s", v);
+        cache_put(id, node);
         return 0;
 }
 

@@ -26,6 +26,7 @@
 
 #define CLUSTER_VOLUMES_KEY      CLUSTER_PREFIX "volumes/"
 #define CLUSTER_VOLUME_NAMES_KEY CLUSTER_PREFIX "volume-names/"
+#define CLUSTER_VOLUME_CACHE     256 /* volume id -> node entries remembered (a volume never moves) */
 
 /* A volume-names/<name> value: {"id","node"} with a volume id and a node name. 0, or -EINVAL
  * for anything else. */
