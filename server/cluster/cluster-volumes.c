@@ -164,7 +164,38 @@ static int reply_unavailable(struct request *req, int r)
                                 strerror(r < 0 ? -r : r));
 }
 
-/* GET /volumes: every live node's own volumes (asked with the hop header), in node order. */
+/* The volumes etcd names on a node that did not answer (lost): listed from their
+ * volume-names/ keys, so the list shows every name that is taken. */
+static void add_unanswered(struct request *req, const struct cluster_node *nodes,
+                           const bool *answered, size_t n, cJSON *all)
+{
+        struct etcd_kv *kvs = NULL;
+        size_t nk = 0;
+        if (etcd_range_prefix(cluster_etcd(req->srv->cluster), CLUSTER_VOLUME_NAMES_KEY, &kvs, &nk,
+                              NULL) < 0) {
+                log_warning("cluster: listing volumes: etcd unavailable, lost nodes' left out");
+                return;
+        }
+        size_t pl = strlen(CLUSTER_VOLUME_NAMES_KEY);
+        for (size_t k = 0; k < nk; k++) {
+                char id[VOLUME_ID_LEN + 1], node[CLUSTER_NAME_MAX + 1];
+                if (cluster_volume_name_parse(kvs[k].value, id, node) < 0)
+                        continue;
+                bool heard = false;
+                for (size_t i = 0; i < n && !heard; i++)
+                        heard = answered[i] && strcmp(nodes[i].name, node) == 0;
+                cJSON *o = heard ? NULL : cJSON_CreateObject();
+                if (o && cJSON_AddStringToObject(o, "volumeID", id) &&
+                    cJSON_AddStringToObject(o, "name", kvs[k].key + pl))
+                        cJSON_AddItemToArray(all, o);
+                else
+                        cJSON_Delete(o);
+        }
+        etcd_kvs_free(kvs, nk);
+}
+
+/* GET /volumes: every live node's own volumes (asked with the hop header), in node order,
+ * then those of nodes that did not answer, from etcd. */
 static int aggregate_list(struct request *req)
 {
         struct cluster_node *nodes = NULL;
@@ -172,7 +203,8 @@ static int aggregate_list(struct request *req)
         if (cluster_nodes(req->srv->cluster, &nodes, &n) < 0)
                 return http_reply_error(req, -ENOMEM, NULL, "out of memory");
         _cleanup_json_ cJSON *all = cJSON_CreateArray();
-        for (size_t i = 0; all && i < n; i++) {
+        _cleanup_free_ bool *answered = calloc(n ? n : 1, sizeof(*answered));
+        for (size_t i = 0; all && answered && i < n; i++) {
                 struct forward_answer a;
                 (void)forward_buffered(req, nodes[i].addr, "GET", req->target, NULL, 0, &a);
                 if (a.status >= 400 && a.status < 500) { /* the caller's key: everyone's */
@@ -184,7 +216,8 @@ static int aggregate_list(struct request *req)
                 }
                 cJSON *page =
                     a.status == 200 ? cJSON_ParseWithLength(a.body ? a.body : "", a.len) : NULL;
-                if (!cJSON_IsArray(page))
+                answered[i] = cJSON_IsArray(page);
+                if (!answered[i])
                         log_warning("cluster: listing volumes on node %s: %s", nodes[i].name,
                                     a.status ? "error answer" : "no answer");
                 cJSON *it;
@@ -193,8 +226,10 @@ static int aggregate_list(struct request *req)
                 cJSON_Delete(page);
                 forward_answer_done(&a);
         }
+        if (all && answered)
+                add_unanswered(req, nodes, answered, n, all);
         cluster_nodes_free(nodes, n);
-        if (!all)
+        if (!all || !answered)
                 return http_reply_error(req, -ENOMEM, NULL, "out of memory");
         return http_reply_cjson(req, 200, all, NULL, NULL);
 }

@@ -259,6 +259,11 @@ test('kill -9 of a volume\'s node: node lost through the others; back after a re
   }
   assert.equal(r.status, 503, r.text)
   assert.match(r.json.message, new RegExp(`^node lost: volume ${v.id} lives on node n${lost}, which is not live`))
+  // still listed (from etcd): its name stays taken
+  const listed = (await api(0, 'GET', '/volumes')).json
+  assert.deepEqual(listed.map((x) => x.volumeID).sort(), vols.map((x) => x.id).sort())
+  r = await api(0, 'POST', '/volumes', { name: v.name, sizeMB: 16 })
+  assert.deepEqual(r.json, { code: 400, message: `Volume with name '${v.name}' already exists` })
   // the others' volumes still answer
   const alive = [0, 1, 2].find((i) => i !== 0 && i !== lost)
   for (const x of vols.filter((y) => map[y.id] !== `n${lost}`)) {
