@@ -330,8 +330,13 @@ int cluster_volumes_place(struct request *req)
                 cluster_nodes_free(nodes, n);
                 return reply_unavailable(req, r);
         }
+        /* undrained and below capacity (its sandboxes must run there); else undrained */
         size_t m = 0;
         for (size_t i = 0; i < n; i++)
+                if (!nodes[i].draining &&
+                    nodes[i].sandboxes + nodes[i].inflight < nodes[i].capacity)
+                        idx[m++] = i;
+        for (size_t i = 0; i < n && m == 0; i++)
                 if (!nodes[i].draining)
                         idx[m++] = i;
         if (m == 0) {
