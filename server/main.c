@@ -17,6 +17,7 @@
 #include "build/build.h"
 #include "cluster/cluster.h"
 #include "cluster/cluster-http.h"
+#include "cluster/cluster-volumes.h"
 #include "lifecycle/adopt.h"
 #include "storage/disk-image.h"
 #include "storage/secret-store.h"
@@ -141,6 +142,9 @@ static int start_cluster(struct server *srv, unsigned port)
                 return r;
         }
         srv->cluster_created = cluster_created;
+        srv->cluster_volume_created = cluster_volume_created;
+        srv->cluster_volume_deleted = cluster_volume_deleted;
+        srv->cluster_may_create = cluster_may_create;
         srv->node_name = cluster_self(c); /* MCP session ids name it (native/mcp-host.c) */
         __atomic_store_n(&srv->cluster, c, __ATOMIC_RELEASE);
         return 0;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/cluster-volumes.h"
 #include "cluster/cluster.h"
 #include "cluster/forward.h"
 #include "cluster/hop-auth.h"
@@ -251,8 +252,10 @@ bool cluster_intercept(struct request *req, const struct route_target *t, int *r
                         *ret = aggregate_native_list(req);
                         return true;
                 }
-                /* no id, but a session or a signature that names a sandbox elsewhere */
-                return owner_find_mcp(req, ret) || owner_find_signed_files(req, ret);
+                /* no sandbox id: a volume's request, a session or a signature that names a
+                 * sandbox elsewhere */
+                return cluster_volumes_intercept(req, ret) || owner_find_mcp(req, ret) ||
+                       owner_find_signed_files(req, ret);
         }
         struct sandbox *s = registry_get(req->srv->registry, id);
         if (s) {
@@ -305,13 +308,21 @@ int cluster_place_create(struct request *req)
 {
         struct cluster *c = req->srv->cluster;
         bool native;
+        int r = cluster_volumes_place(req); /* POST /volumes */
+        if (r != 0)
+                return r;
         const char *tmpl =
             http_header(req, CLUSTER_HOP_HEADER) ? NULL : create_template(req, &native);
         if (!tmpl)
                 return 0;
-        bool self = false;
+        bool self = false, pinned = false;
         char addr[CLUSTER_ADDR_MAX + 1], msg[256];
-        int r = cluster_place(c, tmpl, &self, addr, sizeof(addr), msg, sizeof(msg));
+        /* an E2B create naming volumes goes where they are */
+        r = native ? 0 : cluster_volumes_pin(req, tmpl, &pinned, &self, addr, sizeof(addr));
+        if (r != 0)
+                return r;
+        if (!pinned)
+                r = cluster_place(c, tmpl, &self, addr, sizeof(addr), msg, sizeof(msg));
         if (r < 0 && native)
                 return v1_reply_error(req, 503, "unavailable", "%s", msg);
         if (r < 0)

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "buf.h"
+#include "cluster/cluster-volumes.h"
 #include "cluster/etcd.h"
 #include "cluster/hop-auth.h"
 #include "http/route.h"
@@ -382,6 +383,7 @@ int cluster_start(struct server *srv, const char *etcd, const char *name, const 
                 cluster_stop(c);
                 return r;
         }
+        cluster_volumes_register(c, srv); /* this node's volumes in etcd (logged when not) */
         r = -pthread_create(&c->beat, NULL, beat_main, c);
         c->beat_started = r == 0;
         if (r == 0)
@@ -582,4 +584,9 @@ int cluster_set_drain(struct cluster *c, const char *name, bool drain)
         if (r >= 0)
                 r = load_nodes(c);
         return r < 0 && r != -ENOMEM ? -EHOSTUNREACH : r;
+}
+
+struct etcd *cluster_etcd(struct cluster *c)
+{
+        return c->etcd;
 }

@@ -9,6 +9,7 @@
  *                     under this node's lease (CLUSTER_LEASE_TTL_S), rewritten every beat
  *   sandboxes/<id>    the owner node's name; no lease (outlives its node: "node lost")
  *   drain/<name>      present while the node is drained (sbx node drain)
+ *   volumes/<id>, volume-names/<name>: cluster/cluster-volumes.h
  */
 #pragma once
 
@@ -75,6 +76,9 @@ int cluster_node_addr(struct cluster *c, const char *name, char *addr, size_t ad
 /* Every live node (a copy; free with cluster_nodes_free). */
 int cluster_nodes(struct cluster *c, struct cluster_node **ret, size_t *ret_n);
 void cluster_nodes_free(struct cluster_node *n, size_t count);
+
+/* The etcd client (cluster-volumes.c keeps its own keys there). */
+struct etcd *cluster_etcd(struct cluster *c);
 
 /* Drain (or undrain) a node by name: no new placements on it. */
 int cluster_set_drain(struct cluster *c, const char *name, bool drain);

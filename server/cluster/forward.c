@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "buf.h"
+#include "cluster/cluster-volumes.h"
 #include "cluster/hop-auth.h"
 #include "core/errors.h"
 #include "json-util.h"
@@ -452,10 +453,14 @@ void forward_answer_done(struct forward_answer *a)
 
 int forward_reply_lost(struct request *req, const char *node, const char *why)
 {
-        const char *id = req->sandbox_id;
-        char msg[512];
-        snprintf(msg, sizeof(msg), "node lost: sandbox %s lives on node %s, which %s", id, node,
-                 why);
+        const char *id = req->sandbox_id[0] ? req->sandbox_id : NULL;
+        char msg[512], vol[VOLUME_ID_LEN + 1];
+        if (!id && cluster_volume_path_id(req->path, vol)) /* cluster/cluster-volumes.h */
+                snprintf(msg, sizeof(msg), "node lost: volume %s lives on node %s, which %s", vol,
+                         node, why);
+        else
+                snprintf(msg, sizeof(msg), "node lost: sandbox %s lives on node %s, which %s",
+                         req->sandbox_id, node, why);
         if (strncmp(req->path, "/v1/", 4) == 0)
                 return v1_reply_error(req, 503, "node_lost", "%s", msg);
         const char *ct = http_header(req, MHD_HTTP_HEADER_CONTENT_TYPE);

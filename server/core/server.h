@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "core/server-config.h"
 #include "core/keys.h"
@@ -46,5 +47,12 @@ struct server {
          * cluster runs. cluster_created: called by a create before it answers. */
         struct cluster *cluster;
         int (*cluster_created)(struct server *srv, const char *id);
+        /* --cluster (cluster/cluster-volumes.h): a volume created here, before its create
+         * answers (-EEXIST: its name was taken on another node meanwhile; another error: not
+         * recorded), deleted here; and whether this node may create a sandbox that is not
+         * placed (an MCP session's: -EBUSY when drained, msg says why). */
+        int (*cluster_volume_created)(struct server *srv, const char *id, const char *name);
+        void (*cluster_volume_deleted)(struct server *srv, const char *id, const char *name);
+        int (*cluster_may_create)(struct server *srv, char *msg, size_t msg_len);
         const char *node_name; /* --cluster: this node's name (set before cluster), else NULL */
 };

@@ -73,6 +73,21 @@ int e2b_volume_create(struct request *req)
                 return http_reply_error(req, r, NULL, "%s",
                                         err[0] ? err : "Error when creating volume");
         }
+        /* --cluster: recorded in etcd before the create answers (the name cluster-wide) */
+        r = req->srv->cluster_volume_created
+                ? req->srv->cluster_volume_created(req->srv, v.id, v.name)
+                : 0;
+        if (r < 0) {
+                unsigned users = 0;
+                (void)volume_delete(req->srv->volumes, v.id, &users);
+                if (r == -EEXIST)
+                        return http_reply_error(req, -EINVAL, NULL,
+                                                "Volume with name '%s' already exists", v.name);
+                return http_reply_error(req, -EAGAIN, NULL,
+                                        "cluster store unavailable: the volume could not be "
+                                        "recorded (%s)",
+                                        strerror(-r));
+        }
         log_info("volume %s: created ('%s', %llu MiB)", v.id, v.name,
                  (unsigned long long)v.size_mb);
         _cleanup_json_ cJSON *o = volume_json(&v, true);
@@ -137,6 +152,8 @@ int e2b_volume_delete(struct request *req)
         if (r < 0)
                 return http_reply_error(req, r, NULL, "Error when deleting volume: %s",
                                         strerror(-r));
+        if (req->srv->cluster_volume_deleted) /* --cluster: its keys in etcd */
+                req->srv->cluster_volume_deleted(req->srv, v.id, v.name);
         log_info("volume %s: deleted ('%s')", v.id, v.name);
         return http_reply_204(req);
 }

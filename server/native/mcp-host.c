@@ -24,10 +24,16 @@
 static int host_create(void *ctx, const char *template_id, int timeout_s,
                        char id[static MCP_SANDBOX_ID_MAX], char *err, size_t err_size)
 {
+        struct server *srv = ctx;
+        /* --cluster: the session's sandbox is made on the session's node, never placed: a
+         * drained node refuses it (server/cluster/README.md) */
+        int r = srv->cluster_may_create ? srv->cluster_may_create(srv, err, err_size) : 0;
+        if (r < 0)
+                return r;
         struct create_params p = {.timeout_s = timeout_s, .net.internet = -1};
         _cleanup_sandbox_ struct sandbox *s = NULL;
         snprintf(p.template_id, sizeof(p.template_id), "%s", template_id);
-        int r = lifecycle_create(ctx, &p, &s, err, err_size);
+        r = lifecycle_create(ctx, &p, &s, err, err_size);
         if (r < 0)
                 return r;
         snprintf(id, MCP_SANDBOX_ID_MAX, "%s", s->id);

@@ -140,6 +140,8 @@ async function etcdRange(etcd, prefix, exact = false) {
 
 // The owner of each sandbox.
 export const owners = (etcd) => etcdRange(etcd, '/sbx/v1/sandboxes/')
+// The node of each volume (server/cluster/cluster-volumes.h).
+export const volumeOwners = (etcd) => etcdRange(etcd, '/sbx/v1/volumes/')
 
 // The cluster's hop secret (server/cluster/hop-auth.h), read once while etcd has quorum.
 let secret
