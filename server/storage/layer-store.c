@@ -299,7 +299,7 @@ int layer_store_tmp_dir(const char *state, char *ret_path, size_t size)
         return mkdir(ret_path, 0700) < 0 ? -errno : 0;
 }
 
-int layer_store_adopt(const char *state, const char *tmp, char *ret_hex)
+static int adopt(const char *state, const char *tmp, const char *want, char *ret_hex)
 {
         char final[4096];
         struct stat st;
@@ -314,6 +314,8 @@ int layer_store_adopt(const char *state, const char *tmp, char *ret_hex)
         if (r < 0)
                 return r;
         sha256_final_hex(&w.h, ret_hex);
+        if (want && strcmp(want, ret_hex) != 0)
+                return -EBADMSG; /* the caller removes tmp */
         layer_store_path(state, ret_hex, final, sizeof(final));
         if (rename(tmp, final) < 0) {
                 if (errno != EEXIST && errno != ENOTEMPTY)
@@ -321,6 +323,27 @@ int layer_store_adopt(const char *state, const char *tmp, char *ret_hex)
                 rm_rf(tmp); /* the same layer is stored already */
         }
         return 0;
+}
+
+int layer_store_adopt(const char *state, const char *tmp, char *ret_hex)
+{
+        return adopt(state, tmp, NULL, ret_hex);
+}
+
+int layer_store_adopt_verified(const char *state, const char *tmp, const char *want_hex,
+                               char *ret_hex)
+{
+        return is_hex64(want_hex) ? adopt(state, tmp, want_hex, ret_hex) : -EINVAL;
+}
+
+int layer_store_has(const char *state, const char *hex)
+{
+        char path[4096];
+        struct stat st;
+        if (!is_hex64(hex))
+                return -EINVAL;
+        layer_store_path(state, hex, path, sizeof(path));
+        return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 /* layers/.digests/<hex>: the store layer an image layer blob of that digest became. */

@@ -98,8 +98,7 @@ static int cmp_names(const void *a, const void *b)
         return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Names in dfd, sorted (the hash must not depend on readdir order). */
-static int list_dir(int dfd, char ***ret, size_t *ret_n)
+int layer_walk_list_dir(int dfd, char ***ret, size_t *ret_n)
 {
         DIR *d = opendir_fd(dfd);
         if (!d)
@@ -361,7 +360,7 @@ static int walk_dir(struct walk *w, int sdfd, int ddfd, const char *path, int de
                 return -ELOOP;
         char **names = NULL;
         size_t n = 0;
-        int r = list_dir(sdfd, &names, &n);
+        int r = layer_walk_list_dir(sdfd, &names, &n);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n && r >= 0; i++) {
@@ -399,7 +398,7 @@ static int hash_dir(struct walk *w, int sdfd, const char *path, int depth)
                 return -ELOOP;
         char **names = NULL;
         size_t n = 0;
-        int r = list_dir(sdfd, &names, &n);
+        int r = layer_walk_list_dir(sdfd, &names, &n);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n && r >= 0; i++) {
