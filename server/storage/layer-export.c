@@ -100,7 +100,9 @@ static void head(struct exporter *x, const char *path, const struct stat *st)
 
 static int put_header(struct exporter *x)
 {
-        return archive_write_header(x->a, x->e) == ARCHIVE_OK ? 0 : write_fail(x);
+        /* names are bytes (hdrcharset=BINARY): a warning about them is not a failure */
+        int k = archive_write_header(x->a, x->e);
+        return k == ARCHIVE_OK || k == ARCHIVE_WARN ? 0 : write_fail(x);
 }
 
 /* An empty regular entry named path (a whiteout or the opaque mark). */
@@ -290,6 +292,7 @@ int layer_export(const char *state, const char *hex, int fd)
         if (!x.a || !x.e || !x.buf)
                 goto out;
         if (archive_write_set_format_pax(x.a) != ARCHIVE_OK ||
+            archive_write_set_format_option(x.a, "pax", "hdrcharset", "BINARY") != ARCHIVE_OK ||
             archive_write_set_bytes_per_block(x.a, EXPORT_CHUNK) != ARCHIVE_OK ||
             archive_write_open_fd(x.a, fd) != ARCHIVE_OK) {
                 r = write_fail(&x);

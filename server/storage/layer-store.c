@@ -299,21 +299,36 @@ int layer_store_tmp_dir(const char *state, char *ret_path, size_t size)
         return mkdir(ret_path, 0700) < 0 ? -errno : 0;
 }
 
-static int adopt(const char *state, const char *tmp, const char *want, char *ret_hex)
+static int hash_tree(int src, bool no_links, char *ret_hex)
 {
-        char final[4096];
         struct stat st;
-        _cleanup_close_ int src = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (src < 0 || fstat(src, &st) < 0)
+        if (fstat(src, &st) < 0)
                 return -errno;
-        struct walk w = {.link = true, .dev = st.st_dev};
+        struct walk w = {.link = true, .no_links = no_links, .dev = st.st_dev};
         sha256_init(&w.h);
         layer_walk_hash_entry(&w, "", &st);
         int r = layer_walk_hash(&w, src);
         layer_walk_done(&w);
+        if (r >= 0)
+                sha256_final_hex(&w.h, ret_hex);
+        return r;
+}
+
+static int adopt(const char *state, const char *tmp, const char *want, char *ret_hex)
+{
+        char final[4096], alt[LAYER_ID_MAX];
+        _cleanup_close_ int src = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (src < 0)
+                return -errno;
+        int r = hash_tree(src, false, ret_hex);
         if (r < 0)
                 return r;
-        sha256_final_hex(&w.h, ret_hex);
+        /* A layer put in the store from a template's dir (import_dir, hard links into the
+         * template) was named with every name of a multiply-linked file hashed as a file: the
+         * same tree, that encoding. Either names it; every byte is hashed in both. */
+        if (want && strcmp(want, ret_hex) != 0 && hash_tree(src, true, alt) >= 0 &&
+            strcmp(want, alt) == 0)
+                memcpy(ret_hex, alt, LAYER_ID_MAX);
         if (want && strcmp(want, ret_hex) != 0)
                 return -EBADMSG; /* the caller removes tmp */
         layer_store_path(state, ret_hex, final, sizeof(final));

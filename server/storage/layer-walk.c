@@ -376,6 +376,13 @@ static int walk_dir(struct walk *w, int sdfd, int ddfd, const char *path, int de
                 }
                 if (st.st_dev != w->dev)
                         continue; /* a mount point: never entered */
+                /* sockets and device nodes (other than whiteouts) are not kept: not named
+                 * either, so that the name is the hash of what the layer holds and another
+                 * node that receives the layer finds the same (cluster/layer-pull.h) */
+                bool whiteout = S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0);
+                if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode) &&
+                    !S_ISFIFO(st.st_mode) && !whiteout)
+                        continue;
                 layer_walk_hash_entry(w, sub, &st);
                 if (S_ISDIR(st.st_mode))
                         r = copy_subdir(w, sdfd, ddfd, names[i], sub, &st, depth);
@@ -428,17 +435,20 @@ static int hash_dir(struct walk *w, int sdfd, const char *path, int depth)
                         char v[8];
                         if (S_ISDIR(st.st_mode) && fgetxattr(fd, OPAQUE_XATTR, v, sizeof(v)) > 0)
                                 sha256_update(&w->h, "opaque", 7);
-                        const char *first =
-                            S_ISREG(st.st_mode) && st.st_nlink > 1 ? seen_path(w, st.st_ino) : NULL;
+                        bool linked = S_ISREG(st.st_mode) && st.st_nlink > 1 && !w->no_links;
+                        const char *first = linked ? seen_path(w, st.st_ino) : NULL;
                         if (first) {
                                 sha256_update(&w->h, "hardlink", 9);
                                 sha256_update(&w->h, first, strlen(first) + 1);
                                 continue;
                         }
-                        r = copy_user_xattrs(w, fd, -1);
-                        if (r >= 0 && S_ISREG(st.st_mode))
+                        /* in copy_file's and copy_subdir's order: a file's content before
+                         * its xattrs */
+                        if (S_ISREG(st.st_mode))
                                 r = copy_content(w, fd, -1, st.st_size);
-                        if (r >= 0 && S_ISREG(st.st_mode) && st.st_nlink > 1)
+                        if (r >= 0)
+                                r = copy_user_xattrs(w, fd, -1);
+                        if (r >= 0 && linked)
                                 seen_add(w, st.st_ino, sub + 1);
                         if (r >= 0 && S_ISDIR(st.st_mode))
                                 r = hash_dir(w, fd, sub, depth + 1);
@@ -449,6 +459,7 @@ static int hash_dir(struct walk *w, int sdfd, const char *path, int depth)
                                 r = -errno;
                                 break;
                         }
+                        target[k] = 0; /* hashed with its NUL, as copy_special does */
                         sha256_update(&w->h, target, (size_t)k + 1);
                 }
         }

@@ -27,12 +27,13 @@ struct hardlinked {
 
 struct walk {
         struct sha256 h;
-        bool upper;   /* shift owners into sandbox ids, keep whiteouts */
-        bool link;    /* hard-link regular files instead of copying them */
-        uid_t base;   /* host id of sandbox id 0 (upper) */
-        uid_t count;  /* ids mapped from base on (upper) */
-        dev_t dev;    /* never leave this file system */
-        int dst_root; /* the new layer's root dir */
+        bool upper;    /* shift owners into sandbox ids, keep whiteouts */
+        bool link;     /* hard-link regular files instead of copying them */
+        bool no_links; /* hash (hash_dir) every name of a multiply-linked file as a file */
+        uid_t base;    /* host id of sandbox id 0 (upper) */
+        uid_t count;   /* ids mapped from base on (upper) */
+        dev_t dev;     /* never leave this file system */
+        int dst_root;  /* the new layer's root dir */
         /* files with st_nlink > 1 copied so far, an open-addressing table on the inode
          * number (size a power of two, at most half full): their other names become links */
         struct hardlinked *seen;

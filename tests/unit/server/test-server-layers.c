@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
@@ -89,7 +91,7 @@ static int fake_upper(const char *dir, unsigned base)
         snprintf(p, sizeof(p), "%s/rootfs/upper/foreign", dir);
         put(p, "x", 0644, 0); /* host root's: becomes nobody */
         /* a second name of home/f, and file metadata as the files API stores it */
-        char f[512];
+        char f[100];
         snprintf(f, sizeof(f), "%s/rootfs/upper/home/f", dir);
         snprintf(p, sizeof(p), "%s/rootfs/upper/opaque/f-again", dir);
         CHECK(link(f, p) == 0);
@@ -289,6 +291,48 @@ static void test_export(void)
         CHECK_EQ_INT(layer_store_gc(state2, 1), 1); /* the one good layer; no temp dir left */
 }
 
+/* A template's layer dir put in the store (hard links) and sent to another node: the name
+ * covers only what the layer keeps (no socket, no device node), a file's xattrs after its
+ * content and a symlink's target with its NUL, as the receiving node's walk does. */
+static void test_export_dir(void)
+{
+        char dir[48], state[48], state2[48], p[100], hex[LAYER_ID_MAX];
+        char err[IMAGE_LAYER_ERR_MAX];
+        snprintf(dir, sizeof(dir), "%s/tdir", tmp);
+        snprintf(state, sizeof(state), "%s/tdir-a", tmp);
+        snprintf(state2, sizeof(state2), "%s/tdir-b", tmp);
+        mkdir(dir, 0755);
+        mkdir(state, 0700);
+        mkdir(state2, 0700);
+        snprintf(p, sizeof(p), "%s/f", dir);
+        put(p, "content", 0644, 0);
+        CHECK(setxattr(p, "user.k", "v", 1, 0) == 0);
+        snprintf(p, sizeof(p), "%s/f2", dir); /* a hard link inside the dir */
+        char f[100];
+        snprintf(f, sizeof(f), "%s/f", dir);
+        CHECK(link(f, p) == 0);
+        snprintf(p, sizeof(p), "%s/ln", dir);
+        CHECK(symlink("a-target", p) == 0);
+        snprintf(p, sizeof(p), "%s/null", dir);
+        (void)mknod(p, S_IFCHR | 0666, makedev(1, 3)); /* root only: kept out either way */
+        snprintf(p, sizeof(p), "%s/sock", dir);
+        int s = socket(AF_UNIX, SOCK_STREAM, 0);
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", p);
+        CHECK(s >= 0 && bind(s, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+        close(s);
+        CHECK_EQ_INT(layer_store_import_dir(state, dir, hex), 0);
+        int out = open(tmp, O_RDWR | O_TMPFILE, 0600);
+        CHECK(out >= 0);
+        layer_store_read_lock();
+        CHECK_EQ_INT(layer_export(state, hex, out), 0);
+        CHECK(lseek(out, 0, SEEK_SET) == 0);
+        CHECK_EQ_INT(layer_import_stream(state2, out, hex, err), 0);
+        layer_store_unlock();
+        CHECK_EQ_INT(layer_store_has(state2, hex), 1);
+        close(out);
+}
+
 int main(void)
 {
         if (!mkdtemp(tmp))
@@ -296,6 +340,7 @@ int main(void)
         test_sha256();
         test_ingest();
         test_export();
+        test_export_dir();
         rm_rf(tmp);
         return unit_finish("test-server-layers");
 }
