@@ -91,7 +91,7 @@ static int fake_upper(const char *dir, unsigned base)
         snprintf(p, sizeof(p), "%s/rootfs/upper/foreign", dir);
         put(p, "x", 0644, 0); /* host root's: becomes nobody */
         /* a second name of home/f, and file metadata as the files API stores it */
-        char f[100];
+        char f[512];
         snprintf(f, sizeof(f), "%s/rootfs/upper/home/f", dir);
         snprintf(p, sizeof(p), "%s/rootfs/upper/opaque/f-again", dir);
         CHECK(link(f, p) == 0);
