@@ -17,6 +17,7 @@
 #include "build/build.h"
 #include "cluster/cluster.h"
 #include "cluster/cluster-http.h"
+#include "cluster/layer-pull.h"
 #include "lifecycle/adopt.h"
 #include "storage/disk-image.h"
 #include "storage/secret-store.h"
@@ -141,6 +142,7 @@ static int start_cluster(struct server *srv, unsigned port)
                 return r;
         }
         srv->cluster_created = cluster_created;
+        srv->cluster_pull_template = cluster_pull_template;
         __atomic_store_n(&srv->cluster, c, __ATOMIC_RELEASE);
         return 0;
 }

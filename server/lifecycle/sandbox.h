@@ -34,6 +34,7 @@ struct sandbox {
         /* lifecycle (lifecycle/lifecycle-pause.c, lifecycle/snapshot.c) */
         int paused;              /* __atomic: 1 while frozen or persisted (state "paused") */
         bool persisted;          /* under op_lock: paused on disk, no processes (pid 0) */
+        bool moved;              /* under op_lock: moved to another node (cluster drain) */
         int64_t paused_at;       /* unix seconds, under op_lock */
         bool auto_pause;         /* onTimeout "pause" instead of kill */
         bool pause_drops_memory; /* autoPauseMemory false: that pause keeps files only */

@@ -1,0 +1,148 @@
+// Cluster mode, templates and sandboxes between nodes (server/cluster/README.md "Templates on
+// many nodes", "Failure and maintenance"): the same three-member etcd cluster and three sbxd
+// nodes in network namespaces as cluster.test.mjs (cluster-lib.mjs), the unmodified SDK
+// against node 0. A snapshot taken on one node starts on the others, which pull its layers
+// (verified by hash); drain --move moves a sandbox with a file in it to another node under
+// the same id. Bounded: every test has a timeout; after() removes everything it made.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { spawnSync } from 'node:child_process'
+import { TOP, REAL, sleep, startSbxd } from './sbxd.mjs'
+import { ETCD, startEtcd, startNode, newKey, owners, cleanNode, cgroupParent, makeNetwork, nodeHost, removeCgroupParent } from './cluster-lib.mjs'
+
+const SDK = join(TOP, 'tests/node_modules/e2b/dist/index.mjs')
+const SBX = join(TOP, 'build/cli/sbx')
+const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
+const skip = !ETCD ? 'etcd not installed (scripts/install-deps.sh)' : false
+
+let etcd
+let net
+const nodes = []
+const key = newKey()
+let e2b
+const opts = () => ({ apiUrl: nodes[0].url, sandboxUrl: nodes[0].url, apiKey: key })
+const auth = { Authorization: `Bearer ${key}` }
+
+before(async () => {
+  if (skip) return
+  assert.ok(!missing.length, `not built: ${missing.join(', ')}`)
+  assert.ok(existsSync(SDK), 'e2b SDK not installed (npm ci in tests/)')
+  assert.ok(existsSync(SBX), 'the sbx CLI is not built')
+  e2b = await import(SDK)
+  net = makeNetwork(3)
+  etcd = await startEtcd(3, net.etcdHost)
+  for (let i = 0; i < 3; i++) nodes.push(await startNode(i, etcd, key, { net }))
+  for (let i = 0; i < 100; i++) {
+    const l = await fetch(`${nodes[0].url}/v1/nodes`, { headers: auth }).then((r) => r.json())
+    if (l.length === 3) break
+    await sleep(100)
+  }
+})
+
+after(async () => {
+  if (process.env.SBX_CLUSTER_LOGS) {
+    await sleep(500) // what the nodes logged while spawnSync held the event loop
+    const { writeFileSync } = await import('node:fs')
+    nodes.forEach((d, i) => d && writeFileSync(join(process.env.SBX_CLUSTER_LOGS, `move-node${i}.log`), d.stderr()))
+  }
+  for (let i = 0; i < nodes.length; i++) {
+    const d = nodes[i]
+    if (!d || (d.proc.exitCode === null && !d.proc.signalCode)) continue
+    nodes[i] = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: d, host: nodeHost(i, net),
+      wrap: net.wrap(i), args: ['--cgroup-parent', cgroupParent(i)] }).catch(() => null)
+  }
+  for (const d of nodes) await cleanNode(d).catch(() => {})
+  for (const d of nodes) await d?.stop().catch(() => {})
+  await etcd?.stopAll()
+  net?.remove()
+  for (let i = 0; i < 3; i++) await removeCgroupParent(i)
+})
+
+// A sandbox created on node i itself (the hop header: no placement), then reached through
+// node 0 with the SDK.
+async function createOn(i, extra = {}) {
+  const r = await fetch(`${nodes[i].url}/v2/sandboxes`, { method: 'POST',
+    headers: { 'X-API-KEY': key, 'Content-Type': 'application/json', 'Sbx-Cluster-Hop': '1' },
+    body: JSON.stringify({ templateID: 'base', timeout: 300, ...extra }) })
+  const j = await r.json()
+  assert.equal(r.status, 201, JSON.stringify(j))
+  return e2b.Sandbox.connect(j.sandboxID, opts())
+}
+
+// The CLI against node 0: its stdout, and its stderr in the message when it fails.
+function sbx(args) {
+  const env = { ...process.env, SBX_URL: nodes[0].url, SBX_API_KEY: key }
+  const r = spawnSync(SBX, args, { env, encoding: 'utf8', timeout: 150_000 })
+  assert.equal(r.status, 0, `sbx ${args.join(' ')}: exit ${r.status}: ${r.stderr}${r.stdout}`)
+  return r.stdout
+}
+
+async function setDrain(name, on) {
+  const r = await fetch(`${nodes[0].url}/v1/nodes/${name}/drain`, { method: on ? 'POST' : 'DELETE', headers: auth })
+  assert.equal(r.status, 204)
+  for (let i = 0; i < 30; i++) { // every node sees it at its next beat
+    const views = await Promise.all(nodes.map((d) => fetch(`${d.url}/v1/nodes`, { headers: auth }).then((x) => x.json())))
+    if (views.every((l) => l.find((n) => n.name === name)?.draining === on)) return
+    await sleep(100)
+  }
+  assert.fail(`drain of ${name} not seen everywhere`)
+}
+
+test('a snapshot taken on one node starts on the others: they pull its layers', { skip, timeout: 180_000 }, async () => {
+  const a = await createOn(1)
+  await a.files.write('/home/user/note.txt', 'written-on-n1')
+  const snap = await a.createSnapshot()
+  const id = snap.snapshotId
+  assert.ok(existsSync(join(nodes[1].state, 'templates', id)))
+  assert.ok(!existsSync(join(nodes[0].state, 'templates', id)) && !existsSync(join(nodes[2].state, 'templates', id)))
+  // the only node that has it takes nothing new: a create of it goes to a node that must pull
+  await setDrain('n1', true)
+  // two at once: each lands on n0 or n2; two on one node pull each layer once
+  const made = await Promise.all([0, 1].map(() => e2b.Sandbox.create(id, { ...opts(), timeoutMs: 120_000, requestTimeoutMs: 150_000 })))
+  const map = await owners(etcd)
+  for (const b of made) {
+    assert.ok(['n0', 'n2'].includes(map[b.sandboxId]), `placed on ${map[b.sandboxId]}`)
+    assert.equal((await b.commands.run('cat /home/user/note.txt')).stdout, 'written-on-n1')
+    const i = Number(map[b.sandboxId].slice(1))
+    assert.ok(existsSync(join(nodes[i].state, 'templates', id)), 'the template is there now')
+  }
+  // the node-only routes: refused without the key, and without the hop header
+  const lr = await fetch(`${nodes[1].url}/v1/cluster/templates/${id}`, { headers: { 'Sbx-Cluster-Hop': '1' } })
+  assert.equal(lr.status, 401)
+  const lh = await fetch(`${nodes[1].url}/v1/cluster/templates/${id}`, { headers: auth })
+  assert.equal(lh.status, 403)
+  const tj = await fetch(`${nodes[1].url}/v1/cluster/templates/${id}`, { headers: { ...auth, 'Sbx-Cluster-Hop': '1' } }).then((r) => r.json())
+  assert.ok(tj.layers.every((l) => /^sha256:[0-9a-f]{64}$/.test(l)))
+  for (const b of made) await b.kill()
+  await a.kill()
+  await setDrain('n1', false)
+})
+
+test('drain --move: a sandbox moves by snapshot to another node under the same id, its files kept', { skip, timeout: 180_000 }, async () => {
+  const c = await createOn(2, { envVars: { MOVED_ENV: 'still-here' } })
+  const id = c.sandboxId
+  await c.files.write('/home/user/moved.txt', 'kept-across-the-move')
+  assert.equal((await owners(etcd))[id], 'n2')
+  const out = sbx(['node', 'drain', 'n2', '--move'])
+  assert.match(out, new RegExp(`${id} +moved +n[01]`), out)
+  assert.match(out, /1 moved, 0 kept/, out)
+  const to = (await owners(etcd))[id]
+  assert.ok(['n0', 'n1'].includes(to), `mapped to ${to}`)
+  // the same id answers from its new node, through node 0: its file and env vars are there
+  const again = await e2b.Sandbox.connect(id, opts())
+  assert.equal(again.sandboxId, id)
+  assert.equal((await again.commands.run('cat /home/user/moved.txt')).stdout, 'kept-across-the-move')
+  assert.equal((await again.commands.run('echo $MOVED_ENV')).stdout, 'still-here\n')
+  assert.equal((await again.getInfo()).state, 'running')
+  // gone from n2: asked alone (the hop header), it does not know the sandbox any more
+  const n2 = await fetch(`${nodes[2].url}/sandboxes/${id}`, { headers: { 'X-API-KEY': key, 'Sbx-Cluster-Hop': '1' } })
+  assert.equal(n2.status, 404)
+  assert.ok(!existsSync(join(nodes[2].state, 'sandboxes', id)))
+  // a drained node with nothing on it: nothing to move
+  const none = JSON.parse(sbx(['--json', 'node', 'drain', 'n2', '--move']))
+  assert.deepEqual([none.moved, none.kept], [0, 0])
+  await setDrain('n2', false)
+  await again.kill()
+})
