@@ -273,6 +273,8 @@ static void reconcile(struct cluster *c)
         if (registry_list(c->srv->registry, &all, &n) < 0)
                 return;
         for (size_t i = 0; i < n; i++) {
+                if (__atomic_load_n(&all[i]->moved, __ATOMIC_ACQUIRE))
+                        continue; /* moving to another node (move.h): its mapping is the target's */
                 pthread_mutex_lock(&c->lock);
                 ssize_t k = map_find_locked(c, all[i]->id);
                 bool mine = k >= 0 && strcmp(c->map[k].node, c->name) == 0;

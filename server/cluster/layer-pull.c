@@ -243,8 +243,12 @@ static int pull_from(struct server *srv, const char *node, const char *addr, con
         /* a snapshot's lower layers are its template's: this node's copy of that template
          * has them when it was built from the same files (no transfer then) */
         const cJSON *from = cJSON_GetObjectItemCaseSensitive(j, "fromTemplate");
-        if (cJSON_IsString(from))
+        if (cJSON_IsString(from)) {
                 cluster_seed_template(srv, from->valuestring);
+                log_info("cluster: template %s: its template %s's own layers looked at here in "
+                         "%lld ms",
+                         name, from->valuestring, (long long)((now_us() - t0) / 1000));
+        }
         cJSON_ArrayForEach(l, layers)
         {
                 uint64_t bytes = 0;

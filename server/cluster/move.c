@@ -99,13 +99,29 @@ static int adopt_here(struct server *srv, const char *addr, const char *text, st
                 return r;
         cJSON_Delete(s->layers);
         s->layers = layers;
-        /* its template gives the agent's env and defaults at each start: pulled too when this
-         * node lacks it (a failure is logged, the start falls back to the defaults) */
+        /* Its template gives the agent's env and defaults at each start and, never the record
+         * (whoever holds an API key can send one), the host binds: pulled too when this node
+         * lacks it. The sizes must be within this node's limits, as a create's are. */
         char tmsg[512] = "";
         struct template_info t = {};
-        if (lifecycle_load_template(srv, s->template_id, &t, tmsg, sizeof(tmsg)) < 0)
-                log_warning("cluster: moved sandbox %s: its template: %s", s->id, tmsg);
+        r = lifecycle_load_template(srv, s->template_id, &t, tmsg, sizeof(tmsg));
+        if (r < 0) {
+                snprintf(errmsg, errlen, "its template: %s", tmsg);
+                return r;
+        }
+        cJSON_Delete(s->binds);
+        s->binds = TAKE_PTR(t.binds);
         template_done(&t);
+        const struct sbxd_config *cfg = srv->config;
+        if (s->cpu_count > cfg->max_cpus || s->memory_mb > cfg->max_memory_mb ||
+            s->disk_mb > cfg->max_disk_mb) {
+                *ret_status = 409;
+                snprintf(errmsg, errlen,
+                         "its sizes (%u CPUs, %u MiB memory, %u MiB disk) are past this node's "
+                         "limits",
+                         s->cpu_count, s->memory_mb, s->disk_mb);
+                return -EINVAL;
+        }
         *ret_status = 503;
         int slot;
         r = registry_slot_acquire(srv->registry, &slot);
@@ -305,17 +321,19 @@ static int move_one(struct server *srv, struct sandbox *s, const char *name, con
         struct node_answer a = {};
         if (r >= 0 && !text)
                 r = -ENOMEM;
-        /* the op_lock is held across the call: a connect here waits, then finds it moved */
-        if (r >= 0)
+        /* the op_lock is held across the call: a connect here waits, then finds it moved;
+         * marked moving, the beat's reconcile leaves its mapping to the target */
+        if (r >= 0) {
+                __atomic_store_n(&s->moved, true, __ATOMIC_RELEASE);
                 r = node_call(srv, addr, "POST", "/v1/cluster/adopt", text, strlen(text),
                               CLUSTER_MOVE_ADOPT_MS, &a);
+        }
         if (r >= 0 && a.status != 200) {
                 answer_reason(&a, why, whylen);
                 r = -EIO;
         }
         node_answer_done(&a);
         if (r >= 0) {
-                s->moved = true;
                 cluster_map_note(srv->cluster, s->id, name);
                 struct sandbox *t = registry_take(srv->registry, s->id);
                 pthread_mutex_unlock(&s->op_lock);
@@ -324,6 +342,7 @@ static int move_one(struct server *srv, struct sandbox *s, const char *name, con
                         lifecycle_destroy(srv, t, "moved to another node");
                 return 0;
         }
+        __atomic_store_n(&s->moved, false, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&s->op_lock);
         layer_store_unlock();
         if (!was_paused) { /* back as it was, here: a fresh start on its files */
