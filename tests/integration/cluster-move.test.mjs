@@ -125,9 +125,22 @@ test('drain --move: a sandbox moves by snapshot to another node under the same i
   const id = c.sandboxId
   await c.files.write('/home/user/moved.txt', 'kept-across-the-move')
   assert.equal((await owners(etcd))[id], 'n2')
-  const out = sbx(['node', 'drain', 'n2', '--move'])
+  // one that cannot move: it mounts a volume of n2 (asked on n2 itself)
+  const vr = await fetch(`${nodes[2].url}/volumes`, { method: 'POST',
+    headers: { 'X-API-KEY': key, 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'stays', sizeMB: 16 }) })
+  assert.equal(vr.status, 201, await vr.text())
+  const v = await createOn(2, { volumeMounts: [{ name: 'stays', path: '/mnt/v' }] })
+  const env = { ...process.env, SBX_URL: nodes[0].url, SBX_API_KEY: key }
+  const r = spawnSync(SBX, ['node', 'drain', 'n2', '--move'], { env, encoding: 'utf8', timeout: 150_000 })
+  const out = r.stdout
+  assert.equal(r.status, 3, `some stayed: exit 3\n${r.stderr}${out}`)
   assert.match(out, new RegExp(`${id} +moved +n[01]`), out)
-  assert.match(out, /1 moved, 0 kept/, out)
+  assert.match(out, new RegExp(`${v.sandboxId} +kept +it mounts volumes`), out)
+  assert.match(out, /1 moved, 1 kept/, out)
+  // the one that stayed still runs on n2
+  assert.equal((await owners(etcd))[v.sandboxId], 'n2')
+  assert.equal((await v.commands.run('echo stayed')).stdout, 'stayed\n')
+  await v.kill()
   const to = (await owners(etcd))[id]
   assert.ok(['n0', 'n1'].includes(to), `mapped to ${to}`)
   // the same id answers from its new node, through node 0: its file and env vars are there
