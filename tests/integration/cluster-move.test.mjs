@@ -130,13 +130,23 @@ test('drain --move: a sandbox moves by snapshot to another node under the same i
     headers: { 'X-API-KEY': key, 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'stays', sizeMB: 16 }) })
   assert.equal(vr.status, 201, await vr.text())
   const v = await createOn(2, { volumeMounts: [{ name: 'stays', path: '/mnt/v' }] })
+  // one paused (with its memory): it moves paused, and a connect resumes it on its new node
+  const p = await createOn(2)
+  await p.files.write('/home/user/paused.txt', 'paused-then-moved')
+  assert.equal(await p.pause(), true)
   const env = { ...process.env, SBX_URL: nodes[0].url, SBX_API_KEY: key }
   const r = spawnSync(SBX, ['node', 'drain', 'n2', '--move'], { env, encoding: 'utf8', timeout: 150_000 })
   const out = r.stdout
   assert.equal(r.status, 3, `some stayed: exit 3\n${r.stderr}${out}`)
   assert.match(out, new RegExp(`${id} +moved +n[01]`), out)
   assert.match(out, new RegExp(`${v.sandboxId} +kept +it mounts volumes`), out)
-  assert.match(out, /1 moved, 1 kept/, out)
+  assert.match(out, new RegExp(`${p.sandboxId} +moved +n[01]`), out)
+  assert.match(out, /2 moved, 1 kept/, out)
+  const pi = await e2b.Sandbox.getInfo(p.sandboxId, opts())
+  assert.equal(pi.state, 'paused', 'moved as it was: paused')
+  const pr = await e2b.Sandbox.connect(p.sandboxId, opts())
+  assert.equal((await pr.commands.run('cat /home/user/paused.txt')).stdout, 'paused-then-moved')
+  await pr.kill()
   // the one that stayed still runs on n2
   assert.equal((await owners(etcd))[v.sandboxId], 'n2')
   assert.equal((await v.commands.run('echo stayed')).stdout, 'stayed\n')
