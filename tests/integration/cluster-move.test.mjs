@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { spawnSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { TOP, REAL, sleep, startSbxd } from './sbxd.mjs'
 import { ETCD, startEtcd, startNode, newKey, owners, cleanNode, cgroupParent, makeNetwork, nodeHost, removeCgroupParent } from './cluster-lib.mjs'
 
@@ -43,7 +43,6 @@ before(async () => {
 
 after(async () => {
   if (process.env.SBX_CLUSTER_LOGS) {
-    await sleep(500) // what the nodes logged while spawnSync held the event loop
     const { writeFileSync } = await import('node:fs')
     nodes.forEach((d, i) => d && writeFileSync(join(process.env.SBX_CLUSTER_LOGS, `move-node${i}.log`), d.stderr()))
   }
@@ -71,10 +70,15 @@ async function createOn(i, extra = {}) {
   return e2b.Sandbox.connect(j.sandboxID, opts())
 }
 
-// The CLI against node 0: its stdout, and its stderr in the message when it fails.
-function sbx(args) {
+// The CLI against node 0: { status, stdout, stderr }. Asynchronous: a blocked event loop would
+// miss the nodes closing idle keep-alive connections, and the SDK's next call would fail.
+function sbxRun(args) {
   const env = { ...process.env, SBX_URL: nodes[0].url, SBX_API_KEY: key }
-  const r = spawnSync(SBX, args, { env, encoding: 'utf8', timeout: 150_000 })
+  return new Promise((res) => execFile(SBX, args, { env, encoding: 'utf8', timeout: 150_000 },
+    (err, stdout, stderr) => res({ status: err ? (err.code ?? 1) : 0, stdout, stderr })))
+}
+async function sbx(args) {
+  const r = await sbxRun(args)
   assert.equal(r.status, 0, `sbx ${args.join(' ')}: exit ${r.status}: ${r.stderr}${r.stdout}`)
   return r.stdout
 }
@@ -115,6 +119,13 @@ test('a snapshot taken on one node starts on the others: they pull its layers', 
   assert.equal(lh.status, 403)
   const tj = await fetch(`${nodes[1].url}/v1/cluster/templates/${id}`, { headers: { ...auth, 'Sbx-Cluster-Hop': '1' } }).then((r) => r.json())
   assert.ok(tj.layers.every((l) => /^sha256:[0-9a-f]{64}$/.test(l)))
+  // one pull per layer and node: the two creates never both transferred the snapshot's layer
+  // into one store (the second waited for the first, or went to the other node)
+  const topLayer = tj.layers[tj.layers.length - 1].slice('sha256:'.length, 'sha256:'.length + 12)
+  for (const [i, d] of nodes.entries()) {
+    const pulls = d.stderr().split('\n').filter((l) => l.includes(`cluster: layer ${topLayer} pulled`))
+    assert.ok(pulls.length <= 1, `node ${i} pulled layer ${topLayer} ${pulls.length} times`)
+  }
   for (const b of made) await b.kill()
   await a.kill()
   await setDrain('n1', false)
@@ -134,8 +145,7 @@ test('drain --move: a sandbox moves by snapshot to another node under the same i
   const p = await createOn(2)
   await p.files.write('/home/user/paused.txt', 'paused-then-moved')
   assert.equal(await p.pause(), true)
-  const env = { ...process.env, SBX_URL: nodes[0].url, SBX_API_KEY: key }
-  const r = spawnSync(SBX, ['node', 'drain', 'n2', '--move'], { env, encoding: 'utf8', timeout: 150_000 })
+  const r = await sbxRun(['node', 'drain', 'n2', '--move'])
   const out = r.stdout
   assert.equal(r.status, 3, `some stayed: exit 3\n${r.stderr}${out}`)
   assert.match(out, new RegExp(`${id} +moved +n[01]`), out)
@@ -164,7 +174,7 @@ test('drain --move: a sandbox moves by snapshot to another node under the same i
   assert.equal(n2.status, 404)
   assert.ok(!existsSync(join(nodes[2].state, 'sandboxes', id)))
   // a drained node with nothing on it: nothing to move
-  const none = JSON.parse(sbx(['--json', 'node', 'drain', 'n2', '--move']))
+  const none = JSON.parse(await sbx(['--json', 'node', 'drain', 'n2', '--move']))
   assert.deepEqual([none.moved, none.kept], [0, 0])
   await setDrain('n2', false)
   await again.kill()
