@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,29 +50,46 @@ static int write_fail(struct exporter *x)
         return x->err ? x->err : e > 0 ? -e : -EIO;
 }
 
+/* Multiply-linked files sent so far: an open-addressing table on (dev, ino), a power of two
+ * in size, at most half full (a layer from a template's dir has every file linked). */
+static size_t link_slot(const struct linked *t, size_t cap, dev_t dev, ino_t ino)
+{
+        size_t i = (size_t)((ino ^ ((uint64_t)dev << 32)) * 0x9E3779B97F4A7C15ULL) & (cap - 1);
+        while (t[i].path && (t[i].ino != ino || t[i].dev != dev))
+                i = (i + 1) & (cap - 1);
+        return i;
+}
+
 static const char *link_find(const struct exporter *x, const struct stat *st)
 {
-        for (size_t i = 0; i < x->n_links; i++)
-                if (x->links[i].ino == st->st_ino && x->links[i].dev == st->st_dev)
-                        return x->links[i].path;
-        return NULL;
+        return x->cap_links
+                   ? x->links[link_slot(x->links, x->cap_links, st->st_dev, st->st_ino)].path
+                   : NULL;
 }
 
 static void link_add(struct exporter *x, const struct stat *st, const char *path)
 {
         if (x->n_links >= EXPORT_MAX_LINKS)
-                return;
-        if (x->n_links == x->cap_links) {
-                size_t cap = MAX(x->cap_links * 2, (size_t)32);
-                struct linked *nv = realloc(x->links, cap * sizeof(*nv));
-                if (!nv)
+                return; /* not remembered: its other names are sent as files */
+        if (2 * (x->n_links + 1) > x->cap_links) {
+                size_t cap = MAX(x->cap_links * 2, (size_t)64);
+                struct linked *t = calloc(cap, sizeof(*t));
+                if (!t)
                         return;
-                x->links = nv;
+                for (size_t i = 0; i < x->cap_links; i++)
+                        if (x->links[i].path)
+                                t[link_slot(t, cap, x->links[i].dev, x->links[i].ino)] =
+                                    x->links[i];
+                free(x->links);
+                x->links = t;
                 x->cap_links = cap;
         }
         char *p = strdup(path);
-        if (p)
-                x->links[x->n_links++] = (struct linked){st->st_dev, st->st_ino, p};
+        if (p) {
+                x->links[link_slot(x->links, x->cap_links, st->st_dev, st->st_ino)] =
+                    (struct linked){st->st_dev, st->st_ino, p};
+                x->n_links++;
+        }
 }
 
 static void set_xattrs(struct exporter *x, int fd)
@@ -306,7 +324,7 @@ int layer_export(const char *state, const char *hex, int fd)
         if (r >= 0 && archive_write_close(x.a) != ARCHIVE_OK)
                 r = write_fail(&x);
 out:
-        for (size_t i = 0; i < x.n_links; i++)
+        for (size_t i = 0; i < x.cap_links; i++)
                 free(x.links[i].path);
         free(x.links);
         free(x.buf);
