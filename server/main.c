@@ -18,6 +18,7 @@
 #include "cluster/cluster.h"
 #include "cluster/cluster-http.h"
 #include "cluster/cluster-volumes.h"
+#include "cluster/layer-pull.h"
 #include "lifecycle/adopt.h"
 #include "storage/disk-image.h"
 #include "storage/secret-store.h"
@@ -146,6 +147,7 @@ static int start_cluster(struct server *srv, unsigned port)
         srv->cluster_volume_deleted = cluster_volume_deleted;
         srv->cluster_may_create = cluster_may_create;
         srv->node_name = cluster_self(c); /* MCP session ids name it (native/mcp-host.c) */
+        srv->cluster_pull_template = cluster_pull_template;
         __atomic_store_n(&srv->cluster, c, __ATOMIC_RELEASE);
         return 0;
 }

@@ -11,6 +11,7 @@
 #include "cluster/forward.h"
 #include "cluster/hop-auth.h"
 #include "cluster/owner-find.h"
+#include "cluster/move.h"
 #include "e2b/list-query.h"
 #include "json-util.h"
 #include "lifecycle/registry.h"
@@ -318,7 +319,7 @@ int cluster_place_create(struct request *req)
         bool self = false, pinned = false;
         char addr[CLUSTER_ADDR_MAX + 1], msg[256];
         /* an E2B create naming volumes goes where they are */
-        r = native ? 0 : cluster_volumes_pin(req, tmpl, &pinned, &self, addr, sizeof(addr));
+        r = native ? 0 : cluster_volumes_pin(req, &pinned, &self, addr, sizeof(addr));
         if (r != 0)
                 return r;
         if (!pinned)
@@ -381,6 +382,15 @@ int cluster_handle_nodes(struct request *req)
         return http_reply_cjson(req, 200, arr, NULL, NULL);
 }
 
+/* ?move=1 (or true), or a body {"move": true}. */
+static bool drain_wants_move(struct request *req)
+{
+        const char *q = http_arg(req, "move");
+        const cJSON *body = req->body ? req->body->json : NULL;
+        return (q && (strcmp(q, "1") == 0 || strcmp(q, "true") == 0)) ||
+               cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(body, "move"));
+}
+
 int cluster_handle_drain(struct request *req)
 {
         if (!req->srv->cluster)
@@ -390,5 +400,7 @@ int cluster_handle_drain(struct request *req)
         if (r < 0)
                 return v1_reply_error(req, 503, "cluster_unavailable",
                                       "cluster store unavailable: %s", strerror(-r));
+        if (strcmp(req->method, "DELETE") != 0 && drain_wants_move(req))
+                return cluster_drain_move(req, name); /* cluster/move.h */
         return http_reply_204(req);
 }

@@ -358,14 +358,6 @@ int cluster_volumes_place(struct request *req)
         return self ? 0 : forward_create(req, addr);
 }
 
-static bool has_template(const struct cluster_node *n, const char *tmpl)
-{
-        char want[300];
-        size_t l = strcspn(tmpl, ":"); /* a tag names the template too */
-        snprintf(want, sizeof(want), ",%.*s,", (int)MIN(l, (size_t)250), tmpl);
-        return n->templates && strstr(n->templates, want) != NULL;
-}
-
 /* A create refused, in E2B's {code, message}. */
 static int refuse(struct request *req, unsigned status, const char *msg)
 {
@@ -373,23 +365,19 @@ static int refuse(struct request *req, unsigned status, const char *msg)
 }
 
 /* Whether the node holding the create's volumes can take it: 0 with addr, or the refusal. */
-static int check_node(struct request *req, const char *tmpl, const char *vol, const char *node,
-                      char *addr, size_t addr_len)
+static int check_node(struct request *req, const char *vol, const char *node, char *addr,
+                      size_t addr_len)
 {
         struct cluster_node *nodes = NULL;
         size_t n = 0;
         if (cluster_nodes(req->srv->cluster, &nodes, &n) < 0)
                 return refuse(req, 503, "out of memory");
         const struct cluster_node *it = NULL;
-        bool elsewhere = false;
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n; i++)
                 if (strcmp(nodes[i].name, node) == 0)
                         it = &nodes[i];
-                else
-                        elsewhere |= has_template(&nodes[i], tmpl);
-        }
+        /* without the template, that node pulls it from one that has it (layer-pull.h) */
         char msg[512] = "";
-        unsigned status = 503;
         if (!it)
                 snprintf(msg, sizeof(msg),
                          "node lost: volume '%s' lives on node %s, which is not live", vol, node);
@@ -402,20 +390,14 @@ static int check_node(struct request *req, const char *tmpl, const char *vol, co
                 snprintf(msg, sizeof(msg),
                          "volume '%s' lives on node %s, which is full (%u sandboxes of %u)", vol,
                          node, it->sandboxes + it->inflight, it->capacity);
-        else if (!has_template(it, tmpl) && elsewhere) {
-                status = 400;
-                snprintf(msg, sizeof(msg),
-                         "template '%s' is not on node %s, where volume '%s' lives: a sandbox "
-                         "runs where its volumes are",
-                         tmpl, node, vol);
-        } else
+        else
                 snprintf(addr, addr_len, "%s", it->addr);
         cluster_nodes_free(nodes, n);
-        return msg[0] ? refuse(req, status, msg) : 0;
+        return msg[0] ? refuse(req, 503, msg) : 0;
 }
 
-int cluster_volumes_pin(struct request *req, const char *tmpl, bool *ret_pinned, bool *ret_self,
-                        char *addr, size_t addr_len)
+int cluster_volumes_pin(struct request *req, bool *ret_pinned, bool *ret_self, char *addr,
+                        size_t addr_len)
 {
         struct cluster *c = req->srv->cluster;
         *ret_pinned = *ret_self = false;
@@ -449,7 +431,7 @@ int cluster_volumes_pin(struct request *req, const char *tmpl, bool *ret_pinned,
         }
         if (!first)
                 return 0;
-        int st = check_node(req, tmpl, first, node, addr, addr_len);
+        int st = check_node(req, first, node, addr, addr_len);
         if (st != 0)
                 return st;
         *ret_pinned = true;

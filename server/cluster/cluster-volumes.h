@@ -55,9 +55,9 @@ int cluster_volumes_place(struct request *req);
 /* An E2B sandbox create whose volumeMounts name volumes of the cluster (the native API mounts
  * none): *ret_pinned and the node's address (*ret_self when it is this one). 0 (pinned or
  * not), or the status of the refusal answered (volumes on different nodes, their node lost,
- * drained or full, the template not there, no etcd). */
-int cluster_volumes_pin(struct request *req, const char *tmpl, bool *ret_pinned, bool *ret_self,
-                        char *addr, size_t addr_len);
+ * drained or full, no etcd). Without the template, that node pulls it. */
+int cluster_volumes_pin(struct request *req, bool *ret_pinned, bool *ret_self, char *addr,
+                        size_t addr_len);
 
 /* The struct server hooks (core/server.h). */
 int cluster_volume_created(struct server *srv, const char *id, const char *name);

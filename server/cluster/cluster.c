@@ -275,6 +275,8 @@ static void reconcile(struct cluster *c)
         if (registry_list(c->srv->registry, &all, &n) < 0)
                 return;
         for (size_t i = 0; i < n; i++) {
+                if (__atomic_load_n(&all[i]->moved, __ATOMIC_ACQUIRE))
+                        continue; /* moving to another node (move.h): its mapping is the target's */
                 pthread_mutex_lock(&c->lock);
                 ssize_t k = map_find_locked(c, all[i]->id);
                 bool mine = k >= 0 && strcmp(c->map[k].node, c->name) == 0;
@@ -483,9 +485,14 @@ static bool has_template(const struct cluster_node *n, const char *tmpl)
         return strstr(n->templates, want) != NULL;
 }
 
+static bool can_take(const struct cluster_node *n)
+{
+        return !n->draining && n->sandboxes + n->inflight < n->capacity;
+}
+
 static bool eligible(const struct cluster_node *n, const char *tmpl)
 {
-        return !n->draining && n->sandboxes + n->inflight < n->capacity && has_template(n, tmpl);
+        return can_take(n) && has_template(n, tmpl);
 }
 
 int cluster_place(struct cluster *c, const char *template_id, bool *ret_self, char *addr,
@@ -512,11 +519,16 @@ int cluster_place(struct cluster *c, const char *template_id, bool *ret_self, ch
                 *ret_self = true;
                 return 0;
         }
+        /* none that has it can take it: any node that can, which pulls the template's layers
+         * from one that has it (cluster/layer-pull.h) */
+        bool held = n > 0;
+        for (size_t i = 0; !held && i < c->n_nodes && n < CLUSTER_MAX_NODES; i++)
+                if (can_take(&c->nodes[i]))
+                        idx[n++] = i;
         if (n == 0) {
                 pthread_mutex_unlock(&c->lock);
                 snprintf(msg, msg_len,
-                         "no node can take template '%s' (none has it with capacity left and "
-                         "is not draining)",
+                         "no node can take template '%s' (every node is full or draining)",
                          template_id);
                 return -ENOENT;
         }
@@ -533,6 +545,13 @@ int cluster_place(struct cluster *c, const char *template_id, bool *ret_self, ch
         snprintf(addr, addr_len, "%s", pick->addr);
         pthread_mutex_unlock(&c->lock);
         return 0;
+}
+
+void cluster_map_note(struct cluster *c, const char *id, const char *node)
+{
+        pthread_mutex_lock(&c->lock);
+        map_set_locked(c, id, node);
+        pthread_mutex_unlock(&c->lock);
 }
 
 int cluster_map_sandbox(struct cluster *c, const char *id)

@@ -60,10 +60,11 @@ enum cluster_owner cluster_owner(struct cluster *c, const char *id, char *node, 
 int cluster_lookup(struct cluster *c, const char *id);
 
 /* Pick the node for a create of template: the less loaded of two random eligible nodes
- * (alive, not draining, has the template, below capacity). 0 with *ret_self or addr filled
- * (*ret_self too when no node has the template at all: the local create answers 404);
- * -ENOENT when the nodes that have it cannot take it (drained, full), -EHOSTUNREACH when etcd has
- * been unreachable for a lease's time (creates refused), msg filled either way. */
+ * (alive, not draining, below capacity), drawn among those that have the template when any of
+ * them is eligible, else among all (the one picked pulls the template, layer-pull.h). 0 with
+ * *ret_self or addr filled (*ret_self too when no node has the template at all: the local
+ * create answers 404); -ENOENT when no node can take a sandbox (drained, full), -EHOSTUNREACH
+ * when etcd has been unreachable for a lease's time (creates refused), msg filled either way. */
 int cluster_place(struct cluster *c, const char *template_id, bool *ret_self, char *addr,
                   size_t addr_len, char *msg, size_t msg_len);
 
@@ -72,6 +73,9 @@ int cluster_map_sandbox(struct cluster *c, const char *id);
 
 /* The address of live node name: 0, or -ENOENT (no live node of that name). */
 int cluster_node_addr(struct cluster *c, const char *name, char *addr, size_t addr_len);
+/* Set id -> node in this node's cached map at once (a sandbox moved away: the watch brings
+ * the same a moment later, the beat must not take it for gone meanwhile). */
+void cluster_map_note(struct cluster *c, const char *id, const char *node);
 
 /* Every live node (a copy; free with cluster_nodes_free). */
 int cluster_nodes(struct cluster *c, struct cluster_node **ret, size_t *ret_n);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -44,7 +45,9 @@ struct server {
         struct egress *egress;        /* lifecycle/egress.h */
         struct secret_store *secrets; /* storage/secret-store.h */
         /* --cluster (cluster/cluster.h); NULL for a single node, and then nothing of the
-         * cluster runs. cluster_created: called by a create before it answers. */
+         * cluster runs. cluster_created: called by a create before it answers;
+         * cluster_pull_template: a template this node lacks, from a node that has it (0, or
+         * -ENOENT when none has it, or another -errno with errmsg). */
         struct cluster *cluster;
         int (*cluster_created)(struct server *srv, const char *id);
         /* --cluster (cluster/cluster-volumes.h): a volume created here, before its create
@@ -55,4 +58,6 @@ struct server {
         void (*cluster_volume_deleted)(struct server *srv, const char *id, const char *name);
         int (*cluster_may_create)(struct server *srv, char *msg, size_t msg_len);
         const char *node_name; /* --cluster: this node's name (set before cluster), else NULL */
+        int (*cluster_pull_template)(struct server *srv, const char *name, char *errmsg,
+                                     size_t errlen);
 };

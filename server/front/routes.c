@@ -3,6 +3,8 @@
 
 #include "e2b/routes-lifecycle.h"
 #include "cluster/cluster-http.h"
+#include "cluster/layer-pull.h"
+#include "cluster/move.h"
 #include "e2b/routes-network.h"
 #include "e2b/routes-sandboxes.h"
 #include "e2b/routes-secrets.h"
@@ -125,6 +127,10 @@ const struct route sbxd_routes[] = {
     /* cluster mode (cluster/cluster-http.h): 404 without --cluster */
     V1(GET, "/v1/nodes", NULL, cluster_handle_nodes),
     V1(POST | DELETE, "/v1/nodes/{name}/drain", NULL, cluster_handle_drain),
+    /* between nodes only (cluster/layer-pull.h, cluster/move.h) */
+    V1(GET, "/v1/cluster/templates/{name*}", NULL, cluster_handle_template_get),
+    V1(GET, "/v1/cluster/layers/{hex*}", NULL, cluster_handle_layer_get),
+    V1(POST, "/v1/cluster/adopt", NULL, cluster_handle_adopt),
     V1(GET, "/v1/sandboxes", NULL, v1_handle_list),
     V1(GET, "/v1/sandboxes/", NULL, v1_handle_list),
     V1(POST, "/v1/sandboxes", NULL, v1_handle_create),

@@ -167,6 +167,13 @@ int lifecycle_resume(struct server *srv, struct sandbox *s, int64_t timeout_s, b
         int r = 0;
         layer_store_read_lock(); /* a persisted sandbox's layers must not be collected */
         pthread_mutex_lock(&s->op_lock);
+        if (s->moved) { /* its files went to another node (cluster/move.h): never here again */
+                pthread_mutex_unlock(&s->op_lock);
+                layer_store_unlock();
+                snprintf(errmsg, errlen, "sandbox %s moved to another node", s->id);
+                *ret_resumed = false;
+                return -ENOENT;
+        }
         bool paused = sandbox_is_paused(s), restarted = paused && s->persisted;
         char cg[96];
         cgroup_name(s, cg);

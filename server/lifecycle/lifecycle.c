@@ -334,6 +334,14 @@ int lifecycle_load_template(struct server *srv, const char *name, struct templat
                             char *errmsg, size_t errlen)
 {
         int r = template_load(srv->config->state_dir, name, t);
+        /* --cluster: a template another node has is pulled here first (cluster/layer-pull.h) */
+        if (r == -ENOENT && srv->cluster_pull_template) {
+                int p = srv->cluster_pull_template(srv, name, errmsg, errlen);
+                if (p < 0 && p != -ENOENT)
+                        return -EIO;
+                if (p >= 0)
+                        r = template_load(srv->config->state_dir, name, t);
+        }
         if (r < 0) {
                 if (r == -ENOENT)
                         snprintf(errmsg, errlen, "template '%s' not found", name);

@@ -32,10 +32,11 @@ struct sandbox {
         cJSON *metadata; /* owned object of strings, or NULL */
         cJSON *env_vars; /* owned object of strings, or NULL */
         /* lifecycle (lifecycle/lifecycle-pause.c, lifecycle/snapshot.c) */
-        int paused;              /* __atomic: 1 while frozen or persisted (state "paused") */
-        bool persisted;          /* under op_lock: paused on disk, no processes (pid 0) */
-        int64_t paused_at;       /* unix seconds, under op_lock */
-        bool auto_pause;         /* onTimeout "pause" instead of kill */
+        int paused;        /* __atomic: 1 while frozen or persisted (state "paused") */
+        bool persisted;    /* under op_lock: paused on disk, no processes (pid 0) */
+        bool moved;        /* __atomic, written under op_lock: moving or moved to another node */
+        int64_t paused_at; /* unix seconds, under op_lock */
+        bool auto_pause;   /* onTimeout "pause" instead of kill */
         bool pause_drops_memory; /* autoPauseMemory false: that pause keeps files only */
         bool auto_resume;        /* lifecycle.autoResume: traffic to a paused sandbox resumes it */
         int64_t timeout_s;       /* the create's timeout: what an auto-resume gives it again */

@@ -50,7 +50,7 @@ static int capture_upper(struct server *srv, struct sandbox *s, char *ret_hex)
         char cg[96];
         int r = 0;
         ret_hex[0] = 0;
-        snprintf(cg, sizeof(cg), "sbx/%s", s->id);
+        snprintf(cg, sizeof(cg), "%s/%s", CGROUP_PARENT, s->id);
         pthread_mutex_lock(&s->op_lock);
         bool was_paused = sandbox_is_paused(s);
         if (!s->persisted) {

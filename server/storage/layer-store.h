@@ -57,6 +57,12 @@ int layer_store_tmp_dir(const char *state, char *ret_path, size_t size);
  * layer (hash only, nothing copied) and rename it to layers/<hex>; when that layer exists
  * already, tmp is removed. Call with the read lock held. ret_hex: LAYER_ID_MAX bytes. */
 int layer_store_adopt(const char *state, const char *tmp, char *ret_hex);
+/* The same, kept only when the walk names want_hex (a layer pulled from another node):
+ * -EBADMSG otherwise, with the hash found in ret_hex; tmp is then left for the caller. */
+int layer_store_adopt_verified(const char *state, const char *tmp, const char *want_hex,
+                               char *ret_hex);
+/* 1 when layers/<hex> exists, 0 when not, -EINVAL for a malformed hex. */
+int layer_store_has(const char *state, const char *hex);
 /* The store layer an image layer blob of sha256 digest_hex became (layers/.digests/), so that
  * a layer is imported once: 1 with ret_hex, 0 when unknown or collected since. */
 int layer_store_digest_lookup(const char *state, const char *digest_hex, char *ret_hex);

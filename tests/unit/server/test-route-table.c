@@ -3,6 +3,9 @@
  * policy; paths no row takes are refused as before the table (404, or 405 under /v1). */
 #include <string.h>
 
+#include "cluster/cluster-http.h"
+#include "cluster/layer-pull.h"
+#include "cluster/move.h"
 #include "e2b/routes-lifecycle.h"
 #include "e2b/routes-sandboxes.h"
 #include "e2b/routes-templates.h"
@@ -67,6 +70,17 @@ static const struct want wants[] = {
     E2B_ROW("GET", "/templates/t1/builds/b1/status", e2b_build_status, "t1"),
     {"GET", "/metrics", e2b_prometheus, AUTH_API_KEY_BEARER, BODY_JSON, HTTP_MAX_CONTROL_BODY,
      ERRORS_E2B, NULL, NULL},
+    /* cluster mode: node routes; the layer and template names are tails (64 characters) */
+    V1_ROW("GET", "/v1/nodes", cluster_handle_nodes, NULL),
+    V1_ROW("POST", "/v1/nodes/n1/drain", cluster_handle_drain, "n1"),
+    V1_ROW("DELETE", "/v1/nodes/n1/drain", cluster_handle_drain, "n1"),
+    V1_ROW("POST", "/v1/cluster/adopt", cluster_handle_adopt, NULL),
+    {"GET", "/v1/cluster/templates/snap-0123456789abcdef0123456789abcdef0123456789abcdef012345678",
+     cluster_handle_template_get, AUTH_BEARER, BODY_JSON, V1_MAX_JSON_BODY, ERRORS_NATIVE, NULL,
+     "/snap-0123456789abcdef0123456789abcdef0123456789abcdef012345678"},
+    {"GET", "/v1/cluster/layers/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+     cluster_handle_layer_get, AUTH_BEARER, BODY_JSON, V1_MAX_JSON_BODY, ERRORS_NATIVE, NULL,
+     "/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
     V1_ROW("GET", "/v1/sandboxes", v1_handle_list, NULL),
     V1_ROW("GET", "/v1/sandboxes/", v1_handle_list, NULL),
     V1_ROW("POST", "/v1/sandboxes", v1_handle_create, NULL),

@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Layer store, SHA-256 and lifecycle routes (no sandboxes needed). */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "storage/layer-export.h"
 #include "storage/layer-store.h"
 #include "lifecycle/registry.h"
 #include "sha256.h"
@@ -211,12 +215,132 @@ static void test_ingest(void)
         sandbox_unref(s);
 }
 
+/* A layer exported as a tar and read back on "another node" (a second state dir): the same
+ * layer, holes not sent; a stream claimed as another layer is refused and leaves nothing. */
+static void test_export(void)
+{
+        char state[256], state2[256], ldir[256], p[4096], p2[4200], hex[LAYER_ID_MAX];
+        char err[IMAGE_LAYER_ERR_MAX];
+        snprintf(state, sizeof(state), "%s/exp-a", tmp);
+        snprintf(state2, sizeof(state2), "%s/exp-b", tmp);
+        mkdir(state, 0700);
+        mkdir(state2, 0700);
+        CHECK_EQ_INT(layer_store_tmp_dir(state, ldir, sizeof(ldir)), 0);
+        chmod(ldir, 0755);
+        snprintf(p, sizeof(p), "%s/home", ldir);
+        mkdir(p, 0750);
+        CHECK(chown(p, 1000, 1000) == 0);
+        snprintf(p, sizeof(p), "%s/home/f", ldir);
+        put(p, "hello", 0640, 1000);
+        CHECK(setxattr(p, "user.e2b.owner", "me", 2, 0) == 0);
+        snprintf(p2, sizeof(p2), "%s/home/f-again", ldir);
+        CHECK(link(p, p2) == 0);
+        snprintf(p, sizeof(p), "%s/home/ln", ldir);
+        CHECK(symlink("/etc/shadow", p) == 0);
+        snprintf(p, sizeof(p), "%s/home/fifo", ldir);
+        CHECK(mkfifo(p, 0600) == 0);
+        /* 64 MiB with 5 bytes of data in the middle */
+        snprintf(p, sizeof(p), "%s/sparse", ldir);
+        int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        CHECK(fd >= 0 && ftruncate(fd, 64 << 20) == 0);
+        CHECK(pwrite(fd, "magic", 5, 32 << 20) == 5);
+        close(fd);
+        snprintf(p, sizeof(p), "%s/empty", ldir);
+        put(p, "", 0600, 0);
+        snprintf(p, sizeof(p), "%s/gone", ldir);
+        bool whiteout = mknod(p, S_IFCHR | 0000, makedev(0, 0)) == 0;
+        snprintf(p, sizeof(p), "%s/opaque", ldir);
+        mkdir(p, 0755);
+        bool opaque = setxattr(p, "trusted.overlay.opaque", "y", 1, 0) == 0;
+        CHECK_EQ_INT(layer_store_adopt(state, ldir, hex), 0);
+        /* exported to a file (a pipe in sbxd), read back under its own name */
+        int out = open(tmp, O_RDWR | O_TMPFILE, 0600);
+        CHECK(out >= 0);
+        layer_store_read_lock();
+        CHECK_EQ_INT(layer_export(state, hex, out), 0);
+        struct stat st;
+        CHECK(fstat(out, &st) == 0 && st.st_size < (1 << 20)); /* the hole is not sent */
+        CHECK(lseek(out, 0, SEEK_SET) == 0);
+        CHECK_EQ_INT(layer_import_stream(state2, out, hex, err), 0);
+        CHECK_EQ_INT(layer_store_has(state2, hex), 1);
+        layer_store_path(state2, hex, p, sizeof(p));
+        snprintf(p2, sizeof(p2), "%s/sparse", p);
+        CHECK(stat(p2, &st) == 0 && st.st_size == 64 << 20 && st.st_blocks < 1024);
+        snprintf(p2, sizeof(p2), "%s/gone", p);
+        CHECK(!whiteout || (lstat(p2, &st) == 0 && S_ISCHR(st.st_mode)));
+        snprintf(p2, sizeof(p2), "%s/opaque", p);
+        char v[4] = "";
+        CHECK(!opaque || getxattr(p2, "trusted.overlay.opaque", v, sizeof(v)) == 1);
+        /* already there: nothing read */
+        CHECK_EQ_INT(layer_import_stream(state2, -1, hex, err), 0);
+        /* the same bytes claimed as another layer: refused, nothing kept */
+        char other[LAYER_ID_MAX];
+        memcpy(other, hex, sizeof(other));
+        other[0] = other[0] == '0' ? '1' : '0';
+        CHECK(lseek(out, 0, SEEK_SET) == 0);
+        CHECK_EQ_INT(layer_import_stream(state2, out, other, err), -EBADMSG);
+        CHECK(strstr(err, hex) != NULL);
+        CHECK_EQ_INT(layer_store_has(state2, other), 0);
+        /* not a tar */
+        CHECK(ftruncate(out, 0) == 0 && write(out, "garbage!", 8) == 8 &&
+              lseek(out, 0, SEEK_SET) == 0);
+        CHECK(layer_import_stream(state2, out, other, err) < 0);
+        CHECK_EQ_INT(layer_export(state, other, out), -ENOENT);
+        layer_store_unlock();
+        close(out);
+        CHECK_EQ_INT(layer_store_gc(state2, 1), 1); /* the one good layer; no temp dir left */
+}
+
+/* A template's layer dir put in the store (hard links) and sent to another node: the name
+ * covers only what the layer keeps (no socket, no device node), a file's xattrs after its
+ * content and a symlink's target with its NUL, as the receiving node's walk does. */
+static void test_export_dir(void)
+{
+        char dir[48], state[48], state2[48], p[100], hex[LAYER_ID_MAX];
+        char err[IMAGE_LAYER_ERR_MAX];
+        snprintf(dir, sizeof(dir), "%s/tdir", tmp);
+        snprintf(state, sizeof(state), "%s/tdir-a", tmp);
+        snprintf(state2, sizeof(state2), "%s/tdir-b", tmp);
+        mkdir(dir, 0755);
+        mkdir(state, 0700);
+        mkdir(state2, 0700);
+        snprintf(p, sizeof(p), "%s/f", dir);
+        put(p, "content", 0644, 0);
+        CHECK(setxattr(p, "user.k", "v", 1, 0) == 0);
+        snprintf(p, sizeof(p), "%s/f2", dir); /* a hard link inside the dir */
+        char f[100];
+        snprintf(f, sizeof(f), "%s/f", dir);
+        CHECK(link(f, p) == 0);
+        snprintf(p, sizeof(p), "%s/ln", dir);
+        CHECK(symlink("a-target", p) == 0);
+        snprintf(p, sizeof(p), "%s/null", dir);
+        (void)mknod(p, S_IFCHR | 0666, makedev(1, 3)); /* root only: kept out either way */
+        snprintf(p, sizeof(p), "%s/sock", dir);
+        int s = socket(AF_UNIX, SOCK_STREAM, 0);
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", p);
+        CHECK(s >= 0 && bind(s, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+        close(s);
+        CHECK_EQ_INT(layer_store_import_dir(state, dir, hex), 0);
+        int out = open(tmp, O_RDWR | O_TMPFILE, 0600);
+        CHECK(out >= 0);
+        layer_store_read_lock();
+        CHECK_EQ_INT(layer_export(state, hex, out), 0);
+        CHECK(lseek(out, 0, SEEK_SET) == 0);
+        CHECK_EQ_INT(layer_import_stream(state2, out, hex, err), 0);
+        layer_store_unlock();
+        CHECK_EQ_INT(layer_store_has(state2, hex), 1);
+        close(out);
+}
+
 int main(void)
 {
         if (!mkdtemp(tmp))
                 return 1;
         test_sha256();
         test_ingest();
+        test_export();
+        test_export_dir();
         rm_rf(tmp);
         return unit_finish("test-server-layers");
 }
