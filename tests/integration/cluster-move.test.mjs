@@ -142,9 +142,10 @@ test('drain --move: a sandbox moves by snapshot to another node under the same i
   const id = c.sandboxId
   await c.files.write('/home/user/moved.txt', 'kept-across-the-move')
   assert.equal((await owners(etcd))[id], 'n2')
-  // one that cannot move: it mounts a volume of n2 (asked on n2 itself)
+  // one that cannot move: it mounts a volume of n2 (asked on n2 itself, alone: the hop header,
+  // else the volume is placed on any node)
   const vr = await fetch(`${nodes[2].url}/volumes`, { method: 'POST',
-    headers: { 'X-API-KEY': key, 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'stays', sizeMB: 16 }) })
+    headers: { 'X-API-KEY': key, 'Content-Type': 'application/json', ...await hop('POST', '/volumes') }, body: JSON.stringify({ name: 'stays', sizeMB: 16 }) })
   assert.equal(vr.status, 201, await vr.text())
   const v = await createOn(2, { volumeMounts: [{ name: 'stays', path: '/mnt/v' }] })
   // one paused (with its memory): it moves paused, and a connect resumes it on its new node
