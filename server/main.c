@@ -142,12 +142,13 @@ static int start_cluster(struct server *srv, unsigned port)
                 log_error_errno(r, "cluster: cannot register in %s: %m", cfg->cluster);
                 return r;
         }
-        srv->cluster_created = cluster_created;
-        srv->cluster_volume_created = cluster_volume_created;
-        srv->cluster_volume_deleted = cluster_volume_deleted;
-        srv->cluster_may_create = cluster_may_create;
+        cluster_volumes_register(c, srv); /* this node's volumes in etcd (logged when not) */
+        srv->cluster_created = cluster_hook_created;
+        srv->cluster_volume_created = cluster_hook_volume_created;
+        srv->cluster_volume_deleted = cluster_hook_volume_deleted;
+        srv->cluster_may_create = cluster_hook_may_create;
         srv->node_name = cluster_self(c); /* MCP session ids name it (native/mcp-host.c) */
-        srv->cluster_pull_template = cluster_pull_template;
+        srv->cluster_pull_template = cluster_hook_pull_template;
         __atomic_store_n(&srv->cluster, c, __ATOMIC_RELEASE);
         return 0;
 }

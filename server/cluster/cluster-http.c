@@ -349,7 +349,7 @@ int cluster_place_create(struct request *req)
         return r;
 }
 
-int cluster_created(struct server *srv, const char *id)
+int cluster_hook_created(struct server *srv, const char *id)
 {
         return cluster_map_sandbox(srv->cluster, id);
 }

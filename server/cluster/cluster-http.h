@@ -9,7 +9,7 @@
  *    CLUSTER_HOP_HEADER that does not verify (cluster/hop-auth.h) refused;
  *  - cluster_place_create(): last call of a create (E2B's, the native one); placed here (0: go on
  * locally) or forwarded, buffered, to the node picked;
- *  - cluster_created(): lifecycle's hook after a create, before it answers: the mapping.
+ *  - cluster_hook_created(): lifecycle's hook after a create, before it answers: the mapping.
  * A request carrying a valid CLUSTER_HOP_HEADER came from another node: always answered
  * locally.
  */
@@ -24,7 +24,7 @@
  * the body must go to forward_upload / forward_finish). */
 bool cluster_intercept(struct request *req, const struct route_target *t, int *ret);
 int cluster_place_create(struct request *req);
-int cluster_created(struct server *srv, const char *id);
+int cluster_hook_created(struct server *srv, const char *id);
 
 /* GET /v1/nodes: the live nodes and their load. POST /v1/nodes/{name}/drain and
  * DELETE /v1/nodes/{name}/drain: stop / resume placing sandboxes there. */

@@ -9,6 +9,7 @@
 
 #include "cluster/etcd.h"
 #include "cluster/forward.h"
+#include "cluster/volume-path.h"
 #include "core/validate.h"
 #include "json-util.h"
 #include "log.h"
@@ -38,26 +39,6 @@ char *cluster_volume_name_format(const char *id, const char *node)
             !cJSON_AddStringToObject(o, "node", node))
                 return NULL;
         return cJSON_PrintUnformatted(o);
-}
-
-bool cluster_volume_path_id(const char *path, char id[static VOLUME_ID_LEN + 1])
-{
-        static const char *const prefixes[] = {"/volumes/", "/volumecontent/"};
-        for (size_t i = 0; i < ELEMENTSOF(prefixes); i++) {
-                size_t pl = strlen(prefixes[i]);
-                if (strncmp(path, prefixes[i], pl) != 0)
-                        continue;
-                const char *s = path + pl;
-                size_t l = strcspn(s, "/");
-                /* /volumes/<id> or /volumes/<id>/; /volumecontent/<id>/<what> */
-                bool shape = i == 0 ? (s[l] == 0 || strcmp(s + l, "/") == 0) : s[l] == '/';
-                if (l == 0 || l > VOLUME_ID_LEN || !shape)
-                        return false;
-                memcpy(id, s, l);
-                id[l] = 0;
-                return true;
-        }
-        return false;
 }
 
 size_t cluster_volume_mount_names(const cJSON *body, const char *names[], size_t max)
@@ -439,7 +420,7 @@ int cluster_volumes_pin(struct request *req, bool *ret_pinned, bool *ret_self, c
         return 0;
 }
 
-int cluster_volume_created(struct server *srv, const char *id, const char *name)
+int cluster_hook_volume_created(struct server *srv, const char *id, const char *name)
 {
         struct cluster *c = srv->cluster;
         struct etcd *e = cluster_etcd(c);
@@ -464,7 +445,7 @@ int cluster_volume_created(struct server *srv, const char *id, const char *name)
         return 0;
 }
 
-void cluster_volume_deleted(struct server *srv, const char *id, const char *name)
+void cluster_hook_volume_deleted(struct server *srv, const char *id, const char *name)
 {
         struct etcd *e = cluster_etcd(srv->cluster);
         char key[KEY_MAX], got[VOLUME_ID_LEN + 1], node[CLUSTER_NAME_MAX + 1];
@@ -484,7 +465,7 @@ void cluster_volume_deleted(struct server *srv, const char *id, const char *name
                             id, strerror(-r));
 }
 
-int cluster_may_create(struct server *srv, char *msg, size_t msg_len)
+int cluster_hook_may_create(struct server *srv, char *msg, size_t msg_len)
 {
         struct cluster *c = srv->cluster;
         struct cluster_node *nodes = NULL;

@@ -35,10 +35,6 @@ int cluster_volume_name_parse(const char *value, char id[static VOLUME_ID_LEN + 
 /* The value for id on node (malloc'd), NULL without memory. */
 char *cluster_volume_name_format(const char *id, const char *node);
 
-/* The volume a path names: /volumes/<id>[/] or /volumecontent/<id>/…; false for any other
- * path (GET /volumes, POST /volumes included). id is not validated. */
-bool cluster_volume_path_id(const char *path, char id[static VOLUME_ID_LEN + 1]);
-
 /* The distinct names of a create body's volumeMounts (at most SANDBOX_MAX_VOLUME_MOUNTS);
  * malformed entries are skipped (the local create refuses them). Returns the count. */
 size_t cluster_volume_mount_names(const cJSON *body, const char *names[], size_t max);
@@ -60,9 +56,9 @@ int cluster_volumes_pin(struct request *req, bool *ret_pinned, bool *ret_self, c
                         size_t addr_len);
 
 /* The struct server hooks (core/server.h). */
-int cluster_volume_created(struct server *srv, const char *id, const char *name);
-void cluster_volume_deleted(struct server *srv, const char *id, const char *name);
-int cluster_may_create(struct server *srv, char *msg, size_t msg_len);
+int cluster_hook_volume_created(struct server *srv, const char *id, const char *name);
+void cluster_hook_volume_deleted(struct server *srv, const char *id, const char *name);
+int cluster_hook_may_create(struct server *srv, char *msg, size_t msg_len);
 
 /* At start: this node's volumes into etcd, and its stale entries (volumes gone while etcd
  * was not told) out. Logged, never fatal. */

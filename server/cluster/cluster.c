@@ -11,7 +11,6 @@
 #include <time.h>
 
 #include "buf.h"
-#include "cluster/cluster-volumes.h"
 #include "cluster/etcd.h"
 #include "cluster/hop-auth.h"
 #include "http/route.h"
@@ -376,7 +375,8 @@ int cluster_start(struct server *srv, const char *etcd, const char *name, const 
                 return r;
         }
         int64_t rev;
-        r = hop_auth_load(c->etcd); /* before any request this node sends or takes */
+        r = hop_auth_load(c->etcd,
+                          CLUSTER_PREFIX "hop-secret"); /* before any request sent or taken */
         if (r >= 0)
                 r = load_map(c, &rev);
         if (r >= 0)
@@ -385,7 +385,6 @@ int cluster_start(struct server *srv, const char *etcd, const char *name, const 
                 cluster_stop(c);
                 return r;
         }
-        cluster_volumes_register(c, srv); /* this node's volumes in etcd (logged when not) */
         r = -pthread_create(&c->beat, NULL, beat_main, c);
         c->beat_started = r == 0;
         if (r == 0)

@@ -10,7 +10,7 @@
 #include <strings.h>
 
 #include "buf.h"
-#include "cluster/cluster-volumes.h"
+#include "cluster/volume-path.h"
 #include "cluster/hop-auth.h"
 #include "core/errors.h"
 #include "json-util.h"
@@ -455,7 +455,7 @@ int forward_reply_lost(struct request *req, const char *node, const char *why)
 {
         const char *id = req->sandbox_id[0] ? req->sandbox_id : NULL;
         char msg[512], vol[VOLUME_ID_LEN + 1];
-        if (!id && cluster_volume_path_id(req->path, vol)) /* cluster/cluster-volumes.h */
+        if (!id && cluster_volume_path_id(req->path, vol))
                 snprintf(msg, sizeof(msg), "node lost: volume %s lives on node %s, which %s", vol,
                          node, why);
         else

@@ -8,12 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster/cluster.h"
 #include "cluster/etcd.h"
 #include "log.h"
 #include "random-util.h"
-
-#define HOP_SECRET_KEY CLUSTER_PREFIX "hop-secret"
 
 static char the_secret[HOP_AUTH_SECRET_LEN + 1];
 static bool have_secret; /* __atomic */
@@ -110,17 +107,16 @@ const char *hop_auth_strerror(int r)
 }
 
 /* The stored secret, if any: 0 with it in out, -ENOENT, or the etcd error. */
-static int read_secret(struct etcd *e, char out[static HOP_AUTH_SECRET_LEN + 1])
+static int read_secret(struct etcd *e, const char *key, char out[static HOP_AUTH_SECRET_LEN + 1])
 {
         struct etcd_kv *kvs = NULL;
         size_t n = 0;
-        int r = etcd_range_prefix(e, HOP_SECRET_KEY, &kvs, &n, NULL);
+        int r = etcd_range_prefix(e, key, &kvs, &n, NULL);
         if (r < 0)
                 return r;
         r = -ENOENT;
         for (size_t i = 0; i < n; i++)
-                if (strcmp(kvs[i].key, HOP_SECRET_KEY) == 0 &&
-                    strlen(kvs[i].value) == HOP_AUTH_SECRET_LEN) {
+                if (strcmp(kvs[i].key, key) == 0 && strlen(kvs[i].value) == HOP_AUTH_SECRET_LEN) {
                         memcpy(out, kvs[i].value, HOP_AUTH_SECRET_LEN + 1);
                         r = 0;
                 }
@@ -128,17 +124,17 @@ static int read_secret(struct etcd *e, char out[static HOP_AUTH_SECRET_LEN + 1])
         return r;
 }
 
-int hop_auth_load(struct etcd *e)
+int hop_auth_load(struct etcd *e, const char *key)
 {
         char s[HOP_AUTH_SECRET_LEN + 1];
-        int r = read_secret(e, s);
+        int r = read_secret(e, key, s);
         if (r == -ENOENT) {
                 char fresh[HOP_AUTH_SECRET_LEN + 1];
                 r = random_hex(fresh, HOP_AUTH_SECRET_LEN / 2);
                 if (r >= 0)
-                        r = etcd_put_absent(e, HOP_SECRET_KEY, fresh);
+                        r = etcd_put_absent(e, key, fresh);
                 if (r >= 0) /* ours, or another node's that came first */
-                        r = read_secret(e, s);
+                        r = read_secret(e, key, s);
         }
         if (r < 0)
                 return r;

@@ -46,6 +46,6 @@ int hop_auth_check(const char *value, const char *method, const char *target);
 const char *hop_auth_strerror(int r);
 
 struct etcd;
-/* Read the cluster's secret from etcd, writing a fresh one first when there is none, and set
- * it (hop_auth_set). 0, or the etcd error. */
-int hop_auth_load(struct etcd *e);
+/* Read the cluster's secret from etcd at key, writing a fresh one first when there is none,
+ * and set it (hop_auth_set). 0, or the etcd error. */
+int hop_auth_load(struct etcd *e, const char *key);

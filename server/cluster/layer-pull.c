@@ -281,7 +281,7 @@ static bool advertises(const struct cluster_node *n, const char *name)
         return n->templates && strstr(n->templates, want) != NULL;
 }
 
-int cluster_pull_template(struct server *srv, const char *name, char *errmsg, size_t errlen)
+int cluster_hook_pull_template(struct server *srv, const char *name, char *errmsg, size_t errlen)
 {
         if (!srv->cluster || !template_name_valid(name))
                 return -ENOENT;

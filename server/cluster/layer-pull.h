@@ -31,7 +31,7 @@
 /* srv->cluster_pull_template: template name (no tag) from a node that has it, into this
  * node's store and templates/. 0 pulled; -ENOENT when no other live node advertises it
  * (errmsg untouched); else -EIO (or -ETIMEDOUT, -EFBIG, -EBADMSG) with errmsg. */
-int cluster_pull_template(struct server *srv, const char *name, char *errmsg, size_t errlen);
+int cluster_hook_pull_template(struct server *srv, const char *name, char *errmsg, size_t errlen);
 
 /* Layer hex from the node at addr into this node's store (once; concurrent callers wait).
  * 0 when it is there now. *ret_bytes (may be NULL): bytes received by this call. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cluster/cluster-volumes.h"
+#include "cluster/volume-path.h"
 #include "unit.h"
 
 #define ID  "0b0e3c5e-1f5c-4a47-9d0e-2f3a4b5c6d7e"
