@@ -336,7 +336,8 @@ static int mount_binds(const struct sbx_jail_spec *s, int root_fd, int userns_fd
                                         : mkfile_in_root(root_fd, b->target, 0644, s->uid_base);
                 if (tfd < 0)
                         return jail_errorf(tfd, "bind target %s: %m", b->target);
-                /* Only read-only binds are idmapped: through a writable idmapped bind, sandbox
+                /* Only read-only binds are idmapped, through a namespace that maps host root
+                 * alone (userns_fd: jail_mount_root): through a writable idmapped bind, sandbox
                  * root would create files owned by host root on the host. */
                 uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
                 int ufd = -1, r;
@@ -520,7 +521,8 @@ int jail_mount_write_resolv_conf(int root_fd, uid_t uid, const uint8_t gw4[4])
         return 0;
 }
 
-int jail_mount_root(const struct sbx_jail_spec *s, int userns_fd, int *ret_idmapped)
+int jail_mount_root(const struct sbx_jail_spec *s, int userns_fd, int bind_userns_fd,
+                    int *ret_idmapped)
 {
         int ufd = userns_fd;
         int r = mount_overlay(s, &ufd);
@@ -529,7 +531,7 @@ int jail_mount_root(const struct sbx_jail_spec *s, int userns_fd, int *ret_idmap
         _cleanup_close_ int root_fd = open(s->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root_fd < 0)
                 return -errno;
-        r = mount_binds(s, root_fd, ufd);
+        r = mount_binds(s, root_fd, ufd >= 0 ? bind_userns_fd : -1);
         if (r < 0)
                 return r;
         r = mount_volumes(s, root_fd, ufd);

@@ -35,9 +35,13 @@ int jail_mount_upper_host(const struct sbx_jail_spec *spec);
 
 /* Parent: builds the root at spec->rootfs (overlay over a tmpfs upper of spec->disk_bytes),
  * binds, agent, /dev. userns_fd (the sandbox's user namespace, maps already written) is used to
- * idmap the read-only layers and binds so files owned by host root appear owned by sandbox
- * root; -1 disables idmapping. *ret_idmapped says whether idmapping took effect. */
-int jail_mount_root(const struct sbx_jail_spec *spec, int userns_fd, int *ret_idmapped);
+ * idmap the read-only layers and the volumes, so that files owned by host root appear owned by
+ * sandbox root; -1 disables idmapping. bind_userns_fd (maps only host uid_base/gid_base, as id
+ * 0) idmaps the read-only binds of host directories: host root's files there are sandbox
+ * root's, every other host id's are nobody's, out of reach of sandbox root's capabilities
+ * (-1: binds are not idmapped). *ret_idmapped says whether idmapping took effect. */
+int jail_mount_root(const struct sbx_jail_spec *spec, int userns_fd, int bind_userns_fd,
+                    int *ret_idmapped);
 
 /* /etc/resolv.conf in the root of root_fd replaced by "nameserver <gw4>" (the egress link's host
  * end, where sbxd's resolver answers), owned by uid; paths resolved inside the root. Used at

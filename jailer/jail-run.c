@@ -365,6 +365,46 @@ static int step_egress(struct jail *j)
         return 0;
 }
 
+/* A user namespace that maps sandbox id 0 alone (host base, uids and gids), for the read-only
+ * binds of host directories (jail_mount_root): host root's files there show as sandbox root's,
+ * every other host id as nobody, so the capabilities sandbox root holds (CAP_DAC_OVERRIDE and
+ * the like, which the kernel applies only to inodes whose owner maps into the sandbox) never
+ * reach a host user's files, whatever host uid owns them. A short-lived child holds the
+ * namespace while its maps are written and its fd opened; the fd (and the mounts idmapped
+ * through it) keep it afterwards. Returns the fd or -errno. */
+static int root_only_userns(uint32_t base)
+{
+        char path[64];
+        int p[2], fd = -EBADF, r = 0, st;
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -errno;
+        pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, NULL);
+        if (pid == 0) {
+                char c;
+                close(p[1]);
+                (void)!read(p[0], &c, 1); /* until the parent closes its end */
+                _exit(0);
+        }
+        close(p[0]);
+        if (pid < 0)
+                r = -errno;
+        if (r == 0)
+                r = write_map(pid, "uid_map", base, 1);
+        if (r >= 0)
+                r = write_map(pid, "gid_map", base, 1);
+        if (r >= 0) {
+                snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        r = -errno;
+        }
+        close(p[1]);
+        if (pid > 0)
+                while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+                        ;
+        return r < 0 ? r : fd;
+}
+
 static int step_mount_root(struct jail *j)
 {
         char path[64];
@@ -372,7 +412,10 @@ static int step_mount_root(struct jail *j)
         _cleanup_close_ int userns = open(path, O_RDONLY | O_CLOEXEC);
         if (userns < 0)
                 return fail(j, STEP_MOUNT_ROOT, -errno, "open child user namespace");
-        int r = jail_mount_root(j->spec, userns, &j->idmapped);
+        _cleanup_close_ int bind_userns = -EBADF;
+        if (j->spec->n_binds > 0 && (bind_userns = root_only_userns(j->spec->uid_base)) < 0)
+                return fail(j, STEP_MOUNT_ROOT, bind_userns, "user namespace for the binds");
+        int r = jail_mount_root(j->spec, userns, bind_userns, &j->idmapped);
         return r < 0 ? fail(j, STEP_MOUNT_ROOT, r, "build root") : 0;
 }
 

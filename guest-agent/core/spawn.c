@@ -6,6 +6,7 @@
 #include <grp.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
@@ -114,26 +115,8 @@ _noreturn_ static void exec_search(const char *const *argv, const char *const *e
         child_fail("exec", file, saved);
 }
 
-/* What sudo's root keeps (struct agent_spawn.root_caps): Docker's default set cut to owning
- * files (chown, a mode or time on a file of another user, set-id bits kept on write) and
- * switching users (apt's download user, su, runuser). Not CAP_DAC_READ_SEARCH
- * (open_by_handle_at), CAP_SETPCAP, CAP_SETFCAP, CAP_KILL, CAP_NET_BIND_SERVICE,
- * CAP_SYS_CHROOT, CAP_AUDIT_WRITE, which the agent keeps for itself. */
-static const cap_value_t root_caps[] = {CAP_CHOWN,  CAP_DAC_OVERRIDE, CAP_FOWNER,
-                                        CAP_FSETID, CAP_SETUID,       CAP_SETGID};
-
-static bool keeps(const struct agent_spawn *s, int c)
-{
-        if (!s->root_caps || s->user->uid != 0)
-                return false;
-        for (size_t i = 0; i < ELEMENTSOF(root_caps); i++)
-                if (root_caps[i] == c)
-                        return true;
-        return false;
-}
-
 _noreturn_ static void child(const struct agent_spawn *s, int in_fd, int out_fd, int err_fd,
-                             cap_t caps, int max_cap)
+                             cap_t caps, uint64_t keep, int max_cap)
 {
         sigset_t all;
         int r;
@@ -164,12 +147,14 @@ _noreturn_ static void child(const struct agent_spawn *s, int in_fd, int out_fd,
                 close(oom);
         }
 
-        /* Capabilities: empty bounding set (needs CAP_SETPCAP, so before the uid change), no
-         * ambient set; after the uid change an empty permitted/effective/inheritable set, so
-         * even uid 0 execs with nothing (exec grants root at most the bounding set, and under
-         * no_new_privs at most what it had). sudo's root keeps root_caps in both. */
+        /* Capabilities: the bounding set cut to the user's (needs CAP_SETPCAP, so before the uid
+         * change), no ambient set; after the uid change the user's permitted and effective set,
+         * an empty inheritable one: nothing for a user, root's six (agent_user_caps) for root,
+         * kept by its children across exec (exec grants root at most the bounding set, and
+         * under no_new_privs at most what it had). */
         for (int c = 0; c <= max_cap; c++)
-                if (!keeps(s, c) && cap_drop_bound((cap_value_t)c) < 0 && errno != EINVAL)
+                if (!(c < 64 && (keep & AGENT_CAP_BIT(c))) && cap_drop_bound((cap_value_t)c) < 0 &&
+                    errno != EINVAL)
                         child_fail("dropping the capability bounding set", NULL, errno);
         if (cap_reset_ambient() < 0 && errno != EINVAL)
                 child_fail("clearing ambient capabilities", NULL, errno);
@@ -183,7 +168,7 @@ _noreturn_ static void child(const struct agent_spawn *s, int in_fd, int out_fd,
         if (syscall(SYS_setresuid, s->user->uid, s->user->uid, s->user->uid) < 0)
                 child_fail("setresuid", NULL, errno);
         if (cap_set_proc(caps) < 0)
-                child_fail("clearing capabilities", NULL, errno);
+                child_fail("setting capabilities", NULL, errno);
 
         umask(022);
         for (int sig = 1; sig < NSIG; sig++) {
@@ -213,16 +198,17 @@ int agent_spawn(const struct agent_spawn *s, struct agent_spawned *ret)
         _cleanup_close_ int in_r = -EBADF, in_w = -EBADF, out_r = -EBADF, out_w = -EBADF,
                             err_r = -EBADF, err_w = -EBADF;
         _cleanup_(cap_freep) cap_t caps = cap_init();
+        uint64_t keep = agent_user_caps(s->user->uid);
         int p[2], max_cap;
         pid_t pid;
 
         if (!caps)
                 return negative_errno();
-        if (s->root_caps && s->user->uid == 0 &&
-            (cap_set_flag(caps, CAP_PERMITTED, (int)ELEMENTSOF(root_caps), root_caps, CAP_SET) <
-                 0 ||
-             cap_set_flag(caps, CAP_EFFECTIVE, (int)ELEMENTSOF(root_caps), root_caps, CAP_SET) < 0))
-                return negative_errno();
+        for (cap_value_t c = 0; c < 64; c++)
+                if ((keep & AGENT_CAP_BIT(c)) &&
+                    (cap_set_flag(caps, CAP_PERMITTED, 1, &c, CAP_SET) < 0 ||
+                     cap_set_flag(caps, CAP_EFFECTIVE, 1, &c, CAP_SET) < 0))
+                        return negative_errno();
         max_cap = (int)cap_max_bits() - 1;
         if (max_cap < CAP_LAST_CAP)
                 max_cap = CAP_LAST_CAP;
@@ -273,10 +259,10 @@ int agent_spawn(const struct agent_spawn *s, struct agent_spawned *ret)
                 return negative_errno();
         if (pid == 0) {
                 if (s->fds)
-                        child(s, s->fds[0], s->fds[1], s->fds[2], caps, max_cap);
+                        child(s, s->fds[0], s->fds[1], s->fds[2], caps, keep, max_cap);
                 if (s->pty)
-                        child(s, out_w, out_w, out_w, caps, max_cap);
-                child(s, in_r, out_w, err_w, caps, max_cap);
+                        child(s, out_w, out_w, out_w, caps, keep, max_cap);
+                child(s, in_r, out_w, err_w, caps, keep, max_cap);
         }
 
         *ret = (struct agent_spawned){

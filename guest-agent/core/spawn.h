@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Starting a user process: fork, then in the child drop to the user's credentials with an
- * empty capability bounding set (sudo's root: a small one, root_caps), wire stdio and exec. The
- * child is a session and process-group leader (pid == pgid == sid), so its whole group can be
- * signalled with kill(-pid, sig).
+ * Starting a user process: fork, then in the child drop to the user's credentials with the
+ * user's capabilities as bounding, permitted and effective set (core/users.h's
+ * agent_user_caps(): root's six file and user capabilities for uid 0, however root was asked
+ * for; nothing for anyone else), wire stdio and exec. The child is a session and process-group
+ * leader (pid == pgid == sid), so its whole group can be signalled with kill(-pid, sig).
  */
 #pragma once
 
@@ -24,12 +25,6 @@ struct agent_spawn {
          * with fchdir as the user; -1: cwd) are these fds, the caller's (sudo/: what its
          * client passed); stdin_pipe and pty are ignored and *ret has no fds. */
         const int *fds;
-        /* sudo to root (sudo/): when user is uid 0, keep AGENT_ROOT_CAPS (spawn.c) as the
-         * bounding, permitted and effective set instead of nothing, so that root's commands
-         * (useradd, apt-get, chown) can own and switch files and users. They are capabilities
-         * of the sandbox's user namespace: they act on files and processes whose ids map into
-         * it, never on the host's. */
-        bool root_caps;
 };
 
 struct agent_spawned {

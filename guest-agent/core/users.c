@@ -6,6 +6,7 @@
 #include <linux/capability.h>
 #include <pwd.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,10 +181,26 @@ static int caps_set(struct thread_caps *c)
         return syscall(SYS_capset, &c->head, c->data) < 0 ? negative_errno() : 0;
 }
 
-/* The thread's effective set: the whole permitted set, nothing, or nothing but cap. */
-enum caps_effective { CAPS_ALL, CAPS_NONE, CAPS_ONE };
+uint64_t agent_user_caps(uid_t uid)
+{
+        /* Docker's default set for a container's root cut to owning files (chown, a mode or
+         * time on a file of another user, set-id bits kept on write) and switching users (apt's
+         * download user, su, runuser, useradd). Not CAP_DAC_READ_SEARCH (open_by_handle_at),
+         * CAP_SETPCAP, CAP_SETFCAP, CAP_KILL, CAP_NET_BIND_SERVICE, CAP_SYS_CHROOT,
+         * CAP_AUDIT_WRITE, which the agent keeps for itself. */
+        if (uid != 0)
+                return 0;
+        return AGENT_CAP_BIT(CAP_CHOWN) | AGENT_CAP_BIT(CAP_DAC_OVERRIDE) |
+               AGENT_CAP_BIT(CAP_FOWNER) | AGENT_CAP_BIT(CAP_FSETID) | AGENT_CAP_BIT(CAP_SETUID) |
+               AGENT_CAP_BIT(CAP_SETGID);
+}
 
-static int caps_effective(enum caps_effective what, int cap)
+/* What the last switch of this thread gave it (agent_fs_cap_lower goes back to it). */
+static _Thread_local uint64_t fs_caps;
+
+/* The thread's effective set: mask within the permitted set; with one, nothing but cap, which
+ * must be permitted. */
+static int caps_effective(uint64_t mask, int one)
 {
         struct thread_caps c;
         int e = caps_get(&c);
@@ -191,19 +208,21 @@ static int caps_effective(enum caps_effective what, int cap)
         if (e < 0)
                 return e;
         for (size_t i = 0; i < ELEMENTSOF(c.data); i++)
-                c.data[i].effective = what == CAPS_ALL ? c.data[i].permitted : 0;
-        if (what == CAPS_ONE) {
-                if (!(c.data[CAP_TO_INDEX(cap)].permitted & CAP_TO_MASK(cap)))
+                c.data[i].effective = c.data[i].permitted & (uint32_t)(mask >> (32 * i));
+        if (one >= 0) {
+                if (!(c.data[CAP_TO_INDEX(one)].permitted & CAP_TO_MASK(one)))
                         return -EPERM;
-                c.data[CAP_TO_INDEX(cap)].effective = CAP_TO_MASK(cap);
+                for (size_t i = 0; i < ELEMENTSOF(c.data); i++)
+                        c.data[i].effective = 0;
+                c.data[CAP_TO_INDEX(one)].effective = CAP_TO_MASK(one);
         }
         return caps_set(&c);
 }
 
-int agent_fs_become(const struct agent_user *u)
+static int become(const struct agent_user *u, uint64_t caps)
 {
         /* Changing ids needs CAP_SETUID and CAP_SETGID, which an earlier switch cleared. */
-        if (caps_effective(CAPS_ALL, 0) < 0)
+        if (caps_effective(UINT64_MAX, -1) < 0)
                 goto fail;
         if (syscall(SYS_setgroups, (size_t)u->n_groups, u->groups) < 0)
                 goto fail;
@@ -214,32 +233,44 @@ int agent_fs_become(const struct agent_user *u)
         syscall(SYS_setfsuid, u->uid);
         if ((uid_t)syscall(SYS_setfsuid, (uid_t)-1) != u->uid)
                 goto fail;
-        /* The user's own rights and nothing more: a shell's processes run with every
-         * capability set empty (core/spawn.c), root's too. The agent's capabilities apply to
-         * every inode whose owner is mapped in the sandbox's user namespace, the host's files
-         * seen through an idmapped bind included. */
-        if (caps_effective(CAPS_NONE, 0) < 0)
+        /* The user's own rights and nothing more: what a process of the user holds
+         * (core/spawn.c), root's six capabilities or nothing. The agent's other capabilities
+         * would apply to every inode whose owner is mapped in the sandbox's user namespace,
+         * the host's files seen through an idmapped bind included. */
+        if (caps_effective(caps, -1) < 0)
                 goto fail;
+        fs_caps = caps;
         return 0;
 fail:
         agent_fs_restore();
         return -EPERM;
 }
 
+int agent_fs_become(const struct agent_user *u)
+{
+        return become(u, agent_user_caps(u->uid));
+}
+
+int agent_fs_become_bare(const struct agent_user *u)
+{
+        return become(u, 0);
+}
+
 int agent_fs_cap_raise(int cap)
 {
-        return caps_effective(CAPS_ONE, cap);
+        return caps_effective(0, cap);
 }
 
 int agent_fs_cap_lower(void)
 {
-        return caps_effective(CAPS_NONE, 0);
+        return caps_effective(fs_caps, -1);
 }
 
 void agent_fs_restore(void)
 {
         /* Capabilities first: setgroups needs CAP_SETGID. fs uid 0 then keeps them all. */
-        (void)caps_effective(CAPS_ALL, 0);
+        (void)caps_effective(UINT64_MAX, -1);
+        fs_caps = 0;
         syscall(SYS_setfsuid, 0);
         syscall(SYS_setfsgid, 0);
         syscall(SYS_setgroups, (size_t)0, NULL);

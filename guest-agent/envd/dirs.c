@@ -14,7 +14,8 @@
 #include "macros.h"
 #include "missing-syscalls.h"
 
-/* The sandbox's root as a shell has it: uid 0, gid 0, no capabilities (agent_fs_become). */
+/* The bound for another user's parents: uid 0, gid 0, no capabilities (agent_fs_become_bare;
+ * root itself holds six, core/users.h, which would reach into other users' directories). */
 static const gid_t root_groups[] = {0};
 static const struct agent_user sandbox_root = {
     .name = (char *)"root",
@@ -41,7 +42,7 @@ static int lookup(const struct agent_user *u, int dfd, const char *name)
 
         if (fd != -EACCES || u->uid == 0)
                 return fd;
-        if ((e = agent_fs_become(&sandbox_root)) < 0)
+        if ((e = agent_fs_become_bare(&sandbox_root)) < 0)
                 return e;
         fd = open_dir(dfd, name);
         if ((e = agent_fs_become(u)) < 0) {
@@ -57,7 +58,7 @@ static int root_may_create(const struct agent_user *u, int dfd)
 {
         int r, e;
 
-        if ((e = agent_fs_become(&sandbox_root)) < 0)
+        if ((e = agent_fs_become_bare(&sandbox_root)) < 0)
                 return e;
         r = faccessat(dfd, "", W_OK | X_OK, AT_EMPTY_PATH | AT_EACCESS) < 0 ? negative_errno() : 0;
         if ((e = agent_fs_become(u)) < 0)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Kernel processes of the code interpreter (guest-agent/interp/kernels/). A kernel is a user
- * process started through agent_spawn (CODE_KERNEL_USER, no capabilities, its own session), with
- * stdout/stderr pipes that carry the user's output. Python, JavaScript and Java kernels connect
- * back to a one-shot unix socket in a root-only directory (the peer's pid is checked) that
+ * process started through agent_spawn (CODE_KERNEL_USER: root's six capabilities, its own session),
+ * with stdout/stderr pipes that carry the user's output. Python, JavaScript and Java kernels
+ * connect back to a one-shot unix socket in a root-only directory (the peer's pid is checked) that
  * carries the protocol both ways; the R kernel reads and writes two FIFOs there instead (base R
  * has no unix sockets); the bash kernel is an interactive bash that reads command lines on its
  * stdin and ends each with a marker on stderr (interp/code-json.h). A kernel is owned by one
@@ -21,10 +21,10 @@
 #define CODE_JAVA_JAR "sbx-kernel.jar"
 /*
  * Kernels run as root whatever the /init default user is, as E2B's Jupyter server (a root
- * systemd service) runs its kernels: a context may use /root, HOME is /root. Sandbox root has
- * no capabilities here (it is an unprivileged uid on the host, docs/architecture.md §4), so
- * unlike E2B's root it cannot write into /home/user by privilege. Instead the kernel's primary
- * group is the default user's group and its umask CODE_KERNEL_UMASK; code-interpreter-v1 makes
+ * systemd service) runs its kernels: a context may use /root, HOME is /root. Sandbox root
+ * holds root's six capabilities of the sandbox's user namespace (core/users.h
+ * agent_user_caps()), so as E2B's root it can write into /home/user. The kernel's primary group
+ * is also the default user's group and its umask CODE_KERNEL_UMASK; code-interpreter-v1 makes
  * /home/user group-writable. What a kernel writes there is root:user, mode 0664/0775: the
  * default user reads, changes and removes it (on E2B envd itself runs as root).
  */

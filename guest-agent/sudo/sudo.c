@@ -355,7 +355,6 @@ static int run(struct conn *k)
             .cwd = k->target.home,
             .user = &k->target,
             .fds = fds,
-            .root_caps = true, /* root's file and user caps, in the sandbox's user ns */
         };
         pthread_mutex_lock(&lock);
         r = agent_spawn(&spec, &sp);

@@ -4,8 +4,8 @@
  * sandbox's network namespace) that runs commands as root (or another user) for the sandbox's
  * default user or root, asked by the client templates/base/sbx-sudo.c (installed as
  * /usr/bin/sudo in the base template). The command is started through core/spawn.h exactly as
- * envd's commands.run starts one (no capabilities, the sandbox's seccomp and cgroup), with the
- * client's stdin, stdout, stderr and working directory.
+ * envd's commands.run starts one (root: root's six capabilities, anyone else none; the sandbox's
+ * seccomp and cgroup), with the client's stdin, stdout, stderr and working directory.
  *
  * Wire (the client's header says the same): "SBXSUDO1", a 32-bit little-endian length, then
  * that many bytes of NUL-terminated fields "u=USER", "f=FLAGS" (E, i, s), "a=ARG"...,

@@ -50,8 +50,9 @@
         "fi\n"
 
 /* COPY as root: $1 the destination. Prints the owner of the directory the copy writes into
- * (the nearest that exists) when root may not write it: sandbox root has no capabilities, so
- * a Dockerfile's COPY into /home/user after USER root runs as user instead of failing. */
+ * (the nearest that exists) when root may not write it, so that the copy runs as that owner
+ * instead of failing. Sandbox root holds CAP_DAC_OVERRIDE (guest-agent/core/users.h), so this
+ * is rare now: a directory whose owner does not map into the sandbox, or a read-only one. */
 #define COPY_OWNER_PROBE                                                                           \
         "d=$1; case \"$d\" in /*) ;; *) d=\"$PWD/$d\";; esac\n"                                    \
         "case \"$d\" in */) ;; *) [ -d \"$d\" ] || d=$(dirname \"$d\");; esac\n"                   \
@@ -242,9 +243,9 @@ static int exec_step(struct run *x, const cJSON *s, const char *what, char *err)
                 return 0;
         }
         run_log(x, "info", "%s", what);
-        struct step_cmd cmds[3];
+        struct step_cmd cmds[4];
         size_t n = 0;
-        _cleanup_free_ char *mk = NULL, *mk_root = NULL, *cmd = NULL, *probe = NULL;
+        _cleanup_free_ char *mk = NULL, *mk_try = NULL, *cmd = NULL, *probe = NULL;
         _cleanup_json_ cJSON *env = step_env(x);
         if (cJSON_GetArraySize(x->pending_dirs) > 0) {
                 struct buf b = {};
@@ -256,12 +257,17 @@ static int exec_step(struct run *x, const cJSON *s, const char *what, char *err)
                         buf_printf(&b, " %s", q ? q : "''");
                 }
                 mk = buf_steal(&b);
-                /* as root where root may (it has no capabilities: not in a user's home), then
-                 * as the build's user, who must see them all */
-                if (!mk || asprintf(&mk_root, "%s 2>/dev/null || true", mk) < 0)
+                /* as the build's user where it may (its home: there they are its own), then as
+                 * root for the rest (root's capabilities would let it make them anywhere, a
+                 * user's home included), then as the build's user again, who must see them all */
+                if (!mk || asprintf(&mk_try, "%s 2>/dev/null || true", mk) < 0)
                         return -ENOMEM;
-                cmds[n++] =
-                    (struct step_cmd){.cmd = mk_root, .user = "root", .cwd = "/", .env = env};
+                if (strcmp(x->user, "root") != 0) {
+                        cmds[n++] = (struct step_cmd){
+                            .cmd = mk_try, .user = x->user, .cwd = "/", .env = env};
+                        cmds[n++] = (struct step_cmd){
+                            .cmd = mk_try, .user = "root", .cwd = "/", .env = env};
+                }
                 cmds[n++] = (struct step_cmd){.cmd = mk, .user = x->user, .cwd = "/", .env = env};
         }
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(s, "args");

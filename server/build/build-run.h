@@ -43,7 +43,8 @@ struct step_cmd {
         const char *cmd, *user, *cwd;
         const cJSON *env;
         /* optional, run first as root: when it prints a user name, cmd runs as that user (a
-         * COPY as root into a directory root may not write: sandbox root has no capabilities) */
+         * COPY as root into a directory even root's capabilities may not write: one whose
+         * owner does not map into the sandbox) */
         const char *owner_probe;
 };
 

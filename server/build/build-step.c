@@ -174,8 +174,7 @@ static int probe_owner(struct run *x, struct sandbox *s, const struct step_cmd *
                         return 0;
         memcpy(ret, c.buf, c.len + 1);
         if (ret[0])
-                run_log(x, "info",
-                        "(root may not write there without capabilities: as %s, its owner)", ret);
+                run_log(x, "info", "(root may not write there: as %s, its owner)", ret);
         return 0;
 }
 

@@ -8,8 +8,9 @@
  * checks that PID 1 (the agent, as root) is what answers, and sends the command, its
  * environment, its stdin/stdout/stderr and working directory (as file descriptors). The agent
  * checks the caller's credentials from the socket (SO_PEERCRED: only the sandbox's default
- * user, or root, may), runs the command as root (or -u USER) with no capabilities, as every
- * root process of a sandbox, and answers with how it ended. Signals this process gets (SIGINT
+ * user, or root, may), runs the command as root (or -u USER) with the capabilities every root
+ * process of a sandbox holds (root's file and user capabilities of the sandbox's own user
+ * namespace; another user none), and answers with how it ended. Signals this process gets (SIGINT
  * from a terminal, SIGTERM, SIGHUP, ...) are forwarded to the command; if this process dies,
  * the command is killed. The exit status is the command's; 1 for sudo's own errors (printed
  * as "sudo: ..."). No password is ever asked.
@@ -102,7 +103,8 @@ static void usage(FILE *f)
               "       sudo -i | -s [command]\n"
               "       sudo -l | -v | -k | -K | -V | -h\n"
               "Runs command as root (or -u user) without a password: the sandbox's agent runs "
-              "it,\nwith no capabilities, for the sandbox's default user or root only.\n",
+              "it,\nas every root process of the sandbox, for the sandbox's default user or root "
+              "only.\n",
               f);
 }
 

@@ -154,6 +154,47 @@ static int run(struct agent_proc_spec *spec, struct heard *h)
         return agent_proc_run(p, &l);
 }
 
+/* What a process started as u holds: root exactly core/users.h's six (agent_user_caps), kept
+ * across exec by its children; anyone else nothing. */
+static void test_caps(void)
+{
+        const char *argv[] = {"/bin/sh", "-c",
+                              "sh -c 'grep -E \"^Cap(Inh|Prm|Eff|Bnd|Amb):\" /proc/self/status'",
+                              NULL};
+        struct agent_user nobody = {0};
+        struct heard h;
+
+        struct agent_proc_spec spec = {.argv = argv, .cwd = "/"};
+        heard_init(&h);
+        CHECK_EQ_INT(run(&spec, &h), 0);
+        CHECK_STREQ(buf_str(&h.out[AGENT_OUT_STDOUT]), "CapInh:\t0000000000000000\n"
+                                                       "CapPrm:\t00000000000000db\n"
+                                                       "CapEff:\t00000000000000db\n"
+                                                       "CapBnd:\t00000000000000db\n"
+                                                       "CapAmb:\t0000000000000000\n");
+        heard_done(&h);
+
+        if (agent_user_lookup("nobody", &nobody) < 0) {
+                fprintf(stderr, "test-agent-proc: no user nobody here: its caps unchecked\n");
+                return;
+        }
+        char err[AGENT_PROC_ERR_MAX];
+        struct agent_proc *p = NULL;
+        spec = (struct agent_proc_spec){.argv = argv, .cwd = "/", .user = &nobody};
+        CHECK_EQ_INT(agent_proc_spawn(&spec, &p, err), 0);
+        heard_init(&h);
+        const struct agent_proc_listener l = listener(&h);
+        if (p)
+                CHECK_EQ_INT(agent_proc_run(p, &l), 0);
+        CHECK_STREQ(buf_str(&h.out[AGENT_OUT_STDOUT]), "CapInh:\t0000000000000000\n"
+                                                       "CapPrm:\t0000000000000000\n"
+                                                       "CapEff:\t0000000000000000\n"
+                                                       "CapBnd:\t0000000000000000\n"
+                                                       "CapAmb:\t0000000000000000\n");
+        heard_done(&h);
+        agent_user_done(&nobody);
+}
+
 static void test_events(void)
 {
         const char *argv[] = {"/bin/sh", "-c", "printf out; printf err >&2; exit 3", NULL};
@@ -452,6 +493,7 @@ int main(void)
         signal(SIGPIPE, SIG_IGN);
         pthread_create(&t, NULL, reaper, NULL);
         test_events();
+        test_caps();
         test_signal_and_deadline();
         test_input();
         test_detach();

@@ -77,6 +77,11 @@ int main(void)
         fprintf(out, "write_exe %d\n", try_create("/.sbx/sbx-agent"));
         struct stat st;
         fprintf(out, "etc_owner %d\n", stat("/etc/passwd", &st) == 0 ? (int)st.st_uid : -1);
+        /* read-only binds of host directories map host root alone (jail_mount_root) */
+        if (stat("/usr", &st) == 0)
+                fprintf(out, "usr_owner %d:%d\n", (int)st.st_uid, (int)st.st_gid);
+        if (stat("/sbx-bind/f", &st) == 0)
+                fprintf(out, "bind_owner %d:%d\n", (int)st.st_uid, (int)st.st_gid);
         fprintf(out, "dev_null %d\n", open("/dev/null", O_RDWR | O_CLOEXEC) >= 0);
         fprintf(out, "proc_1 %d\n", access("/proc/1/status", R_OK) == 0);
         fprintf(out, "max_user_namespaces %ld\n", user_limit("max_user_namespaces"));

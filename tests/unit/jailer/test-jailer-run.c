@@ -59,17 +59,32 @@ static cJSON *run_jailer(const char *spec)
         return cJSON_Parse(line);
 }
 
+/* The id the kernel shows for an unmapped one (/proc/sys/kernel/overflowuid, 65534 usually). */
+static int overflow_id(const char *which)
+{
+        char p[64], buf[32] = "";
+        snprintf(p, sizeof(p), "/proc/sys/kernel/%s", which);
+        FILE *f = fopen(p, "re");
+        if (f) {
+                if (!fgets(buf, sizeof(buf), f))
+                        buf[0] = 0;
+                fclose(f);
+        }
+        return buf[0] ? atoi(buf) : 65534;
+}
+
 static void spec_for(char *buf, size_t size, const char *id, const char *agent_path)
 {
         snprintf(buf, size,
                  "{\"id\":\"%s\",\"rootfs\":\"%s/%s/rootfs\",\"socket\":\"%s/%s/agent.sock\","
                  "\"layers\":[\"%s/layer\"],"
-                 "\"binds\":[{\"source\":\"/usr\",\"target\":\"/usr\",\"readonly\":true}],"
+                 "\"binds\":[{\"source\":\"/usr\",\"target\":\"/usr\",\"readonly\":true},"
+                 "{\"source\":\"%s/hostdir\",\"target\":\"/sbx-bind\",\"readonly\":true}],"
                  "\"agent\":\"%s\",\"uid_base\":1048576,\"uid_count\":65536,"
                  "\"cgroup\":\"sbxtest/%s\",\"memory_bytes\":268435456,\"pids_max\":64,"
                  "\"cpu_quota_us\":50000,\"cpu_period_us\":100000,\"disk_bytes\":16777216,"
                  "\"env\":{\"FOO\":\"bar\",\"SBX_SANDBOX_ID\":\"spoofed\"}}",
-                 id, tmp, id, tmp, id, tpl, agent_path, id);
+                 id, tmp, id, tmp, id, tpl, tmp, agent_path, id);
         char dir[512];
         snprintf(dir, sizeof(dir), "%s/%s", tmp, id);
         mkdir(dir, 0700);
@@ -221,6 +236,13 @@ static void test_good(void)
         CHECK_STREQ(field(report, "write_root", v, sizeof(v)), "0"); /* the upper */
         CHECK(strcmp(field(report, "write_exe", v, sizeof(v)), "0") != 0);
         CHECK_STREQ(field(report, "etc_owner", v, sizeof(v)), "0"); /* idmapped layer */
+        /* A read-only bind of a host directory maps host root alone: a host user's file there is
+         * nobody's (out of reach of sandbox root's capabilities), host root's stays root's. */
+        char nobody[32];
+        snprintf(nobody, sizeof(nobody), "%d:%d", overflow_id("overflowuid"),
+                 overflow_id("overflowgid"));
+        CHECK_STREQ(field(report, "bind_owner", v, sizeof(v)), nobody);
+        CHECK_STREQ(field(report, "usr_owner", v, sizeof(v)), "0:0");
         CHECK_STREQ(field(report, "dev_null", v, sizeof(v)), "1");
         CHECK_STREQ(field(report, "proc_1", v, sizeof(v)), "1");
         /* The limits of the sandbox's own user namespace (jail-ucount.c). */
@@ -359,6 +381,13 @@ int main(int argc, char **argv)
         char cmd[1024];
         snprintf(cmd, sizeof(cmd), "'%s' '%s'", argv[3], tpl);
         CHECK_EQ_INT(system(cmd), 0);
+        /* a host directory with a host user's file, bound read-only (spec_for) */
+        char hostdir[300], hostfile[320];
+        snprintf(hostdir, sizeof(hostdir), "%s/hostdir", tmp);
+        snprintf(hostfile, sizeof(hostfile), "%s/f", hostdir);
+        CHECK_EQ_INT(mkdir(hostdir, 0755), 0);
+        CHECK_EQ_INT(close(open(hostfile, O_CREAT | O_WRONLY | O_CLOEXEC, 0600)), 0);
+        CHECK_EQ_INT(chown(hostfile, 4321, 4321), 0);
 
         /* cgroup-util refuses names that climb out, and a missing group is success. */
         CHECK_EQ_INT(cgroup_destroy("sbxtest/../../x", 100), -EINVAL);
