@@ -12,6 +12,7 @@
 #include "fd-util.h"
 #include "log.h"
 #include "macros.h"
+#include "thread-util.h"
 #include "time-util.h"
 
 #define THREAD_STACK_SIZE (512u * 1024u)
@@ -169,8 +170,6 @@ static void answer_busy(int fd)
 
 void agent_server_spawn(int fd)
 {
-        pthread_attr_t attr;
-        pthread_t t;
         struct conn_slot *slot;
 
         if (atomic_fetch_add(&active_connections, 1) >= AGENT_MAX_CONNECTIONS) {
@@ -182,15 +181,10 @@ void agent_server_spawn(int fd)
         if (!slot)
                 goto fail;
         *slot = (struct conn_slot){.fd = fd, .slot_held = true};
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pthread_attr_setstacksize(&attr, THREAD_STACK_SIZE);
-        if (pthread_create(&t, &attr, conn_thread, slot) != 0) {
-                pthread_attr_destroy(&attr);
+        if (thread_start_detached(conn_thread, slot, THREAD_STACK_SIZE) < 0) {
                 free(slot);
                 goto fail;
         }
-        pthread_attr_destroy(&attr);
         return;
 fail:
         atomic_fetch_sub(&active_connections, 1);

@@ -21,6 +21,7 @@
 #include "macros.h"
 #include "native/native.h"
 #include "proc/process.h"
+#include "thread-util.h"
 
 #define NATIVE_LOG_MAX   (1024u * 1024u)
 #define NATIVE_MAX_PROCS 64u
@@ -184,14 +185,7 @@ static cJSON *proc_json(const struct mproc *p)
 
 static int start_pump(struct mproc *p)
 {
-        pthread_attr_t attr;
-        pthread_t t;
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pthread_attr_setstacksize(&attr, 256u * 1024u);
-        int e = pthread_create(&t, &attr, pump_thread, p);
-        pthread_attr_destroy(&attr);
-        return -e;
+        return thread_start_detached(pump_thread, p, 256u * 1024u);
 }
 
 /* The mproc for an accepted request, the process not yet started. */

@@ -24,6 +24,7 @@
 #include "core/spawn.h"
 #include "core/users.h"
 #include "log.h"
+#include "thread-util.h"
 #include "macros.h"
 #include "proc/process-env.h"
 #include "time-util.h"
@@ -520,16 +521,10 @@ static void *listener(void *arg)
                         close(c);
                         continue;
                 }
-                pthread_attr_t a;
-                pthread_t t;
-                pthread_attr_init(&a);
-                pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-                pthread_attr_setstacksize(&a, 256 * 1024);
-                int r = pthread_create(&t, &a, session_main, (void *)(intptr_t)c);
-                pthread_attr_destroy(&a);
-                if (r != 0) {
+                int r = thread_start_detached(session_main, (void *)(intptr_t)c, 256 * 1024);
+                if (r < 0) {
                         __atomic_sub_fetch(&n_conns, 1, __ATOMIC_RELAXED);
-                        answer_error(c, "cannot serve sudo now: %s", strerror(r));
+                        answer_error(c, "cannot serve sudo now: %s", strerror(-r));
                         close(c);
                 }
         }

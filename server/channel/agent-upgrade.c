@@ -13,6 +13,7 @@
 #include <sys/time.h>
 
 #include "log.h"
+#include "thread-util.h"
 #include "macros.h"
 #include "time-util.h"
 
@@ -96,22 +97,16 @@ static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls, co
                        size_t extra_len, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
 {
         struct agent_upgraded *u = cls;
-        pthread_attr_t attr;
-        pthread_t t;
         u->sock = sock;
         u->extra = extra;
         u->extra_len = extra_len;
         u->urh = urh;
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pthread_attr_setstacksize(&attr, AGENT_UPGRADE_STACK);
-        if (pthread_create(&t, &attr, upgraded_thread, u) != 0) {
+        if (thread_start_detached(upgraded_thread, u, AGENT_UPGRADE_STACK) < 0) {
                 log_warning("%s: no thread for the upgraded connection", u->name);
                 agent_req_free(u->q);
                 free(u);
                 MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
         }
-        pthread_attr_destroy(&attr);
 }
 
 struct MHD_Response *agent_upgrade_response(void (*run)(struct agent_upgraded *u), const char *name,

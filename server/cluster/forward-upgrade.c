@@ -14,6 +14,7 @@
 
 #include "channel/agent-req.h"
 #include "log.h"
+#include "thread-util.h"
 #include "macros.h"
 #include "time-util.h"
 
@@ -145,8 +146,6 @@ static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls, co
                        size_t extra_len, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
 {
         struct forward_splice *s = cls;
-        pthread_attr_t attr;
-        pthread_t t;
         s->started = true;
         /* a thread of its own: under TLS, MHD's connection thread carries the bytes between
          * the TLS session and sock once this returns. extra lives until MHD_upgrade_action(). */
@@ -154,15 +153,11 @@ static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls, co
         s->extra = extra;
         s->extra_len = extra_len;
         s->urh = urh;
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pthread_attr_setstacksize(&attr, FORWARD_UPGRADE_STACK);
-        if (pthread_create(&t, &attr, splice_thread, s) != 0) {
+        if (thread_start_detached(splice_thread, s, FORWARD_UPGRADE_STACK) < 0) {
                 log_warning("req=%s: no thread for the upgraded forward", s->rid);
                 MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
                 splice_unref(s);
         }
-        pthread_attr_destroy(&attr);
 }
 
 void forward_upgrade_drop(struct forward_splice *s)

@@ -23,6 +23,7 @@
 #include "fd-util.h"
 #include "lifecycle/registry.h"
 #include "log.h"
+#include "thread-util.h"
 #include "macros.h"
 #include "time-util.h"
 
@@ -395,22 +396,17 @@ static void accept_one(struct egress_proxy *p, int sock)
                 if (p->fds[i] < 0)
                         c->idx = i;
         bool ok = c->idx >= 0 && c->slot >= 0 && p->per_slot[c->slot] < EGRESS_PROXY_PER_SANDBOX;
-        pthread_t t;
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
         if (ok) {
                 p->fds[c->idx] = fd;
                 p->per_slot[c->slot]++;
                 p->active++;
-                if (pthread_create(&t, &attr, conn_main, c) != 0) {
+                if (thread_start_detached(conn_main, c, 0) < 0) {
                         p->fds[c->idx] = -1;
                         p->per_slot[c->slot]--;
                         p->active--;
                         ok = false;
                 }
         }
-        pthread_attr_destroy(&attr);
         pthread_mutex_unlock(&p->lock);
         if (!ok) {
                 log_debug("egress proxy: a connection refused (limits)");
