@@ -80,7 +80,11 @@ test('watchDir: rename and chmod events; handle.stop ends the stream', async () 
   const events = []
   const h = await sbx.files.watchDir('/home/user/wm', (e) => events.push(e))
   await sbx.commands.run('chmod 600 /home/user/wm/f && mv /home/user/wm/f /home/user/wm/g')
-  for (let i = 0; i < 50 && !events.some((e) => e.type === FilesystemEventType.RENAME); i++) await sleep(100)
+  // the rename's two halves (RENAME of f, CREATE of g) may arrive in separate messages: wait
+  // for both, not only the first
+  const both = () => events.some((e) => e.type === FilesystemEventType.RENAME) &&
+    events.some((e) => e.type === FilesystemEventType.CREATE && e.name === 'g')
+  for (let i = 0; i < 50 && !both(); i++) await sleep(100)
   await h.stop()
   assert.ok(events.some((e) => e.type === FilesystemEventType.CHMOD && e.name === 'f'), JSON.stringify(events))
   assert.ok(events.some((e) => e.type === FilesystemEventType.RENAME && e.name === 'f'))
