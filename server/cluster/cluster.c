@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "buf.h"
@@ -557,7 +558,16 @@ int cluster_map_sandbox(struct cluster *c, const char *id)
 {
         char key[200];
         snprintf(key, sizeof(key), CLUSTER_PREFIX "sandboxes/%s", id);
-        int r = etcd_put(c->etcd, key, c->name, 0);
+        /* a member of three just lost (the leader, say) leaves etcd without a leader until the
+         * next election (about a second): a few tries span it, quorum lost still fails */
+        int r = -EHOSTUNREACH;
+        for (int i = 0; i < CLUSTER_MAP_TRIES; i++) {
+                if (i > 0)
+                        usleep(CLUSTER_MAP_RETRY_MS * 1000);
+                r = etcd_put(c->etcd, key, c->name, 0);
+                if (r >= 0 || r == -ENOMEM)
+                        break;
+        }
         if (r < 0)
                 return r == -ENOMEM ? r : -EHOSTUNREACH;
         pthread_mutex_lock(&c->lock);

@@ -26,6 +26,8 @@
 #define CLUSTER_ADDR_MAX      127
 #define CLUSTER_MAX_NODES     256
 #define CLUSTER_MAX_TEMPLATES 256 /* template names a node advertises */
+#define CLUSTER_MAP_TRIES     3   /* writes of a new sandbox's mapping (an etcd election) */
+#define CLUSTER_MAP_RETRY_MS  500
 
 struct cluster;
 
