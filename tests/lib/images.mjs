@@ -1,0 +1,103 @@
+// Images as users bring them (tests/lib/images/build.sh: a static busybox, a musl image, Debian
+// minbase with python3, none holding anything of sbx's), a real OCI registry (Debian's
+// docker-registry, the CNCF distribution) on loopback, and skopeo to push and convert.
+import { execFileSync, spawn } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join, resolve, dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const HERE = dirname(fileURLToPath(import.meta.url))
+const BUILD = join(HERE, 'images/build.sh')
+export const MKOCI = join(HERE, 'images/mkoci.py')
+
+let built
+// The four OCI layouts, built once per test run (into the run's state dir when there is one).
+export function userImages() {
+  if (built) return built
+  const base = process.env.SBX_TEST_STATE || mkdtempSync(join(tmpdir(), 'sbx-images-'))
+  const out = join(base, 'user-images')
+  if (!existsSync(join(out, 'minbase-app', 'index.json'))) {
+    execFileSync('bash', [BUILD, out], { stdio: ['ignore', 'ignore', 'inherit'] })
+  }
+  built = {
+    busybox: join(out, 'busybox'),
+    musl: join(out, 'musl'),
+    minbase: join(out, 'minbase'),
+    minbaseApp: join(out, 'minbase-app'),
+  }
+  return built
+}
+
+export function freePort() {
+  return new Promise((res, rej) => {
+    const s = createServer()
+    s.on('error', rej)
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address()
+      s.close(() => res(port))
+    })
+  })
+}
+
+// A registry on 127.0.0.1 with storage in a temp dir. extraConfig is appended to its YAML
+// config (an auth: section, for instance). Returns { host, url, dir, stop() }.
+export async function startRegistry(extraConfig = '') {
+  const dir = mkdtempSync(join(tmpdir(), 'sbx-registry-'))
+  const port = await freePort()
+  const config = join(dir, 'config.yml')
+  writeFileSync(config, [
+    'version: 0.1',
+    'log:',
+    '  level: warn',
+    'storage:',
+    '  filesystem:',
+    `    rootdirectory: ${dir}/data`,
+    '  delete:',
+    '    enabled: true',
+    'http:',
+    `  addr: 127.0.0.1:${port}`,
+    extraConfig,
+  ].join('\n') + '\n')
+  const child = spawn('docker-registry', ['serve', config], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let log = ''
+  child.stderr.on('data', (d) => { log += d })
+  const host = `127.0.0.1:${port}`
+  for (let i = 0; i < 100; i++) {
+    try {
+      const r = await fetch(`http://${host}/v2/`)
+      if (r.status === 200 || r.status === 401) break
+    } catch {}
+    if (child.exitCode !== null) throw new Error(`docker-registry exited: ${log}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  return {
+    host,
+    url: `http://${host}`,
+    dir,
+    log: () => log,
+    stop: async () => {
+      child.kill('SIGTERM')
+      await new Promise((r) => (child.exitCode !== null ? r() : child.on('exit', r)))
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+// skopeo copy from an OCI layout to a registry reference (HOST/NAME:TAG), plain HTTP.
+export function push(layout, ref, { creds } = {}) {
+  const args = ['copy', '-q', '--dest-tls-verify=false']
+  if (creds) args.push('--dest-creds', creds)
+  args.push(`oci:${layout}:latest`, `docker://${ref}`)
+  execFileSync('skopeo', args, { stdio: ['ignore', 'ignore', 'inherit'] })
+}
+
+// The same image as a `docker save` archive.
+export function dockerArchive(layout, file, ref) {
+  mkdirSync(dirname(resolve(file)), { recursive: true })
+  rmSync(file, { force: true })
+  execFileSync('skopeo', ['copy', '-q', `oci:${layout}:latest`, `docker-archive:${file}:${ref}`],
+    { stdio: ['ignore', 'ignore', 'inherit'] })
+  return file
+}
