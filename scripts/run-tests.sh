@@ -4,6 +4,8 @@
 #   asan      the unit tests again, built with ASan+UBSan
 #   format    clang-format check of every C file
 #   layers    every #include points the way scripts/layers.conf allows (scripts/check-layers.py)
+#   docs      what docs/ and the READMEs name exists: files, functions, the jailer's step
+#             numbers; each folder's README names its C files (scripts/check-docs.py)
 #   clang     everything built with clang and -Werror (build dir <build>-clang)
 #   cppcheck  static analysis of the C sources (scripts/cppcheck-suppressions.txt says what is
 #             suppressed and why)
@@ -82,6 +84,15 @@ if python3 scripts/check-layers.py >/tmp/sbx-layers.log 2>&1; then
 else
         head -n 20 /tmp/sbx-layers.log
         count layers 0 1
+fi
+
+# ---- docs: what the documents name exists ----
+echo "== docs"
+if python3 scripts/check-docs.py >/tmp/sbx-docs.log 2>&1; then
+        count docs 1 0
+else
+        head -n 20 /tmp/sbx-docs.log
+        count docs 0 1
 fi
 
 # ---- clang: the whole tree with a second compiler, warnings as errors ----
