@@ -9,7 +9,6 @@
 
 #include "cluster/etcd.h"
 #include "cluster/forward.h"
-#include "cluster/volume-path.h"
 #include "core/validate.h"
 #include "json-util.h"
 #include "log.h"
@@ -215,20 +214,18 @@ static int aggregate_list(struct request *req)
         return http_reply_cjson(req, 200, all, NULL, NULL);
 }
 
-bool cluster_volumes_intercept(struct request *req, int *ret)
+int cluster_volumes_list(struct request *req)
+{
+        return aggregate_list(req);
+}
+
+bool cluster_volumes_forward(struct request *req, const char *id, int *ret)
 {
         struct cluster *c = req->srv->cluster;
-        if (strcmp(req->method, "GET") == 0 && strcmp(req->path, "/volumes") == 0) {
-                if (http_auth_check(req, AUTH_API_KEY) < 0)
-                        return false; /* the route table's own refusal */
-                *ret = aggregate_list(req);
-                return true;
-        }
-        char id[VOLUME_ID_LEN + 1], node[CLUSTER_NAME_MAX + 1], addr[CLUSTER_ADDR_MAX + 1];
+        char node[CLUSTER_NAME_MAX + 1], addr[CLUSTER_ADDR_MAX + 1];
         struct volume_info v;
-        if (!cluster_volume_path_id(req->path, id) || !volume_id_valid(id) ||
-            volume_get(req->srv->volumes, id, &v) == 0)
-                return false; /* not a volume's, or this node's: answered here */
+        if (!volume_id_valid(id) || volume_get(req->srv->volumes, id, &v) == 0)
+                return false; /* not a volume id, or this node's: answered here */
         int r = id_node(cluster_etcd(c), id, node);
         if (r == -ENOENT || (r == 0 && strcmp(node, cluster_self(c)) == 0))
                 return false; /* no such volume: the local 404 */
@@ -285,9 +282,6 @@ static int forward_create(struct request *req, const char *addr)
 int cluster_volumes_place(struct request *req)
 {
         struct cluster *c = req->srv->cluster;
-        if (strcmp(req->method, "POST") != 0 || strcmp(req->path, "/volumes") != 0 ||
-            http_header(req, CLUSTER_HOP_HEADER))
-                return 0;
         const cJSON *body = req->body ? req->body->json : NULL;
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(body, "name");
         if (!cJSON_IsString(name) || !volume_name_valid(name->valuestring))

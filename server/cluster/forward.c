@@ -10,7 +10,6 @@
 #include <strings.h>
 
 #include "buf.h"
-#include "cluster/volume-path.h"
 #include "cluster/hop-auth.h"
 #include "core/errors.h"
 #include "json-util.h"
@@ -454,10 +453,10 @@ void forward_answer_done(struct forward_answer *a)
 int forward_reply_lost(struct request *req, const char *node, const char *why)
 {
         const char *id = req->sandbox_id[0] ? req->sandbox_id : NULL;
-        char msg[512], vol[VOLUME_ID_LEN + 1];
-        if (!id && cluster_volume_path_id(req->path, vol))
-                snprintf(msg, sizeof(msg), "node lost: volume %s lives on node %s, which %s", vol,
-                         node, why);
+        char msg[512];
+        if (!id && req->route && req->route->place == PLACE_VOLUME)
+                snprintf(msg, sizeof(msg), "node lost: volume %s lives on node %s, which %s",
+                         req->args.v[0], node, why);
         else
                 snprintf(msg, sizeof(msg), "node lost: sandbox %s lives on node %s, which %s",
                          req->sandbox_id, node, why);

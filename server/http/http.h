@@ -58,6 +58,7 @@ struct request {
         size_t discarded;    /* body bytes dropped (refused, too large, not wanted) */
         bool proxied;        /* a sandbox's traffic (e2b/proxy.h), not a table route */
         bool forwarded;      /* --cluster: relayed to the sandbox's node (cluster/forward.h) */
+        bool from_node;      /* --cluster: carried a verified hop header (cluster/hop-auth.h) */
         char sandbox_id[ROUTE_ID_MAX]; /* a proxied request's sandbox, for the access log */
         /* a request of the route table (front/routes.c) */
         const struct route *route;

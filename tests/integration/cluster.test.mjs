@@ -284,9 +284,12 @@ test('Sbx-Cluster-Hop from a client: unsigned, forged or expired is refused 401'
   const own = await fetch(`${nodes[0].url}${t}`, { headers: { 'X-API-KEY': key, 'Sbx-Cluster-Hop': hopValue(secret, 'GET', t) } }).then((r) => r.json())
   const mine = Object.entries(map).filter(([, n]) => n === 'n0').map(([id]) => id).sort()
   assert.deepEqual(own.map((x) => x.sandboxID).sort(), mine)
-  // and the node-only call does not exist for clients
-  const q = await fetch(`${nodes[0].url}/v1/cluster/files-owner?path=/x&signature=v1_x`, { headers: { Authorization: `Bearer ${key}` } })
-  assert.equal(q.status, 404)
+  // and the node-only calls are refused to clients, whatever key they hold
+  for (const path of ['/v1/cluster/files-owner?path=/x&signature=v1_x', '/v1/cluster/layers/' + '0'.repeat(64)]) {
+    const q = await fetch(`${nodes[0].url}${path}`, { headers: { Authorization: `Bearer ${key}` } })
+    assert.equal(q.status, 403, path)
+    assert.match((await q.json()).error.message, /between cluster nodes/)
+  }
 })
 
 test('native POST /v1/sandboxes is placed over the nodes, answered in the native shape', { skip, timeout: 120_000 }, async () => {
