@@ -305,6 +305,8 @@ cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
                 add_opt_string(o, "trafficAccessToken", s->traffic_token);
                 add_domain(o);
                 cJSON_AddStringToObject(o, "alias", s->template_id);
+                /* what the sandbox got, after --egress and --egress-max (not what it asked) */
+                add_net(o, s, false);
                 break;
         case SHAPE_LISTED:
                 add_listed(o, s);

@@ -33,7 +33,7 @@ before(async () => {
   outside = await outsideUp()
   // the outside's own certificate is the upstream trust anchor of the proxy (no public CA here)
   d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
-    args: ['--egress-dns', OUT.dns, '--egress-upstream-ca', outside.cert] })
+    args: ['--egress-dns', OUT.dns, '--egress-max', 'any', '--egress-upstream-ca', outside.cert] })
 })
 
 after(async () => {
@@ -211,7 +211,7 @@ test('transform: the rules, the CA and the secrets survive an sbxd restart', { s
   assert.ok(bundle.stdout.includes(ca.trim()), 'the sandbox trusts the CA')
   await d.stop({ keep: true })
   d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: d,
-    args: ['--egress-dns', OUT.dns, '--egress-upstream-ca', outside.cert] })
+    args: ['--egress-dns', OUT.dns, '--egress-max', 'any', '--egress-upstream-ca', outside.cert] })
   assert.equal(readFileSync(join(d.state, 'egress-ca', 'ca.crt'), 'utf8'), ca, 'the CA is kept')
   const again = await e2b.Sandbox.connect(s.sandboxId, opts())
   const r = await curlIn(again, 'https://www.allowed.test/record', { extra: '-4' })
