@@ -132,8 +132,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 const ctx = mkdtempSync(join(tmpdir(), 'sbx-tls-build-'))
-writeFileSync(join(ctx, 'hello.txt'), 'copied over tls
-')
+writeFileSync(join(ctx, 'hello.txt'), 'copied over tls\n')
 const tpl = Template({ fileContextPath: ctx }).fromTemplate('base').copy('hello.txt', '/home/user/hello.txt')
 await Template.build(tpl, 'tls-copy')
 const sbx = await Sandbox.create('tls-copy')
@@ -202,8 +201,8 @@ test('--public-url: sbxd behind a proxy hands out the proxy\'s URLs', async () =
   const q = await startSbxd({})
   try {
     const t = await q.api('POST', '/v3/templates', { body: { name: 'host-link' } })
-    const link = await q.api('GET', `/templates/${t.json.templateID}/files/${'a'.repeat(64)}`, { headers: { Host: 'sbx.internal:7000' } })
-    assert.ok(link.json.url.startsWith('http://sbx.internal:7000/build-uploads/'), link.text)
+    const link = await request(`${q.url}/templates/${t.json.templateID}/files/${'a'.repeat(64)}`, { headers: { Host: 'sbx.internal:7000', 'X-API-KEY': q.key } })
+    assert.ok(JSON.parse(link.body).url.startsWith('http://sbx.internal:7000/build-uploads/'), link.body)
   } finally {
     await q.stop()
   }

@@ -242,6 +242,7 @@ test('--egress allow and --egress-max: the operator\'s default and cap', { skip 
   await stopSbxd()
   d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
     args: ['--egress-dns', OUT.dns] })
+  for (let i = 0; i < 100 && !/egress: a sandbox/.test(d.stderr()); i++) await sleep(20)
   assert.match(d.stderr(), /egress: a sandbox that asks for nothing gets loopback only; --egress-max listed/)
   const py = await d.api('POST', '/sandboxes', { body: { templateID: 'base', timeout: 300, metadata: {},
     envVars: {}, secure: true, allow_internet_access: true } })
