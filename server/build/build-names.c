@@ -228,7 +228,10 @@ static int tag_list(const cJSON *body, const char *field, cJSON **ret, char *err
                                    "characters, not a UUID",
                                    field, BUILD_TAG_MAX);
         }
-        cJSON_ArrayForEach(t, tags) build_tag_lower(t->valuestring);
+        cJSON_ArrayForEach(t, tags)
+        {
+                build_tag_lower(t->valuestring);
+        }
         *ret = cJSON_Duplicate(tags, 1);
         return 0;
 }
