@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -48,6 +49,23 @@ static int write_port_file(const char *path, unsigned port)
         return write_file_atomic(path, buf, strlen(buf), 0644);
 }
 
+/* The host[:port] of --public-url as the default domain, when it is a host name that can
+ * carry "<port>-<id>." labels (not an address, not localhost itself: server/README.md
+ * "Sandbox ports"). */
+static bool public_url_domain(const char *url, char *buf, size_t size)
+{
+        if (!url)
+                return false;
+        const char *a = strstr(url, "://") + 3;
+        size_t l = strcspn(a, "/");
+        if (a[0] == '[' || l >= size || strspn(a, "0123456789.:") == l ||
+            strncasecmp(a, "localhost", 9) == 0)
+                return false;
+        memcpy(buf, a, l);
+        buf[l] = 0;
+        return true;
+}
+
 /* The `domain` of create's answer: sandbox.getHost(port) is "<port>-<id>.<domain>". The
  * default, sbx.localhost with sbxd's port, reaches sbxd wherever *.localhost resolves to
  * loopback, and a certificate for *.sbx.localhost covers it (TLS clients refuse a wildcard
@@ -57,10 +75,25 @@ static void set_domain(const struct sbxd_config *cfg, unsigned port)
         char d[SBXD_DOMAIN_MAX + 16];
         if (cfg->domain)
                 snprintf(d, sizeof(d), "%s", cfg->domain);
-        else
+        else if (!public_url_domain(cfg->public_url, d, sizeof(d)))
                 snprintf(d, sizeof(d), SBXD_DEFAULT_DOMAIN ":%u", port);
         sandbox_json_set_domain(d);
         log_info("sandbox ports: %s://<port>-<sandboxID>.%s", cfg->tls_cert ? "https" : "http", d);
+}
+
+/* The egress policy in force, said once at start (server/README.md "Egress"). */
+static void log_egress_policy(const struct sbxd_config *cfg)
+{
+        static const char *const cap[] = {
+            [EGRESS_MAX_NONE] = "none: every sandbox has loopback only, whatever it asks",
+            [EGRESS_MAX_LISTED] = "listed: a sandbox reaches only what its allowOut lists; "
+                                  "allow_internet_access is not honoured (--egress-max any "
+                                  "honours it)",
+            [EGRESS_MAX_ANY] = "any: allow_internet_access and allowOut are honoured",
+        };
+        log_info("egress: a sandbox that asks for nothing gets %s; --egress-max %s",
+                 cfg->egress_allow ? "the internet (--egress allow)" : "loopback only",
+                 cap[cfg->egress_max]);
 }
 
 /* The three lines users export (stdout), and the log line. */
@@ -70,12 +103,16 @@ static void announce(const struct sbxd_config *cfg, const struct keys *keys, uns
                            : strcmp(cfg->host, "::") == 0    ? "::1"
                                                              : cfg->host;
         const char *lb = strchr(host, ':') ? "[" : "", *rb = *lb ? "]" : "";
-        char url[160], path[4096];
+        char url[160], path[4096], pub[SBXD_PUBLIC_URL_MAX + 2];
         snprintf(url, sizeof(url), "%s://%s%s%s:%u\n", cfg->tls_cert ? "https" : "http", lb, host,
                  rb, port);
-        printf("export E2B_API_URL=%s", url);
-        printf("export E2B_SANDBOX_URL=%s", url);
-        printf("export E2B_VOLUME_API_URL=%s", url); /* Volume file operations */
+        /* clients behind --public-url reach sbxd there; the sbx CLI on this host (the url
+         * file) keeps the address sbxd listens on */
+        snprintf(pub, sizeof(pub), "%s%s", cfg->public_url ? cfg->public_url : url,
+                 cfg->public_url ? "\n" : "");
+        printf("export E2B_API_URL=%s", pub);
+        printf("export E2B_SANDBOX_URL=%s", pub);
+        printf("export E2B_VOLUME_API_URL=%s", pub); /* Volume file operations */
         printf("export E2B_API_KEY=%s\n", keys->key[0]);
         fflush(stdout);
         /* For the sbx CLI on this machine (cli/README.md): the URL beside the keys. */
@@ -85,6 +122,7 @@ static void announce(const struct sbxd_config *cfg, const struct keys *keys, uns
                 log_warning_errno(r, "writing %s: %m", path);
         log_info("listening on %s%s%s:%u (state %s, jailer %s, agent %s)", lb, host, rb, port,
                  cfg->state_dir, cfg->jailer, cfg->agent);
+        log_egress_policy(cfg);
 }
 
 /* Graceful stop: no new connections, in-flight requests get up to DRAIN_MS to finish. */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "interp/code-exec.h"
+#include "interp/code-inside.h"
 #include "interp/code-kernel.h"
 #include "log.h"
 #include "macros.h"
@@ -40,6 +41,7 @@ struct code_context {
         pthread_mutex_t exec_lock;
         struct code_kernel *kernel; /* exec lock */
         unsigned count;             /* exec lock */
+        bool lost;                  /* exec lock: its kernel died; the next execution says so */
 };
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -197,6 +199,8 @@ static int ctx_ensure_kernel(struct code_context *c, int timeout_ms)
 
         if (c->kernel && code_kernel_alive(c->kernel))
                 return 0;
+        if (c->kernel) /* killed or exited between executions (a kill from inside) */
+                c->lost = true;
         pthread_mutex_lock(&table_lock);
         preload = c->is_default && c->lang == CODE_LANG_PYTHON;
         pthread_mutex_unlock(&table_lock);
@@ -321,10 +325,24 @@ static int run_execute(struct agent_request *r, struct code_context *c, const cJ
                                     code_lang_name(c->lang), kernel_error(e));
         }
         e = agent_respond_head(r, 200, NULL);
+        char notice[256];
+        if (e >= 0 && c->lost) {
+                /* The kernel was started again (supervised: on the next use, as here); what
+                 * the context held is gone, and the execution says so before its output. */
+                snprintf(notice, sizeof(notice),
+                         "The %s kernel of this context had stopped (killed or exited) and was "
+                         "started again: variables, imports and definitions of earlier "
+                         "executions are lost.\n",
+                         code_lang_name(c->lang));
+                x.notice = notice;
+                c->lost = false;
+        }
         if (e >= 0) {
                 x.execution_count = ++c->count;
-                if (code_exec_run(r, c->kernel, &x) == -ECHILD)
+                if (code_exec_run(r, c->kernel, &x) == -ECHILD) {
                         ctx_set_kernel(c, NULL);
+                        c->lost = true;
+                }
         }
         pthread_mutex_unlock(&c->exec_lock);
         return e;
@@ -489,6 +507,7 @@ static int handle_restart(struct agent_request *r, const char *id)
         ctx_kill_kernel(c);
         pthread_mutex_lock(&c->exec_lock);
         ctx_set_kernel(c, NULL);
+        c->lost = false; /* the client asked for it: nothing to tell */
         e = ctx_ensure_kernel(c, START_TIMEOUT_MS);
         pthread_mutex_unlock(&c->exec_lock);
         ctx_unref(c);
@@ -561,11 +580,13 @@ int agent_code_handle_context(struct agent_request *r)
 
 void agent_code_on_init(void)
 {
+        static pthread_once_t inside_once = PTHREAD_ONCE_INIT;
         struct code_context *c;
         int e;
 
         if (!code_kernels_available())
                 return;
+        pthread_once(&inside_once, code_inside_start);
         c = ctx_get(NULL, CODE_LANG_PYTHON);
         if (!c)
                 return;

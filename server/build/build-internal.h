@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "build/build.h"
+#include "core/validate.h" /* TEMPLATE_NAME_MAX */
 #include "macros.h"
 
 struct build_egress;
@@ -93,8 +94,13 @@ static inline void set_str(cJSON *o, const char *name, const char *v)
         cJSON_AddStringToObject(o, name, v);
 }
 
-/* A tag: [A-Za-z0-9_][A-Za-z0-9._-]*, at most BUILD_TAG_MAX. */
+/* A tag: [A-Za-z0-9_][A-Za-z0-9._-]*, at most BUILD_TAG_MAX, no "..", not a UUID. */
 bool build_tag_valid(const char *s);
+/* every "alias:tag" a build publishes is a template name sandboxes can be created from */
+_Static_assert(BUILD_ALIAS_MAX + 1 + BUILD_TAG_MAX <= TEMPLATE_NAME_MAX, "alias:tag must fit");
+/* A tag as E2B keeps it: lowercased in place (E2B's API lowercases every tag it is given, so
+ * "V1" and "v1" name one tag). */
+void build_tag_lower(char *s);
 
 /* RFC 3339 of now with milliseconds (buf: 32 bytes). */
 void build_now(char buf[static 32]);

@@ -42,6 +42,11 @@ int etcd_put(struct etcd *e, const char *key, const char *value, int64_t lease);
 /* value at key only when key does not exist (a transaction on its create revision): 0 either
  * way (read the key to learn which value won). */
 int etcd_put_absent(struct etcd *e, const char *key, const char *value);
+/* value at key attached to lease, only when key does not exist (held == 0) or is attached to the
+ * lease held (a transaction on its create revision, resp. its lease): *ret_put says whether it
+ * was written. A name held under a lease of another process is never overwritten. */
+int etcd_put_claim(struct etcd *e, const char *key, const char *value, int64_t lease, int64_t held,
+                   bool *ret_put);
 int etcd_delete(struct etcd *e, const char *key);
 int etcd_lease_grant(struct etcd *e, unsigned ttl_s, int64_t *ret_id);
 /* Refresh a lease: its remaining TTL, -ENOENT when it has expired. */

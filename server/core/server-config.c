@@ -58,13 +58,18 @@ static const char usage[] =
     "                            request past it is answered 503)\n"
     "  --egress deny|allow       egress of a sandbox that asks for nothing (default deny)\n"
     "  --egress-max none|listed|any  the most egress any sandbox gets: none, only its allowOut\n"
-    "                            list, or the internet too (default any)\n"
+    "                            list, or the internet too (default listed: what\n"
+    "                            allow_internet_access asks is honoured only with any, which\n"
+    "                            --egress allow implies)\n"
     "  --egress-dns ADDR         upstream DNS server of the sandboxes' resolver (default: the\n"
     "                            first nameserver of /etc/resolv.conf)\n"
     "  --domain DOMAIN           sandbox ports are <port>-<id>.DOMAIN, as sandbox.getHost()\n"
     "                            returns them (default sbx.localhost:<listening port>)\n"
     "  --tls-cert FILE           serve HTTPS with this PEM certificate (chain), valid for\n"
     "  --tls-key FILE            DOMAIN and *.DOMAIN, and this PEM key (both or neither)\n"
+    "  --public-url URL          where clients reach sbxd (behind a proxy): upload links and\n"
+    "                            the printed URLs use it, and a host name in it is the default\n"
+    "                            DOMAIN (default: the scheme sbxd serves, the client's Host)\n"
     "  --egress-upstream-ca FILE  a PEM bundle the egress proxy trusts for servers, besides the\n"
     "                            host's CA bundle\n"
     "  --cluster etcd://H:P[,H:P] cluster mode: register in etcd, place creates on any node,\n"
@@ -189,6 +194,7 @@ void config_done(struct sbxd_config *c)
         free(c->pool_templates);
         free(c->cgroup_parent);
         free(c->domain);
+        free(c->public_url);
         free(c->tls_cert);
         free(c->tls_key);
         free(c->tls_cert_pem);
@@ -204,6 +210,7 @@ void config_done(struct sbxd_config *c)
 #define OPT_DOMAIN          1030
 #define OPT_TLS_CERT        1031
 #define OPT_TLS_KEY         1032
+#define OPT_PUBLIC_URL      1033
 #define OPT_DELETE_PAUSED   1010
 #define OPT_DISK_RESERVE    1011
 #define OPT_DISK_OVERCOMMIT 1012
@@ -371,6 +378,32 @@ static bool domain_valid(const char *d)
                atoi(port) <= 65535;
 }
 
+/* --public-url: http:// or https://, a host (a name, an IPv4 address or a bracketed IPv6
+ * one) with an optional :PORT, an optional path prefix; no query, no fragment, no user. */
+static bool public_url_valid(const char *u)
+{
+        size_t l = strlen(u), skip = strncmp(u, "https://", 8) == 0  ? 8
+                                     : strncmp(u, "http://", 7) == 0 ? 7
+                                                                     : 0;
+        if (!skip || l > SBXD_PUBLIC_URL_MAX)
+                return false;
+        const char *a = u + skip, *path = strchr(a, '/');
+        size_t al = path ? (size_t)(path - a) : strlen(a);
+        char auth[SBXD_PUBLIC_URL_MAX + 1];
+        memcpy(auth, a, al);
+        auth[al] = 0;
+        if (path && strspn(path, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                 "0123456789._~/-") != strlen(path))
+                return false;
+        if (auth[0] != '[')
+                return domain_valid(auth);
+        const char *e = strchr(auth, ']');
+        return e && e - auth > 1 &&
+               strspn(auth + 1, "0123456789abcdefABCDEF:.") == (size_t)(e - auth - 1) &&
+               (!e[1] || (e[1] == ':' && domain_valid(e + 2) &&
+                          strspn(e + 2, "0123456789") == strlen(e + 2)));
+}
+
 int config_parse(int argc, char **argv, struct sbxd_config *ret)
 {
         static const struct option opts[] = {
@@ -399,6 +432,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"domain", required_argument, NULL, OPT_DOMAIN},
             {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
             {"tls-key", required_argument, NULL, OPT_TLS_KEY},
+            {"public-url", required_argument, NULL, OPT_PUBLIC_URL},
             {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
             {"egress", required_argument, NULL, OPT_EGRESS},
             {"egress-max", required_argument, NULL, OPT_EGRESS_MAX},
@@ -417,8 +451,9 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                                 .create_wait_s = SBXD_DEFAULT_CREATE_WAIT_S,
                                 .max_connections = SBXD_DEFAULT_MAX_CONNECTIONS,
                                 .disk_overcommit = 1.0,
-                                .egress_max = EGRESS_MAX_ANY};
+                                .egress_max = EGRESS_MAX_LISTED};
         const char *egress_dns = NULL;
+        bool egress_max_given = false;
         const char *pool_templates = SBXD_DEFAULT_POOL_TEMPLATES;
         const char *cgroup_parent = "sbx";
         const char *domain = NULL, *tls_cert = NULL, *tls_key = NULL;
@@ -470,6 +505,19 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                 case OPT_TLS_CERT:
                         tls_cert = optarg;
                         break;
+                case OPT_PUBLIC_URL:
+                        if (!public_url_valid(optarg)) {
+                                fprintf(stderr,
+                                        "sbxd: bad --public-url '%s' (http:// or https://, a "
+                                        "host with an optional :PORT and path, at most %d "
+                                        "bytes)\n",
+                                        optarg, SBXD_PUBLIC_URL_MAX);
+                                return -EINVAL;
+                        }
+                        free(c.public_url);
+                        c.public_url =
+                            strndup(optarg, strlen(optarg) - (optarg[strlen(optarg) - 1] == '/'));
+                        break;
                 case OPT_TLS_KEY:
                         tls_key = optarg;
                         break;
@@ -492,6 +540,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                 case OPT_EGRESS_DNS:
                         if (parse_egress(o, optarg, &c, &egress_dns) < 0)
                                 return -EINVAL;
+                        egress_max_given |= o == OPT_EGRESS_MAX;
                         break;
                 case OPT_EGRESS_CA:
                         if (access(optarg, R_OK) < 0) {
@@ -571,6 +620,10 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                 fprintf(stderr, "sbxd: bad --listen '%s' (want HOST:PORT)\n", listen);
                 return -EINVAL;
         }
+        /* --egress allow alone is the operator's opt-in to the internet: it lifts the default
+         * cap (listed) with it; only an explicit lower --egress-max contradicts it. */
+        if (c.egress_allow && !egress_max_given)
+                c.egress_max = EGRESS_MAX_ANY;
         if (c.egress_allow && c.egress_max != EGRESS_MAX_ANY) {
                 fprintf(stderr, "sbxd: --egress allow needs --egress-max any\n");
                 return -EINVAL;

@@ -54,6 +54,9 @@ struct sbxd_config {
         /* --domain: sandbox ports are "<port>-<id>.<domain>" (create's `domain`); NULL:
          * SBXD_DEFAULT_DOMAIN ":<bound port>" (server/README.md "Sandbox ports") */
         char *domain;
+        /* --public-url: the URL clients reach sbxd at (a proxy in front); NULL: the scheme sbxd
+         * serves and the Host the client sent (server/README.md "Command line") */
+        char *public_url;
         char *tls_cert, *tls_key; /* --tls-cert/--tls-key: PEM files; HTTPS when both are set */
         char *tls_cert_pem, *tls_key_pem; /* their contents (config_load_tls()) */
         /* Egress (server/lifecycle/egress.h): --egress, --egress-max, --egress-dns */
@@ -69,6 +72,7 @@ struct sbxd_config {
 
 #define SBXD_DOMAIN_MAX     253
 #define SBXD_DEFAULT_DOMAIN "sbx.localhost"
+#define SBXD_PUBLIC_URL_MAX 255           /* --public-url, bytes */
 #define SBXD_TLS_MAX_PEM    (1024 * 1024) /* a certificate chain or key file */
 
 /* <state>/url: the URL sbxd listens on, written once listening, removed at a clean stop

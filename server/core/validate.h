@@ -17,7 +17,9 @@
 #define JSON_MAX_DEPTH    32
 #define TIMEOUT_DEFAULT_S 300
 #define TIMEOUT_MAX_S     (24 * 3600) /* E2B's default team limit: 24 h */
-#define TEMPLATE_NAME_MAX 64
+/* a template's name: an alias (40) with a ":tag" of E2B's template API (128), or an imported
+ * image's "name:tag" */
+#define TEMPLATE_NAME_MAX 192
 #define MAP_MAX_ENTRIES   128
 #define MAP_MAX_KEY       256
 #define MAP_MAX_VALUE     (16 * 1024)

@@ -20,6 +20,19 @@ const char *http_header(struct request *req, const char *name)
         return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
 }
 
+int http_public_base(struct request *req, char *buf, size_t size)
+{
+        const struct sbxd_config *c = req->srv->config;
+        if (c->public_url)
+                return (size_t)snprintf(buf, size, "%s", c->public_url) < size ? 0 : -ENAMETOOLONG;
+        const char *host = http_header(req, "Host");
+        if (!host || !*host || strlen(host) > 255 || strpbrk(host, "/\\ \t?#@%"))
+                host = "127.0.0.1";
+        return (size_t)snprintf(buf, size, "%s://%s", c->tls_cert ? "https" : "http", host) < size
+                   ? 0
+                   : -ENAMETOOLONG;
+}
+
 const char *http_arg(struct request *req, const char *name)
 {
         return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);

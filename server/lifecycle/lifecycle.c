@@ -13,6 +13,7 @@
 
 #include "channel/agent-client.h"
 #include "channel/agent-connect.h"
+#include "jail-egress.h"
 #include "lifecycle/jail-spawn.h"
 #include "storage/layer-store.h"
 #include "log.h"
@@ -200,6 +201,20 @@ static const char *log_tail(const char *path, char *buf, size_t size)
         return buf;
 }
 
+/* The variables that point common clients at the CA bundle of a sandbox with a link, which
+ * the jailer appends the sandboxes' CA to (server/README.md "Credentials"): Node.js, Python's
+ * requests and pip, OpenSSL-based clients that honour SSL_CERT_FILE (httpx, certifi users),
+ * curl. Under the template's and the sandbox's own variables: a value set there wins. */
+static const char *const CA_ENV_VARS[] = {"NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE",
+                                          "SSL_CERT_FILE", "PIP_CERT", "CURL_CA_BUNDLE"};
+
+static void add_ca_env(cJSON *env)
+{
+        for (size_t i = 0; i < ELEMENTSOF(CA_ENV_VARS); i++)
+                if (!cJSON_GetObjectItemCaseSensitive(env, CA_ENV_VARS[i]))
+                        cJSON_AddStringToObject(env, CA_ENV_VARS[i], SBX_JAIL_CA_BUNDLE);
+}
+
 int lifecycle_init_agent(const struct sandbox *s, const struct template_info *t)
 {
         cJSON *j = cJSON_CreateObject();
@@ -214,6 +229,8 @@ int lifecycle_init_agent(const struct sandbox *s, const struct template_info *t)
                 cJSON_DeleteItemFromObjectCaseSensitive(env, e->string);
                 cJSON_AddItemToObject(env, e->string, cJSON_Duplicate(e, 1));
         }
+        if (env && sandbox_has_link(s))
+                add_ca_env(env);
         cJSON_AddItemToObject(j, "envVars", env);
         cJSON_AddStringToObject(j, "defaultUser", t->default_user);
         cJSON_AddStringToObject(j, "defaultWorkdir", t->default_workdir);

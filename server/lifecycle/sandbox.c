@@ -239,6 +239,15 @@ int sandbox_get_net(struct sandbox *s, struct net_policy *ret)
         return r < 0 ? r : s->net != NULL;
 }
 
+bool sandbox_has_link(const struct sandbox *s)
+{
+        struct sandbox *m = (struct sandbox *)s; /* the lock only */
+        pthread_mutex_lock(&m->net_lock);
+        bool has = s->net != NULL;
+        pthread_mutex_unlock(&m->net_lock);
+        return has;
+}
+
 /* Record: "egress": {"internet", "allowOut", "denyOut", "rules"}; detail: allowInternetAccess and
  * network's lists (docs/e2b-wire.md "Egress"). */
 static void add_net(cJSON *o, const struct sandbox *s, bool record)
@@ -305,6 +314,8 @@ cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
                 add_opt_string(o, "trafficAccessToken", s->traffic_token);
                 add_domain(o);
                 cJSON_AddStringToObject(o, "alias", s->template_id);
+                /* what the sandbox got, after --egress and --egress-max (not what it asked) */
+                add_net(o, s, false);
                 break;
         case SHAPE_LISTED:
                 add_listed(o, s);

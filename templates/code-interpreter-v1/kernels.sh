@@ -24,7 +24,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 kernels=$(cd "$here/../../guest-agent/interp/kernels" && pwd)
 PY=/usr/bin/python3
-PRELOAD="numpy pandas matplotlib matplotlib.pyplot PIL.Image"
+PRELOAD="numpy pandas matplotlib matplotlib.pyplot PIL.Image IPython.lib.pretty"
 cache=${SBX_CACHE_DIR:-/var/cache/sbx}/kernels
 
 if [ "${1:-}" = "--inputs" ]; then

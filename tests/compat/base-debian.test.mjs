@@ -45,6 +45,24 @@ test('python, pip, node, npm, git and curl are there for the default user', { sk
   assert.match(await run('cc --version | head -n 1'), /gcc|cc/)
 })
 
+test('an agent can check the server it started: ip, ss, socat, ping are there', { skip }, async () => {
+  const srv = await sbx.commands.run('python3 -m http.server 8765 --bind 127.0.0.1', { background: true })
+  try {
+    let ss = ''
+    for (let i = 0; i < 50 && !ss.includes(':8765'); i++) {
+      ss = await run('ss -Hltn')
+      if (!ss.includes(':8765')) await new Promise((r) => setTimeout(r, 100))
+    }
+    assert.match(ss, /LISTEN .*127\.0\.0\.1:8765/)
+    assert.match(await run('ip -o addr show lo'), /inet 127\.0\.0\.1\/8/)
+    assert.match(await run('ip route; echo ok'), /ok\n$/)
+    assert.equal(await run('printf "GET / HTTP/1.0\\r\\n\\r\\n" | socat - TCP:127.0.0.1:8765 | head -n 1'), 'HTTP/1.0 200 OK\r\n')
+    for (const tool of ['ping', 'gpg', 'patch']) assert.match(await run(`command -v ${tool}`), new RegExp(`/${tool}\n$`))
+  } finally {
+    await srv.kill()
+  }
+})
+
 test('the default user is user (1000), home /home/user, in the sudo group', { skip }, async () => {
   assert.equal(await run('id -un; id -u; echo $HOME; pwd'), 'user\n1000\n/home/user\n/home/user\n')
   assert.match(await run('id -nG'), /\bsudo\b/)

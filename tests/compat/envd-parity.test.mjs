@@ -41,6 +41,69 @@ test('files.write writes in place: a watcher sees CREATE and WRITE of the file i
   assert.equal(await sbx.files.read('/home/user/wp/out.csv'), 'a,b\n3,4\n')
 })
 
+// The Python SDK's synchronous watch_dir polls: CreateWatcher, then GetWatcherEvents, over
+// Connect's JSON codec (docs/e2b-wire.md §3.6), as here.
+async function pollingWatcher(path, recursive) {
+  const h = { 'X-Access-Token': sbx.envdAccessToken, 'Content-Type': 'application/json' }
+  const rpc = async (m, body) => {
+    const res = await sandboxFetch(sbx.sandboxId, 49983, `/filesystem.Filesystem/${m}`, { method: 'POST', headers: h, body: JSON.stringify(body) })
+    return res.json()
+  }
+  const { watcherId } = await rpc('CreateWatcher', { path, recursive })
+  return {
+    events: async () => ((await rpc('GetWatcherEvents', { watcherId })).events || []).map((e) => `${e.type.replace('EVENT_TYPE_', '')} ${e.name}`),
+    remove: () => rpc('RemoveWatcher', { watcherId }),
+  }
+}
+
+test('a write is CREATE, CHMOD, WRITE as envd reports it; an overwrite CHMOD, WRITE', async () => {
+  await sbx.files.makeDir('/home/user/seq')
+  const w = await pollingWatcher('/home/user/seq', false)
+  const streamed = []
+  const h = await sbx.files.watchDir('/home/user/seq', (e) => streamed.push(`${e.type} ${e.name}`))
+  try {
+    await sbx.files.write('/home/user/seq/new.txt', 'first')
+    assert.deepEqual(await w.events(), ['CREATE new.txt', 'CHMOD new.txt', 'WRITE new.txt'], 'E2B\'s tests count 3 events')
+    await sbx.files.write('/home/user/seq/new.txt', 'second, longer')
+    // the truncation and the data are two writes: read apart (as a watcher that reads all the
+    // time, envd's included, may read them), they are two WRITE events
+    const merged = (await w.events()).filter((e, i, a) => e !== a[i - 1])
+    assert.deepEqual(merged, ['CHMOD new.txt', 'WRITE new.txt'])
+    await sbx.files.writeFiles([{ path: '/home/user/seq/a.txt', data: 'a' }, { path: '/home/user/seq/b.txt', data: 'b' }])
+    assert.deepEqual(await w.events(), ['CREATE a.txt', 'CHMOD a.txt', 'WRITE a.txt', 'CREATE b.txt', 'CHMOD b.txt', 'WRITE b.txt'])
+    const want = [FilesystemEventType.CREATE, FilesystemEventType.CHMOD, FilesystemEventType.WRITE].map((t) => `${t} new.txt`)
+    assert.ok(await waitEvent(streamed, (e) => e === `${FilesystemEventType.WRITE} b.txt`), JSON.stringify(streamed))
+    assert.deepEqual(streamed.filter((e) => e.endsWith(' new.txt')).slice(0, 3), want, 'the stream says the same')
+  } finally {
+    await h.stop()
+    await w.remove()
+  }
+  assert.equal(await sbx.files.read('/home/user/seq/new.txt'), 'second, longer')
+})
+
+test('a recursive polling watcher follows new folders: mkdir d/n, then a write in it', async () => {
+  await sbx.files.makeDir('/home/user/rw')
+  const w = await pollingWatcher('/home/user/rw', true)
+  try {
+    await sbx.files.makeDir('/home/user/rw/n')
+    await sbx.files.write('/home/user/rw/n/f.txt', 'nested')
+    const got = await w.events()
+    assert.ok(got.includes('CREATE n'), JSON.stringify(got))
+    assert.ok(got.includes('CREATE n/f.txt'), JSON.stringify(got))
+    assert.ok(got.includes('WRITE n/f.txt'), JSON.stringify(got))
+    // deeper, made at once by a command, and written later
+    await sbx.commands.run('mkdir -p /home/user/rw/a/b/c && echo deep > /home/user/rw/a/b/c/g.txt')
+    await sleep(300)
+    await sbx.files.write('/home/user/rw/a/b/c/g.txt', 'deeper')
+    const more = await w.events()
+    for (const e of ['CREATE a', 'CREATE a/b', 'CREATE a/b/c', 'CREATE a/b/c/g.txt'])
+      assert.ok(more.includes(e), `${e}: ${JSON.stringify(more)}`)
+    assert.ok(more.filter((e) => e === 'WRITE a/b/c/g.txt').length >= 1, JSON.stringify(more))
+  } finally {
+    await w.remove()
+  }
+})
+
 test('files.write over an existing file keeps its inode: hard links see it, a symlink is written through', async () => {
   await sbx.files.write('/home/user/inode.txt', 'old')
   await sbx.commands.run('ln -f /home/user/inode.txt /home/user/inode-link; ln -sfn inode.txt /home/user/sym.txt')

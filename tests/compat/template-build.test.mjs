@@ -5,6 +5,7 @@
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import { mkdtempSync, writeFileSync, mkdirSync, existsSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
@@ -246,6 +247,61 @@ test('aliases and tags: exists, name:tag, assign, list and remove', async () => 
   await Template.removeTags('tb-tags', 'prod')
   await assert.rejects(Sandbox.create('tb-tags:prod'), /not found/)
   assert.deepEqual((await Template.getTags('tb-tags')).map((t) => t.tag).sort(), ['default', 'v1', 'v2'])
+})
+
+test('copy() places files as E2B does: globs, folders, trailing slashes', async () => {
+  const c = mkdtempSync(join(tmpdir(), 'sbx-tbcopy-'))
+  try {
+    mkdirSync(join(c, 'folder', 'sub'), { recursive: true })
+    writeFileSync(join(c, 'folder', 'test.txt'), 'test\n')
+    writeFileSync(join(c, 'folder', 'sub', 'deep.txt'), 'deep\n')
+    writeFileSync(join(c, 'a.txt'), 'a\n')
+    writeFileSync(join(c, 'b.txt'), 'b\n')
+    writeFileSync(join(c, 'c.md'), 'c\n')
+    const tpl = Template({ fileContextPath: c })
+      .fromTemplate('base')
+      .copy('folder/*', 'folder') // E2B's own test: the matched files land in the destination
+      .copy('*.txt', 'txts/')
+      .copy('folder', 'merged/')
+      .copy('folder/', 'slashed')
+      .copy('a.txt', 'renamed.txt')
+      .copy('b.txt', 'folder') // an existing directory receives the file
+      .copy(['a.txt', 'c.md'], 'many/')
+    await build(tpl, 'tb-copy')
+    const s = await create('tb-copy')
+    const found = await run(s, 'cd /home/user && find folder txts merged slashed renamed.txt many -print | sort')
+    assert.deepEqual(found.trim().split('\n'), [
+      'folder', 'folder/b.txt', 'folder/sub', 'folder/sub/deep.txt', 'folder/test.txt',
+      'many', 'many/a.txt', 'many/c.md',
+      'merged', 'merged/sub', 'merged/sub/deep.txt', 'merged/test.txt',
+      'renamed.txt',
+      'slashed', 'slashed/sub', 'slashed/sub/deep.txt', 'slashed/test.txt',
+      'txts', 'txts/a.txt', 'txts/b.txt',
+    ])
+    assert.equal(await run(s, 'cat /home/user/folder/test.txt /home/user/renamed.txt'), 'test\na\n')
+  } finally {
+    rmSync(c, { recursive: true, force: true })
+  }
+})
+
+test('tags as E2B takes them: long ones, upper case folded, UUIDs refused', async () => {
+  // E2B's own tests tag builds `v1-<uuid>` (39 characters)
+  const tag = `v1-${randomUUID()}`
+  const tpl = Template().fromTemplate('base').runCmd('echo long > /tmp/version')
+  const { info } = await build(tpl, `tb-longtag:${tag}`)
+  assert.deepEqual(info.tags, [tag])
+  assert.equal(await run(await create(`tb-longtag:${tag}`), 'cat /tmp/version'), 'long\n')
+  const long = 'r'.repeat(128)
+  const assigned = await Template.assignTags(`tb-longtag:${tag}`, ['Release-2026', long])
+  assert.deepEqual(assigned.tags, ['release-2026', long], 'lowercased, as E2B does')
+  assert.equal(await run(await create('tb-longtag:release-2026'), 'cat /tmp/version'), 'long\n')
+  assert.equal(await run(await create(`tb-longtag:${long}`), 'cat /tmp/version'), 'long\n')
+  assert.deepEqual((await Template.getTags('tb-longtag')).map((t) => t.tag).sort(), [tag, 'release-2026', long].sort())
+  for (const bad of [randomUUID(), 'r'.repeat(129), 'a..b']) {
+    const r = await api('POST', '/templates/tags', { body: { target: `tb-longtag:${tag}`, tags: [bad] } })
+    assert.equal(r.status, 400, bad)
+    assert.match(r.json.message, /invalid tag/)
+  }
 })
 
 test('list, get and delete a built template', async () => {
