@@ -51,7 +51,8 @@ test('a kernel killed from inside comes back on the next runCode, which says wha
   assert.equal(first.text, '42')
   const pid = (await sh("pgrep -f 'kernels/python/kernel.py' | head -n 1", { user: 'root' })).trim()
   assert.match(pid, /^\d+$/, 'the python kernel is a process of the sandbox')
-  await sh(`kill -9 ${pid}`, { user: 'root' })
+  // kill returns once the signal is sent; the kernel is gone once PID 1 has reaped it
+  await sh(`kill -9 ${pid}; for i in $(seq 200); do [ -e /proc/${pid} ] || break; sleep 0.05; done`, { user: 'root' })
   const after = await sbx.runCode('kept')
   assert.equal(after.error?.name, 'NameError', 'the state went with the kernel')
   assert.match(after.logs.stderr.join(''), /python kernel of this context had stopped .* started again: variables, imports and definitions of earlier executions are lost/)

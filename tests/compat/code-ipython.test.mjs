@@ -59,8 +59,9 @@ after(async () => {
   if (sbx) await sbx.kill().catch(() => {})
 })
 
-// E2B's server (and so its SDKs' `text`): a quoted text/plain is a string, given unquoted.
-const e2bText = (t) => t && t.length >= 2 && t[0] === t.at(-1) && `'"`.includes(t[0]) ? t.slice(1, -1) : t
+// E2B's server (and so its SDKs' `text`): a text/plain in single quotes (a string's repr) loses
+// them; one in double quotes ("it's") keeps them.
+const e2bText = (t) => t && t.length >= 2 && t[0] === "'" && t.at(-1) === "'" ? t.slice(1, -1) : t
 
 test('every cell formats as in Jupyter: text, html, markdown', { timeout: 300000 }, async () => {
   const diffs = []
@@ -91,5 +92,6 @@ test('every cell formats as in Jupyter: text, html, markdown', { timeout: 300000
 
 test('the reference is IPython: a string is quoted there, and E2B\'s rule unquotes it', () => {
   assert.equal(ref[CELLS.indexOf('"abc"')]['text/plain'], "'abc'")
+  assert.equal(e2bText(ref[CELLS.indexOf("'it\\'s'")]['text/plain']), '"it\'s"')
   assert.equal(ref[CELLS.indexOf('list(range(30))')]['text/plain'].split('\n').length, 30, 'pretty-printed one item a line')
 })

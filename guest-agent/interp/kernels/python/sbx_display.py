@@ -167,10 +167,10 @@ def result_line(data, main):
         if field is None:
             extra[mime] = clean(v)
             continue
-        if field == "text" and isinstance(v, str) and len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
-            # E2B's code interpreter takes a text/plain that starts and ends with the same quote
-            # for a string's repr and gives the string: runCode('"abc"').text is abc, and
-            # os.getcwd() is /home/user in E2B's own tests (Jupyter itself shows 'abc')
+        if field == "text" and isinstance(v, str) and len(v) >= 2 and v[0] == v[-1] == "'":
+            # E2B's code interpreter drops the single quotes around a text/plain (a string's
+            # repr): runCode('"abc"').text is abc, and os.getcwd() is /home/user in E2B's own
+            # tests (Jupyter itself shows 'abc'); a repr in double quotes ("it's") keeps them
             v = v[1:-1]
         if field in ("json", "data", "chart"):
             v = clean(v)
