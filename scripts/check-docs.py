@@ -119,6 +119,10 @@ def check_inline(doc, lineno, span):
         # A route or URL path rather than a file: /v1/..., http://, .../{id}
         if span.startswith(("v1/", "v2/", "http")):
             return
+        # An example or runtime path (d/n/f.txt, sandboxes/ID/…): its first folder is none of
+        # the tree's, from wherever the document could mean it.
+        if not exists(doc, parts[0] + "/"):
+            return
         if not exists(doc, span):
             say(doc, lineno, f"`{span}`: no such file or folder")
     elif span.endswith(SOURCE_EXT):

@@ -138,7 +138,7 @@ echo "== node suites (integration, compat, security)"
 # A log of this run's own (runs in parallel must not share one); -a: test output may hold
 # binary bytes, which would turn grep's answer into "binary file matches".
 nodelog=$(mktemp /tmp/sbx-node.XXXXXX.log)
-bash scripts/test-node.sh "$build" 2>&1 | tee "$nodelog"
+SBX_KEEP_STATE=1 bash scripts/test-node.sh "$build" 2>&1 | tee "$nodelog"
 np=$(grep -aE '^# pass ' "$nodelog" | tail -n 1 | awk '{print $3}')
 nf=$(grep -aE '^# fail ' "$nodelog" | tail -n 1 | awk '{print $3}')
 if [ -z "$np" ]; then
@@ -149,7 +149,16 @@ fi
 
 # ---- cleanup ----
 echo "== cleanup"
-if bash scripts/check-clean.sh; then count cleanup 1 0; else count cleanup 0 1; fi
+if bash scripts/check-clean.sh; then
+        count cleanup 1 0
+        # the node suites' state dir (gigabytes of templates): kept only when something failed
+        st=$(cat /tmp/sbx-last-test-state 2>/dev/null)
+        if [ "$fail" -eq 0 ] && [ -n "$st" ] && [ -d "$st" ] && ! grep -q " $st" /proc/self/mountinfo; then
+                rm -rf --one-file-system "$st"
+        fi
+else
+        count cleanup 0 1
+fi
 
 [ ${#failed_suites[@]} -eq 0 ] || echo "failed suites: ${failed_suites[*]}"
 echo "$pass passed, $fail failed"

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Start a real sbxd on a free port with a fresh state dir, run the node suites against it with
 # the E2B variables exported, then remove whatever the tests left (and say so: that is a failure).
+# The state dir (its templates hold gigabytes) is removed after a run that passed, and kept,
+# named on the last line, after one that failed; SBX_KEEP_STATE=1 keeps it either way (make
+# test's cleanup check reads it, then removes it).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$top/${1:-build}" && pwd)
@@ -44,4 +47,11 @@ if grep -q '"level":"error"' "$state/sbxd.log"; then
         echo "sbxd logged errors:"; grep '"level":"error"' "$state/sbxd.log" | tail -n 20
 fi
 echo "$state" >/tmp/sbx-last-test-state
+if [ "${SBX_KEEP_STATE:-0}" = 1 ]; then
+        :
+elif [ "$rc" -eq 0 ] && ! grep -q " $state" /proc/self/mountinfo; then
+        rm -rf --one-file-system "$state"
+else
+        echo "state dir kept for a look: $state"
+fi
 exit $rc
