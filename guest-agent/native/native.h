@@ -16,8 +16,9 @@
  *   DELETE /v1/fs?path=&recursive=     remove
  *   GET    /v1/fs/search?path=&name=&content=&max_results=   bounded walk
  *   GET    /v1/fs/watch?path=&recursive=                     text/event-stream
- *   POST   /v1/processes, GET /v1/processes[/{pid}[/logs]], POST /v1/processes/{pid}/signal,
- *   DELETE /v1/processes/{pid}         managed processes (native/native-proc.c)
+ *   POST   /v1/processes, GET /v1/processes[/{pid}[?wait_ms=]|/{pid}/logs],
+ *   POST   /v1/processes/{pid}/signal|stdin, DELETE /v1/processes/{pid}
+ *                                      managed processes (native/native-proc.c)
  *   GET    /v1/terminal?cols=&rows=    full-duplex PTY (native/native-term.c)
  *
  * Processes are the process table's (proc/process.h): users, environment, cwd, PTYs, deadlines
@@ -53,7 +54,7 @@ int native_fs_handle_watch(struct agent_request *r);
 /* POST and GET /v1/processes. */
 int native_proc_handle_start(struct agent_request *r);
 int native_proc_handle_list(struct agent_request *r);
-/* Everything else under /v1/processes: /{pid}, /{pid}/logs, /{pid}/signal. */
+/* Everything else under /v1/processes: /{pid}, /{pid}/logs, /{pid}/signal, /{pid}/stdin. */
 int native_proc_handle_item(struct agent_request *r);
 /* Any other /v1/ path: 404 not_found. */
 int native_handle_not_found(struct agent_request *r);

@@ -139,6 +139,8 @@ const struct route sbxd_routes[] = {
     V1(GET, "/v1/sandboxes/{id}/", v1_check_id_begin, v1_handle_get),
     V1(DELETE, "/v1/sandboxes/{id}", v1_check_id_begin, v1_handle_kill),
     V1(DELETE, "/v1/sandboxes/{id}/", v1_check_id_begin, v1_handle_kill),
+    V1(POST, "/v1/sandboxes/{id}/pause", v1_check_id_begin, v1_handle_pause),
+    V1(POST, "/v1/sandboxes/{id}/resume", v1_check_id_begin, v1_handle_resume),
     {.methods = GET,
      .pattern = "/v1/sandboxes/{id}/terminal",
      .auth = AUTH_BEARER_TOKEN,
