@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Start a real sbxd on a free port with a fresh state dir, run the node suites against it with
-# the E2B variables exported, then remove whatever the tests left (and say so: that is a failure).
+# Start a real sbxd on a free port with a fresh state dir, run the node suites (or
+# $SBX_TEST_COMMAND) against it with the E2B variables exported, then remove whatever the tests
+# left (and say so: that is a failure).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$top/${1:-build}" && pwd)
@@ -27,8 +28,13 @@ export E2B_VOLUME_API_URL="http://127.0.0.1:$port"
 export E2B_API_KEY=$(head -n 1 "$state/keys")
 export SBX_TEST_BUILD="$build"
 
-files=${SBX_TEST_FILES:-$(ls tests/integration/*.test.mjs tests/compat/*.test.mjs tests/security/*.test.mjs 2>/dev/null)}
-node --test --test-reporter=tap --test-concurrency=1 $files
+files=${SBX_TEST_FILES:-$(ls tests/integration/*.test.mjs tests/compat/*.test.mjs tests/security/*.test.mjs tests/clients/*.test.mjs 2>/dev/null)}
+# SBX_TEST_COMMAND: another runner against the same sbxd (scripts/test-python.sh)
+if [ -n "${SBX_TEST_COMMAND:-}" ]; then
+        bash -c "$SBX_TEST_COMMAND"
+else
+        node --test --test-reporter=tap --test-concurrency=1 $files
+fi
 rc=$?
 
 # Anything still listed was leaked by a test: report, then kill it so the machine is clean.

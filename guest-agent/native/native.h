@@ -9,8 +9,8 @@
  *
  *   POST   /v1/exec                    one process, output collected (exec limits below)
  *   POST   /v1/run-code                one snippet (python, node, bash, sh)
- *   GET    /v1/files?path=             bytes (envd's GET /files)
- *   PUT    /v1/files?path=             raw body → the file (envd's POST /files)
+ *   GET    /v1/files?path=&user=       bytes (envd's GET /files, user as its username)
+ *   PUT    /v1/files?path=&user=       raw body → the file (envd's POST /files)
  *   GET    /v1/fs/list|stat?path=      directory entries / one entry
  *   POST   /v1/fs/mkdir|move           {path} / {from,to}
  *   DELETE /v1/fs?path=&recursive=     remove
@@ -44,6 +44,9 @@
 int native_handle_exec(struct agent_request *r);
 int native_handle_run_code(struct agent_request *r);
 int native_handle_terminal(struct agent_request *r);
+/* GET and PUT /v1/files: envd's /files handlers with ?user= (user or root). */
+int native_files_handle_get(struct agent_request *r);
+int native_files_handle_put(struct agent_request *r);
 int native_fs_handle_list(struct agent_request *r);
 int native_fs_handle_stat(struct agent_request *r);
 int native_fs_handle_mkdir(struct agent_request *r);

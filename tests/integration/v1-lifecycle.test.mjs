@@ -100,3 +100,20 @@ test('processes: stdin pipe, EOF, wait for the exit', async () => {
     await v1('DELETE', sb(`/processes/${r.json.pid}`))
   } finally { await killSandbox(id) }
 })
+
+test('files: ?user=root reads and writes as root, the default user cannot', async () => {
+  const id = await createSandbox()
+  const sb = (p) => `/v1/sandboxes/${id}${p}`
+  try {
+    assertError(await v1('PUT', sb('/files?path=/etc/by-root'), { raw: 'x' }), 403, 'forbidden')
+    let r = await v1('PUT', sb('/files?path=/etc/by-root&user=root'), { raw: 'root wrote' })
+    assert.equal(r.status, 200, r.text)
+    r = await v1('GET', sb('/files?path=/etc/by-root&user=root'))
+    assert.equal(r.text, 'root wrote')
+    assert.equal((await exec(id, 'stat -c %U /etc/by-root')).stdout, 'root\n')
+    // relative paths are the user's home: root's is /root
+    r = await v1('PUT', sb('/files?path=r.txt&user=root'), { raw: 'r' })
+    assert.equal(r.json[0].path, '/root/r.txt')
+    assertError(await v1('GET', sb('/files?path=/etc/by-root&user=mallory')), 400, 'bad_request')
+  } finally { await killSandbox(id) }
+})
