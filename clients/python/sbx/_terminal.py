@@ -199,6 +199,7 @@ class Terminal:
         self._flush()
 
     def resize(self, cols: int, rows: int) -> None:
+        """Set the terminal's size (the shell gets SIGWINCH)."""
         self._p.resize(cols, rows)
         self._flush()
 

@@ -263,6 +263,7 @@ class Files:
         return self._sb._t.call(C.stat(self._sb.id, path, user))
 
     def exists(self, path: str, *, user: Optional[str] = None) -> bool:
+        """Whether path names an entry (a dangling symlink counts)."""
         try:
             self.stat(path, user=user)
             return True
