@@ -7,7 +7,9 @@
 #   clang     everything built with clang and -Werror (build dir <build>-clang)
 #   cppcheck  static analysis of the C sources (scripts/cppcheck-suppressions.txt says what is
 #             suppressed and why)
-#   node      integration, compat (real npm SDKs) and security suites against a real sbxd
+#   node      integration, compat (real npm SDKs), security and TypeScript client suites
+#             against a real sbxd
+#   python    the Python client's suites (pytest) against a real sbxd
 #   cleanup   nothing left behind: no sandbox cgroups, processes, mounts or dirs
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -134,6 +136,19 @@ if [ -z "$np" ]; then
         count node 0 1
 else
         count node "$np" "${nf:-0}"
+fi
+
+# ---- python: the Python client (tests/clients/python, Debian's pytest) against its own sbxd ----
+echo "== python (the Python client against a real sbxd)"
+pylog=$(mktemp /tmp/sbx-python.XXXXXX.log)
+bash scripts/test-python.sh "$build" 2>&1 | tee "$pylog"
+summary=$(grep -aE '^=* *[0-9]+ (passed|failed|errors?)' "$pylog" | tail -n 1)
+pp=$(echo "$summary" | grep -oE '[0-9]+ passed' | head -n 1 | awk '{print $1}')
+pf=$(echo "$summary" | grep -oE '[0-9]+ (failed|errors?)' | awk '{s += $1} END {print s + 0}')
+if [ -z "$pp" ] && [ "${pf:-0}" -eq 0 ]; then
+        count python 0 1
+else
+        count python "${pp:-0}" "$pf"
 fi
 
 # ---- cleanup ----

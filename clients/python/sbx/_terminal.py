@@ -151,6 +151,7 @@ class Terminal:
         host, port = self._p.uri.host, self._p.uri.port
         try:
             sock = socket.create_connection((host, port), timeout=TERM_CONNECT_TIMEOUT_S)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # keystrokes go at once
             ctx = cfg.ssl_context()
             self._sock = ctx.wrap_socket(sock, server_hostname=host) if ctx else sock
         except OSError as e:

@@ -11,6 +11,7 @@ upload is never sent twice.
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 from typing import Any, Optional
 
@@ -82,8 +83,33 @@ def _request(client: Any, cfg: Config, call: Call) -> httpx.Request:
                                 timeout=_timeout(cfg, call))
 
 
+_NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+
+
+def _sync_transport(cfg: Config) -> httpx.HTTPTransport:
+    """A transport whose sockets have TCP_NODELAY. The sync backend sends a request's head and
+    body in two writes; with Nagle's algorithm on, the body waits for the ACK of the head, which
+    the server delays (40 ms a call here). httpx >= 0.24 takes socket_options; for 0.23 (Debian
+    12) the pool's network backend is replaced by one that sets the option."""
+    try:
+        return httpx.HTTPTransport(verify=cfg.verify, socket_options=_NODELAY)  # type: ignore
+    except TypeError:
+        pass
+    from httpcore.backends.sync import SyncBackend  # httpcore 0.16
+
+    class NoDelayBackend(SyncBackend):  # type: ignore[misc]
+        def connect_tcp(self, *a: Any, **kw: Any) -> Any:
+            stream = super().connect_tcp(*a, **kw)
+            stream.get_extra_info("socket").setsockopt(*_NODELAY[0])
+            return stream
+
+    t = httpx.HTTPTransport(verify=cfg.verify)
+    t._pool._network_backend = NoDelayBackend()  # type: ignore[attr-defined]
+    return t
+
+
 def new_client(cfg: Config) -> httpx.Client:
-    return httpx.Client(base_url=cfg.url, headers=cfg.headers(), verify=cfg.verify)
+    return httpx.Client(base_url=cfg.url, headers=cfg.headers(), transport=_sync_transport(cfg))
 
 
 def new_async_client(cfg: Config) -> httpx.AsyncClient:
