@@ -220,6 +220,19 @@ console.log('exit=' + await t.wait(10000))`
   assert.equal(stdout.trim(), 'exit=7')
 })
 
+test('configuration: SBX_* over E2B_*, then the state dir', async () => {
+  const script = `import { Sbx, resolveConfig } from ${JSON.stringify(buildClient())}
+const c = await resolveConfig()
+console.log(JSON.stringify([c.url, c.apiKey === process.env.WANT_KEY, (await Sbx.list()).length >= 0]))`
+  const run = (env) => promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { env: { PATH: process.env.PATH, WANT_KEY: process.env.E2B_API_KEY, ...env } })
+  const url = process.env.E2B_API_URL
+  let { stdout } = await run({ SBX_STATE_DIR: process.env.SBX_TEST_STATE })
+  assert.deepEqual(JSON.parse(stdout), [url, true, true])
+  ;({ stdout } = await run({ SBX_URL: url + '/', SBX_API_KEY: process.env.E2B_API_KEY, E2B_API_URL: 'http://127.0.0.1:1' }))
+  assert.deepEqual(JSON.parse(stdout), [url, true, true])
+  await assert.rejects(run({ SBX_URL: url, SBX_API_KEY: 'e2b_' + '1'.repeat(40), E2B_API_KEY: process.env.E2B_API_KEY }), /AuthError/)
+})
+
 test('errors map to their types', async () => {
   const e = await Sbx.list({ apiKey: 'e2b_' + '0'.repeat(40) }).catch((x) => x)
   assert.ok(e instanceof AuthError, String(e))

@@ -58,6 +58,7 @@ export class Transport {
           clearTimeout(timer)
           const delay = this.retryAfter(res, attempt, maxRetries, idempotent)
           if (delay === undefined) throw errorFromResponse(res.status, text)
+          signal?.removeEventListener('abort', onAbort)
           await sleep(delay)
           continue
         }
