@@ -3,72 +3,13 @@ of this test's own: a create refused at --max-sandboxes (429 + Retry-After) is s
 sbxd dies mid-call, an exec (which may have run) is not repeated, while an idempotent call is,
 and succeeds once sbxd is back."""
 
-import os
-import shutil
-import signal
-import socket
-import subprocess
-import tempfile
 import threading
 import time
 
 import pytest
 
-from conftest import TOP, wait_for
-from sbx import (Config, LimitError, Sbx, SbxConnectionError, TooManyRequestsError,
-                 UnavailableError)
-
-BUILD = os.environ.get("SBX_TEST_BUILD") or os.path.join(TOP, "build")
-
-
-class Sbxd:
-    """An sbxd on a fixed port with its own state dir (the run's templates linked in)."""
-
-    def __init__(self, *args):
-        self.state = tempfile.mkdtemp(prefix="sbx-pyretry-")
-        os.symlink(os.path.join(os.environ["SBX_TEST_STATE"], "templates"),
-                   os.path.join(self.state, "templates"))
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.args = list(args)
-        self.proc = None
-        self.start()
-        with open(os.path.join(self.state, "keys")) as f:
-            self.key = f.readline().strip()
-
-    def start(self):
-        env = dict(os.environ, SBX_JAILER=os.path.join(BUILD, "jailer", "sbx-jailer"),
-                   SBX_AGENT=os.path.join(BUILD, "guest-agent", "sbx-agent"))
-        log = open(os.path.join(self.state, "sbxd.log"), "a")
-        self.proc = subprocess.Popen([os.path.join(BUILD, "server", "sbxd"), "--listen",
-                                      f"127.0.0.1:{self.port}", "--state-dir", self.state,
-                                      "--pool-size", "0", *self.args],
-                                     stdout=log, stderr=log, env=env)
-        def up():
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return True
-            except OSError:
-                return False
-        wait_for(up, 20, "sbxd to listen")
-
-    def crash(self):
-        self.proc.send_signal(signal.SIGKILL)  # sandboxes live on, connections break
-        self.proc.wait()
-
-    def config(self, retries):
-        return Config.resolve(url=self.url, api_key=self.key, max_retries=retries)
-
-    def close(self):
-        if self.proc.poll() is None:
-            for s in Sbx.list(config=self.config(2)):
-                Sbx.connect(s.id, config=self.config(2)).kill()
-            self.proc.terminate()
-            self.proc.wait()
-        shutil.rmtree(self.state, ignore_errors=True)
-
+from conftest import Sbxd, wait_for
+from sbx import LimitError, Sbx, SbxConnectionError, TooManyRequestsError, UnavailableError
 
 @pytest.fixture
 def limited():
