@@ -1,13 +1,17 @@
 // Every method of the TypeScript client (clients/typescript) against a real sbxd.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
+import { createReadStream, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Readable } from 'node:stream'
 import { promisify } from 'node:util'
 import WebSocket from 'ws'
-import { client, inotifyInstances, sbxdLog, text, waitFor, buildClient } from './ts-lib.mjs'
+import { client, inotifyInstances, sbxdLog, text, waitFor, buildClient, TOP } from './ts-lib.mjs'
 
 const {
-  Sbx, AuthError, BadRequestError, CommandError, CommandTimeoutError, ConflictError,
+  Sbx, Images, AuthError, BadRequestError, CommandError, CommandTimeoutError, ConflictError,
   ForbiddenError, NotFoundError, OutputTooLargeError, PayloadTooLargeError, SandboxPausedError,
   SbxConnectionError, SbxTimeoutError, UnavailableError, LimitError,
 } = client
@@ -218,6 +222,33 @@ await t.expect('11 77')
 console.log('exit=' + await t.wait(10000))`
   const { stdout } = await promisify(execFile)(process.execPath, ['--experimental-websocket', '--no-warnings', '--input-type=module', '-e', script], { env: process.env })
   assert.equal(stdout.trim(), 'exit=7')
+})
+
+test('images: import (bytes and a stream), list, get, use, delete', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sbx-ts-img-'))
+  const file = join(dir, 'oci.tar')
+  const agent = process.env.SBX_AGENT || join(TOP, 'build/guest-agent/sbx-agent')
+  execFileSync('python3', [join(TOP, 'tests/integration/fixtures/mkimage.py'), file, '--agent', agent])
+  try {
+    const img = await Images.importArchive('ts-img', new Uint8Array(readFileSync(file)))
+    assert.deepEqual([img.name, img.tag, img.template, img.format, img.layers.length], ['ts-img', 'latest', 'ts-img', 'oci', 2])
+    assert.equal(img.user, 'app')
+    const again = await Images.importArchive('ts-img', Readable.toWeb(createReadStream(file)), { tag: 'v2' })
+    assert.equal(again.template, 'ts-img:v2')
+    assert.ok(again.layers.every((l) => l.reused))
+    const names = (await Images.list()).map((i) => i.template)
+    assert.ok(names.includes('ts-img') && names.includes('ts-img:v2'))
+    assert.equal((await Images.get('ts-img:v2')).digest, again.digest)
+    const s = await Sbx.create({ template: 'ts-img' })
+    try {
+      assert.equal((await s.exec(['id', '-un'])).stdout, 'app\n')
+    } finally { await s.kill() }
+    await Images.delete('ts-img:v2')
+    await Images.delete('ts-img')
+    await assert.rejects(Images.get('ts-img'), NotFoundError)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 })
 
 test('configuration: SBX_* over E2B_*, then the state dir', async () => {
