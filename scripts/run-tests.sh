@@ -9,7 +9,9 @@
 #   clang     everything built with clang and -Werror (build dir <build>-clang)
 #   cppcheck  static analysis of the C sources (scripts/cppcheck-suppressions.txt says what is
 #             suppressed and why)
-#   node      integration, compat (real npm SDKs) and security suites against a real sbxd
+#   node      integration, compat (real npm SDKs), security and TypeScript client suites
+#             against a real sbxd
+#   python    the Python client's suites (pytest) against a real sbxd
 #   cleanup   nothing left behind: no sandbox cgroups, processes, mounts or dirs
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -138,7 +140,10 @@ echo "== node suites (integration, compat, security)"
 # A log of this run's own (runs in parallel must not share one); -a: test output may hold
 # binary bytes, which would turn grep's answer into "binary file matches".
 nodelog=$(mktemp /tmp/sbx-node.XXXXXX.log)
-SBX_KEEP_STATE=1 bash scripts/test-node.sh "$build" 2>&1 | tee "$nodelog"
+noderecord=$(mktemp /tmp/sbx-node-state.XXXXXX)
+SBX_KEEP_STATE=1 SBX_STATE_RECORD=$noderecord bash scripts/test-node.sh "$build" 2>&1 | tee "$nodelog"
+nodestate=$(cat "$noderecord" 2>/dev/null)
+rm -f "$noderecord"
 np=$(grep -aE '^# pass ' "$nodelog" | tail -n 1 | awk '{print $3}')
 nf=$(grep -aE '^# fail ' "$nodelog" | tail -n 1 | awk '{print $3}')
 if [ -z "$np" ]; then
@@ -147,14 +152,27 @@ else
         count node "$np" "${nf:-0}"
 fi
 
+# ---- python: the Python client (tests/clients/python, Debian's pytest) against its own sbxd ----
+echo "== python (the Python client against a real sbxd)"
+pylog=$(mktemp /tmp/sbx-python.XXXXXX.log)
+bash scripts/test-python.sh "$build" 2>&1 | tee "$pylog"
+summary=$(grep -aE '^=* *[0-9]+ (passed|failed|errors?)' "$pylog" | tail -n 1)
+pp=$(echo "$summary" | grep -oE '[0-9]+ passed' | head -n 1 | awk '{print $1}')
+pf=$(echo "$summary" | grep -oE '[0-9]+ (failed|errors?)' | awk '{s += $1} END {print s + 0}')
+if [ -z "$pp" ] && [ "${pf:-0}" -eq 0 ]; then
+        count python 0 1
+else
+        count python "${pp:-0}" "$pf"
+fi
+
 # ---- cleanup ----
 echo "== cleanup"
-if bash scripts/check-clean.sh; then
+if bash scripts/check-clean.sh "$nodestate"; then
         count cleanup 1 0
         # the node suites' state dir (gigabytes of templates): kept only when something failed
-        st=$(cat /tmp/sbx-last-test-state 2>/dev/null)
-        if [ "$fail" -eq 0 ] && [ -n "$st" ] && [ -d "$st" ] && ! grep -q " $st" /proc/self/mountinfo; then
-                rm -rf --one-file-system "$st"
+        if [ "$fail" -eq 0 ] && [ -n "$nodestate" ] && [ -d "$nodestate" ] &&
+                ! grep -q " $nodestate" /proc/self/mountinfo; then
+                rm -rf --one-file-system "$nodestate"
         fi
 else
         count cleanup 0 1

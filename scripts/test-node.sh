@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Start a real sbxd on a free port with a fresh state dir, run the node suites against it with
-# the E2B variables exported, then remove whatever the tests left (and say so: that is a failure).
-# The state dir (its templates hold gigabytes) is removed after a run that passed, and kept,
-# named on the last line, after one that failed; SBX_KEEP_STATE=1 keeps it either way (make
-# test's cleanup check reads it, then removes it).
+# Start a real sbxd on a free port with a fresh state dir, run the node suites (or
+# $SBX_TEST_COMMAND) against it with the E2B variables exported, then remove whatever the tests
+# left (and say so: that is a failure). The state dir (its templates hold gigabytes) is removed
+# after a run that passed, and kept, named on the last line, after one that failed;
+# SBX_KEEP_STATE=1 keeps it either way (make test's cleanup check reads it, then removes it).
+# Its path is written to $SBX_STATE_RECORD (default /tmp/sbx-last-test-state).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$top/${1:-build}" && pwd)
@@ -30,8 +31,13 @@ export E2B_VOLUME_API_URL="http://127.0.0.1:$port"
 export E2B_API_KEY=$(head -n 1 "$state/keys")
 export SBX_TEST_BUILD="$build"
 
-files=${SBX_TEST_FILES:-$(ls tests/integration/*.test.mjs tests/compat/*.test.mjs tests/security/*.test.mjs 2>/dev/null)}
-node --test --test-reporter=tap --test-concurrency=1 $files
+files=${SBX_TEST_FILES:-$(ls tests/integration/*.test.mjs tests/compat/*.test.mjs tests/security/*.test.mjs tests/clients/*.test.mjs 2>/dev/null)}
+# SBX_TEST_COMMAND: another runner against the same sbxd (scripts/test-python.sh)
+if [ -n "${SBX_TEST_COMMAND:-}" ]; then
+        bash -c "$SBX_TEST_COMMAND"
+else
+        node --test --test-reporter=tap --test-concurrency=1 $files
+fi
 rc=$?
 
 # Anything still listed was leaked by a test: report, then kill it so the machine is clean.
@@ -46,7 +52,7 @@ wait "$sbxd_pid" 2>/dev/null
 if grep -q '"level":"error"' "$state/sbxd.log"; then
         echo "sbxd logged errors:"; grep '"level":"error"' "$state/sbxd.log" | tail -n 20
 fi
-echo "$state" >/tmp/sbx-last-test-state
+echo "$state" >"${SBX_STATE_RECORD:-/tmp/sbx-last-test-state}"
 if [ "${SBX_KEEP_STATE:-0}" = 1 ]; then
         :
 elif [ "$rc" -eq 0 ] && ! grep -q " $state" /proc/self/mountinfo; then

@@ -9,15 +9,16 @@
  *
  *   POST   /v1/exec                    one process, output collected (exec limits below)
  *   POST   /v1/run-code                one snippet (python, node, bash, sh)
- *   GET    /v1/files?path=             bytes (envd's GET /files)
- *   PUT    /v1/files?path=             raw body → the file (envd's POST /files)
+ *   GET    /v1/files?path=&user=       bytes (envd's GET /files, user as its username)
+ *   PUT    /v1/files?path=&user=       raw body → the file (envd's POST /files)
  *   GET    /v1/fs/list|stat?path=      directory entries / one entry
  *   POST   /v1/fs/mkdir|move           {path} / {from,to}
  *   DELETE /v1/fs?path=&recursive=     remove
  *   GET    /v1/fs/search?path=&name=&content=&max_results=   bounded walk
  *   GET    /v1/fs/watch?path=&recursive=                     text/event-stream
- *   POST   /v1/processes, GET /v1/processes[/{pid}[/logs]], POST /v1/processes/{pid}/signal,
- *   DELETE /v1/processes/{pid}         managed processes (native/native-proc.c)
+ *   POST   /v1/processes, GET /v1/processes[/{pid}[?wait_ms=]|/{pid}/logs],
+ *   POST   /v1/processes/{pid}/signal|stdin, DELETE /v1/processes/{pid}
+ *                                      managed processes (native/native-proc.c)
  *   GET    /v1/terminal?cols=&rows=    full-duplex PTY (native/native-term.c)
  *
  * Processes are the process table's (proc/process.h): users, environment, cwd, PTYs, deadlines
@@ -43,6 +44,9 @@
 int native_handle_exec(struct agent_request *r);
 int native_handle_run_code(struct agent_request *r);
 int native_handle_terminal(struct agent_request *r);
+/* GET and PUT /v1/files: envd's /files handlers with ?user= (user or root). */
+int native_files_handle_get(struct agent_request *r);
+int native_files_handle_put(struct agent_request *r);
 int native_fs_handle_list(struct agent_request *r);
 int native_fs_handle_stat(struct agent_request *r);
 int native_fs_handle_mkdir(struct agent_request *r);
@@ -53,7 +57,7 @@ int native_fs_handle_watch(struct agent_request *r);
 /* POST and GET /v1/processes. */
 int native_proc_handle_start(struct agent_request *r);
 int native_proc_handle_list(struct agent_request *r);
-/* Everything else under /v1/processes: /{pid}, /{pid}/logs, /{pid}/signal. */
+/* Everything else under /v1/processes: /{pid}, /{pid}/logs, /{pid}/signal, /{pid}/stdin. */
 int native_proc_handle_item(struct agent_request *r);
 /* Any other /v1/ path: 404 not_found. */
 int native_handle_not_found(struct agent_request *r);

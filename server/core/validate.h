@@ -81,6 +81,12 @@ struct create_params {
 #define SANDBOX_MIN_DISK_MB   16
 #define SANDBOX_MAX_DISK_MB   (256 * 1024)
 
+/* The optional per-sandbox sizes of a create body, under the member names each API uses (E2B:
+ * cpuCount, memoryMB, diskSizeMB; /v1: cpu_count, memory_mb, disk_mb), within the bounds
+ * above; absent or null leaves p's 0 (the template's). -EINVAL with *ret_msg. */
+int validate_sizes(const cJSON *body, const char *cpu, const char *memory, const char *disk,
+                   struct create_params *p, const char **ret_msg);
+
 /* An RFC 3339 date-time ("2025-01-15T10:30:45.123456789+02:00"; 'T' and 'Z' in either case,
  * at most 9 fraction digits) as unix microseconds, the fraction truncated as E2B does. -EINVAL
  * for anything else (a date alone, a missing offset, month 13, Feb 30, second 60). */

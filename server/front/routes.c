@@ -160,6 +160,8 @@ const struct route sbxd_routes[] = {
     V1_AT(SBX, GET, "/v1/sandboxes/{id}/", v1_check_id_begin, v1_handle_get),
     V1_AT(SBX, DELETE, "/v1/sandboxes/{id}", v1_check_id_begin, v1_handle_kill),
     V1_AT(SBX, DELETE, "/v1/sandboxes/{id}/", v1_check_id_begin, v1_handle_kill),
+    V1_AT(SBX, POST, "/v1/sandboxes/{id}/pause", v1_check_id_begin, v1_handle_pause),
+    V1_AT(SBX, POST, "/v1/sandboxes/{id}/resume", v1_check_id_begin, v1_handle_resume),
     {.methods = GET,
      .pattern = "/v1/sandboxes/{id}/terminal",
      .auth = AUTH_BEARER_TOKEN,
