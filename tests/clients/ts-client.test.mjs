@@ -130,7 +130,8 @@ test('watch: events in order; leaving the loop ends it on the server', async () 
     if (ev.path === '/tmp/w/sub/deep.txt') break
   }
   assert.ok(w.closed)
-  assert.deepEqual(seen.slice(0, 2), [['create', '/tmp/w/new.txt', false], ['modify', '/tmp/w/new.txt', false]])
+  // a new file written as envd writes it: created, owned by its user (attrib), then its bytes
+  assert.deepEqual(seen.slice(0, 3), [['create', '/tmp/w/new.txt', false], ['attrib', '/tmp/w/new.txt', false], ['modify', '/tmp/w/new.txt', false]])
   assert.ok(seen.some((e) => e[1] === '/tmp/w/sub' && e[2]))
   await waitFor(() => inotifyInstances(sb.id) === 0, 'the watch to end in the sandbox')
   const w2 = await sb.files.watch('/tmp/w')
