@@ -27,7 +27,7 @@ export E2B_VOLUME_API_URL="http://127.0.0.1:$port"
 export E2B_API_KEY=$(head -n 1 "$state/keys")
 export SBX_TEST_BUILD="$build"
 
-files=${SBX_TEST_FILES:-$(ls tests/integration/*.test.mjs tests/compat/*.test.mjs tests/security/*.test.mjs 2>/dev/null)}
+files=${SBX_TEST_FILES:-$(ls tests/integration/*.test.mjs tests/compat/*.test.mjs tests/security/*.test.mjs tests/console/*.test.mjs 2>/dev/null)}
 node --test --test-reporter=tap --test-concurrency=1 $files
 rc=$?
 

@@ -88,6 +88,12 @@ export const sandboxes = {
   metrics: (id, start) => call('GET', `/sandboxes/${enc(id)}/metrics${start ? `?start=${start}` : ''}`)
 }
 
+// One process to its end (native /v1 exec: argv, no shell): {stdout, stderr, exit_code, ...}.
+export async function execIn (id, cmd, timeoutMs = 10000) {
+  const r = await v1('POST', `/v1/sandboxes/${enc(id)}/exec`, { body: { cmd, timeout_ms: timeoutMs } })
+  return r.result
+}
+
 // ---- one sandbox's files (native /v1, run as the sandbox's user) ----
 
 export const files = {

@@ -1,7 +1,7 @@
 // One sandbox: overview (facts, CPU and memory charts, network policy, listening ports), a
 // terminal, its files and its processes. The tab is part of the URL (#/sandboxes/<id>/<tab>),
 // changed with replaceState so switching tabs keeps the terminal's session.
-import { sandboxes, files as filesApi } from './api.js'
+import { sandboxes, execIn } from './api.js'
 import { h, replace, since, until, fmtBytes, toast, confirmDialog, formDialog, tabList, every } from './dom.js'
 import { timeoutDialog } from './sandboxes.js'
 import { lineChart } from './charts.js'
@@ -138,12 +138,14 @@ function overview (el, id, getDetail) {
   async function loadPorts () {
     const d = getDetail()
     if (!d || d.state !== 'running') { replace(ports, h('p', { class: 'muted' }, 'Ports are read from a running sandbox.')); return }
+    // The files API keeps out of /proc: the kernel's socket table is read by a process.
     const found = new Map()
-    for (const f of ['/proc/net/tcp', '/proc/net/tcp6']) {
-      try {
-        const text = await (await filesApi.read(id, f)).text()
-        for (const p of listeningPorts(text)) found.set(p.port, p)
-      } catch (e) { /* no IPv6, say */ }
+    try {
+      const r = await execIn(id, ['cat', '/proc/net/tcp', '/proc/net/tcp6'])
+      for (const p of listeningPorts(r.stdout || '')) found.set(p.port, p)
+    } catch (e) {
+      replace(ports, h('p', { class: 'muted' }, `Reading the sandbox's sockets: ${e.message}`))
+      return
     }
     const proto = location.protocol
     const list = [...found.values()].sort((a, b) => a.port - b.port)
