@@ -7,7 +7,8 @@
 #   clang     everything built with clang and -Werror (build dir <build>-clang)
 #   cppcheck  static analysis of the C sources (scripts/cppcheck-suppressions.txt says what is
 #             suppressed and why)
-#   node      integration, compat (real npm SDKs) and security suites against a real sbxd
+#   node      integration, compat (real npm SDKs), security and console (headless chromium)
+#             suites against a real sbxd
 #   cleanup   nothing left behind: no sandbox cgroups, processes, mounts or dirs
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -119,7 +120,7 @@ fi
 echo "   cppcheck took $((SECONDS - started)) s"
 
 # ---- node suites against a real sbxd ----
-echo "== node suites (integration, compat, security)"
+echo "== node suites (integration, compat, security, console)"
 (cd tests && npm ci --no-audit --no-fund --silent >/tmp/sbx-npm.log 2>&1) || {
         cat /tmp/sbx-npm.log
         count npm 0 1
