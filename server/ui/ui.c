@@ -31,14 +31,17 @@ void ui_free(struct server *srv)
 }
 
 /* The headers of every console answer: the page may run only its own scripts, talk only to
- * this origin, never be framed (clickjacking), and its types are never sniffed. */
-static void add_security_headers(struct MHD_Response *resp)
+ * this origin, never be framed (clickjacking), and its types are never sniffed. Browsers honour
+ * Cross-Origin-Opener-Policy on HTTPS (and localhost) only, and complain of it elsewhere: sent
+ * behind --tls-cert. */
+static void add_security_headers(struct request *req, struct MHD_Response *resp)
 {
         MHD_add_response_header(resp, "Content-Security-Policy", UI_CSP);
         MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
         MHD_add_response_header(resp, "X-Frame-Options", "DENY");
         MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
-        MHD_add_response_header(resp, "Cross-Origin-Opener-Policy", "same-origin");
+        if (req->srv->config->tls_cert_pem)
+                MHD_add_response_header(resp, "Cross-Origin-Opener-Policy", "same-origin");
         MHD_add_response_header(resp, "Cross-Origin-Resource-Policy", "same-origin");
         /* revalidated on every load (a 304 when unchanged): an upgraded sbxd's console is
          * never mixed with a cached older one */
@@ -64,7 +67,7 @@ int ui_handle_file(struct request *req)
                       : MHD_create_response_from_buffer(f->len, f->data, MHD_RESPMEM_PERSISTENT);
         if (!resp)
                 return -ENOMEM;
-        add_security_headers(resp);
+        add_security_headers(req, resp);
         MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, f->etag);
         if (!unchanged)
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, f->content_type);
@@ -79,7 +82,7 @@ int ui_handle_redirect(struct request *req)
             MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
         if (!resp)
                 return -ENOMEM;
-        add_security_headers(resp);
+        add_security_headers(req, resp);
         MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, "/ui/");
         int r = http_queue(req, 302, resp);
         MHD_destroy_response(resp);

@@ -49,6 +49,9 @@ after(async () => {
 test('https: sign in, create from a template, terminal over wss, pause, resume, timeout, kill', async () => {
   await signIn(page, base, d.key)
   assert.equal(new URL(page.url()).protocol, 'https:')
+  const headers = await page.evaluate(async () => Object.fromEntries((await fetch('/ui/')).headers))
+  assert.equal(headers['cross-origin-opener-policy'], 'same-origin')
+  assert.match(headers['content-security-policy'], /connect-src 'self'/)
 
   await page.click('#create')
   await page.fill('dialog input[list="template-names"]', 'base')
