@@ -193,8 +193,10 @@ export const images = {
 
 // The terminal's WebSocket URL: browsers cannot set headers on a WebSocket, so the key goes in
 // the query (?token=), over wss:// when the console is served over HTTPS.
-export function terminalUrl (id, cols, rows) {
+// session: the id the terminal sent, to take its shell over after a lost connection.
+export function terminalUrl (id, cols, rows, session) {
   const proto = location.protocol === 'https:' ? 'wss:' : 'ws:'
   const q = new URLSearchParams({ token: key.get() || '', cols: String(cols), rows: String(rows) })
+  if (session) q.set('session', session)
   return `${proto}//${location.host}/v1/sandboxes/${enc(id)}/terminal?${q}`
 }

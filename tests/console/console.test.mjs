@@ -4,6 +4,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
+import net from 'node:net'
 import { Sandbox } from 'e2b'
 import { launch, newPage, signIn, terminalText } from './browser.mjs'
 
@@ -112,12 +113,51 @@ test('terminal: type echo $((6*7)) and read 42 on the screen', async () => {
   await page.click('.term-wrap')
   await page.keyboard.type('echo $((6*7))\n')
   await until(async () => /^42\s*$/m.test(await terminalText(page)), '42 on the terminal')
+
   // resize follows the window: the shell sees the new size
   await page.setViewportSize({ width: 900, height: 700 })
   await page.keyboard.type('stty size\n')
   const size = await until(async () => (await terminalText(page)).match(/^(\d+) (\d+)\s*$/m), 'stty size')
   assert.ok(Number(size[2]) < 110, `cols after the resize: ${size[2]}`)
   await page.setViewportSize({ width: 1280, height: 860 })
+})
+
+test('terminal: a network blip between the browser and sbxd; the same shell comes back', async () => {
+  // A TCP relay stands for the network: cutting its connections drops the WebSocket with no
+  // close frame, as a blip does.
+  const conns = new Set()
+  const port = Number(new URL(BASE).port)
+  const relay = net.createServer((c) => {
+    const u = net.connect(port, '127.0.0.1')
+    conns.add(c).add(u)
+    c.pipe(u).on('error', () => {})
+    u.pipe(c).on('error', () => {})
+    const gone = () => { c.destroy(); u.destroy(); conns.delete(c); conns.delete(u) }
+    c.on('close', gone).on('error', gone)
+    u.on('close', gone).on('error', gone)
+  })
+  await new Promise((r) => relay.listen(0, '127.0.0.1', r))
+  const via = `http://127.0.0.1:${relay.address().port}`
+  const p2 = await newPage(browser)
+  try {
+    await signIn(p2, via, KEY)
+    await p2.goto(`${via}/ui/#/sandboxes/${sbx.sandboxId}/terminal`)
+    await p2.waitForSelector('.term-status:text-is("Connected.")')
+    await p2.click('.term-wrap')
+    await p2.keyboard.type('export MARK=same-$$; echo marked-$((2*3))\n')
+    await until(async () => /^marked-6\s*$/m.test(await terminalText(p2)), 'marked')
+    for (const c of conns) c.destroy()
+    await p2.waitForSelector('.term-status:text-is("Reconnected to the same shell.")', { timeout: 15000 })
+    await until(async () => /^marked-6\s*$/m.test(await terminalText(p2)), 'the screen redrawn')
+    await p2.click('.term-wrap')
+    await p2.keyboard.type('echo "$MARK" = same-$$\n')
+    await until(async () => /^(same-\d+) = \1\s*$/m.test(await terminalText(p2)), 'the same shell after the blip')
+    assert.deepEqual(p2.problems.filter((x) => !/WebSocket/.test(x)), [])
+  } finally {
+    await p2.context().close()
+    relay.close()
+    for (const c of conns) c.destroy()
+  }
 })
 
 test('files: upload, find it with the SDK, download it back; hostile names are text', async () => {
