@@ -108,15 +108,16 @@ export const files = {
 
 // ---- envd's process service through the sandbox proxy (Connect, JSON) ----
 
+// envd answers 401 for a wrong access token: that is no reason to sign out.
 function envdHeaders (id, token, type) {
   return { 'E2b-Sandbox-Id': id, 'E2b-Sandbox-Port': '49983', 'X-Access-Token': token, 'Content-Type': type }
 }
 
 export const processes = {
   list: (id, token) => call('POST', '/process.Process/List',
-    { body: '{}', headers: envdHeaders(id, token, 'application/json') }),
+    { body: '{}', headers: envdHeaders(id, token, 'application/json'), noSignOut: true }),
   signal: (id, token, pid, signal) => call('POST', '/process.Process/SendSignal', {
-    body: JSON.stringify({ process: { pid }, signal }), headers: envdHeaders(id, token, 'application/json')
+    body: JSON.stringify({ process: { pid }, signal }), headers: envdHeaders(id, token, 'application/json'), noSignOut: true
   }),
   // A streaming Connect call: onEvent gets each event object ({start}, {data}, {end}, {keepalive})
   // until the stream ends or signal aborts it.
@@ -126,7 +127,7 @@ export const processes = {
     new DataView(env.buffer).setUint32(1, msg.length)
     env.set(msg, 5)
     const res = await call('POST', '/process.Process/Connect', {
-      body: env, raw: true, signal, headers: envdHeaders(id, token, 'application/connect+json')
+      body: env, raw: true, signal, noSignOut: true, headers: envdHeaders(id, token, 'application/connect+json')
     })
     const reader = res.body.getReader()
     let buf = new Uint8Array(0)

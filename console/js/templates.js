@@ -78,7 +78,7 @@ function detail (main, name) {
   function showLogs (tid, build) {
     if (stopLogs) stopLogs()
     const pre = h('pre', { class: 'logs', tabindex: '0', 'aria-label': `Log of build ${build}` })
-    const state = h('span', { class: 'muted', role: 'status' })
+    const state = h('span', { class: 'muted logs-state', role: 'status' })
     replace(logs, h('div', { class: 'panel' }, h('div', { class: 'row' }, h('h2', { class: 'grow mono' }, `Build ${build}`), state), pre))
     let offset = 0
     let lines = 0

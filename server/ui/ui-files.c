@@ -170,14 +170,21 @@ static int walk(struct ui_files *u, int dfd, const char *prefix, unsigned depth)
                     snprintf(rel, sizeof(rel), "%s%s%s", prefix, *prefix ? "/" : "", de->d_name);
                 if (l < 0 || (size_t)l >= sizeof(rel) || !ui_name_valid(rel))
                         continue; /* ".", "..", hidden files, odd names */
-                if (de->d_type == DT_DIR) {
+                unsigned char type = de->d_type;
+                struct stat st;
+                if (type == DT_UNKNOWN) /* file systems that do not say: ask, not following */
+                        type = fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? DT_UNKNOWN
+                               : S_ISDIR(st.st_mode)                                  ? DT_DIR
+                               : S_ISREG(st.st_mode)                                  ? DT_REG
+                                                                                      : DT_UNKNOWN;
+                if (type == DT_DIR) {
                         if (depth >= UI_MAX_DEPTH)
                                 continue;
                         _cleanup_close_ int sub = openat(
                             dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
                         if (sub >= 0)
                                 r = walk(u, sub, rel, depth + 1);
-                } else if (de->d_type == DT_REG || de->d_type == DT_UNKNOWN) {
+                } else if (type == DT_REG) {
                         r = add_file(u, dfd, de->d_name, rel);
                 }
         }

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import net from 'node:net'
-import { Sandbox } from 'e2b'
+import { Sandbox, Template } from 'e2b'
 import { launch, newPage, signIn, terminalText } from './browser.mjs'
 
 const BASE = process.env.E2B_API_URL
@@ -223,6 +223,57 @@ test('kill from the list: the row leaves and the SDK sees it gone', async () => 
   await row.waitFor({ state: 'detached', timeout: 10000 })
   assert.equal(await sbx.isRunning(), false)
   sbx = null
+})
+
+test('templates: a build through the SDK, its log followed live, then deleted', async () => {
+  const name = 'console-tpl'
+  const tpl = Template().fromTemplate('base').runCmd('sleep 1; echo console-build-$((6*7))')
+  const building = Template.build(tpl, name)
+  await page.click('nav a:text-is("Templates")')
+  await page.waitForSelector('tbody tr[data-name="base"]')
+  await until(async () => (await fetch(`${BASE}/templates/aliases/${name}`, { headers: { 'X-API-KEY': KEY } })).ok, 'the build record')
+  await page.goto(`${BASE}/ui/#/templates/${name}`)
+  await page.waitForSelector('pre.logs:text("console-build-42")', { timeout: 60000 })
+  await building
+  await page.waitForSelector('tbody .badge.ready', { timeout: 10000 })
+  await page.waitForSelector('.logs-state:text("ready")', { timeout: 10000 })
+  await page.click('a:text-is("← Templates")')
+  const row = page.locator(`tbody tr[data-name="${name}"]`)
+  await row.waitFor()
+  assert.match(await row.textContent(), /built/)
+  await row.locator('button:text-is("Delete")').click()
+  await page.click('dialog button[type=submit]')
+  await row.waitFor({ state: 'detached' })
+  const left = await fetch(`${BASE}/v1/templates`, { headers: { Authorization: `Bearer ${KEY}` } }).then((r) => r.json())
+  assert.ok(!left.templates.some((t) => t.name === name))
+})
+
+test('keyboard and screen readers: every control has a name, focus is visible', async () => {
+  for (const hash of ['#/sandboxes', '#/templates', '#/volumes', '#/images']) {
+    await page.goto(`${BASE}/ui/${hash}`)
+    await page.waitForSelector('main h1')
+    const unnamed = await page.evaluate(() => [...document.querySelectorAll('button, input, select, textarea, a[href]')]
+      .filter((el) => !el.closest('[hidden]') && el.offsetParent !== null)
+      .filter((el) => {
+        const label = el.getAttribute('aria-label') || el.textContent.trim() || el.getAttribute('title') ||
+          (el.id && document.querySelector(`label[for="${el.id}"]`)?.textContent.trim()) || el.closest('label')?.textContent.trim()
+        return !label
+      }).map((el) => el.outerHTML.slice(0, 80)))
+    assert.deepEqual(unnamed, [], hash)
+  }
+  // Tab reaches the controls, and the focused one shows an outline
+  await page.goto(`${BASE}/ui/#/sandboxes`)
+  await page.waitForSelector('#create')
+  await page.keyboard.press('Tab')
+  await page.keyboard.press('Tab')
+  const focus = await page.evaluate(() => {
+    const el = document.activeElement
+    const cs = getComputedStyle(el)
+    return { tag: el.tagName, outline: cs.outlineStyle, width: parseFloat(cs.outlineWidth) }
+  })
+  assert.notEqual(focus.tag, 'BODY')
+  assert.notEqual(focus.outline, 'none', JSON.stringify(focus))
+  assert.ok(focus.width >= 2, JSON.stringify(focus))
 })
 
 test('sign-out forgets the key', async () => {
