@@ -5,7 +5,7 @@
 // without an exit (a network blip) is reconnected with a growing delay and ?session=<id>, which
 // takes the same shell over (sbxd keeps it a minute); its output so far is replayed onto a reset
 // screen. When the shell is gone by then, a new one starts, and the status line says so.
-import { terminalUrl } from './api.js'
+import { terminalUrl, call, ApiError } from './api.js'
 import { h } from './dom.js'
 
 const RECONNECT_MS = [500, 1000, 2000, 4000, 8000] // then every 8 s
@@ -77,16 +77,27 @@ export function mountTerminal (el, id) {
       if (ws !== sock || closed) return
       ws = null
       if (exited) return
-      if (resume && !opened) { // the shell is gone: start a new one at once
-        session = null
-        connect(true)
+      if (resume && !opened) { // refused, or the network is still down: sbxd says which
+        call('GET', `/v1/sandboxes/${encodeURIComponent(id)}`, { native: true, noSignOut: true }).then(() => {
+          if (closed || ws) return
+          session = null // sbxd answers but the shell is gone: a new one at once
+          connect(true)
+        }, (e) => {
+          if (closed || ws) return
+          if (e instanceof ApiError && e.status === 404) { status.textContent = 'The sandbox is gone.'; return }
+          retry()
+        })
         return
       }
-      const delay = RECONNECT_MS[Math.min(attempt, RECONNECT_MS.length - 1)]
-      attempt++
-      status.textContent = `Disconnected; reconnecting in ${Math.round(delay / 100) / 10} s…`
-      timer = setTimeout(connect, delay)
+      retry()
     }
+  }
+
+  function retry () {
+    const delay = RECONNECT_MS[Math.min(attempt, RECONNECT_MS.length - 1)]
+    attempt++
+    status.textContent = `Disconnected; reconnecting in ${Math.round(delay / 100) / 10} s…`
+    timer = setTimeout(connect, delay)
   }
 
   async function pasteClipboard () {

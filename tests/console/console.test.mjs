@@ -146,7 +146,12 @@ test('terminal: a network blip between the browser and sbxd; the same shell come
     await p2.click('.term-wrap')
     await p2.keyboard.type('export MARK=same-$$; echo marked-$((2*3))\n')
     await until(async () => /^marked-6\s*$/m.test(await terminalText(p2)), 'marked')
-    for (const c of conns) c.destroy()
+    // the network stays down a few seconds: connections are refused, then it comes back
+    const relayPort = relay.address().port
+    await new Promise((r) => { relay.close(r); for (const c of conns) c.destroy() })
+    await p2.waitForSelector('.term-status:text("reconnecting")')
+    await new Promise((r) => setTimeout(r, 2500))
+    await new Promise((r) => relay.listen(relayPort, '127.0.0.1', r))
     await p2.waitForSelector('.term-status:text-is("Reconnected to the same shell.")', { timeout: 15000 })
     await until(async () => /^marked-6\s*$/m.test(await terminalText(p2)), 'the screen redrawn')
     await p2.click('.term-wrap')
