@@ -3,13 +3,14 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, readdirSync, existsSync, rmdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startSbxd, realTemplates, REAL } from '../integration/sbxd.mjs'
 import { launch, newPage, signIn, terminalText } from './browser.mjs'
 
 let d, dir, browser, page, base
+const CGROUP = `sbx-console-tls-${process.pid}` // a cgroup parent of its own (server/README.md)
 
 function makeCert (at) {
   const ossl = (...a) => execFileSync('openssl', a, { cwd: at, stdio: ['ignore', 'ignore', 'pipe'] })
@@ -23,7 +24,7 @@ before(async () => {
   makeCert(dir)
   d = await startSbxd({
     jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
-    args: ['--tls-cert', join(dir, 'cert.pem'), '--tls-key', join(dir, 'key.pem'), '--cgroup-parent', `sbx-console-tls-${process.pid}`]
+    args: ['--tls-cert', join(dir, 'cert.pem'), '--tls-key', join(dir, 'key.pem'), '--cgroup-parent', CGROUP]
   })
   base = `https://127.0.0.1:${d.port}`
   browser = await launch()
@@ -44,6 +45,12 @@ after(async () => {
     await d.stop()
   }
   if (dir) rmSync(dir, { recursive: true, force: true })
+  // the cgroup parent, in every hierarchy, once the kernel is done with the sandboxes below it
+  const left = () => readdirSync('/sys/fs/cgroup').map((h) => `/sys/fs/cgroup/${h}/${CGROUP}`).filter((c) => existsSync(c))
+  for (let k = 0; k < 30 && left().length; k++) {
+    for (const c of left()) try { rmdirSync(c) } catch {}
+    if (left().length) await new Promise((r) => setTimeout(r, 100))
+  }
 })
 
 test('https: sign in, create from a template, terminal over wss, pause, resume, timeout, kill', async () => {
