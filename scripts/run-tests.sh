@@ -9,8 +9,8 @@
 #   clang     everything built with clang and -Werror (build dir <build>-clang)
 #   cppcheck  static analysis of the C sources (scripts/cppcheck-suppressions.txt says what is
 #             suppressed and why)
-#   node      integration, compat (real npm SDKs), security and TypeScript client suites
-#             against a real sbxd
+#   node      integration, compat (real npm SDKs), security, TypeScript client and console
+#             (headless chromium) suites against a real sbxd
 #   python    the Python client's suites (pytest) against a real sbxd
 #   cleanup   nothing left behind: no sandbox cgroups, processes, mounts or dirs
 set -uo pipefail
@@ -132,7 +132,7 @@ fi
 echo "   cppcheck took $((SECONDS - started)) s"
 
 # ---- node suites against a real sbxd ----
-echo "== node suites (integration, compat, security)"
+echo "== node suites (integration, compat, security, console)"
 (cd tests && npm ci --no-audit --no-fund --silent >/tmp/sbx-npm.log 2>&1) || {
         cat /tmp/sbx-npm.log
         count npm 0 1

@@ -31,7 +31,7 @@ export E2B_VOLUME_API_URL="http://127.0.0.1:$port"
 export E2B_API_KEY=$(head -n 1 "$state/keys")
 export SBX_TEST_BUILD="$build"
 
-files=${SBX_TEST_FILES:-$(ls tests/integration/*.test.mjs tests/compat/*.test.mjs tests/security/*.test.mjs tests/clients/*.test.mjs 2>/dev/null)}
+files=${SBX_TEST_FILES:-$(ls tests/integration/*.test.mjs tests/compat/*.test.mjs tests/security/*.test.mjs tests/clients/*.test.mjs tests/console/*.test.mjs 2>/dev/null)}
 # SBX_TEST_COMMAND: another runner against the same sbxd (scripts/test-python.sh)
 if [ -n "${SBX_TEST_COMMAND:-}" ]; then
         bash -c "$SBX_TEST_COMMAND"

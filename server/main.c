@@ -41,6 +41,7 @@
 #include "lifecycle/sampler.h"
 #include "lifecycle/sandbox.h"
 #include "core/server.h"
+#include "ui/ui.h"
 
 static int write_port_file(const char *path, unsigned port)
 {
@@ -254,6 +255,7 @@ int main(int argc, char **argv)
                 log_warning("agent %s is not executable yet: creating sandboxes will fail",
                             cfg.agent);
 
+        ui_load(&srv, cfg.console_dir);
         r = registry_new(&srv.registry);
         if (r >= 0)
                 r = volume_store_open(cfg.state_dir, &srv.volumes);
@@ -327,6 +329,7 @@ int main(int argc, char **argv)
         volume_store_free(srv.volumes); /* mounts in use stay with their sandboxes */
         egress_free(srv.egress);        /* the rules stay for the sandboxes, which keep running */
         secret_store_free(srv.secrets); /* after the egress: its proxy reads secrets */
+        ui_free(&srv);
         char url_path[4096];
         snprintf(url_path, sizeof(url_path), "%s/" SBXD_URL_FILE, cfg.state_dir);
         (void)unlink(url_path); /* nobody listens there any more */
@@ -346,6 +349,7 @@ fail:
         }
         volume_store_free(srv.volumes);
         secret_store_free(srv.secrets);
+        ui_free(&srv);
         state_dir_release(cfg.state_dir);
         config_done(&cfg);
         return 1;

@@ -20,6 +20,14 @@
 #include "macros.h"
 #include "native/v1.h"
 
+/* An item of node's page says where it runs: the console's node column (an sbx extension the
+ * SDKs ignore). */
+static void tag_node(cJSON *item, const char *node)
+{
+        if (cJSON_IsObject(item) && !cJSON_GetObjectItemCaseSensitive(item, "node"))
+                cJSON_AddStringToObject(item, "node", node);
+}
+
 /* One item of a node's page, with its sort key. */
 struct item {
         cJSON *json;
@@ -77,8 +85,10 @@ static int aggregate_list(struct request *req)
                         total += strtoull(a.total_running, NULL, 10);
                 }
                 cJSON *it;
-                while (page && (it = cJSON_DetachItemFromArray(page, 0)))
+                while (page && (it = cJSON_DetachItemFromArray(page, 0))) {
+                        tag_node(it, nodes[i].name);
                         cJSON_AddItemToArray(all, it);
+                }
                 cJSON_Delete(page);
                 forward_answer_done(&a);
         }
@@ -178,8 +188,10 @@ static int aggregate_native_list(struct request *req)
                         log_warning("cluster: listing on node %s: %s", nodes[i].name,
                                     a.status ? "error answer" : "no answer");
                 cJSON *it;
-                while (cJSON_IsArray(items) && (it = cJSON_DetachItemFromArray(items, 0)))
+                while (cJSON_IsArray(items) && (it = cJSON_DetachItemFromArray(items, 0))) {
+                        tag_node(it, nodes[i].name);
                         cJSON_AddItemToArray(all, it);
+                }
                 cJSON_Delete(page);
                 forward_answer_done(&a);
         }

@@ -76,7 +76,10 @@ static const char usage[] =
     "                            forward other nodes' sandbox traffic (off by default)\n"
     "  --node-name NAME          this node's name in the cluster (default: the host name)\n"
     "  --advertise HOST:PORT     where the other nodes reach this one (default: the listen\n"
-    "                            address with the bound port)\n";
+    "                            address with the bound port)\n"
+    "  --console-dir DIR|none    the web console's files, served at /ui/ (default: console/\n"
+    "                            next to sbxd's build dir, else <prefix>/share/sbx/console,\n"
+    "                            else " SBXD_CONSOLE_DIR "; none: no console)\n";
 
 int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, socklen_t *ret_len,
                         char **ret_host)
@@ -169,6 +172,38 @@ int config_resolve_helper(const char *rel, char **ret)
         return 0;
 }
 
+int config_resolve_console(char **ret)
+{
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (n < 0)
+                return -errno;
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash)
+                *slash = 0;
+        /* the build tree (build/server/sbxd → build/console), a --prefix install, /usr */
+        for (int i = 0; i < 3; i++) {
+                _cleanup_free_ char *cand = NULL, *index = NULL;
+                int k = i == 0   ? asprintf(&cand, "%s/../console", exe)
+                        : i == 1 ? asprintf(&cand, "%s/../share/sbx/console", exe)
+                                 : asprintf(&cand, "%s", SBXD_CONSOLE_DIR);
+                if (k < 0)
+                        return -ENOMEM;
+                char *r = realpath(cand, NULL);
+                if (!r)
+                        continue;
+                if (asprintf(&index, "%s/index.html", r) >= 0 && access(index, R_OK) == 0) {
+                        *ret = r;
+                        return 0;
+                }
+                free(r);
+        }
+        /* none yet: the installed place, which the start-up log names */
+        *ret = strdup(SBXD_CONSOLE_DIR);
+        return *ret ? 0 : -ENOMEM;
+}
+
 static int absolutize(const char *p, char **ret)
 {
         if (p[0] == '/') {
@@ -204,6 +239,7 @@ void config_done(struct sbxd_config *c)
         free(c->cluster);
         free(c->node_name);
         free(c->advertise);
+        free(c->console_dir);
         *c = (struct sbxd_config){};
 }
 
@@ -229,6 +265,7 @@ void config_done(struct sbxd_config *c)
 #define OPT_CLUSTER         1025
 #define OPT_NODE_NAME       1026
 #define OPT_ADVERTISE       1027
+#define OPT_CONSOLE_DIR     1040
 
 /* A positive decimal number up to max into *ret. */
 static int parse_u64(const char *name, const char *arg, uint64_t max, uint64_t *ret)
@@ -441,6 +478,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"cluster", required_argument, NULL, OPT_CLUSTER},
             {"node-name", required_argument, NULL, OPT_NODE_NAME},
             {"advertise", required_argument, NULL, OPT_ADVERTISE},
+            {"console-dir", required_argument, NULL, OPT_CONSOLE_DIR},
             {},
         };
         const char *listen = SBXD_DEFAULT_LISTEN, *state = SBXD_DEFAULT_STATE_DIR;
@@ -456,7 +494,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
         bool egress_max_given = false;
         const char *pool_templates = SBXD_DEFAULT_POOL_TEMPLATES;
         const char *cgroup_parent = "sbx";
-        const char *domain = NULL, *tls_cert = NULL, *tls_key = NULL;
+        const char *domain = NULL, *tls_cert = NULL, *tls_key = NULL, *console_dir = NULL;
         int o, r;
 
         while ((o = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
@@ -586,6 +624,9 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                         c.advertise = strdup(optarg);
                         break;
                 }
+                case OPT_CONSOLE_DIR:
+                        console_dir = optarg;
+                        break;
                 case 1005:
                         if (strcmp(optarg, "image") != 0 && strcmp(optarg, "tmpfs") != 0) {
                                 fprintf(stderr, "sbxd: --disk takes image or tmpfs\n");
@@ -648,6 +689,9 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                 r = absolutize(tls_key, &c.tls_key);
         if (r >= 0 && domain && !(c.domain = strdup(domain)))
                 r = -ENOMEM;
+        if (r >= 0 && !(console_dir && strcmp(console_dir, "none") == 0))
+                r = console_dir ? absolutize(console_dir, &c.console_dir)
+                                : config_resolve_console(&c.console_dir);
         if (r < 0 || !c.listen || !c.pool_templates || !c.cgroup_parent) {
                 config_done(&c);
                 return r < 0 ? r : -ENOMEM;

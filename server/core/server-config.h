@@ -10,7 +10,10 @@
 #define SBXD_DEFAULT_LISTEN    "127.0.0.1:3000"
 #define SBXD_DEFAULT_STATE_DIR "/var/lib/sbx"
 /* Installed helpers live here when no build-tree sibling exists (see config_resolve_helper). */
-#define SBXD_LIBEXEC_DIR             "/usr/libexec/sbx"
+#define SBXD_LIBEXEC_DIR "/usr/libexec/sbx"
+/* The web console's files when neither the build tree nor a --prefix install has them
+ * (config_resolve_console()). */
+#define SBXD_CONSOLE_DIR             "/usr/share/sbx/console"
 #define SBXD_DEFAULT_MAX_CONNECTIONS 1024 /* --max-connections: threads in libmicrohttpd */
 #define SBXD_MAX_CONNECTIONS_MAX     16384
 
@@ -65,9 +68,10 @@ struct sbxd_config {
         char *egress_dns;         /* upstream resolver address, NULL: /etc/resolv.conf's first */
         char *egress_upstream_ca; /* --egress-upstream-ca: extra PEM the proxy trusts, or NULL */
         /* --cluster (server/cluster/README.md): NULL for a single node */
-        char *cluster;   /* etcd://host:port[,host:port...] */
-        char *node_name; /* --node-name; NULL: the host name */
-        char *advertise; /* --advertise HOST:PORT; NULL: the listen host and bound port */
+        char *cluster;     /* etcd://host:port[,host:port...] */
+        char *node_name;   /* --node-name; NULL: the host name */
+        char *advertise;   /* --advertise HOST:PORT; NULL: the listen host and bound port */
+        char *console_dir; /* --console-dir: the web console's files (ui/); NULL: none */
 };
 
 #define SBXD_DOMAIN_MAX     253
@@ -114,3 +118,6 @@ int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, sockle
  * that exists of <exe dir>/../<rel> (build tree), <exe dir>/../libexec/sbx/<base>, and
  * SBXD_LIBEXEC_DIR/<base>; the build-tree path when none exists. Returns malloc'd string. */
 int config_resolve_helper(const char *rel, char **ret);
+/* The web console's dir: the first of <dir of sbxd>/../console, <dir of sbxd>/../share/sbx/
+ * console and SBXD_CONSOLE_DIR that holds an index.html, else SBXD_CONSOLE_DIR. */
+int config_resolve_console(char **ret);

@@ -17,6 +17,7 @@ struct secret_store;
 struct build_service;
 struct egress;
 struct cluster;
+struct ui_files;
 
 struct server {
         const struct sbxd_config *config;
@@ -44,6 +45,7 @@ struct server {
         struct build_service *build;  /* build/build.h: template builds */
         struct egress *egress;        /* lifecycle/egress.h */
         struct secret_store *secrets; /* storage/secret-store.h */
+        struct ui_files *ui;          /* ui/ui-files.h: the web console's files; NULL: none */
         /* --cluster (cluster/cluster.h); NULL for a single node, and then nothing of the
          * cluster runs. cluster_created: called by a create before it answers;
          * cluster_pull_template: a template this node lacks, from a node that has it (0, or

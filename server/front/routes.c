@@ -18,8 +18,10 @@
 #include "native/mcp-host.h"
 #include "native/v1-images.h"
 #include "native/v1-relay.h"
+#include "native/v1-templates.h"
 #include "native/v1.h"
 #include "native/ws-terminal.h"
+#include "ui/ui.h"
 
 #define GET    ROUTE_GET
 #define POST   ROUTE_POST
@@ -192,6 +194,13 @@ const struct route sbxd_routes[] = {
     V1(GET, "/v1/images", NULL, v1_images_list),
     V1(GET, "/v1/images/{id}", NULL, v1_images_get),
     V1(DELETE, "/v1/images/{id}", NULL, v1_images_delete),
+    V1(GET, "/v1/templates", NULL, v1_templates_list), /* native/v1-templates.h */
+
+    /* the web console (ui/ui.h): static files, no key (the console's calls carry it) */
+    {.methods = GET | ROUTE_HEAD, .pattern = "/", .handle = ui_handle_redirect},
+    {.methods = GET | ROUTE_HEAD, .pattern = "/ui", .handle = ui_handle_redirect},
+    {.methods = GET | ROUTE_HEAD, .pattern = "/ui/", .handle = ui_handle_file},
+    {.methods = GET | ROUTE_HEAD, .pattern = "/ui/{file*}", .handle = ui_handle_file},
 
     /* MCP (native/mcp-host.h; it answers unsupported methods itself) */
     {.methods = ROUTE_ANY,

@@ -31,6 +31,7 @@
 #define WS_AGENT_TIMEOUT      60000       /* a write to the agent, once the session runs */
 #define WS_AGENT_OPEN_TIMEOUT 10000
 #define WS_GUID               "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+#define WS_SESSION_ID_MAX     64 /* hex digits of a terminal session id (?session=) */
 
 struct ws_session {
         int sock;
@@ -107,7 +108,8 @@ static void agent_send(struct ws_session *s, uint8_t tag, const void *d, size_t 
         if (s->agent_done || n > WS_MAX_MESSAGE)
                 return;
         buf[0] = tag;
-        memcpy(buf + 1, d, n);
+        if (n)
+                memcpy(buf + 1, d, n);
         if (agent_req_send(s->agent, buf, n + 1) < 0)
                 s->failed = true;
 }
@@ -160,6 +162,18 @@ static void from_agent(wslay_event_context_ptr ctx, struct ws_session *s)
                 wslay_event_queue_msg(ctx, &m);
                 return;
         }
+        if (frame[0] == 2) { /* the session id (hex: anything else from the agent is dropped) */
+                char text[64 + WS_SESSION_ID_MAX];
+                size_t l = len - 1;
+                if (l == 0 || l > WS_SESSION_ID_MAX ||
+                    strspn(strndupa((const char *)frame + 1, l), "0123456789abcdef") != l)
+                        return;
+                int n = snprintf(text, sizeof(text), "{\"type\":\"session\",\"id\":\"%.*s\"}",
+                                 (int)l, (const char *)frame + 1);
+                struct wslay_event_msg m = {WSLAY_TEXT_FRAME, (const uint8_t *)text, (size_t)n};
+                wslay_event_queue_msg(ctx, &m);
+                return;
+        }
         char text[96];
         long code = len < 12 ? strtol(strndupa((const char *)frame + 1, len - 1), NULL, 10) : -1;
         int n = snprintf(text, sizeof(text), "{\"type\":\"exit\",\"exit_code\":%ld}", code);
@@ -203,6 +217,11 @@ static void session_run(struct ws_session *s)
                         wslay_event_queue_close(ctx, 1000, NULL, 0);
                 }
         }
+        /* The client went without a close frame (a network blip, a tab that crashed): the
+         * agent keeps the shell a while for a reconnect with ?session= (api: the agent's
+         * NATIVE_TERM_DETACH). A close frame ends the shell, as does the shell's own exit. */
+        if (!s->agent_done && !wslay_event_get_close_received(ctx))
+                agent_send(s, 2, NULL, 0);
         wslay_event_context_free(ctx);
 }
 
@@ -224,7 +243,7 @@ static int open_agent(struct request *req, const struct sandbox *s, struct agent
 {
         _cleanup_agent_req_ struct agent_req *q = NULL;
         _cleanup_free_ char *query = NULL;
-        static const char *const keep[] = {"cols", "rows", "user"};
+        static const char *const keep[] = {"cols", "rows", "user", "session"};
         for (size_t i = 0; i < ELEMENTSOF(keep); i++) {
                 const char *v = http_arg(req, keep[i]);
                 if (v && url_query_append(&query, keep[i], v) < 0)
@@ -265,6 +284,11 @@ int ws_terminal_upgrade(struct request *req)
                     "{\"error\":{\"code\":\"upgrade_required\",\"message\":\"WebSocket "
                     "version 13 is required\"}}",
                     "Sec-WebSocket-Version", "13");
+        const char *session = http_arg(req, "session");
+        if (session && (!*session || strlen(session) > WS_SESSION_ID_MAX ||
+                        strspn(session, "0123456789abcdef") != strlen(session)))
+                return v1_reply_error(req, 400, NULL,
+                                      "session must be the hex id the terminal sent");
         _cleanup_sandbox_ struct sandbox *s = registry_get(req->srv->registry, id);
         if (!s)
                 return v1_reply_not_found(req, id);

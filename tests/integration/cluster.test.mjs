@@ -8,6 +8,7 @@ import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { request } from 'node:http'
+import { launch, newPage, signIn } from '../console/browser.mjs'
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import WebSocket from 'ws'
@@ -232,6 +233,34 @@ test('list across nodes, paged with a stable cursor', { skip, timeout: 30_000 },
   // every node answers the same list
   const other = await fetch(`${nodes[2].url}/v2/sandboxes?metadata=suite%3Dcluster`, { headers: { 'X-API-KEY': key } }).then((r) => r.json())
   assert.deepEqual(other.map((s) => s.sandboxID), seen)
+  // each item names its node (the web console's node column), the one etcd maps it to
+  const map = await owners(etcd)
+  for (const s of other) assert.equal(s.node, map[s.sandboxID], s.sandboxID)
+  const native = await fetch(`${nodes[1].url}/v1/sandboxes`, { headers: { Authorization: `Bearer ${key}` } }).then((r) => r.json())
+  for (const s of native.sandboxes.filter((x) => map[x.id])) assert.equal(s.node, map[s.id], s.id)
+})
+
+test('the web console through node 0: every node\'s sandboxes with their node, a terminal on another node\'s', { skip, timeout: 60_000 }, async () => {
+  const map = await owners(etcd)
+  const far = boxes.find((b) => map[b.sandboxId] === 'n2')
+  const browser = await launch()
+  try {
+    const page = await newPage(browser)
+    await signIn(page, nodes[0].url, key)
+    const row = page.locator(`tr[data-id="${far.sandboxId}"]`)
+    await row.waitFor()
+    assert.ok((await page.locator('thead th').allTextContents()).includes('Node'))
+    assert.equal(await row.locator('td').nth(9).textContent(), 'n2')
+    await row.locator('a').click()
+    await page.click('[role=tab]:text-is("Terminal")')
+    await page.waitForSelector('.term-status:text-is("Connected.")')
+    await page.click('.term-wrap')
+    await page.keyboard.type('echo node-$((6*7))\n')
+    await page.waitForFunction(() => /^node-42\s*$/m.test([...document.querySelectorAll('.xterm-accessibility-tree > *')].map((r) => r.textContent).join('\n')))
+    assert.deepEqual(page.problems, [])
+  } finally {
+    await browser.close()
+  }
 })
 
 test('X-Total-Running is the sum over the nodes', { skip, timeout: 30_000 }, async () => {

@@ -159,7 +159,8 @@ test('chunked JSON bodies are accepted (the JS SDK sends them)', async () => {
 })
 
 test('unknown routes are 404 JSON', async () => {
-  for (const [m, p] of [['GET', '/'], ['GET', '/nope'], ['PUT', '/sandboxes'], ['GET', '/v2/sandboxes/x'],
+  // (GET / leads to the web console: tests/console)
+  for (const [m, p] of [['POST', '/'], ['GET', '/nope'], ['PUT', '/sandboxes'], ['GET', '/v2/sandboxes/x'],
     ['POST', '/sandboxes/abc/nope'], ['GET', '/sandboxes/abc/timeout']]) {
     isJsonError(await d.api(m, p), 404)
   }

@@ -14,7 +14,9 @@
 #include "native/mcp-host.h"
 #include "native/v1-relay.h"
 #include "native/v1.h"
+#include "native/v1-templates.h"
 #include "native/ws-terminal.h"
+#include "ui/ui.h"
 #include "unit.h"
 
 struct want {
@@ -105,6 +107,14 @@ static const struct want wants[] = {
      NULL, NULL},
     {"PATCH", "/mcp", mcp_host_handle, AUTH_BEARER, BODY_BUFFERED, V1_MAX_JSON_BODY, ERRORS_NATIVE,
      NULL, NULL},
+    V1_ROW("GET", "/v1/templates", v1_templates_list, NULL),
+    /* the web console: no key, the body dropped */
+    {"GET", "/", ui_handle_redirect, AUTH_NONE, BODY_NONE, 0, ERRORS_E2B, NULL, NULL},
+    {"HEAD", "/ui", ui_handle_redirect, AUTH_NONE, BODY_NONE, 0, ERRORS_E2B, NULL, NULL},
+    {"GET", "/ui/", ui_handle_file, AUTH_NONE, BODY_NONE, 0, ERRORS_E2B, NULL, NULL},
+    {"GET", "/ui/js/app.js", ui_handle_file, AUTH_NONE, BODY_NONE, 0, ERRORS_E2B, NULL,
+     "/js/app.js"},
+    {"HEAD", "/ui/../keys", ui_handle_file, AUTH_NONE, BODY_NONE, 0, ERRORS_E2B, NULL, "/../keys"},
 };
 
 static void test_every_route(void)
@@ -240,7 +250,9 @@ static void test_unknown(void)
         check_none("POST", "/v2/sandboxes/abc/timeout", false, ERRORS_E2B);
         check_none("PUT", "/sandboxes", true, ERRORS_E2B);
         check_none("GET", "/sandboxes/abc/timeout", true, ERRORS_E2B);
-        check_none("GET", "/", false, ERRORS_E2B);
+        check_none("POST", "/", true, ERRORS_E2B); /* GET / leads to the console */
+        check_none("POST", "/ui/js/app.js", true, ERRORS_E2B);
+        check_none("GET", "/uix", false, ERRORS_E2B);
         check_none("GET", "/sandboxes//", false, ERRORS_E2B);
         check_none("GET", "/sandboxesx", false, ERRORS_E2B);
         check_none("GET", "/health", false, ERRORS_E2B);
