@@ -483,13 +483,15 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
         };
         const char *listen = SBXD_DEFAULT_LISTEN, *state = SBXD_DEFAULT_STATE_DIR;
         const char *jailer = NULL, *agent = NULL, *port_file = NULL;
-        struct sbxd_config c = {.pool_size = SBXD_DEFAULT_POOL_SIZE,
-                                .max_sandboxes = SBXD_DEFAULT_MAX_SANDBOXES,
-                                .max_creates = SBXD_DEFAULT_MAX_CREATES,
-                                .create_wait_s = SBXD_DEFAULT_CREATE_WAIT_S,
-                                .max_connections = SBXD_DEFAULT_MAX_CONNECTIONS,
-                                .disk_overcommit = 1.0,
-                                .egress_max = EGRESS_MAX_LISTED};
+        /* what is parsed so far is freed on every refusal */
+        _cleanup_(config_done) struct sbxd_config c = {.pool_size = SBXD_DEFAULT_POOL_SIZE,
+                                                       .max_sandboxes = SBXD_DEFAULT_MAX_SANDBOXES,
+                                                       .max_creates = SBXD_DEFAULT_MAX_CREATES,
+                                                       .create_wait_s = SBXD_DEFAULT_CREATE_WAIT_S,
+                                                       .max_connections =
+                                                           SBXD_DEFAULT_MAX_CONNECTIONS,
+                                                       .disk_overcommit = 1.0,
+                                                       .egress_max = EGRESS_MAX_LISTED};
         const char *egress_dns = NULL;
         bool egress_max_given = false;
         const char *pool_templates = SBXD_DEFAULT_POOL_TEMPLATES;
@@ -692,11 +694,10 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
         if (r >= 0 && !(console_dir && strcmp(console_dir, "none") == 0))
                 r = console_dir ? absolutize(console_dir, &c.console_dir)
                                 : config_resolve_console(&c.console_dir);
-        if (r < 0 || !c.listen || !c.pool_templates || !c.cgroup_parent) {
-                config_done(&c);
+        if (r < 0 || !c.listen || !c.pool_templates || !c.cgroup_parent)
                 return r < 0 ? r : -ENOMEM;
-        }
         *ret = c;
+        c = (struct sbxd_config){};
         return 0;
 }
 
