@@ -52,6 +52,8 @@ test('secrets: create, get, list, update, delete; the value is never returned', 
   assert.equal(a.version, 1)
   assert.deepEqual(a.metadata, { team: 'x' })
   assert.ok(a.createdAt instanceof Date && !isNaN(a.createdAt))
+  // a date, not the host's uptime: within a minute of now
+  assert.ok(Math.abs(a.createdAt.getTime() - Date.now()) < 60_000, a.createdAt.toISOString())
   await assert.rejects(S.create('api-key', 'other', opts()), /already exists/)
   const byName = await S.getInfo('api-key', opts())
   const byId = await S.getInfo(a.secretId, opts())
