@@ -207,15 +207,20 @@ static int run_cmds(struct run *x, struct sandbox *s, const struct step_cmd *cmd
                 flush_line(o, 0);
                 flush_line(o, 1);
                 free(o);
+                /* in E2B's words: "failed to run command '<cmd>': command failed:
+                 * <Connect code>: <message>" (an unknown user is envd's unauthenticated) */
                 if (r < 0)
-                        return ERR(r == -ENOENT ? -EINVAL : r, "the command could not run: %s",
+                        return ERR(r == -ENOENT ? -EINVAL : r,
+                                   "failed to run command '%s': command failed: %s%s", cmds[i].cmd,
+                                   r == -ENOENT ? "unauthenticated: " : "",
                                    why[0] ? why : strerror(-r));
                 if (code != 0)
                         return ERR(-ECANCELED,
-                                   code < 0 ? "the command was killed (signal or the %d s step "
-                                              "timeout)"
-                                            : "the command exited with code %d",
-                                   code < 0 ? BUILD_STEP_TIMEOUT_MS / 1000 : code);
+                                   code < 0 ? "failed to run command '%s': the command was killed "
+                                              "(signal or the %d s step timeout)"
+                                            : "failed to run command '%s': the command exited with "
+                                              "code %d",
+                                   cmds[i].cmd, code < 0 ? BUILD_STEP_TIMEOUT_MS / 1000 : code);
         }
         return 0;
 }

@@ -151,6 +151,16 @@ test('a step that reaches beyond the package mirrors fails, naming the host', as
   assert.ok(logs.some((l) => /Build failed at step 1/.test(l)), logs.join('\n'))
 })
 
+test('a step run as a user the image lacks fails in E2B\'s words', async () => {
+  // E2B's own template test expects exactly this message (envd's unauthenticated refusal)
+  const tpl = Template().fromTemplate('base').skipCache().runCmd('whoami', { user: 'root123' })
+  await assert.rejects(Template.build(tpl, 'tb-nouser'), (e) => {
+    assert.ok(e instanceof BuildError)
+    assert.ok(e.message.includes("failed to run command 'whoami': command failed: unauthenticated: invalid username: 'root123'"), e.message)
+    return true
+  })
+})
+
 test('fromImage of an image that was not imported fails saying how to import it', async () => {
   const tpl = Template().fromImage('ubuntu:22.04').runCmd('true')
   await assert.rejects(Template.build(tpl, 'tb-noimage'), (e) => {
