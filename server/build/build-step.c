@@ -208,11 +208,10 @@ static int run_cmds(struct run *x, struct sandbox *s, const struct step_cmd *cmd
                 flush_line(o, 1);
                 free(o);
                 /* in E2B's words: "failed to run command '<cmd>': command failed:
-                 * <Connect code>: <message>" (an unknown user is envd's unauthenticated) */
+                 * <Connect code>: <message>" (agent_exec_run() gives the code) */
                 if (r < 0)
                         return ERR(r == -ENOENT ? -EINVAL : r,
-                                   "failed to run command '%s': command failed: %s%s", cmds[i].cmd,
-                                   r == -ENOENT ? "unauthenticated: " : "",
+                                   "failed to run command '%s': command failed: %s", cmds[i].cmd,
                                    why[0] ? why : strerror(-r));
                 if (code != 0)
                         return ERR(-ECANCELED,
