@@ -215,6 +215,12 @@ int main(int argc, char **argv)
         if (access(cfg.agent, X_OK) < 0)
                 log_warning("agent %s is not executable yet: creating sandboxes will fail",
                             cfg.agent);
+        /* Checked once: sandboxes of every template get it, or none does (saying so here). */
+        srv.runtime_ok = access(cfg.runtime, R_OK | X_OK) == 0;
+        if (!srv.runtime_ok)
+                log_warning("runtime %s is missing: sandboxes get no sudo and no code "
+                            "interpreter but what their template ships",
+                            cfg.runtime);
 
         r = registry_new(&srv.registry);
         if (r >= 0)

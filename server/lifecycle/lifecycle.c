@@ -137,6 +137,7 @@ int lifecycle_jail_spec(const struct server *srv, const struct sandbox *s,
         if (!(spec->id = strdup(s->id)) || asprintf(&spec->rootfs, "%s/rootfs", s->dir) < 0 ||
             asprintf(&spec->socket, "%s/%s", s->dir, AGENT_SOCKET_NAME) < 0 ||
             !(spec->agent = strdup(srv->config->agent)) ||
+            (srv->runtime_ok && !(spec->runtime = strdup(srv->config->runtime))) ||
             asprintf(&spec->cgroup, "%s/%s", CGROUP_PARENT, s->id) < 0)
                 return -ENOMEM;
         if ((r = spec_layers(s->layers ? s->layers : t->layers, spec, ret_msg)) < 0 ||
