@@ -19,6 +19,7 @@
 #include "cluster/cluster-http.h"
 #include "cluster/cluster-volumes.h"
 #include "cluster/layer-pull.h"
+#include "lifecycle/agent-log.h"
 #include "lifecycle/adopt.h"
 #include "storage/disk-image.h"
 #include "storage/secret-store.h"
@@ -223,6 +224,8 @@ int main(int argc, char **argv)
                             cfg.runtime);
 
         r = registry_new(&srv.registry);
+        if (r >= 0)
+                r = agent_log_start(); /* before adoption: adopted agents' logs are drained */
         if (r >= 0)
                 r = volume_store_open(cfg.state_dir, &srv.volumes);
         if (r >= 0)

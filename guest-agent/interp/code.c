@@ -266,6 +266,13 @@ static const char *kernel_error(int e, enum code_lang lang, char *buf, size_t si
         }
 }
 
+/* A missing interpreter is a 404: the only status besides 502 whose body the SDKs put in the
+ * error they throw (NotFoundError), so the user reads which interpreter the image lacks. */
+static int kernel_error_status(int e)
+{
+        return e == -ENOENT ? 404 : 500;
+}
+
 /* Body as a JSON object; answers 4xx itself and returns NULL then (*ret_e set). */
 static cJSON *read_json_body(struct agent_request *r, int *ret_e)
 {
@@ -325,7 +332,7 @@ static int run_execute(struct agent_request *r, struct code_context *c, const cJ
         if (e < 0) {
                 pthread_mutex_unlock(&c->exec_lock);
                 char why[512];
-                return respond_text(r, 500, "Failed to start the %s kernel: %s",
+                return respond_text(r, kernel_error_status(e), "Failed to start the %s kernel: %s",
                                     code_lang_name(c->lang),
                                     kernel_error(e, c->lang, why, sizeof(why)));
         }
@@ -433,7 +440,7 @@ static int handle_create(struct agent_request *r)
         if (e < 0) {
                 ctx_remove(c);
                 char why[512];
-                e = respond_text(r, 500, "Failed to create context: %s",
+                e = respond_text(r, kernel_error_status(e), "Failed to create context: %s",
                                  kernel_error(e, c->lang, why, sizeof(why)));
         } else {
                 e = respond_json(r, 200, ctx_json(c));
@@ -505,8 +512,8 @@ static int handle_restart(struct agent_request *r, const char *id)
         ctx_unref(c);
         char why[512];
         if (e < 0)
-                return respond_text(r, 500, "Failed to restart context %s: %s", id,
-                                    kernel_error(e, c->lang, why, sizeof(why)));
+                return respond_text(r, kernel_error_status(e), "Failed to restart context %s: %s",
+                                    id, kernel_error(e, c->lang, why, sizeof(why)));
         return agent_respond(r, 200, "application/json", "null", 4);
 }
 
