@@ -1,0 +1,99 @@
+// The agent's runtime (guest-agent/README.md, "Runtime"): what the static agent costs beside
+// the dynamically linked one it replaced, and what a template made from an image costs beside
+// `base`. Starts its own sbxd twice (SBX_BUILD, default build/; no warm pool):
+//   1. the static agent (build/guest-agent/sbx-agent) and a dynamically linked one, relinked
+//      here from the same objects against the shared libcjson, libcap, nettle and zlib
+//      (base carries them; an image without them cannot start it at all): create p50/p99
+//      client-side and server-side on `base`, alternating, N each; the idle agent's RSS and
+//      PSS (smaps_rollup of the agent's host pid);
+//   2. create p50 from imported images (tests/lib/images: busybox, musl, minbase) beside
+//      `base`, alternating, N each (the agent provisions the user in the first three).
+// Usage: node bench/agent-runtime.mjs [N]   (run from the repository, as root)
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir, loadavg } from 'node:os'
+import { join } from 'node:path'
+import { startSbxd, pct, TOP } from './lifecycle-lib.mjs'
+
+const N = Number(process.argv[2] || 30)
+const BUILD = process.env.SBX_BUILD || join(TOP, 'build')
+const work = mkdtempSync(join(tmpdir(), 'sbx-agent-bench-'))
+const { userImages } = await import(join(TOP, 'tests/lib/images.mjs'))
+
+function dynamicAgent() {
+  const out = join(work, 'sbx-agent-dynamic')
+  const o = (p) => join(BUILD, p)
+  execFileSync('cc', ['-o', out, o('guest-agent/sbx-agent.p/main.c.o'), '-pie', '-Wl,-z,relro', '-Wl,-z,now',
+    '-Wl,--start-group', o('guest-agent/libagent-core.a'), o('api/libsbx-api.a'), o('common/libsbx-common.a'),
+    '-lcjson', '-lcap', '-lnettle', '-lz', '-lm', '-pthread', '-Wl,--end-group'])
+  return out
+}
+
+async function create(d, template) {
+  const t0 = performance.now()
+  const r = await d.api('POST', '/v2/sandboxes', { templateID: template, timeout: 120 })
+  const ms = performance.now() - t0
+  if (r.status !== 201) throw new Error(`create ${template}: ${r.status} ${r.text}`)
+  return { id: r.json.sandboxID, ms, us: d.serverUs(r.json.sandboxID) }
+}
+
+function agentMemory(d, id) {
+  const pid = JSON.parse(readFileSync(join(d.state, 'sandboxes', id, 'sandbox.json'), 'utf8')).pid
+  const kb = (k) => Number(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8').match(new RegExp(`^${k}:\\s+(\\d+)`, 'm'))[1])
+  return { rss: kb('Rss'), pss: kb('Pss') }
+}
+
+const line = (name, xs, us) =>
+  `${name.padEnd(26)} client p50 ${pct(xs, 50).toFixed(1)} ms p99 ${pct(xs, 99).toFixed(1)} ms` +
+  (us.length ? `   server p50 ${(pct(us, 50) / 1000).toFixed(1)} ms` : '') + `  (n=${xs.length})`
+
+async function round(d, templates, n = N) {
+  const res = Object.fromEntries(templates.map((t) => [t, { ms: [], us: [] }]))
+  for (let i = 0; i < n; i++)
+    for (const t of templates) {
+      const c = await create(d, t)
+      res[t].ms.push(c.ms)
+      if (c.us) res[t].us.push(c.us)
+      await d.api('DELETE', `/sandboxes/${c.id}`)
+    }
+  return res
+}
+
+console.log(`agent-runtime bench: N=${N}, load ${loadavg().map((x) => x.toFixed(1)).join(' ')}`)
+// 1. static against dynamic, on base
+const agents = { static: join(BUILD, 'guest-agent/sbx-agent'), dynamic: dynamicAgent() }
+for (const [name, agent] of Object.entries(agents)) {
+  const d = await startSbxd(['--pool-size', '0', '--agent', agent, '--runtime', join(BUILD, 'guest-agent/runtime')])
+  try {
+    await round(d, ['base'], 5) // warm-up: page cache, layers
+    const r = await round(d, ['base'])
+    console.log(line(`base, ${name} agent`, r.base.ms, r.base.us))
+    const idle = await create(d, 'base')
+    await new Promise((res) => setTimeout(res, 1000))
+    const m = agentMemory(d, idle.id)
+    console.log(`${''.padEnd(26)} idle agent RSS ${m.rss} kB, PSS ${m.pss} kB`)
+  } finally {
+    await d.stop()
+  }
+}
+// 2. imported images beside base
+const imgs = userImages()
+const d = await startSbxd(['--pool-size', '0'])
+try {
+  for (const name of ['busybox', 'musl', 'minbase']) {
+    const file = join(work, `${name}.tar`)
+    execFileSync('tar', ['-C', imgs[name], '-cf', file, '.'])
+    const res = await fetch(`${d.url}/v1/images?name=${name}`, {
+      method: 'POST', headers: { Authorization: `Bearer ${d.key}` }, body: readFileSync(file),
+    })
+    if (res.status !== 201) throw new Error(`import ${name}: ${res.status} ${await res.text()}`)
+  }
+  const templates = ['base', 'busybox', 'musl', 'minbase']
+  await round(d, templates, 3) // warm-up
+  const r = await round(d, templates)
+  for (const t of templates) console.log(line(t, r[t].ms, r[t].us))
+} finally {
+  await d.stop()
+  rmSync(work, { recursive: true, force: true })
+}
+console.log(`load after: ${loadavg().map((x) => x.toFixed(1)).join(' ')}`)
