@@ -61,22 +61,47 @@ async function round(d, templates, n = N) {
 
 console.log(`agent-runtime bench: N=${N}, load ${loadavg().map((x) => x.toFixed(1)).join(' ')}`)
 // 1. static against dynamic, on base
-const agents = { static: join(BUILD, 'guest-agent/sbx-agent'), dynamic: dynamicAgent() }
-for (const [name, agent] of Object.entries(agents)) {
-  const d = await startSbxd(['--pool-size', '0', '--agent', agent, '--runtime', join(BUILD, 'guest-agent/runtime')])
-  try {
-    await round(d, ['base'], 5) // warm-up: page cache, layers
-    const r = await round(d, ['base'])
-    console.log(line(`base, ${name} agent`, r.base.ms, r.base.us))
-    const idle = await create(d, 'base')
-    await new Promise((res) => setTimeout(res, 1000))
-    const m = agentMemory(d, idle.id)
-    console.log(`${''.padEnd(26)} idle agent RSS ${m.rss} kB, PSS ${m.pss} kB`)
-  } finally {
-    await d.stop()
+// both sbxd at once, creates alternating between them, so that the machine's load (other
+// builds) falls on both alike
+const paths = { static: join(BUILD, 'guest-agent/sbx-agent'), dynamic: dynamicAgent() }
+const servers = {}
+for (const [name, agent] of Object.entries(paths))
+  servers[name] = await startSbxd(['--pool-size', '0', '--agent', agent, '--runtime', join(BUILD, 'guest-agent/runtime')])
+try {
+  const res = { static: { ms: [], us: [] }, dynamic: { ms: [], us: [] } }
+  for (let i = 0; i < N + 5; i++)
+    for (const name of i % 2 ? ['static', 'dynamic'] : ['dynamic', 'static']) {
+      const d = servers[name]
+      const c = await create(d, 'base')
+      if (i >= 5) { // the first five of each warm the page cache
+        res[name].ms.push(c.ms)
+        if (c.us) res[name].us.push(c.us)
+      }
+      await d.api('DELETE', `/sandboxes/${c.id}`)
+    }
+  for (const name of ['static', 'dynamic']) {
+    console.log(line(`base, ${name} agent`, res[name].ms, res[name].us))
   }
+  // memory: one idle sandbox alone, then ten (the static agent's pages are shared by the
+  // agents of every sandbox, the dynamic one's libraries also with the image's processes)
+  for (const name of ['static', 'dynamic']) {
+    const ids = []
+    for (let k = 0; k < 10; k++) {
+      ids.push((await create(servers[name], 'base')).id)
+      if (k === 0 || k === 9) {
+        await new Promise((r) => setTimeout(r, 1000))
+        const ms = ids.map((id) => agentMemory(servers[name], id))
+        const avg = (f) => Math.round(ms.reduce((a, m) => a + m[f], 0) / ms.length)
+        console.log(`${name} agent, ${ids.length} idle sandbox(es): RSS ${avg('rss')} kB, PSS ${avg('pss')} kB each`)
+      }
+    }
+  }
+} finally {
+  // a kept-alive connection sbxd closed while idle fails the first call: stop again
+  for (const d of Object.values(servers)) await d.stop().catch(() => d.stop())
 }
 // 2. imported images beside base
+if (process.env.AGENTS_ONLY) process.exit(0) // the first part only
 const imgs = userImages()
 const d = await startSbxd(['--pool-size', '0'])
 try {
@@ -93,7 +118,7 @@ try {
   const r = await round(d, templates)
   for (const t of templates) console.log(line(t, r[t].ms, r[t].us))
 } finally {
-  await d.stop()
+  await d.stop().catch(() => d.stop())
   rmSync(work, { recursive: true, force: true })
 }
 console.log(`load after: ${loadavg().map((x) => x.toFixed(1)).join(' ')}`)

@@ -539,10 +539,12 @@ static char *parse_string_raw(struct in *in)
                         break;
                 case 'u':
                         used = utf16_escape(s, q, &o);
-                        if (used)
-                                break;
-                        /* fall through */
+                        break;
                 default:
+                        used = 0;
+                        break;
+                }
+                if (!used) {
                         free(out);
                         return NULL;
                 }

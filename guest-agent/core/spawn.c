@@ -86,9 +86,9 @@ static void exec_sh_for_bash(const char *const *argv, const char *const *envp)
 {
         const char *sh_argv[SPAWN_SH_MAX_ARGS + 1];
         size_t n = 0;
-        for (; argv[n] && n < SPAWN_SH_MAX_ARGS; n++)
+        for (; n < SPAWN_SH_MAX_ARGS && argv[n]; n++)
                 sh_argv[n] = argv[n];
-        if (argv[n])
+        if (n == SPAWN_SH_MAX_ARGS && argv[n])
                 return;
         sh_argv[0] = SPAWN_SH;
         sh_argv[n] = NULL;
