@@ -413,13 +413,14 @@ static int kernel_cmd(enum code_lang lang, struct kernel_cmd *c)
             [CODE_LANG_JAVASCRIPT] = "javascript/kernel.mjs",
             [CODE_LANG_BASH] = "bash/kernelrc",
             [CODE_LANG_R] = "r/kernel.R",
+            [CODE_LANG_JAVA] = CODE_JAVA_JAR, /* absolute: the template's, not the runtime's */
         };
         size_t n = 0;
 
-        if (lang >= ELEMENTSOF(prog) || (!prog[lang] && lang != CODE_LANG_JAVA))
+        if (lang >= ELEMENTSOF(prog) || !prog[lang])
                 return -EINVAL;
-        if (lang == CODE_LANG_JAVA
-                ? !(c->script = strdup(CODE_JAVA_JAR))
+        if (prog[lang][0] == '/'
+                ? !(c->script = strdup(prog[lang]))
                 : asprintf(&c->script, "%s/%s", code_kernels_dir(), prog[lang]) < 0) {
                 c->script = NULL;
                 return -ENOMEM;

@@ -22,14 +22,13 @@ struct sandbox {
         char id[21];
         char template_id[TEMPLATE_NAME_MAX + 1];
         char token[2 * TOKEN_HEX_BYTES + 1];
-        char *dir;             /* <state>/sandboxes/<id>, owned */
-        pid_t pid;             /* host pid of the agent (PID 1 of the sandbox) */
-        int pidfd;             /* pidfd of the agent, -EBADF when unknown */
-        struct agent_log *log; /* the agent's stderr drained into agent.log, NULL when none */
-        int slot;              /* uid slot, -1 when none */
-        uint64_t serial;       /* unique for sbxd's lifetime, never 0 (registry_add sets it) */
-        int64_t started_us;    /* unix microseconds, unique: sandbox_set_started_now() */
-        int64_t end_at;        /* unix seconds; read/written with __atomic (timeouts change it) */
+        char *dir;          /* <state>/sandboxes/<id>, owned */
+        pid_t pid;          /* host pid of the agent (PID 1 of the sandbox) */
+        int pidfd;          /* pidfd of the agent, -EBADF when unknown */
+        int slot;           /* uid slot, -1 when none */
+        uint64_t serial;    /* unique for sbxd's lifetime, never 0 (registry_add sets it) */
+        int64_t started_us; /* unix microseconds, unique: sandbox_set_started_now() */
+        int64_t end_at;     /* unix seconds; read/written with __atomic (timeouts change it) */
         unsigned cpu_count, memory_mb, disk_mb;
         cJSON *metadata; /* owned object of strings, or NULL */
         cJSON *env_vars; /* owned object of strings, or NULL */
@@ -54,6 +53,8 @@ struct sandbox {
          * sandbox is torn down */
         cJSON *volume_mounts;
         unsigned volumes_held;
+        /* the agent's stderr drained into agent.log (lifecycle/agent-log.h), NULL when none */
+        struct agent_log *log;
         struct sandbox_metrics *metrics; /* owned sample ring, may be NULL */
         pthread_mutex_t op_lock;         /* serializes pause/resume/snapshot/persist */
         pthread_mutex_t end_lock;        /* an endAt change and its record write, together */
