@@ -1,6 +1,6 @@
 // The agent's runtime (guest-agent/README.md, "Runtime"): what the static agent costs beside
 // the dynamically linked one it replaced, and what a template made from an image costs beside
-// `base`. Starts its own sbxd twice (SBX_BUILD, default build/; no warm pool):
+// `base`. Starts its own sbxd (SBX_BUILD, default build/; no warm pool; sparse disks):
 //   1. the static agent (build/guest-agent/sbx-agent) and a dynamically linked one, relinked
 //      here from the same objects against the shared libcjson, libcap, nettle and zlib
 //      (base carries them; an image without them cannot start it at all): create p50/p99
@@ -66,7 +66,7 @@ console.log(`agent-runtime bench: N=${N}, load ${loadavg().map((x) => x.toFixed(
 const paths = { static: join(BUILD, 'guest-agent/sbx-agent'), dynamic: dynamicAgent() }
 const servers = {}
 for (const [name, agent] of Object.entries(paths))
-  servers[name] = await startSbxd(['--pool-size', '0', '--agent', agent, '--runtime', join(BUILD, 'guest-agent/runtime')])
+  servers[name] = await startSbxd(['--pool-size', '0', '--disk-overcommit', '8', '--agent', agent, '--runtime', join(BUILD, 'guest-agent/runtime')])
 try {
   const res = { static: { ms: [], us: [] }, dynamic: { ms: [], us: [] } }
   for (let i = 0; i < N + 5; i++)
@@ -103,7 +103,7 @@ try {
 // 2. imported images beside base
 if (process.env.AGENTS_ONLY) process.exit(0) // the first part only
 const imgs = userImages()
-const d = await startSbxd(['--pool-size', '0'])
+const d = await startSbxd(['--pool-size', '0', '--disk-overcommit', '8'])
 try {
   for (const name of ['busybox', 'musl', 'minbase']) {
     const file = join(work, `${name}.tar`)
