@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,17 +109,33 @@ static const char *find_entry(const struct etc_file *f, const char *name, unsign
         return found;
 }
 
-/* The first id from PROVISION_UID up that neither file uses (E2B's adduser does the same). */
+/* Mark in used (bit id - PROVISION_UID) the ids of field 2 of f's lines in the range. */
+static void mark_ids(const struct etc_file *f, uint8_t used[static PROVISION_ID_RANGE / 8])
+{
+        for (const char *p = f->text; p && p < f->text + f->len;) {
+                const char *nl = memchr(p, '\n', (size_t)(f->text + f->len - p));
+                size_t len = (size_t)((nl ? nl : f->text + f->len) - p);
+                char b[32];
+                if (field(p, len, 2, b, sizeof(b)) && *b) {
+                        unsigned long id = strtoul(b, NULL, 10);
+                        if (id >= PROVISION_UID && id < PROVISION_UID + PROVISION_ID_RANGE)
+                                used[(id - PROVISION_UID) / 8] |=
+                                    (uint8_t)(1u << ((id - PROVISION_UID) % 8));
+                }
+                p = nl ? nl + 1 : NULL;
+        }
+}
+
+/* The first id from PROVISION_UID up that neither file uses (E2B's adduser does the same):
+ * one pass over each file, whatever its size. */
 static unsigned long free_id(const struct etc_file *a, const struct etc_file *b)
 {
-        for (unsigned long id = PROVISION_UID; id < PROVISION_UID + 60000; id++) {
-                bool ta, tb;
-                size_t l;
-                (void)find_entry(a, "", id, &ta, &l);
-                (void)find_entry(b, "", id, &tb, &l);
-                if (!ta && !tb)
-                        return id;
-        }
+        uint8_t used[PROVISION_ID_RANGE / 8] = {0};
+        mark_ids(a, used);
+        mark_ids(b, used);
+        for (unsigned long i = 0; i < PROVISION_ID_RANGE; i++)
+                if (!(used[i / 8] & (1u << (i % 8))))
+                        return PROVISION_UID + i;
         return PROVISION_UID;
 }
 

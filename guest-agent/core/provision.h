@@ -25,6 +25,8 @@
 #define PROVISION_SH          "/bin/sh"
 #define PROVISION_SUDO_PATH   "/usr/bin/sudo"
 #define PROVISION_SUDO_TARGET "/.sbx/runtime/bin/sudo"
+/* A new user or group takes the first free id in [PROVISION_UID, + PROVISION_ID_RANGE). */
+#define PROVISION_ID_RANGE 60000
 /* /etc/passwd, /etc/group and /etc/shadow are read whole, up to this size (else left alone). */
 #define PROVISION_ETC_MAX (4u * 1024 * 1024)
 

@@ -32,6 +32,8 @@ struct agent_log {
         int64_t last_ms;   /* last refill */
         int64_t resume_ms; /* throttled until then; 0: reading */
         bool eof;          /* every writer is gone: nothing more will come */
+        bool over;         /* throttled since the FIFO was last found empty */
+        bool noted;        /* the current file says so already */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -59,6 +61,7 @@ static void out_write(struct agent_log *l, const char *p, size_t n)
         if (l->size > 0 && l->size + n > AGENT_LOG_MAX_BYTES) {
                 (void)renameat(l->dir, SANDBOX_LOG_NAME, l->dir, AGENT_LOG_OLD_NAME);
                 l->out = safe_close(l->out);
+                l->noted = false;
                 if (open_out(l) < 0)
                         return;
         }
@@ -92,9 +95,11 @@ static void drain(struct agent_log *l, int64_t now)
         while (l->tokens > 0) {
                 size_t want = MIN((size_t)l->tokens, sizeof(buf));
                 ssize_t n = read(l->fifo, buf, want);
-                if (n < 0)
-                        return; /* EAGAIN: all read */
-                if (n == 0) {   /* no writer left: the agent is gone */
+                if (n < 0) { /* EAGAIN: all read, the agent is within the rate again */
+                        l->over = false;
+                        return;
+                }
+                if (n == 0) { /* no writer left: the agent is gone */
                         l->eof = true;
                         set_reading(l, false);
                         return;
@@ -105,6 +110,9 @@ static void drain(struct agent_log *l, int64_t now)
         /* over the rate: the FIFO fills and the agent drops what it writes until then */
         l->resume_ms = now + (int64_t)RESUME_BYTES * 1000 / AGENT_LOG_RATE;
         set_reading(l, false);
+        if (l->over && l->noted)
+                return; /* once per flood, and once in each file it fills */
+        l->over = l->noted = true;
         char note[160];
         int k = snprintf(note, sizeof(note),
                          "\nsbxd: the agent writes more than %u bytes/s to its log: what it "
