@@ -5,7 +5,8 @@
 # (guest-agent/README.md, "Runtime"):
 #   runtime.sh OUTDIR SUDO KERNELS STAMP
 #     OUTDIR/bin/sudo     SUDO, the static sudo client (templates/base/sbx-sudo.c)
-#     OUTDIR/kernels/     KERNELS, the code interpreter's kernel programs (no caches)
+#     OUTDIR/kernels/     KERNELS, the code interpreter's kernel programs, the Python ones
+#                         byte-compiled
 #   runtime.sh --install RELDIR SUDO KERNELS
 #     the same at install time (meson's install script): OUTDIR is RELDIR under
 #     $MESON_INSTALL_DESTDIR_PREFIX (the prefix, below DESTDIR when packaging)
@@ -23,4 +24,10 @@ install -m 0755 "$sudo" "$out/bin/sudo"
 (cd "$kernels" && find . -mindepth 1 \( -name __pycache__ -o -name ".*" \) -prune -o -type f -print) | while read -r f; do
         install -D -m 0644 "$kernels/$f" "$out/kernels/$f"
 done
+# Byte-compiled with the build host's python3: the runtime is read-only in a sandbox, so a
+# kernel could not cache its own compilation; an image with another Python version compiles
+# in memory as before.
+if command -v python3 >/dev/null 2>&1; then
+        python3 -m compileall -q "$out/kernels/python" >/dev/null
+fi
 [ -z "$stamp" ] || touch "$stamp"
