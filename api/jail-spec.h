@@ -73,7 +73,8 @@ struct sbx_jail_spec {
         size_t n_binds;
         struct sbx_jail_volume *volumes;
         size_t n_volumes;
-        char *agent; /* the sbx-agent binary on the host */
+        char *agent;   /* the sbx-agent binary on the host */
+        char *runtime; /* NULL, or a host dir bound read-only at /.sbx/runtime (sudo, kernels) */
         uint32_t uid_base, uid_count;
         char *cgroup; /* relative, components [A-Za-z0-9_-]+ */
         uint64_t memory_bytes;

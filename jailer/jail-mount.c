@@ -395,6 +395,26 @@ static int mount_agent(const struct sbx_jail_spec *s, int root_fd)
                        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, -1, 0);
 }
 
+/* What sbx places in every sandbox besides the agent (sudo, the code interpreter's kernels):
+ * a read-only, nosuid, nodev bind of the host dir spec->runtime, idmapped like a read-only
+ * bind (host root's files show as sandbox root's, every other host id's as nobody's). Like the
+ * agent, nothing under it can be changed from inside (EROFS), whatever a snapshot's upper
+ * holds at the mountpoint: the bind covers it. */
+static int mount_runtime(const struct sbx_jail_spec *s, int root_fd, int userns_fd)
+{
+        _cleanup_close_ int pfd = mkdir_in_root(root_fd, "/.sbx", 0755, s->uid_base);
+        if (pfd < 0)
+                return pfd;
+        _cleanup_close_ int tfd = mkdir_in_root(root_fd, JAIL_RUNTIME_PATH, 0755, s->uid_base);
+        if (tfd < 0)
+                return tfd;
+        uint64_t attrs = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+        int r = bind_at(AT_FDCWD, s->runtime, tfd, attrs, userns_fd, 0);
+        if (r < 0 && userns_fd >= 0 && idmap_unsupported(r))
+                r = bind_at(AT_FDCWD, s->runtime, tfd, attrs, -1, 0);
+        return r;
+}
+
 /* Device nodes bound from the host's devtmpfs, as bubblewrap's --dev does. The userns cannot
  * mknod (and a tmpfs it mounted would be SB_I_NODEV anyway). */
 static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
@@ -540,6 +560,8 @@ int jail_mount_root(const struct sbx_jail_spec *s, int userns_fd, int bind_usern
         r = mount_agent(s, root_fd);
         if (r < 0)
                 return jail_errorf(r, "agent %s on " JAIL_AGENT_PATH ": %m", s->agent);
+        if (s->runtime && (r = mount_runtime(s, root_fd, ufd >= 0 ? bind_userns_fd : -1)) < 0)
+                return jail_errorf(r, "runtime %s on " JAIL_RUNTIME_PATH ": %m", s->runtime);
         r = mount_dev(s, root_fd);
         if (r < 0)
                 return r;

@@ -17,6 +17,8 @@
 
 /* Where the agent binary appears inside the sandbox (read-only bind of spec->agent). */
 #define JAIL_AGENT_PATH "/.sbx/sbx-agent"
+/* Where spec->runtime appears (read-only bind of a host dir: sudo, kernels). */
+#define JAIL_RUNTIME_PATH "/.sbx/runtime"
 /* The sandbox's own boot_id (escape battery G1): a fresh random UUID written there at every
  * start by the parent, bound read-only over /proc/sys/kernel/random/boot_id by the child, so
  * sandboxes, and clones started from one snapshot, never share it. */

@@ -20,6 +20,7 @@
 #include "cluster/cluster-http.h"
 #include "cluster/cluster-volumes.h"
 #include "cluster/layer-pull.h"
+#include "lifecycle/agent-log.h"
 #include "lifecycle/adopt.h"
 #include "storage/disk-image.h"
 #include "storage/secret-store.h"
@@ -254,9 +255,17 @@ int main(int argc, char **argv)
         if (access(cfg.agent, X_OK) < 0)
                 log_warning("agent %s is not executable yet: creating sandboxes will fail",
                             cfg.agent);
+        /* Checked once: sandboxes of every template get it, or none does (saying so here). */
+        srv.runtime_ok = access(cfg.runtime, R_OK | X_OK) == 0;
+        if (!srv.runtime_ok)
+                log_warning("runtime %s is missing: sandboxes get no sudo and no code "
+                            "interpreter but what their template ships",
+                            cfg.runtime);
 
         ui_load(&srv, cfg.console_dir);
         r = registry_new(&srv.registry);
+        if (r >= 0)
+                r = agent_log_start(); /* before adoption: adopted agents' logs are drained */
         if (r >= 0)
                 r = volume_store_open(cfg.state_dir, &srv.volumes);
         if (r >= 0)

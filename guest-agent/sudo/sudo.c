@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/provision.h"
 #include "core/spawn.h"
 #include "core/users.h"
 #include "log.h"
@@ -254,10 +255,19 @@ static int check_peer(int c, struct agent_user *caller)
                 agent_user_done(caller);
                 r = -EPERM;
         }
+        /* E2B's build gives "user" passwordless sudo in every template, whoever the default
+         * user is (a build step's is root): core/provision.h */
+        if (r == -EPERM || (r < 0 && cr.uid != 0)) {
+                r = agent_user_lookup(PROVISION_USER, caller);
+                if (r == 0 && caller->uid != cr.uid) {
+                        agent_user_done(caller);
+                        r = -EPERM;
+                }
+        }
         if (r < 0) {
                 answer_error(c,
                              "uid %u may not use sudo in this sandbox (only the default user, "
-                             "%s, and root may)",
+                             "%s, " PROVISION_USER " and root may)",
                              (unsigned)cr.uid, name);
                 log_refused(&cr);
                 return -EPERM;

@@ -24,6 +24,8 @@ static const char usage[] =
     "  --jailer     sbx-jailer binary (default: ../jailer/sbx-jailer next to sbxd's build dir,\n"
     "               else <prefix>/libexec/sbx/sbx-jailer, else " SBXD_LIBEXEC_DIR "/sbx-jailer)\n"
     "  --agent      sbx-agent binary (same search with guest-agent/sbx-agent)\n"
+    "  --runtime    dir bound read-only at /.sbx/runtime in every sandbox: sudo, the code\n"
+    "               interpreter's kernels (default: runtime next to the agent binary)\n"
     "  --port-file  write the bound port there once listening\n"
     "  --pool-size N             warm sandboxes per pooled template (default 2, 0: off)\n"
     "  --pool-templates A,B      templates with a warm pool\n"
@@ -225,6 +227,7 @@ void config_done(struct sbxd_config *c)
         free(c->state_dir);
         free(c->jailer);
         free(c->agent);
+        free(c->runtime);
         free(c->port_file);
         free(c->pool_templates);
         free(c->cgroup_parent);
@@ -266,6 +269,7 @@ void config_done(struct sbxd_config *c)
 #define OPT_NODE_NAME       1026
 #define OPT_ADVERTISE       1027
 #define OPT_CONSOLE_DIR     1040
+#define OPT_RUNTIME         1050
 
 /* A positive decimal number up to max into *ret. */
 static int parse_u64(const char *name, const char *arg, uint64_t max, uint64_t *ret)
@@ -441,6 +445,16 @@ static bool public_url_valid(const char *u)
                           strspn(e + 2, "0123456789") == strlen(e + 2)));
 }
 
+/* The runtime dir beside the agent binary (guest-agent/meson.build lays it out there). */
+static int runtime_next_to(const char *agent, char **ret)
+{
+        const char *slash = strrchr(agent, '/');
+        if (asprintf(ret, "%.*s/runtime", slash ? (int)(slash - agent) : 1, slash ? agent : ".") <
+            0)
+                return -ENOMEM;
+        return 0;
+}
+
 int config_parse(int argc, char **argv, struct sbxd_config *ret)
 {
         static const struct option opts[] = {
@@ -448,6 +462,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"state-dir", required_argument, NULL, 's'},
             {"jailer", required_argument, NULL, 'j'},
             {"agent", required_argument, NULL, 'a'},
+            {"runtime", required_argument, NULL, OPT_RUNTIME},
             {"port-file", required_argument, NULL, 'p'},
             {"help", no_argument, NULL, 'h'},
             {"pool-size", required_argument, NULL, 1000},
@@ -482,7 +497,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {},
         };
         const char *listen = SBXD_DEFAULT_LISTEN, *state = SBXD_DEFAULT_STATE_DIR;
-        const char *jailer = NULL, *agent = NULL, *port_file = NULL;
+        const char *jailer = NULL, *agent = NULL, *runtime = NULL, *port_file = NULL;
         /* what is parsed so far is freed on every refusal */
         _cleanup_(config_done) struct sbxd_config c = {.pool_size = SBXD_DEFAULT_POOL_SIZE,
                                                        .max_sandboxes = SBXD_DEFAULT_MAX_SANDBOXES,
@@ -512,6 +527,9 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                         break;
                 case 'a':
                         agent = optarg;
+                        break;
+                case OPT_RUNTIME:
+                        runtime = optarg;
                         break;
                 case 'p':
                         port_file = optarg;
@@ -683,6 +701,9 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
         if (r >= 0)
                 r = agent ? absolutize(agent, &c.agent)
                           : config_resolve_helper("guest-agent/sbx-agent", &c.agent);
+        if (r >= 0)
+                r = runtime ? absolutize(runtime, &c.runtime)
+                            : runtime_next_to(c.agent, &c.runtime);
         if (r >= 0 && port_file)
                 r = absolutize(port_file, &c.port_file);
         if (r >= 0 && tls_cert)

@@ -32,6 +32,7 @@ struct sbxd_config {
         char *state_dir; /* absolute */
         char *jailer;    /* absolute path of sbx-jailer */
         char *agent;     /* absolute path of sbx-agent */
+        char *runtime;   /* absolute path of the dir bound at /.sbx/runtime (may be missing) */
         char *port_file; /* optional */
         /* lifecycle (server/README.md "Lifecycle at scale") */
         unsigned pool_size;              /* warm sandboxes kept per pooled template; 0: no pool */

@@ -11,6 +11,7 @@
 
 #include "cgroup-freeze.h"
 #include "storage/layer-store.h"
+#include "lifecycle/agent-log.h"
 #include "lifecycle/lifecycle.h"
 #include "log.h"
 #include "macros.h"
@@ -128,6 +129,7 @@ static void unrestart_locked(struct server *srv, struct sandbox *s)
                 monitor_unwatch(srv, s);
         teardown_processes(s->id, s->pid, s->pidfd, s->dir);
         s->pidfd = safe_close(s->pidfd);
+        agent_log_close(TAKE_PTR(s->log));
         s->pid = 0;
         s->persisted = true;
 }
@@ -274,6 +276,7 @@ int lifecycle_persist(struct server *srv, struct sandbox *s)
         if (t < 0)
                 log_warning_errno(t, "sandbox %s: stopping its processes: %m", s->id);
         s->pidfd = safe_close(s->pidfd);
+        agent_log_close(TAKE_PTR(s->log));
         s->pid = 0;
         save(s); /* a record still naming the pid is fine: adoption stops what is left */
         log_info("sandbox %s: persisted to disk (layer %.12s)", s->id, hex);

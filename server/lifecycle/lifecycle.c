@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "lifecycle/lifecycle.h"
+
+#include "lifecycle/agent-log.h"
 #include "lifecycle/start-cmd.h"
 
 #include <errno.h>
@@ -138,6 +140,7 @@ int lifecycle_jail_spec(const struct server *srv, const struct sandbox *s,
         if (!(spec->id = strdup(s->id)) || asprintf(&spec->rootfs, "%s/rootfs", s->dir) < 0 ||
             asprintf(&spec->socket, "%s/%s", s->dir, AGENT_SOCKET_NAME) < 0 ||
             !(spec->agent = strdup(srv->config->agent)) ||
+            (srv->runtime_ok && !(spec->runtime = strdup(srv->config->runtime))) ||
             asprintf(&spec->cgroup, "%s/%s", CGROUP_PARENT, s->id) < 0)
                 return -ENOMEM;
         if ((r = spec_layers(s->layers ? s->layers : t->layers, spec, ret_msg)) < 0 ||
@@ -276,17 +279,25 @@ static int start(struct server *srv, struct sandbox *s, const struct template_in
         if ((r = lifecycle_net_link(srv, s, spec)) < 0)
                 return r;
         struct jail_result jr;
-        char log_path[4096];
+        char log_path[4096], fifo[4096];
         snprintf(log_path, sizeof(log_path), "%s/%s", s->dir, SANDBOX_LOG_NAME);
+        /* the jailer's stderr, then the agent's: a FIFO sbxd drains, bounded (agent-log.h) */
+        agent_log_close(TAKE_PTR(s->log));
+        int lr = agent_log_open(s->dir, &s->log, fifo, sizeof(fifo));
+        if (lr < 0) {
+                snprintf(errmsg, errlen, "sandbox start failed at agent-log: %s", strerror(-lr));
+                return log_error_errno(lr, "sandbox %s: the agent's log: %m", s->id);
+        }
         /* the egress rules go in while the jailer works (they take a ms or two) */
         struct net_rules_args na = {srv, s, errmsg, errlen};
         int net_r;
-        r = jail_spawn_during(srv->config->jailer, log_path, spec, r > 0 ? net_rules : NULL, &na,
+        r = jail_spawn_during(srv->config->jailer, fifo, spec, r > 0 ? net_rules : NULL, &na,
                               &net_r, &jr);
         if (r >= 0 && jr.ok && net_r < 0)
                 return -EIO; /* its message is in errmsg; the caller tears down */
         if (r < 0 || !jr.ok) {
                 char tail[1024];
+                agent_log_flush(s->log);
                 snprintf(errmsg, errlen, "sandbox start failed at %s: %s", jr.step, jr.message);
                 log_error("sandbox %s: jailer failed at %s (errno %d): %s; its log: %s", s->id,
                           jr.step, jr.err, jr.message, log_tail(log_path, tail, sizeof(tail)));
@@ -402,6 +413,7 @@ void lifecycle_destroy(struct server *srv, struct sandbox *s, const char *why)
         if (!s)
                 return;
         sandbox_mark_gone(s); /* a concurrent timeout/connect must not write into the dir */
+        agent_log_close(TAKE_PTR(s->log));
         int r = teardown_sandbox(s->id, s->pid, s->pidfd, s->dir);
         lifecycle_net_remove(srv, s);
         if (r < 0)

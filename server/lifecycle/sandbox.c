@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "lifecycle/sandbox.h"
 
+#include "lifecycle/agent-log.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -40,6 +42,7 @@ void sandbox_unref(struct sandbox *s)
         if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0)
                 return;
         safe_close(s->pidfd);
+        agent_log_close(s->log);
         pthread_mutex_destroy(&s->record_lock);
         pthread_mutex_destroy(&s->op_lock);
         pthread_mutex_destroy(&s->end_lock);

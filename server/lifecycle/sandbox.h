@@ -16,6 +16,7 @@
 #define TOKEN_HEX_BYTES 24 /* envdAccessToken: 48 hex digits */
 
 struct sandbox_metrics;
+struct agent_log;
 
 struct sandbox {
         char id[21];
@@ -52,6 +53,8 @@ struct sandbox {
          * sandbox is torn down */
         cJSON *volume_mounts;
         unsigned volumes_held;
+        /* the agent's stderr drained into agent.log (lifecycle/agent-log.h), NULL when none */
+        struct agent_log *log;
         struct sandbox_metrics *metrics; /* owned sample ring, may be NULL */
         pthread_mutex_t op_lock;         /* serializes pause/resume/snapshot/persist */
         pthread_mutex_t end_lock;        /* an endAt change and its record write, together */

@@ -27,7 +27,6 @@
 #define READ_CHUNK    (64 * 1024)
 #define MAX_LINKS     4096 /* symlinks/hard links among the archive's own members */
 #define MAX_LINK_HOPS 8
-#define PASSWD_MAX    (1024 * 1024)
 
 _printf_(2, 3) static int bad(char *err, const char *fmt, ...)
 {
@@ -354,43 +353,6 @@ static int import_layers(const char *state, int fd, const struct image_plan *p,
 
 /* ---- the template ---- */
 
-/* The image's /etc/passwd entry for user (a name or a uid): from the topmost layer that has the
- * file. 1 with the name and home, 0 when there is none. */
-static int passwd_lookup(const char *state, const struct layer_out *outs, size_t n,
-                         const char *user, char **ret_name, char **ret_home)
-{
-        for (size_t i = n; i-- > 0;) {
-                char dir[4096];
-                layer_store_path(state, outs[i].hex, dir, sizeof(dir));
-                _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                struct open_how how = {.flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC,
-                                       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS};
-                _cleanup_close_ int fd =
-                    dfd < 0 ? -EBADF : openat2(dfd, "etc/passwd", &how, sizeof(how));
-                struct stat st;
-                if (fd < 0 || fstat(fd, &st) < 0)
-                        continue;
-                if (!S_ISREG(st.st_mode))
-                        return 0; /* a whiteout: removed by this layer */
-                _cleanup_free_ char *text = NULL;
-                size_t len;
-                if (read_all(fd, PASSWD_MAX, &text, &len) < 0)
-                        return 0;
-                for (char *s = text, *line; (line = strsep(&s, "\n"));) {
-                        char *f[7] = {};
-                        for (int k = 0; k < 7; k++)
-                                f[k] = strsep(&line, ":");
-                        if (!f[6] || (strcmp(f[0], user) != 0 && strcmp(f[2], user) != 0))
-                                continue;
-                        *ret_name = strdup(f[0]);
-                        *ret_home = strdup(f[5]);
-                        return *ret_name && *ret_home ? 1 : -ENOMEM;
-                }
-                return 0;
-        }
-        return 0;
-}
-
 static void now_rfc3339(char buf[32])
 {
         time_t t = time(NULL);
@@ -422,7 +384,6 @@ static int build_template(const char *state, const char *id, const char *name, c
                           cJSON **ret_json, cJSON *warnings)
 {
         _cleanup_json_ cJSON *j = cJSON_CreateObject();
-        _cleanup_free_ char *uname = NULL, *home = NULL;
         cJSON *layers = cJSON_AddArrayToObject(j, "layers");
         cJSON *img = cJSON_CreateObject(), *ilayers = cJSON_AddArrayToObject(img, "layers");
         uint64_t size = 0, devices = 0, xattrs = 0;
@@ -461,28 +422,12 @@ static int build_template(const char *state, const char *id, const char *name, c
         if (p->env)
                 cJSON_AddItemToObject(j, "env", env_object(p->env));
 
-        /* User: a name or uid, then ":group" (the group comes from /etc/passwd anyway) */
-        _cleanup_free_ char *user =
-            strndup(p->user ? p->user : "root", strcspn(p->user ? p->user : "root", ":"));
-        if (!user)
-                return -ENOMEM;
-        int r = passwd_lookup(state, outs, p->n_layers, *user ? user : "root", &uname, &home);
-        if (r < 0)
-                return r;
-        if (r == 0 && p->user) {
-                snprintf(buf, sizeof(buf), "%.60s", p->user);
-                char msg[256];
-                snprintf(msg, sizeof(msg),
-                         "the image's User '%s' is not in its /etc/passwd: commands run as root",
-                         buf);
-                cJSON_AddItemToArray(warnings, cJSON_CreateString(msg));
-        }
+        /* As E2B's build: the template's default user is "user" in its home, whatever the
+         * image's User and WorkingDir (kept in "image"); the agent adds that user where the
+         * image lacks it (guest-agent/core/provision.h). */
         cJSON *envd = cJSON_AddObjectToObject(j, "envd");
-        cJSON_AddStringToObject(envd, "defaultUser", r > 0 ? uname : "root");
-        cJSON_AddStringToObject(envd, "defaultWorkdir",
-                                p->workdir                ? p->workdir
-                                : r > 0 && home[0] == '/' ? home
-                                                          : "/");
+        cJSON_AddStringToObject(envd, "defaultUser", IMAGE_DEFAULT_USER);
+        cJSON_AddStringToObject(envd, "defaultWorkdir", IMAGE_DEFAULT_WORKDIR);
 
         cJSON_AddStringToObject(img, "name", name);
         cJSON_AddStringToObject(img, "tag", tag ? tag : "latest");

@@ -21,6 +21,9 @@
 #define IMAGE_MAX_META    (64u * 1024 * 1024) /* bytes of small members kept in memory */
 #define IMAGE_MAX_ARCHIVE (32ull << 30)       /* bytes of an uploaded archive */
 #define IMAGE_ID_MAX      (IMAGE_NAME_MAX + 1 + IMAGE_TAG_MAX + 1)
+/* A template made from an image runs as E2B's do (templates/README.md, "Images"). */
+#define IMAGE_DEFAULT_USER    "user"
+#define IMAGE_DEFAULT_WORKDIR "/home/user"
 
 /* NAME and TAG (NULL or "latest": none) → the template id; -EINVAL when either is malformed. */
 int image_template_id(const char *name, const char *tag, char ret[static IMAGE_ID_MAX]);

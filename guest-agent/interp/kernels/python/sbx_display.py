@@ -217,9 +217,9 @@ def flush_figures(close_only=False):
         _shown.clear()
 
 
-def seed_mpl_cache():
+def seed_mpl_cache(cache_dir):
     """Copy the template's prebuilt matplotlib font list into the user's cache (saves ~0.4 s)."""
-    src = glob.glob(os.path.join(os.path.dirname(__file__), "mpl-cache", "fontlist-*.json"))
+    src = glob.glob(os.path.join(cache_dir, "fontlist-*.json"))
     if not src:
         return
     dst = os.path.join(os.path.expanduser("~"), ".cache", "matplotlib")
