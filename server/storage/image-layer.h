@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 struct archive;
+struct image_admission;
 
 #define IMAGE_LAYER_MAX_ENTRIES 1000000u      /* entries in one layer */
 #define IMAGE_LAYER_MAX_BYTES   (64ull << 30) /* file bytes in one layer, uncompressed */
@@ -40,7 +41,11 @@ struct image_layer_stats {
 };
 
 /* Extract the layer archive a (opened by the caller, positioned before its first header) into
- * the empty directory root_fd. 0, or -EINVAL with a message in err (bad or hostile input),
- * -ENOSPC/-EDQUOT, or another -errno of the file system. Adds to *stats. */
-int image_layer_extract(struct archive *a, int root_fd, struct image_layer_stats *stats,
+ * the empty directory root_fd, each file and directory admitted by adm (storage/image-admit.h;
+ * NULL: only the limits above) before it is written, what naming the layer in its messages.
+ * 0, or -EINVAL with a message in err (bad or hostile input), -EFBIG (past --max-layer-size)
+ * or -ENOSPC (past the free space) with a message in err, -EDQUOT, or another -errno of the
+ * file system. Adds to *stats. */
+int image_layer_extract(struct archive *a, int root_fd, struct image_admission *adm,
+                        const char *what, struct image_layer_stats *stats,
                         char err[static IMAGE_LAYER_ERR_MAX]);
