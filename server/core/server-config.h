@@ -95,7 +95,7 @@ struct sbxd_config {
 #define SBXD_MAX_OVERCOMMIT          1000
 #define SBXD_HOST_MEMORY_RESERVE_PCT 10
 #define SBXD_HOST_MEMORY_RESERVE_MIN 512
-/* --max-layer-size: default and most (storage/image-layer.h's IMAGE_LAYER_MAX_BYTES) */
+/* --max-layer-size: default and most (storage/image-admit.h) */
 #define SBXD_DEFAULT_MAX_LAYER    (16ull << 30)
 #define SBXD_MAX_LAYER_LIMIT      (64ull << 30)
 #define SBXD_MAX_REGISTRY_OPTIONS 16 /* --registry-mirror, --insecure-registry: each */

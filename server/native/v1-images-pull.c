@@ -224,7 +224,7 @@ int v1_images_pull(struct request *req)
         j->user = dup_opt(body, "username", &bad);
         j->password = dup_opt(body, "password", &bad);
         j->state = strdup(req->srv->config->state_dir);
-        j->lim = v1_image_limits(req->srv->config);
+        j->lim = image_limits_of(req->srv->config);
         snprintf(j->rid, sizeof(j->rid), "%s", req->rid);
         TAKE_PTR(j0);
         if (!j->state) {

@@ -16,12 +16,6 @@
 #include "storage/image-import.h"
 #include "time-util.h"
 
-struct image_limits v1_image_limits(const struct sbxd_config *cfg)
-{
-        return (struct image_limits){.max_layer_bytes = cfg->max_layer_bytes,
-                                     .reserve_bytes = cfg->disk_reserve_mb << 20};
-}
-
 int v1_images_import_begin(struct request *req)
 {
         const char *name = http_arg(req, "name"), *tag = http_arg(req, "tag");
@@ -66,7 +60,7 @@ int v1_images_import_finish(struct request *req)
         int64_t t0 = now_ms();
         _cleanup_json_ cJSON *img = NULL;
         const struct sbxd_config *cfg = req->srv->config;
-        struct image_limits lim = v1_image_limits(cfg);
+        struct image_limits lim = image_limits_of(cfg);
         int r = image_import(cfg->state_dir, u->fd, name, tag && *tag ? tag : NULL,
                              ref && *ref ? ref : NULL, &lim, &img, err);
         if (r == -EINVAL)

@@ -481,11 +481,15 @@ int pull_http_get(struct pull_remote *rm, void **hp, const char *path, const cha
                 }
                 if (cc != CURLE_OK) {
                         r = -EHOSTUNREACH;
-                        fail(err, "registry %s cannot be reached: %s%s", rm->host,
-                             curl_easy_strerror(cc),
-                             cc == CURLE_PEER_FAILED_VERIFICATION && !rm->opt->extra_ca
-                                 ? " (a private CA: sbxd --registry-ca FILE)"
-                                 : "");
+                        const char *hint =
+                            cc == CURLE_PEER_FAILED_VERIFICATION && !rm->opt->extra_ca
+                                ? " (a private CA: sbxd --registry-ca FILE)"
+                            : tls_refused(cc) && !rm->plain_ok
+                                ? " (a registry that speaks plain HTTP: sbxd "
+                                  "--insecure-registry HOST[:PORT])"
+                                : "";
+                        fail(err, "registry %s cannot be reached over %s: %s%s", rm->host, scheme,
+                             curl_easy_strerror(cc), hint);
                         break;
                 }
                 if (!settled) {

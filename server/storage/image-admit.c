@@ -11,6 +11,12 @@
 static pthread_mutex_t admit_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t announced_total; /* under admit_lock: every writer's announcement */
 
+struct image_limits image_limits_of(const struct sbxd_config *cfg)
+{
+        return (struct image_limits){.max_layer_bytes = cfg->max_layer_bytes,
+                                     .reserve_bytes = cfg->disk_reserve_mb << 20};
+}
+
 int image_admit_free_bytes(const char *state, uint64_t reserve_bytes, uint64_t *ret)
 {
         struct statvfs sv;
@@ -23,7 +29,7 @@ int image_admit_free_bytes(const char *state, uint64_t reserve_bytes, uint64_t *
 
 uint64_t image_admit_max_layer(const struct image_admission *a)
 {
-        return a && a->lim.max_layer_bytes ? a->lim.max_layer_bytes : IMAGE_DEFAULT_MAX_LAYER;
+        return a && a->lim.max_layer_bytes ? a->lim.max_layer_bytes : IMAGE_LAYER_MAX_BYTES;
 }
 
 #define MIB(x) ((unsigned long long)((x) >> 20))

@@ -4,8 +4,9 @@
  * pull writes layers onto the state disk, the disk that also holds every sandbox's disk, so
  * what a layer decompresses to is counted as it is written, before each file's data lands:
  *
- * - one layer may hold at most max_layer_bytes uncompressed (--max-layer-size): file data by
- *   the sizes the tar's headers announce (a sparse file counts its whole length), plus
+ * - one layer may hold at most max_layer_bytes uncompressed (--max-layer-size: default 16 GiB,
+ *   at most IMAGE_LAYER_MAX_BYTES): file data by the sizes the tar's headers announce (a
+ *   sparse file counts its whole length, in whole 4 KiB blocks), plus
  *   IMAGE_ADMIT_DIR_COST per directory; a compressed blob larger than that is refused before
  *   any of it is read;
  * - before a file (or a downloaded blob) is written, the free space images may use
@@ -23,15 +24,19 @@
 
 #include <stdint.h>
 
-#define IMAGE_DEFAULT_MAX_LAYER (16ull << 30) /* --max-layer-size: 16 GiB */
-#define IMAGE_MAX_LAYER_LIMIT   (64ull << 30) /* the most --max-layer-size may say */
-#define IMAGE_ADMIT_DIR_COST    4096u         /* bytes counted for a directory */
-#define IMAGE_ADMIT_ERR_MAX     512
+#include "core/server-config.h"
+#include "storage/image-layer.h"
+
+#define IMAGE_ADMIT_DIR_COST 4096u /* bytes counted for a directory */
+#define IMAGE_ADMIT_ERR_MAX  512
 
 struct image_limits {
-        uint64_t max_layer_bytes; /* --max-layer-size; 0: IMAGE_DEFAULT_MAX_LAYER */
+        uint64_t max_layer_bytes; /* --max-layer-size; 0: IMAGE_LAYER_MAX_BYTES */
         uint64_t reserve_bytes;   /* --disk-reserve: free space never used */
 };
+
+/* The limits sbxd's options give (--max-layer-size, --disk-reserve). */
+struct image_limits image_limits_of(const struct sbxd_config *cfg);
 
 /* One writer (a thread extracting a layer or downloading a blob). Zero-initialize, set state
  * and lim; image_admit_done() when it stops writing, whatever happened. */
@@ -45,7 +50,7 @@ struct image_admission {
  * reserve_bytes (0 when less is free). The one place that says what "free" is. */
 int image_admit_free_bytes(const char *state, uint64_t reserve_bytes, uint64_t *ret);
 
-/* The per-layer bound of a (IMAGE_DEFAULT_MAX_LAYER for a NULL a). */
+/* The per-layer bound of a (IMAGE_LAYER_MAX_BYTES for a NULL a). */
 uint64_t image_admit_max_layer(const struct image_admission *a);
 
 /*

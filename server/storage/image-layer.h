@@ -24,14 +24,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/server-config.h"
+
 struct archive;
 struct image_admission;
 
-#define IMAGE_LAYER_MAX_ENTRIES 1000000u      /* entries in one layer */
-#define IMAGE_LAYER_MAX_BYTES   (64ull << 30) /* file bytes in one layer, uncompressed */
-#define IMAGE_LAYER_MAX_DEPTH   128u          /* path components */
-#define IMAGE_LAYER_MAX_XATTR   (64u * 1024u) /* bytes of one xattr value */
-#define IMAGE_LAYER_ERR_MAX     512
+#define IMAGE_LAYER_MAX_ENTRIES 1000000u /* entries in one layer */
+/* file bytes in one layer, uncompressed: the most --max-layer-size may say (64 GiB) */
+#define IMAGE_LAYER_MAX_BYTES SBXD_MAX_LAYER_LIMIT
+#define IMAGE_LAYER_MAX_DEPTH 128u          /* path components */
+#define IMAGE_LAYER_MAX_XATTR (64u * 1024u) /* bytes of one xattr value */
+#define IMAGE_LAYER_ERR_MAX   512
 
 struct image_layer_stats {
         uint64_t entries, bytes;

@@ -150,11 +150,12 @@ test('a step that reaches beyond the package mirrors fails, naming the host', as
   assert.ok(logs.some((l) => /Build failed at step 1/.test(l)), logs.join('\n'))
 })
 
-test('fromImage of an image that was not imported fails saying how to import it', async () => {
-  const tpl = Template().fromImage('ubuntu:22.04').runCmd('true')
+test('fromImage of an image whose registry cannot be reached fails naming it and why', async () => {
+  // .invalid never resolves (RFC 2606): sbxd pulls from the registry the reference names
+  const tpl = Template().fromImage('registry.invalid/team/app:1').runCmd('true')
   await assert.rejects(Template.build(tpl, 'tb-noimage'), (e) => {
     assert.ok(e instanceof BuildError)
-    assert.match(e.message, /image 'ubuntu:22\.04' is not imported.*sbx image import ubuntu:22\.04/)
+    assert.match(e.message, /pulling 'registry\.invalid\/team\/app:1' failed: registry registry\.invalid cannot be reached over https: Could not resolve host/)
     return true
   })
 })
