@@ -161,6 +161,8 @@ int pull_ref_parse(const char *s, struct pull_ref *ret, char err[static PULL_ERR
                              hub && !strchr(path, '/') ? "library/" : "", path) >= sizeof(r.repo))
                 return bad(err, "'%.200s': the image's path is longer than %d bytes", s,
                            PULL_REPO_MAX - 1);
+        if (!*path)
+                return bad(err, "'%.200s': no image path after the registry's host", s);
         for (const char *p = r.repo; *p;) {
                 size_t n = strcspn(p, "/");
                 if (!component_valid(p, n))
@@ -223,6 +225,12 @@ void pull_ref_image_name(const struct pull_ref *r, char *ret_name, char *ret_tag
                 snprintf(tag, sizeof(tag), "%s", r->tag);
         else
                 snprintf(tag, sizeof(tag), "sha256-%.12s", r->digest + 7);
+        /* a template id has no "..": a run of dots is one */
+        o = 0;
+        for (size_t i = 0; tag[i]; i++)
+                if (!(tag[i] == '.' && o > 0 && tag[o - 1] == '.'))
+                        tag[o++] = tag[i];
+        tag[o] = 0;
         shorten(tag, IMAGE_TAG_MAX);
         bool latest = strcmp(tag, "latest") == 0;
         /* NAME:TAG is a template id: at most TEMPLATE_NAME_MAX */

@@ -40,8 +40,8 @@ const char *pull_ref_reference(const struct pull_ref *r);
 /*
  * The image name and tag the pulled image's template takes (storage/image-import.h's rules,
  * id NAME[:TAG]): Docker Hub's images by their path without "library/" (`python:3.12`,
- * `oven-bun:1`: '/' becomes '-'), other registries' with the host in front
- * (`127.0.0.1-5000-team-app:v1`); an image named by digest alone gets the tag
+ * `oven-bun:1`: '/' becomes '-', a run of dots one dot), other registries' with the host in
+ * front (`127.0.0.1-5000-team-app:v1`); an image named by digest alone gets the tag
  * "sha256-<12 hex>". A name or tag too long for a template id is cut and ends in 12 hex
  * digits of its full form's SHA-256, so different images never share a template.
  * ret_name: at least 49 bytes, ret_tag: at least 41.

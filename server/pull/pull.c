@@ -215,7 +215,7 @@ static int fetch_manifest(struct pull *p, const char *reference, char *ret_type,
         int r = pull_http_get(&p->rm, &p->h, path, ACCEPT_MANIFESTS, &sink, &ans, p->err);
         if (r < 0) {
                 pull_sink_done(&sink);
-                return r;
+                return r == -EFBIG ? -EPROTO : r; /* past IMAGE_MAX_JSON: not a manifest */
         }
         sha256_hex(sink.buf ? sink.buf : "", sink.len, hex);
         const char *want = strncmp(reference, "sha256:", 7) == 0 ? reference + 7 : NULL;
@@ -377,6 +377,8 @@ static int fetch_config(struct pull *p, const cJSON *man)
         struct pull_sink sink = {.fd = -1, .max = IMAGE_MAX_JSON};
         struct pull_answer ans;
         int r = pull_http_get(&p->rm, &p->h, path, NULL, &sink, &ans, p->err);
+        if (r == -EFBIG)
+                r = -EPROTO; /* past IMAGE_MAX_JSON: not a config */
         if (r >= 0) {
                 sha256_hex(sink.buf ? sink.buf : "", sink.len, hex);
                 if (strcmp(hex, d + 7) != 0)
