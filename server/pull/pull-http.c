@@ -393,7 +393,7 @@ static CURLcode perform(struct pull_remote *rm, CURL *h, const char *scheme, con
                 hdr = curl_slist_append(hdr, auth);
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
         CURLcode cc = curl_easy_perform(h);
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
         curl_slist_free_all(hdr);
         if (auth)
                 explicit_bzero(auth, strlen(auth));

@@ -163,14 +163,16 @@ int pull_ref_parse(const char *s, struct pull_ref *ret, char err[static PULL_ERR
                            PULL_REPO_MAX - 1);
         if (!*path)
                 return bad(err, "'%.200s': no image path after the registry's host", s);
-        for (const char *p = r.repo; *p;) {
+        for (const char *p = r.repo;; p++) { /* every component, an empty last one too */
                 size_t n = strcspn(p, "/");
                 if (!component_valid(p, n))
                         return bad(err,
                                    "'%.200s': '%.*s' is not a valid path component (lower-case "
                                    "letters and digits, joined by '.', '_' or '-')",
                                    s, (int)MIN(n, (size_t)200), p);
-                p += n + (p[n] == '/');
+                p += n;
+                if (!*p)
+                        break;
         }
         if (!r.tag[0] && !r.digest[0])
                 snprintf(r.tag, sizeof(r.tag), "latest");

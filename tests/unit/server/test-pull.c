@@ -68,6 +68,7 @@ static void test_refs(void)
         ref_bad("", "no image named");
         ref_bad("Python", "not a valid path component");
         ref_bad("app//x", "not a valid path component");
+        ref_bad("library/", "not a valid path component");
         ref_bad("app_", "not a valid path component");
         ref_bad("a/.b", "not a valid path component");
         ref_bad("app:-x", "not a valid tag");
