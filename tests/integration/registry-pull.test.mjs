@@ -7,12 +7,12 @@
 // proxy in front of the plain registry tells how often each blob was transferred.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startSbxd } from './sbxd.mjs'
+import { startSbxd, TOP } from './sbxd.mjs'
 import { userImages, startRegistry, push, MKOCI } from '../lib/images.mjs'
 import {
   startTokenRegistry, startBasicRegistry, startTlsRegistry, startCountingProxy,
@@ -21,6 +21,7 @@ import {
 
 const MKBOMB = new URL('../lib/images/mkbomb.py', import.meta.url).pathname
 const OTHER_ADDR = '192.0.2.2' // a non-loopback address of this machine (checked in before)
+const SBX = join(process.env.SBX_TEST_BUILD || join(TOP, 'build'), 'cli/sbx')
 
 let imgs, work, anon, proxy, tok, basic, tls, insecure, plainOther, d, bare
 const stops = []
@@ -279,6 +280,22 @@ test('plain HTTP only for loopback or an --insecure-registry', async () => {
   const no = await pull(d, { image: `${plainOther.host}/lan/busybox:v1` })
   assert.equal(no.status, 502, JSON.stringify(no.json))
   assert.match(no.json.error.message, /cannot be reached over https: .*--insecure-registry HOST\[:PORT\]/)
+})
+
+test('sbx image pull: progress on stderr, the template on stdout; a password from stdin', async () => {
+  const env = { ...process.env, SBX_URL: d.url, SBX_API_KEY: d.key }
+  const ok = spawnSync(SBX, ['image', 'pull', `${basic.host}/team/busybox:v1`, '--name', 'cli-bb:one',
+    '--username', 'bob', '--password-stdin'], { env, input: 'pw-of-bob\n', encoding: 'utf8' })
+  assert.equal(ok.status, 0, ok.stderr)
+  assert.match(ok.stderr, new RegExp(`pulling ${basic.host}/team/busybox:v1`))
+  assert.match(ok.stdout, /^sha256:[0-9a-f]{64}: 1 layer\(s\), 1 already stored; template cli-bb:one\n$/)
+  const bad = spawnSync(SBX, ['image', 'pull', `${basic.host}/team/busybox:v1`, '--username', 'bob',
+    '--password-stdin'], { env, input: 'wrong\n', encoding: 'utf8' })
+  assert.equal(bad.status, 1)
+  assert.match(bad.stderr, /sbx: registry .* refused the credentials given for team\/busybox/)
+  assert.equal((await v1(d, 'GET', '/v1/images/cli-bb:one')).status, 200)
+  const usage = spawnSync(SBX, ['image', 'pull'], { env, encoding: 'utf8' })
+  assert.equal(usage.status, 2)
 })
 
 test('bad requests: a malformed reference, a template name taken by a built template', async () => {
