@@ -155,7 +155,7 @@ test('fromImage of an image whose registry cannot be reached fails naming it and
   const tpl = Template().fromImage('registry.invalid/team/app:1').runCmd('true')
   await assert.rejects(Template.build(tpl, 'tb-noimage'), (e) => {
     assert.ok(e instanceof BuildError)
-    assert.match(e.message, /pulling 'registry\.invalid\/team\/app:1' failed: registry registry\.invalid cannot be reached over https: Could not resolve host/)
+    assert.match(e.message, /pulling 'registry\.invalid\/team\/app:1' failed: registry registry\.invalid cannot be reached over https: Couldn't resolve host name/)
     return true
   })
 })
