@@ -6,6 +6,7 @@
 // is checked: the template, its layers and digests, the files in the layer store. A counting
 // proxy in front of the plain registry tells how often each blob was transferred.
 import { test, before, after } from 'node:test'
+import { Template } from 'e2b'
 import assert from 'node:assert/strict'
 import { execFileSync, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -233,6 +234,22 @@ test('--registry-mirror: docker.io images come from the mirror first', async () 
   assert.equal(proxy.manifests['/v2/library/nosuch/manifests/1'], 1)
   if (miss.status === 404) assert.match(miss.json.error.message, new RegExp(`registry ${proxy.host} has no /v2/library/nosuch/manifests/1`))
   else assert.match(miss.json.error.message, /registry registry-1\.docker\.io refused access to library\/nosuch/)
+})
+
+test("an offline site's fromImage('busybox:1.36') (the SDK's build) comes from the mirror", async () => {
+  proxy.reset()
+  const logs = []
+  const tpl = Template().fromImage('busybox:1.36')
+  await Template.build(tpl, 'mirrored', { apiUrl: d.url, apiKey: d.key, onBuildLogs: (e) => logs.push(e.message) })
+  // pulled by the API test above: here already, so not pulled again unless skipCache
+  assert.ok(logs.some((l) => /image busybox:1\.36 is template 'busybox:1\.36' already/.test(l)), logs.join('\n'))
+  await Template.build(Template().skipCache().fromImage('busybox:1.36'), 'mirrored',
+    { apiUrl: d.url, apiKey: d.key, onBuildLogs: (e) => logs.push(e.message) })
+  assert.ok(logs.some((l) => l === 'pulling docker.io/library/busybox:1.36'), logs.join('\n'))
+  assert.ok(logs.some((l) => l.includes(`from ${proxy.host}`)), logs.join('\n'))
+  assert.equal(proxy.manifests['/v2/library/busybox/manifests/1.36'], 1)
+  const t = JSON.parse(readFileSync(join(d.state, 'templates', 'mirrored', 'template.json')))
+  assert.deepEqual(t.layers.length, 1)
 })
 
 test('token auth: refused without credentials, with a wrong password; given or from config.json', async () => {
