@@ -205,6 +205,13 @@ static const char *jstr(const cJSON *o, const char *k)
         return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
 }
 
+/* "sha256:<64 lower-case hex>": a digest a registry sent, before it goes into a URL. */
+static bool digest_valid(const char *d)
+{
+        return d && strncmp(d, "sha256:", 7) == 0 && strlen(d) == 71 &&
+               strspn(d + 7, "0123456789abcdef") == 64;
+}
+
 /* A manifest (or index) by tag or digest, checked, into p->manifest. */
 static int fetch_manifest(struct pull *p, const char *reference, char *ret_type, size_t tsize)
 {
@@ -302,7 +309,8 @@ static int pick_platform(struct pull *p, char *ret_digest, size_t size)
                 if (os && arch && strlen(seen) < 200 && strcmp(os, "unknown") != 0)
                         snprintf(seen + strlen(seen), sizeof(seen) - strlen(seen), "%s%.20s/%.20s",
                                  seen[0] ? ", " : "", os, arch);
-                if (!os || !arch || strcmp(os, "linux") != 0 || strcmp(arch, "amd64") != 0 || !dg)
+                if (!os || !arch || strcmp(os, "linux") != 0 || strcmp(arch, "amd64") != 0 ||
+                    !digest_valid(dg))
                         continue;
                 snprintf(ret_digest, size, "%s", dg);
                 return 0;
@@ -370,7 +378,7 @@ static int fetch_config(struct pull *p, const cJSON *man)
         const cJSON *c = cJSON_GetObjectItemCaseSensitive(man, "config");
         const char *d = jstr(c, "digest");
         char path[PULL_REPO_MAX + 96], hex[65];
-        if (!d || strncmp(d, "sha256:", 7) != 0 || strlen(d) != 71)
+        if (!digest_valid(d))
                 return say(p->err, "the manifest of %s has no sha256 config digest", p->refstr),
                        -EINVAL;
         snprintf(path, sizeof(path), "/v2/%s/blobs/%s", p->rm.repo, d);
