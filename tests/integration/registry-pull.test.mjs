@@ -109,6 +109,8 @@ before(async () => {
     { layout: imgs.busybox, os: 'linux', architecture: 'amd64' },
   ])
   await push(join(work, 'multi'), `${anon.host}/test/multi:v1`, { all: true })
+  makeIndexLayout(join(work, 'arm-only'), [{ layout: imgs.musl, os: 'linux', architecture: 'arm64' }])
+  await push(join(work, 'arm-only'), `${anon.host}/test/arm-only:v1`, { all: true })
   proxy = await startCountingProxy(anon.url)
   stops.push(proxy.stop)
 
@@ -210,6 +212,10 @@ test('formats: Docker v2 schema 2, a zstd layer, an index (linux/amd64 picked), 
   assert.equal(multi.json.digest, bb.manifest, 'the amd64 image of the index')
   assert.match(multi.json.source.indexDigest, /^sha256:[0-9a-f]{64}$/)
   assert.deepEqual(multi.json.layers.map((l) => l.digest), bb.layers)
+
+  const arm = await pull(d, { image: `${anon.host}/test/arm-only:v1` })
+  assert.equal(arm.status, 400, JSON.stringify(arm.json))
+  assert.match(arm.json.error.message, /has no image for linux\/amd64 \(it has: linux\/arm64\)/)
 
   const byDigest = await pull(d, { image: `${anon.host}/test/musl@${layoutDigests(imgs.musl).manifest}` })
   assert.equal(byDigest.status, 201, JSON.stringify(byDigest.json))
