@@ -682,10 +682,8 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                 case OPT_REG_MIRROR:
                 case OPT_REG_CA:
                 case OPT_REG_INSECURE:
-                        if (parse_registry(o, optarg, &c) < 0) {
-                                config_done(&c);
+                        if (parse_registry(o, optarg, &c) < 0)
                                 return -EINVAL;
-                        }
                         break;
                 case OPT_DISK_RESERVE:
                 case OPT_DISK_OVERCOMMIT:
