@@ -15,6 +15,7 @@
 #include "macros.h"
 #include "native/v1-images.h"
 #include "native/v1.h"
+#include "pull/pull-auth.h"
 #include "pull/pull.h"
 #include "thread-util.h"
 #include "time-util.h"
@@ -71,12 +72,12 @@ static void job_unref(struct job *j)
         free(j);
 }
 
-static char *dup_opt(const cJSON *body, const char *k, bool *bad)
+static char *dup_opt(const cJSON *body, const char *k, size_t max, bool *bad)
 {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(body, k);
         if (!v || cJSON_IsNull(v))
                 return NULL;
-        if (!cJSON_IsString(v) || !*v->valuestring || strlen(v->valuestring) > PULL_REF_MAX) {
+        if (!cJSON_IsString(v) || !*v->valuestring || strlen(v->valuestring) > max) {
                 *bad = true;
                 return NULL;
         }
@@ -212,21 +213,19 @@ int v1_images_pull(struct request *req)
 {
         const cJSON *body = req->body->json;
         bool bad = false;
-        _cleanup_free_ struct job *j0 = calloc(1, sizeof(*j0));
-        if (!j0)
+        struct job *j = calloc(1, sizeof(*j));
+        if (!j)
                 return -ENOMEM;
-        struct job *j = j0;
         j->refs = 1;
         j->wfd = -1;
-        j->image = dup_opt(body, "image", &bad);
-        j->name = dup_opt(body, "name", &bad);
-        j->tag = dup_opt(body, "tag", &bad);
-        j->user = dup_opt(body, "username", &bad);
-        j->password = dup_opt(body, "password", &bad);
+        j->image = dup_opt(body, "image", PULL_REF_MAX, &bad);
+        j->name = dup_opt(body, "name", IMAGE_NAME_MAX, &bad);
+        j->tag = dup_opt(body, "tag", IMAGE_TAG_MAX, &bad);
+        j->user = dup_opt(body, "username", PULL_CRED_MAX, &bad);
+        j->password = dup_opt(body, "password", PULL_CRED_MAX, &bad);
         j->state = strdup(req->srv->config->state_dir);
         j->lim = image_limits_of(req->srv->config);
         snprintf(j->rid, sizeof(j->rid), "%s", req->rid);
-        TAKE_PTR(j0);
         if (!j->state) {
                 job_unref(j);
                 return -ENOMEM;
@@ -235,8 +234,11 @@ int v1_images_pull(struct request *req)
                 job_unref(j);
                 return v1_reply_error(req, 400, "bad_request",
                                       "the body is {\"image\": REF, \"name\"?, \"tag\"?, "
-                                      "\"username\"?, \"password\"?}: non-empty strings, a tag "
-                                      "only with a name, a user name only with a password");
+                                      "\"username\"?, \"password\"?}: non-empty strings (name "
+                                      "and tag as image names and tags are, credentials of at "
+                                      "most %d bytes), a tag only with a name, a user name only "
+                                      "with a password",
+                                      PULL_CRED_MAX);
         }
         const char *accept = http_header(req, "Accept");
         if (accept && strstr(accept, "application/x-ndjson")) {
