@@ -95,6 +95,11 @@ static int download(struct pull_layer_job *j, void **h, int fd)
                 struct pull_sink sink = {.fd = fd, .max = j->size, .progress = on_bytes, .ud = j};
                 struct pull_answer ans;
                 r = pull_http_get(j->rm, h, path, NULL, &sink, &ans, j->err);
+                if (r == -EFBIG) /* more than the manifest says the blob holds */
+                        r = -EBADMSG, snprintf(j->err, sizeof(j->err),
+                                               "layer sha256:%s from registry %s is longer than "
+                                               "the %llu bytes its manifest gives: refused",
+                                               j->digest, j->rm->host, (unsigned long long)j->size);
                 if (r >= 0) {
                         pull_sink_digest(&sink, got);
                         if (strcmp(got, j->digest) != 0 || (j->size && sink.written != j->size))
@@ -118,7 +123,7 @@ static int download(struct pull_layer_job *j, void **h, int fd)
 static int extract(struct pull_layer_job *j, struct image_admission *adm, int fd)
 {
         struct archive *a = NULL;
-        char err[IMAGE_ERR_MAX];
+        char err[IMAGE_ERR_MAX] = "";
         if (lseek(fd, 0, SEEK_SET) < 0)
                 return -errno;
         int r = image_layer_open(&a);
@@ -132,9 +137,11 @@ static int extract(struct pull_layer_job *j, struct image_admission *adm, int fd
                 if (r >= 0 && layer_store_pin(j->out.hex) < 0)
                         r = -ENOMEM;
                 layer_store_unlock();
-                if (r < 0)
-                        snprintf(j->err, sizeof(j->err), "%s",
-                                 err[0] ? err : "extracting the layer failed");
+                if (r < 0 && err[0])
+                        snprintf(j->err, sizeof(j->err), "%s", err);
+                else if (r < 0)
+                        snprintf(j->err, sizeof(j->err), "storing layer sha256:%.12s failed: %s",
+                                 j->digest, strerror(-r));
         }
         if (a)
                 archive_read_free(a);
