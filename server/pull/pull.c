@@ -272,12 +272,16 @@ static int open_remote(struct pull *p, size_t i, bool *ret_last, char *ret_host,
         /* the request's credentials are for the registry it named; a mirror's come from
          * sbxd's config.json */
         int r = 0;
-        if (i == mirrors && p->rq->username)
+        bool given = i == mirrors && p->rq->username;
+        if (given)
                 r = pull_creds_set(&p->creds, p->rq->username, p->rq->password);
         else
                 r = pull_creds_lookup(i == mirrors ? p->ref.host : ret_host, &p->creds);
         if (r < 0)
-                return say(p->err, "the registry credentials are unusable: %s", strerror(-r)),
+                return say(p->err, "%s: %s",
+                           given ? "the registry credentials given are unusable"
+                                 : "sbxd's Docker config.json cannot be read",
+                           r == -EINVAL ? "malformed" : strerror(-r)),
                        -EINVAL;
         pull_remote_init(&p->rm, &opts, ret_host, p->ref.repo, &p->creds, &p->stop);
         if (http) {
