@@ -118,12 +118,6 @@ int pull_setup(const struct sbxd_config *cfg, char err[static PULL_ERR_MAX])
         return cfg->registry_ca ? load_ca(cfg->registry_ca, err) : 0;
 }
 
-void pull_teardown(void)
-{
-        free(opts.ca_blob);
-        opts = (struct pull_options){};
-}
-
 int pull_template_id(const char *image, char ret_id[static IMAGE_ID_MAX],
                      char err[static PULL_ERR_MAX])
 {
