@@ -95,14 +95,31 @@ static int load_ca(const char *extra, char *err)
         return 0;
 }
 
+static char **copy_list(char *const *v, size_t n)
+{
+        char **c = n ? calloc(n, sizeof(*c)) : NULL;
+        for (size_t i = 0; c && i < n; i++)
+                if (!(c[i] = strdup(v[i]))) {
+                        while (i-- > 0)
+                                free(c[i]);
+                        free(c);
+                        return NULL;
+                }
+        return c;
+}
+
 int pull_setup(const struct sbxd_config *cfg, char err[static PULL_ERR_MAX])
 {
         err[0] = 0;
         if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
                 return say(err, "libcurl failed to start"), -ENOMEM;
-        opts.mirrors = cfg->registry_mirrors;
+        /* copies: a detached pull may outlive main's config */
+        opts.mirrors = copy_list(cfg->registry_mirrors, cfg->n_registry_mirrors);
+        opts.insecure = copy_list(cfg->insecure_registries, cfg->n_insecure_registries);
+        if ((cfg->n_registry_mirrors && !opts.mirrors) ||
+            (cfg->n_insecure_registries && !opts.insecure))
+                return -ENOMEM;
         opts.n_mirrors = cfg->n_registry_mirrors;
-        opts.insecure = cfg->insecure_registries;
         opts.n_insecure = cfg->n_insecure_registries;
         for (size_t i = 0; i < opts.n_mirrors; i++) {
                 char host[PULL_HOST_MAX];

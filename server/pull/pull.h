@@ -46,10 +46,10 @@ struct pull_request {
         const int *cancel; /* non-zero: stop as soon as possible (may be NULL) */
 };
 
-/* How sbxd reaches registries, from its options (cfg must live as long as sbxd: the lists
- * are used in place); once at start, before any thread and any pull. -EINVAL with the reason
- * in err (an http:// mirror that is neither loopback nor --insecure-registry, an unreadable
- * --registry-ca). What it reads stays until sbxd exits: a detached pull may still run then. */
+/* How sbxd reaches registries, from its options (copied); once at start, before any thread
+ * and any pull. -EINVAL with the reason in err (an http:// mirror that is neither loopback nor
+ * --insecure-registry, an unreadable --registry-ca). What it keeps stays until sbxd exits: a
+ * detached pull may still run then. */
 int pull_setup(const struct sbxd_config *cfg, char err[static PULL_ERR_MAX]);
 
 /*
