@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* sbx image import | ls | rm: sbxd's /v1/images (api/openapi/sbx-v1.yaml). */
+/* sbx image import | ls | rm (pull: cli-pull.c): sbxd's /v1/images (api/openapi/sbx-v1.yaml). */
 #include <curl/curl.h>
 #include <errno.h>
 #include <stdio.h>
@@ -204,12 +204,14 @@ static int cmd_rm(struct cli *c, int argc, char **argv)
 int cli_cmd_image(struct cli *c, int argc, char **argv)
 {
         if (argc < 1)
-                return usage_error("image import|ls|rm");
+                return usage_error("image import|pull|ls|rm");
+        if (strcmp(argv[0], "pull") == 0)
+                return cli_cmd_image_pull(c, argc - 1, argv + 1);
         if (strcmp(argv[0], "import") == 0)
                 return cmd_import(c, argc - 1, argv + 1);
         if (strcmp(argv[0], "ls") == 0 || strcmp(argv[0], "list") == 0)
                 return cmd_ls(c);
         if (strcmp(argv[0], "rm") == 0)
                 return cmd_rm(c, argc - 1, argv + 1);
-        return usage_error("image import|ls|rm");
+        return usage_error("image import|pull|ls|rm");
 }

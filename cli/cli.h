@@ -46,5 +46,6 @@ int cli_cmd_mcp(struct cli *c, int argc, char **argv);
 int cli_cmd_node(struct cli *c, int argc, char **argv); /* cli-node.c */
 /* sbx image import NAME[:TAG] FILE [--ref REF] | ls | rm NAME[:TAG]... (cli-image.c). */
 int cli_cmd_image(struct cli *c, int argc, char **argv);
+int cli_cmd_image_pull(struct cli *c, int argc, char **argv); /* cli-pull.c */
 /* Interactive terminal over WebSocket; returns the remote shell's exit code (cli-term.c). */
 int cli_cmd_terminal(struct cli *c, const char *id);

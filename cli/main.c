@@ -15,6 +15,8 @@ static const char usage[] =
     "  files ls ID [PATH] | files get ID PATH [LOCAL] | files put ID LOCAL PATH\n"
     "  sandbox terminal ID\n"
     "  image import NAME[:TAG] FILE [--ref REF]   an OCI layout or docker save archive\n"
+    "  image pull REF [--name NAME[:TAG]] [--username USER --password-stdin]\n"
+    "                      an image from its registry (python:3.12, ghcr.io/org/app:1, ...)\n"
     "  image ls | image rm NAME[:TAG]...\n"
     "  keys | status\n"
     "  node ls | node drain NAME [--move] | node undrain NAME   cluster nodes (sbxd --cluster);\n"

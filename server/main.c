@@ -38,6 +38,7 @@
 #include "lifecycle/monitor.h"
 #include "macros.h"
 #include "lifecycle/pool.h"
+#include "pull/pull.h"
 #include "channel/agent-req.h"
 #include "lifecycle/sampler.h"
 #include "lifecycle/sandbox.h"
@@ -212,6 +213,13 @@ int main(int argc, char **argv)
         if (r != 0)
                 return r > 0 ? 0 : 2;
         if (config_load_tls(&cfg) < 0) {
+                config_done(&cfg);
+                return 2;
+        }
+        /* before any thread: libcurl's global start is not thread-safe */
+        char perr[PULL_ERR_MAX];
+        if (pull_setup(&cfg, perr) < 0) {
+                fprintf(stderr, "sbxd: %s\n", perr);
                 config_done(&cfg);
                 return 2;
         }

@@ -502,10 +502,14 @@ static int check_spec(struct build_service *b, const char *tid, const cJSON *bod
         bool has_img = img && *img, has_tpl = tpl && *tpl;
         if (has_img == has_tpl)
                 return ERR(-EINVAL, "exactly one of fromImage or fromTemplate must be given");
-        if (cJSON_GetObjectItemCaseSensitive(body, "fromImageRegistry"))
-                return ERR(-EINVAL,
-                           "registry credentials are not supported: sbx builds from images "
-                           "imported with `sbx image import` (no registry is contacted)");
+        const cJSON *reg = cJSON_GetObjectItemCaseSensitive(body, "fromImageRegistry");
+        if (reg && !cJSON_IsNull(reg)) {
+                if (!has_img)
+                        return ERR(-EINVAL, "fromImageRegistry goes with fromImage");
+                int r = build_registry_check(reg, err);
+                if (r < 0)
+                        return r;
+        }
         static const char *const cmds[] = {"startCmd", "readyCmd"};
         for (size_t k = 0; k < ELEMENTSOF(cmds); k++) {
                 const cJSON *c = cJSON_GetObjectItemCaseSensitive(body, cmds[k]);
@@ -557,8 +561,14 @@ int build_start(struct build_service *b, const char *tid, const char *bid, const
                 r = ERR(-EBUSY, "build '%s' was started already", bid);
         if (r >= 0)
                 r = check_spec(b, tid, body, err);
+        const cJSON *reg = cJSON_GetObjectItemCaseSensitive(body, "fromImageRegistry");
+        bool creds = r >= 0 && reg && !cJSON_IsNull(reg);
         if (r >= 0) {
-                cJSON_AddItemToObject(rec, "spec", cJSON_Duplicate(body, 1));
+                cJSON *spec = cJSON_Duplicate(body, 1);
+                if (creds) /* the record keeps no secret */
+                        cJSON_ReplaceItemInObjectCaseSensitive(spec, "fromImageRegistry",
+                                                               build_registry_redacted(reg));
+                cJSON_AddItemToObject(rec, "spec", spec);
                 set_str(rec, "updatedAt", ts);
                 r = build_enqueue(b, bid);
                 if (r == -EDQUOT)
@@ -570,6 +580,9 @@ int build_start(struct build_service *b, const char *tid, const char *bid, const
                 if (r < 0)
                         ERR(r, "recording the build failed: %s", strerror(-r));
         }
+        /* still under the lock: no worker has taken the build yet */
+        if (r >= 0 && creds && (r = build_registry_keep(b, bid, reg)) < 0)
+                ERR(r, "keeping the registry credentials failed");
         pthread_mutex_unlock(&b->lock);
         if (r >= 0)
                 build_log(b, bid, NULL, "info", "Build queued (%d at once, the rest wait)",

@@ -102,6 +102,10 @@ static void run_done(struct run *x)
         cJSON_Delete(x->pending_dirs);
         free(x->user);
         free(x->workdir);
+        if (x->reg_password)
+                explicit_bzero(x->reg_password, strlen(x->reg_password));
+        free(x->reg_user);
+        free(x->reg_password);
         build_egress_stop(x->egress);
         if (x->run_dir[0])
                 rm_rf(x->run_dir);
@@ -536,6 +540,7 @@ void build_run(struct build_service *b, const char *bid)
                 const cJSON *v = cJSON_GetObjectItemCaseSensitive(rec, sizes[i]);
                 *dst[i] = cJSON_IsNumber(v) ? (unsigned)v->valuedouble : 0;
         }
+        build_registry_take(b, bid, &x.reg_user, &x.reg_password);
         if (rec && spec) {
                 set_str(rec, "status", "building");
                 cJSON_AddItemToObject(rec, "spec", cJSON_Duplicate(spec, 1));

@@ -388,6 +388,7 @@ void build_service_stop(struct build_service *b)
                 return;
         pthread_mutex_lock(&b->lock);
         b->stopping = true;
+        __atomic_store_n(&b->stop_flag, 1, __ATOMIC_RELAXED); /* a pull gives up */
         pthread_cond_broadcast(&b->cond);
         pthread_mutex_unlock(&b->lock);
         /* A worker in a step notices within a second (agent_req_shutdown() ends its waits on

@@ -81,7 +81,16 @@ static const char usage[] =
     "                            address with the bound port)\n"
     "  --console-dir DIR|none    the web console's files, served at /ui/ (default: console/\n"
     "                            next to sbxd's build dir, else <prefix>/share/sbx/console,\n"
-    "                            else " SBXD_CONSOLE_DIR "; none: no console)\n";
+    "                            else " SBXD_CONSOLE_DIR "; none: no console)\n"
+    "  --max-layer-size SIZE     most one image layer may hold uncompressed, imported or\n"
+    "                            pulled (bytes, or with K, M, G, T; default 16G, at most 64G)\n"
+    "  --registry-mirror URL     pull docker.io images from this registry first (repeatable,\n"
+    "                            tried in order, then docker.io): http(s)://HOST[:PORT]\n"
+    "  --registry-ca FILE        a PEM bundle pulls trust for registries, besides the host's\n"
+    "                            CA bundle\n"
+    "  --insecure-registry HOST[:PORT]  pull from this registry over plain HTTP or unverified\n"
+    "                            HTTPS (repeatable; loopback registries may use plain HTTP\n"
+    "                            without it)\n";
 
 int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, socklen_t *ret_len,
                         char **ret_host)
@@ -243,6 +252,13 @@ void config_done(struct sbxd_config *c)
         free(c->node_name);
         free(c->advertise);
         free(c->console_dir);
+        for (size_t i = 0; i < c->n_registry_mirrors; i++)
+                free(c->registry_mirrors[i]);
+        free(c->registry_mirrors);
+        for (size_t i = 0; i < c->n_insecure_registries; i++)
+                free(c->insecure_registries[i]);
+        free(c->insecure_registries);
+        free(c->registry_ca);
         *c = (struct sbxd_config){};
 }
 
@@ -270,6 +286,10 @@ void config_done(struct sbxd_config *c)
 #define OPT_ADVERTISE       1027
 #define OPT_CONSOLE_DIR     1040
 #define OPT_RUNTIME         1050
+#define OPT_MAX_LAYER       1060
+#define OPT_REG_MIRROR      1061
+#define OPT_REG_CA          1062
+#define OPT_REG_INSECURE    1063
 
 /* A positive decimal number up to max into *ret. */
 static int parse_u64(const char *name, const char *arg, uint64_t max, uint64_t *ret)
@@ -455,6 +475,115 @@ static int runtime_next_to(const char *agent, char **ret)
         return 0;
 }
 
+/* SIZE: bytes, or with a K, M, G or T suffix (powers of 1024), 1 MiB .. max. */
+static int parse_size(const char *name, const char *arg, uint64_t max, uint64_t *ret)
+{
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(arg, &end, 10);
+        static const char units[] = "KMGT";
+        const char *u = *end ? strchr(units, *end) : NULL;
+        unsigned shift = u ? 10u * (unsigned)(u - units + 1) : 0;
+        if (end == arg || errno || arg[0] == '-' || (*end && (!u || end[1])) ||
+            v > (max >> shift) || (v << shift) < (1u << 20) || (v << shift) > max) {
+                fprintf(stderr, "sbxd: bad --%s '%s' (1M..%lluG: bytes, or with K, M, G, T)\n",
+                        name, arg, (unsigned long long)(max >> 30));
+                return -EINVAL;
+        }
+        *ret = (uint64_t)v << shift;
+        return 0;
+}
+
+/* HOST[:PORT]: a registry's host as image references write it (a name or an IPv4 address,
+ * lower case, an optional port; "[V6]:PORT" too). */
+static bool registry_host_valid(const char *h)
+{
+        size_t l = strlen(h);
+        if (l == 0 || l > 255)
+                return false;
+        if (h[0] == '[') {
+                const char *e = strchr(h, ']');
+                return e && e > h + 1 &&
+                       strspn(h + 1, "0123456789abcdefABCDEF:.") == (size_t)(e - h - 1) &&
+                       (!e[1] ||
+                        (e[1] == ':' && e[2] && strspn(e + 2, "0123456789") == strlen(e + 2) &&
+                         strlen(e + 2) <= 5));
+        }
+        size_t host = strcspn(h, ":");
+        if (host == 0 || h[0] == '.' || h[0] == '-' ||
+            strspn(h, "abcdefghijklmnopqrstuvwxyz0123456789.-") != host)
+                return false;
+        const char *port = h + host;
+        return !*port || (port[1] && strlen(port + 1) <= 5 &&
+                          strspn(port + 1, "0123456789") == strlen(port + 1));
+}
+
+static int push_str(char ***v, size_t *n, const char *s)
+{
+        if (*n == SBXD_MAX_REGISTRY_OPTIONS)
+                return -E2BIG;
+        char **nv = realloc(*v, (*n + 1) * sizeof(**v));
+        if (!nv)
+                return -ENOMEM;
+        *v = nv;
+        if (!(nv[*n] = strdup(s)))
+                return -ENOMEM;
+        (*n)++;
+        return 0;
+}
+
+/* --max-layer-size, --registry-mirror, --registry-ca, --insecure-registry. */
+static int parse_registry(int opt, const char *arg, struct sbxd_config *c)
+{
+        int r;
+        switch (opt) {
+        case OPT_MAX_LAYER:
+                return parse_size("max-layer-size", arg, SBXD_MAX_LAYER_LIMIT, &c->max_layer_bytes);
+        case OPT_REG_MIRROR: {
+                /* http(s)://HOST[:PORT] with at most a trailing slash: a registry's root */
+                const char *h = strncmp(arg, "https://", 8) == 0  ? arg + 8
+                                : strncmp(arg, "http://", 7) == 0 ? arg + 7
+                                                                  : NULL;
+                char host[300];
+                snprintf(host, sizeof(host), "%s", h ? h : "");
+                size_t hl = strlen(host);
+                if (hl && host[hl - 1] == '/')
+                        host[hl - 1] = 0;
+                if (!h || strlen(h) >= sizeof(host) - 1 || !registry_host_valid(host)) {
+                        fprintf(stderr,
+                                "sbxd: bad --registry-mirror '%s' (http(s)://HOST[:PORT], no "
+                                "path)\n",
+                                arg);
+                        return -EINVAL;
+                }
+                r = push_str(&c->registry_mirrors, &c->n_registry_mirrors, arg);
+                break;
+        }
+        case OPT_REG_INSECURE:
+                if (!registry_host_valid(arg)) {
+                        fprintf(stderr, "sbxd: bad --insecure-registry '%s' (HOST[:PORT])\n", arg);
+                        return -EINVAL;
+                }
+                r = push_str(&c->insecure_registries, &c->n_insecure_registries, arg);
+                break;
+        case OPT_REG_CA:
+                if (access(arg, R_OK) < 0) {
+                        fprintf(stderr, "sbxd: --registry-ca '%s': %m\n", arg);
+                        return -EINVAL;
+                }
+                free(c->registry_ca);
+                return (c->registry_ca = realpath(arg, NULL)) ? 0 : -ENOMEM;
+        default:
+                return -EINVAL;
+        }
+        if (r == -E2BIG)
+                fprintf(stderr,
+                        "sbxd: at most %d of each of --registry-mirror and "
+                        "--insecure-registry\n",
+                        SBXD_MAX_REGISTRY_OPTIONS);
+        return r;
+}
+
 int config_parse(int argc, char **argv, struct sbxd_config *ret)
 {
         static const struct option opts[] = {
@@ -494,6 +623,10 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"node-name", required_argument, NULL, OPT_NODE_NAME},
             {"advertise", required_argument, NULL, OPT_ADVERTISE},
             {"console-dir", required_argument, NULL, OPT_CONSOLE_DIR},
+            {"max-layer-size", required_argument, NULL, OPT_MAX_LAYER},
+            {"registry-mirror", required_argument, NULL, OPT_REG_MIRROR},
+            {"registry-ca", required_argument, NULL, OPT_REG_CA},
+            {"insecure-registry", required_argument, NULL, OPT_REG_INSECURE},
             {},
         };
         const char *listen = SBXD_DEFAULT_LISTEN, *state = SBXD_DEFAULT_STATE_DIR;
@@ -506,7 +639,8 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                                                        .max_connections =
                                                            SBXD_DEFAULT_MAX_CONNECTIONS,
                                                        .disk_overcommit = 1.0,
-                                                       .egress_max = EGRESS_MAX_LISTED};
+                                                       .egress_max = EGRESS_MAX_LISTED,
+                                                       .max_layer_bytes = SBXD_DEFAULT_MAX_LAYER};
         const char *egress_dns = NULL;
         bool egress_max_given = false;
         const char *pool_templates = SBXD_DEFAULT_POOL_TEMPLATES;
@@ -653,6 +787,13 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                                 return -EINVAL;
                         }
                         c.tmpfs_disks = strcmp(optarg, "tmpfs") == 0;
+                        break;
+                case OPT_MAX_LAYER:
+                case OPT_REG_MIRROR:
+                case OPT_REG_CA:
+                case OPT_REG_INSECURE:
+                        if (parse_registry(o, optarg, &c) < 0)
+                                return -EINVAL;
                         break;
                 case OPT_DISK_RESERVE:
                 case OPT_DISK_OVERCOMMIT:

@@ -69,10 +69,17 @@ struct sbxd_config {
         char *egress_dns;         /* upstream resolver address, NULL: /etc/resolv.conf's first */
         char *egress_upstream_ca; /* --egress-upstream-ca: extra PEM the proxy trusts, or NULL */
         /* --cluster (server/cluster/README.md): NULL for a single node */
-        char *cluster;     /* etcd://host:port[,host:port...] */
-        char *node_name;   /* --node-name; NULL: the host name */
-        char *advertise;   /* --advertise HOST:PORT; NULL: the listen host and bound port */
-        char *console_dir; /* --console-dir: the web console's files (ui/); NULL: none */
+        char *cluster;   /* etcd://host:port[,host:port...] */
+        char *node_name; /* --node-name; NULL: the host name */
+        char *advertise; /* --advertise HOST:PORT; NULL: the listen host and bound port */
+        /* Images (server/pull/README.md, storage/image-admit.h) */
+        uint64_t max_layer_bytes;     /* --max-layer-size: uncompressed bytes of one layer */
+        char **registry_mirrors;      /* --registry-mirror URL (repeated): docker.io pulls */
+        size_t n_registry_mirrors;    /* go there first, in order */
+        char *registry_ca;            /* --registry-ca FILE: PEM the pulls trust (absolute) */
+        char **insecure_registries;   /* --insecure-registry HOST[:PORT] (repeated): plain HTTP */
+        size_t n_insecure_registries; /* or unverified HTTPS allowed */
+        char *console_dir;            /* --console-dir: the web console's files (ui/); NULL: none */
 };
 
 #define SBXD_DOMAIN_MAX     253
@@ -97,6 +104,10 @@ struct sbxd_config {
 #define SBXD_MAX_OVERCOMMIT          1000
 #define SBXD_HOST_MEMORY_RESERVE_PCT 10
 #define SBXD_HOST_MEMORY_RESERVE_MIN 512
+/* --max-layer-size: default and most (storage/image-admit.h) */
+#define SBXD_DEFAULT_MAX_LAYER    (16ull << 30)
+#define SBXD_MAX_LAYER_LIMIT      (64ull << 30)
+#define SBXD_MAX_REGISTRY_OPTIONS 16 /* --registry-mirror, --insecure-registry: each */
 
 /* Parse argv into *ret (owned strings; free with config_done). Returns 0, 1 when --help was
  * printed, or -EINVAL with a message on stderr. */

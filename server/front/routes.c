@@ -16,6 +16,7 @@
 #include "http/upload.h"
 #include "macros.h"
 #include "native/mcp-host.h"
+#include "native/v1-images-pull.h"
 #include "native/v1-images.h"
 #include "native/v1-relay.h"
 #include "native/v1-templates.h"
@@ -191,6 +192,7 @@ const struct route sbxd_routes[] = {
      .begin = v1_images_import_begin,
      .upload = http_upload_data,
      .handle = v1_images_import_finish},
+    V1(POST, "/v1/images/pull", NULL, v1_images_pull),
     V1(GET, "/v1/images", NULL, v1_images_list),
     V1(GET, "/v1/images/{id}", NULL, v1_images_get),
     V1(DELETE, "/v1/images/{id}", NULL, v1_images_delete),

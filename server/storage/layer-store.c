@@ -25,6 +25,15 @@
 
 static pthread_rwlock_t store_lock = PTHREAD_RWLOCK_INITIALIZER;
 
+/* Pins (layer_store_pin): layers gc keeps though nothing on disk names them yet. */
+struct pin {
+        char hex[LAYER_ID_MAX];
+        unsigned count;
+};
+static pthread_mutex_t pin_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pin *pins;
+static size_t n_pins, cap_pins;
+
 void layer_store_read_lock(void)
 {
         pthread_rwlock_rdlock(&store_lock);
@@ -244,12 +253,57 @@ static int refs_from_dir(const char *state, const char *sub, const char *file, s
         return r;
 }
 
+int layer_store_pin(const char *hex)
+{
+        if (!is_hex64(hex))
+                return -EINVAL;
+        pthread_mutex_lock(&pin_lock);
+        int r = 0;
+        size_t i;
+        for (i = 0; i < n_pins && strcmp(pins[i].hex, hex) != 0; i++)
+                ;
+        if (i == n_pins && n_pins == cap_pins) {
+                size_t cap = cap_pins ? cap_pins * 2 : 16;
+                struct pin *v = realloc(pins, cap * sizeof(*v));
+                if (v) {
+                        pins = v;
+                        cap_pins = cap;
+                } else {
+                        r = -ENOMEM;
+                }
+        }
+        if (r >= 0 && i == n_pins) {
+                memcpy(pins[n_pins].hex, hex, LAYER_ID_MAX);
+                pins[n_pins++].count = 0;
+        }
+        if (r >= 0)
+                pins[i].count++;
+        pthread_mutex_unlock(&pin_lock);
+        return r;
+}
+
+void layer_store_unpin(const char *hex)
+{
+        pthread_mutex_lock(&pin_lock);
+        for (size_t i = 0; i < n_pins; i++)
+                if (strcmp(pins[i].hex, hex) == 0) {
+                        if (--pins[i].count == 0)
+                                pins[i] = pins[--n_pins];
+                        break;
+                }
+        pthread_mutex_unlock(&pin_lock);
+}
+
 int layer_store_gc(const char *state, int startup)
 {
         struct refs rf = {};
         char base[4096], path[8192];
         int removed = 0;
         pthread_rwlock_wrlock(&store_lock);
+        pthread_mutex_lock(&pin_lock);
+        for (size_t i = 0; i < n_pins; i++)
+                refs_add(&rf, pins[i].hex);
+        pthread_mutex_unlock(&pin_lock);
         int r = refs_from_dir(state, "templates", "template.json", &rf);
         if (r >= 0)
                 r = refs_from_dir(state, "sandboxes", "sandbox.json", &rf);

@@ -68,6 +68,13 @@ int layer_store_has(const char *state, const char *hex);
 int layer_store_digest_lookup(const char *state, const char *digest_hex, char *ret_hex);
 int layer_store_digest_record(const char *state, const char *digest_hex, const char *hex);
 
+/* Keep layer hex from gc while the record that will name it is being made (a pull, between
+ * a layer's adoption and its template). Counted: each pin needs its unpin. In memory only: a
+ * crash drops every pin, and gc then collects what no record names. Pin with the read lock
+ * held, so that gc cannot run between finding the layer and pinning it. */
+int layer_store_pin(const char *hex);
+void layer_store_unpin(const char *hex);
+
 /* Remove unreferenced layers (and, with startup, leftover temp dirs). Takes the write lock.
  * Returns the number of layers removed. */
 int layer_store_gc(const char *state, int startup);

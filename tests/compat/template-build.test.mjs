@@ -161,11 +161,12 @@ test('a step run as a user the image lacks fails in E2B\'s words', async () => {
   })
 })
 
-test('fromImage of an image that was not imported fails saying how to import it', async () => {
-  const tpl = Template().fromImage('ubuntu:22.04').runCmd('true')
+test('fromImage of an image whose registry cannot be reached fails naming it and why', async () => {
+  // .invalid never resolves (RFC 2606): sbxd pulls from the registry the reference names
+  const tpl = Template().fromImage('registry.invalid/team/app:1').runCmd('true')
   await assert.rejects(Template.build(tpl, 'tb-noimage'), (e) => {
     assert.ok(e instanceof BuildError)
-    assert.match(e.message, /image 'ubuntu:22\.04' is not imported.*sbx image import ubuntu:22\.04/)
+    assert.match(e.message, /pulling 'registry\.invalid\/team\/app:1' failed: registry registry\.invalid cannot be reached over https: Couldn't resolve host name/)
     return true
   })
 })

@@ -51,7 +51,8 @@ export function realTemplates(state, { host = false } = {}) {
 // The warm pool is off unless a test turns it on
 // (['--pool-size', '2']): pool members would show up in the state dir and take uid slots.
 // host: the loopback address to listen on (127.0.0.1 unless a test spreads nodes over 127.0.0.x).
-export async function startSbxd({ jailer, agent, prepare, reuse, args: extra = [], wrap = [], host = '127.0.0.1' } = {}) {
+// env: variables added to sbxd's environment.
+export async function startSbxd({ jailer, agent, prepare, reuse, args: extra = [], wrap = [], host = '127.0.0.1', env } = {}) {
   if (!SBXD) throw new Error('sbxd binary not found: build it or set SBXD')
   const dir = reuse ? reuse.dir : mkdtempSync(join(tmpdir(), 'sbxd-it-'))
   const state = join(dir, 'state')
@@ -63,9 +64,10 @@ export async function startSbxd({ jailer, agent, prepare, reuse, args: extra = [
   if (jailer) args.push('--jailer', jailer)
   if (agent) args.push('--agent', agent)
   args.push('--pool-size', '0', ...extra)
+  const opts = { stdio: ['ignore', 'pipe', 'pipe'], env: env ? { ...process.env, ...env } : process.env }
   const proc = wrap.length
-    ? spawn(wrap[0], [...wrap.slice(1), SBXD, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-    : spawn(SBXD, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    ? spawn(wrap[0], [...wrap.slice(1), SBXD, ...args], opts)
+    : spawn(SBXD, args, opts)
   let stdout = ''
   let stderr = ''
   proc.stdout.on('data', (d) => { stdout += d })
