@@ -15,6 +15,7 @@
 #include "fd-util.h"
 #include "storage/layer-store.h"
 #include "lifecycle/lifecycle.h"
+#include "lifecycle/upper.h"
 #include "log.h"
 #include "macros.h"
 #include "random-util.h"
@@ -44,7 +45,8 @@ static cJSON *read_template(struct server *srv, const char *name)
 }
 
 /* The sandbox's upper as a store layer (frozen meanwhile unless already paused). Under the
- * store read lock. ret_hex "" for a persisted sandbox (its layers hold everything). */
+ * store read lock. ret_hex "" for a persisted sandbox whose layers hold everything (a pool
+ * sandbox's persisted files stay in its subvolume: they are read too). */
 static int capture_upper(struct server *srv, struct sandbox *s, char *ret_hex)
 {
         char cg[96];
@@ -53,14 +55,12 @@ static int capture_upper(struct server *srv, struct sandbox *s, char *ret_hex)
         snprintf(cg, sizeof(cg), "%s/%s", CGROUP_PARENT, s->id);
         pthread_mutex_lock(&s->op_lock);
         bool was_paused = sandbox_is_paused(s);
-        if (!s->persisted) {
-                if (!was_paused)
+        if (!s->persisted || lifecycle_upper_in_pool(srv, s)) {
+                if (!was_paused && !s->persisted)
                         r = cgroup_freeze(cg, true, FREEZE_TIMEOUT_MS);
                 if (r >= 0)
-                        r = layer_store_ingest_upper(srv->config->state_dir, s->dir,
-                                                     registry_uid_base(s->slot), UID_SLOT_SIZE,
-                                                     ret_hex);
-                if (!was_paused)
+                        r = lifecycle_upper_ingest(srv, s, ret_hex);
+                if (!was_paused && !s->persisted)
                         cgroup_freeze(cg, false, FREEZE_TIMEOUT_MS);
         }
         pthread_mutex_unlock(&s->op_lock);

@@ -108,17 +108,19 @@ static int ingest(const char *state, int src, struct walk *w, char *ret_hex)
         return r;
 }
 
-int layer_store_ingest_upper(const char *state, const char *sandbox_dir, uid_t uid_base,
-                             uid_t uid_count, char *ret_hex)
+int layer_store_ingest_upper(const char *state, const char *upper, uid_t uid_base, uid_t uid_count,
+                             char *ret_hex)
 {
-        char path[4096];
+        char parent[4096];
         struct stat dir_st, up_st;
-        snprintf(path, sizeof(path), "%s/rootfs/upper", sandbox_dir);
-        _cleanup_close_ int src = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int src = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (src < 0)
                 return errno == ENOENT ? -ENODEV : -errno;
-        /* The tmpfs must really be mounted there (an old sandbox has an empty dir). */
-        if (fstat(src, &up_st) < 0 || stat(sandbox_dir, &dir_st) < 0)
+        /* The upper's file system must really be there: a tmpfs or an image mounted at
+         * <dir>/rootfs, a pool subvolume (a file system of its own to stat) at
+         * <pool>/sandboxes/<id>; an old sandbox has an empty dir on the state disk. */
+        snprintf(parent, sizeof(parent), "%s/../..", upper);
+        if (fstat(src, &up_st) < 0 || stat(parent, &dir_st) < 0)
                 return -errno;
         if (up_st.st_dev == dir_st.st_dev)
                 return -ENODEV;

@@ -9,7 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/validate.h"
 #include "fd-util.h"
+#include "storage/disk-pool.h"
 #include "macros.h"
 
 void template_done(struct template_info *t)
@@ -22,6 +24,7 @@ void template_done(struct template_info *t)
         free(t->default_workdir);
         free(t->start_cmd);
         free(t->ready_cmd);
+        free(t->upper_seed);
         *t = (struct template_info){};
 }
 
@@ -146,6 +149,12 @@ int template_load(const char *state_dir, const char *name, struct template_info 
                 r = resolve_layers(j, t.dir, state_dir, &t.layers);
         if (r >= 0)
                 r = copy_binds(j, &t.binds);
+        const cJSON *up = cJSON_GetObjectItemCaseSensitive(j, "upper");
+        if (r >= 0 && up &&
+            (!cJSON_IsString(up) || !template_name_valid(up->valuestring) ||
+             asprintf(&t.upper_seed, "%s/" DISK_POOL_DIR "/" DISK_POOL_SNAPSHOTS "/%s", state_dir,
+                      up->valuestring) < 0))
+                r = cJSON_IsString(up) && template_name_valid(up->valuestring) ? -ENOMEM : -EINVAL;
         if (r >= 0) {
                 const cJSON *env = cJSON_GetObjectItemCaseSensitive(j, "env");
                 if (cJSON_IsObject(env))

@@ -21,6 +21,10 @@ struct template_info {
          * sandbox after /init, and polled until it succeeds before the create answers; NULL
          * when the template has none */
         char *start_cmd, *ready_cmd;
+        /* a snapshot taken on the storage pool (template.json "upper": its name): the absolute
+         * path of its read-only subvolume, which every new sandbox's upper starts as (a
+         * writable snapshot of it, storage/disk-pool.h); NULL otherwise */
+        char *upper_seed;
 };
 
 /* Load template `name` (already validated by template_name_valid). -ENOENT when the template
