@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -196,6 +197,42 @@ static bool refs_has(const struct refs *rf, const char *hex)
         return false;
 }
 
+/* Layers no record names yet but another node is about to pull (layer_store_pin). */
+static struct {
+        char hex[LAYER_ID_MAX];
+        time_t until;
+} pins[LAYER_PIN_MAX];
+static pthread_mutex_t pin_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void layer_store_pin(const char *hex)
+{
+        time_t now = time(NULL);
+        size_t pick = 0;
+        pthread_mutex_lock(&pin_lock);
+        for (size_t i = 0; i < LAYER_PIN_MAX; i++) {
+                if (strcmp(pins[i].hex, hex) == 0) {
+                        pick = i;
+                        break;
+                }
+                if (pins[i].until < pins[pick].until)
+                        pick = i; /* the oldest (or an empty one) makes room */
+        }
+        snprintf(pins[pick].hex, sizeof(pins[pick].hex), "%s", hex);
+        pins[pick].until = now + LAYER_PIN_S;
+        pthread_mutex_unlock(&pin_lock);
+}
+
+static bool pinned(const char *hex)
+{
+        time_t now = time(NULL);
+        bool found = false;
+        pthread_mutex_lock(&pin_lock);
+        for (size_t i = 0; i < LAYER_PIN_MAX && !found; i++)
+                found = pins[i].until > now && strcmp(pins[i].hex, hex) == 0;
+        pthread_mutex_unlock(&pin_lock);
+        return found;
+}
+
 /* Every layer a JSON file's "layers" array names ("sha256:<hex>" or a store path). Returns
  * -errno when a file exists but cannot be read: gc must then keep everything. */
 static int refs_from_file(const char *state, const char *path, struct refs *rf)
@@ -262,7 +299,7 @@ int layer_store_gc(const char *state, int startup)
         struct dirent *de;
         while (d && (de = readdir(d))) {
                 snprintf(path, sizeof(path), "%s/%s", base, de->d_name);
-                if ((is_hex64(de->d_name) && !refs_has(&rf, de->d_name)) ||
+                if ((is_hex64(de->d_name) && !refs_has(&rf, de->d_name) && !pinned(de->d_name)) ||
                     (startup && strncmp(de->d_name, ".tmp-", 5) == 0)) {
                         if (rm_rf(path) >= 0)
                                 removed++;

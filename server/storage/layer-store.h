@@ -34,7 +34,10 @@
 #include <sys/types.h>
 
 #define LAYER_ID_MAX 65 /* 64 hex + NUL */
-#define LAYER_PREFIX "sha256:"
+/* Pins (layer_store_pin): how long, and how many at once (the oldest makes room). */
+#define LAYER_PIN_S   600
+#define LAYER_PIN_MAX 64
+#define LAYER_PREFIX  "sha256:"
 
 void layer_store_read_lock(void);
 void layer_store_unlock(void);
@@ -70,7 +73,12 @@ int layer_store_has(const char *state, const char *hex);
 int layer_store_digest_lookup(const char *state, const char *digest_hex, char *ret_hex);
 int layer_store_digest_record(const char *state, const char *digest_hex, const char *hex);
 
-/* Remove unreferenced layers (and, with startup, leftover temp dirs). Takes the write lock.
+/* Keep layer hex from gc for LAYER_PIN_S although no record names it: a layer made for another
+ * node to pull (a pool snapshot's upper, read into the store when its template is asked for). */
+void layer_store_pin(const char *hex);
+
+/* Remove unreferenced, unpinned layers (and, with startup, leftover temp dirs). Takes the write
+ * lock.
  * Returns the number of layers removed. */
 int layer_store_gc(const char *state, int startup);
 
