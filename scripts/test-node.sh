@@ -16,7 +16,7 @@ bash templates/build-all.sh "$state/templates" || { echo "template build failed"
 # SBXD_ARGS: extra sbxd options for a run (e.g. --disk tmpfs)
 # SBX_TEST_POOL: the storage pool's size (server/storage/disk-pool.h); small, it is preallocated
 "$SBXD" --listen 127.0.0.1:0 --state-dir "$state" --port-file "$state/port" \
-        --storage-pool "${SBX_TEST_POOL:-8G}" ${SBXD_ARGS:-} \
+        --storage-pool "${SBX_TEST_POOL:-4G}" ${SBXD_ARGS:-} \
         >"$state/sbxd.out" 2>"$state/sbxd.log" &
 sbxd_pid=$!
 for _ in $(seq 100); do [ -s "$state/port" ] && break; sleep 0.05; done

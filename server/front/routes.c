@@ -16,6 +16,7 @@
 #include "macros.h"
 #include "native/mcp-host.h"
 #include "native/v1-images.h"
+#include "native/v1-storage.h"
 #include "native/v1-relay.h"
 #include "native/v1.h"
 #include "native/ws-terminal.h"
@@ -164,6 +165,8 @@ const struct route sbxd_routes[] = {
      .begin = v1_images_import_begin,
      .upload = http_upload_data,
      .handle = v1_images_import_finish},
+    V1(GET, "/v1/storage", NULL, v1_storage_get),
+    V1(POST, "/v1/storage/grow", NULL, v1_storage_grow),
     V1(GET, "/v1/images", NULL, v1_images_list),
     V1(GET, "/v1/images/{id}", NULL, v1_images_get),
     V1(DELETE, "/v1/images/{id}", NULL, v1_images_delete),

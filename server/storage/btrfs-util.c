@@ -3,6 +3,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -145,6 +146,19 @@ int btrfs_qgroup_usage(int fd, uint64_t subvol_id, uint64_t *ret_rfer, uint64_t 
         *ret_rfer = le64toh(info.rfer);
         *ret_excl = le64toh(info.excl);
         *ret_limit = max;
+        return 0;
+}
+
+int btrfs_fsid(int fd, char ret[static 37])
+{
+        struct btrfs_ioctl_fs_info_args a = {};
+        if (ioctl(fd, BTRFS_IOC_FS_INFO, &a) < 0)
+                return -errno;
+        const unsigned char *u = a.fsid;
+        snprintf(ret, 37,
+                 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+                 u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+                 u[14], u[15]);
         return 0;
 }
 

@@ -38,5 +38,8 @@ int btrfs_qgroup_set_limit(int fd, uint64_t limit_bytes);
 int btrfs_qgroup_usage(int fd, uint64_t subvol_id, uint64_t *ret_rfer, uint64_t *ret_excl,
                        uint64_t *ret_limit);
 
+/* The file system's UUID (fsid), "xxxxxxxx-xxxx-...", the name of its /sys/fs/btrfs dir. */
+int btrfs_fsid(int fd, char ret[static 37]);
+
 /* Resize device 1 of the file system of fd to its device's full size. */
 int btrfs_resize_max(int fd);

@@ -30,6 +30,7 @@ struct disk_pool {
         char root[PATH_MAX];       /* <state>/pool */
         char image[PATH_MAX];      /* <state>/pool.img, "" for a state-dir pool */
         int root_fd, sandboxes_fd, snapshots_fd;
+        char qgroups[128]; /* /sys/fs/btrfs/<fsid>/qgroups: current figures; "" when absent */
         pthread_mutex_t grow_lock;
 };
 
@@ -318,6 +319,12 @@ int disk_pool_open(const char *state_dir, uint64_t size_bytes, struct disk_pool 
                 r = -errno;
         if (r >= 0)
                 r = btrfs_quota_enable(p->root_fd);
+        char fsid[37];
+        if (r >= 0 && btrfs_fsid(p->root_fd, fsid) >= 0) {
+                snprintf(p->qgroups, sizeof(p->qgroups), "/sys/fs/btrfs/%s/qgroups", fsid);
+                if (access(p->qgroups, R_OK) < 0)
+                        p->qgroups[0] = 0;
+        }
         if (r >= 0 && (p->sandboxes_fd = open_dir(p->root_fd, DISK_POOL_SANDBOXES)) < 0)
                 r = p->sandboxes_fd;
         if (r >= 0 && (p->snapshots_fd = open_dir(p->root_fd, DISK_POOL_SNAPSHOTS)) < 0)
@@ -583,9 +590,24 @@ int disk_pool_list(const struct disk_pool *p, bool snapshots, char ***ret)
         return (int)n;
 }
 
+/* A number from the qgroup's sysfs file name: -errno when unreadable. */
+static int read_sysfs_u64(const char *dir, const char *name, uint64_t *ret)
+{
+        char path[300], buf[32];
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+        if (n <= 0)
+                return n < 0 ? -errno : -EIO;
+        buf[n] = 0;
+        char *end;
+        *ret = strtoull(buf, &end, 10);
+        return end == buf ? -EIO : 0;
+}
+
 int disk_pool_upper_usage(const struct disk_pool *p, const char *id, struct disk_pool_use *ret)
 {
-        uint64_t sid;
+        uint64_t sid, rsv = 0;
         if (!name_ok(id))
                 return -EINVAL;
         _cleanup_close_ int sub =
@@ -595,5 +617,19 @@ int disk_pool_upper_usage(const struct disk_pool *p, const char *id, struct disk
         int r = btrfs_subvol_id(sub, &sid);
         if (r < 0)
                 return r;
-        return btrfs_qgroup_usage(p->root_fd, sid, &ret->referenced, &ret->exclusive, &ret->limit);
+        /* sysfs has the kernel's own figures, the limit at once and the data reserved by writes
+         * not yet committed; the quota tree only what the last commit wrote */
+        char dir[200];
+        snprintf(dir, sizeof(dir), "%s/0_%" PRIu64, p->qgroups, sid);
+        if (p->qgroups[0] && read_sysfs_u64(dir, "referenced", &ret->referenced) >= 0 &&
+            read_sysfs_u64(dir, "exclusive", &ret->exclusive) >= 0 &&
+            read_sysfs_u64(dir, "max_referenced", &ret->limit) >= 0) {
+                if (read_sysfs_u64(dir, "rsv_data", &rsv) >= 0) {
+                        ret->referenced += rsv;
+                        ret->exclusive += rsv;
+                }
+                return 0;
+        }
+        return btrfs_qgroup_usage(p->root_fd, sid, &ret->referenced, &ret->exclusive,
+                                  &ret->limit);
 }

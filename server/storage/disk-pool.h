@@ -103,7 +103,8 @@ struct disk_pool_space {
 int disk_pool_space(const struct disk_pool *p, struct disk_pool_space *ret);
 
 /* A sandbox's usage: referenced bytes (what its disk holds, shared extents included: what the
- * limit counts) and exclusive bytes (what deleting it would free). */
+ * limit counts) and exclusive bytes (what deleting it would free), as of the last commit plus
+ * the data reserved by writes since; its limit (0: none). */
 struct disk_pool_use {
         uint64_t referenced, exclusive, limit;
 };
