@@ -26,7 +26,11 @@ int btrfs_is_btrfs(int fd)
 int btrfs_quota_enable(int fd)
 {
         struct btrfs_ioctl_quota_ctl_args a = {.cmd = BTRFS_QUOTA_CTL_ENABLE};
-        return ioctl(fd, BTRFS_IOC_QUOTA_CTL, &a) < 0 ? -errno : 0;
+        if (ioctl(fd, BTRFS_IOC_QUOTA_CTL, &a) < 0)
+                return -errno;
+        /* quotas enabled on a file system that holds data start with a rescan of every
+         * extent, during which limits are not enforced: wait for it (at once when none runs) */
+        return ioctl(fd, BTRFS_IOC_QUOTA_RESCAN_WAIT, NULL) < 0 ? -errno : 0;
 }
 
 int btrfs_subvol_id(int fd, uint64_t *ret)
@@ -155,10 +159,9 @@ int btrfs_fsid(int fd, char ret[static 37])
         if (ioctl(fd, BTRFS_IOC_FS_INFO, &a) < 0)
                 return -errno;
         const unsigned char *u = a.fsid;
-        snprintf(ret, 37,
-                 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
-                 u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
-                 u[14], u[15]);
+        snprintf(ret, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+                 u[13], u[14], u[15]);
         return 0;
 }
 

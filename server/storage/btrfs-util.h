@@ -14,7 +14,8 @@
 /* 1 when fd is on btrfs, 0 when not. */
 int btrfs_is_btrfs(int fd);
 
-/* Enable quotas (qgroups) on the file system of fd (a no-op when enabled). */
+/* Enable quotas (qgroups) on the file system of fd (a no-op when enabled), and wait for the
+ * rescan that enabling them on a file system holding data starts: limits hold after it. */
 int btrfs_quota_enable(int fd);
 
 /* The subvolume (tree) id of the subvolume fd is in. */

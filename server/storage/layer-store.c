@@ -129,6 +129,20 @@ int layer_store_ingest_upper(const char *state, const char *upper, uid_t uid_bas
         return ingest(state, src, &w, ret_hex);
 }
 
+/* The import cache's key of a template layer dir: its path and identity; build.sh replaces a
+ * layer dir, never edits it. */
+static void import_key(const char *dir, const struct stat *st, char key[static 65])
+{
+        struct sha256 h;
+        char id[4096 + 128];
+        int n = snprintf(id, sizeof(id), "%s\n%llu %llu %lld.%09ld", dir,
+                         (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
+                         (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
+        sha256_init(&h);
+        sha256_update(&h, id, (size_t)MIN(n, (int)sizeof(id) - 1));
+        sha256_final_hex(&h, key);
+}
+
 int layer_store_import_dir(const char *state, const char *dir, char *ret_hex)
 {
         struct stat st;
@@ -139,15 +153,7 @@ int layer_store_import_dir(const char *state, const char *dir, char *ret_hex)
         _cleanup_close_ int src = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (src < 0 || fstat(src, &st) < 0)
                 return -errno;
-        /* cache key: the dir's identity; build.sh replaces a layer dir, never edits it */
-        struct sha256 h;
-        char id[4096 + 128];
-        int n = snprintf(id, sizeof(id), "%s\n%llu %llu %lld.%09ld", dir,
-                         (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
-                         (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
-        sha256_init(&h);
-        sha256_update(&h, id, (size_t)n);
-        sha256_final_hex(&h, key);
+        import_key(dir, &st, key);
         snprintf(cache, sizeof(cache), "%s/layers/.imports/%s", state, key);
         _cleanup_close_ int cfd = open(cache, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (cfd >= 0) {
@@ -165,8 +171,10 @@ int layer_store_import_dir(const char *state, const char *dir, char *ret_hex)
         if (r >= 0) {
                 _cleanup_close_ int out =
                     open(cache, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-                if (out >= 0)
-                        write_full(out, ret_hex, 64);
+                /* the layer, then the dir it came from: gc keeps the layer while that dir is
+                 * still the one imported (imports_refs) */
+                if (out >= 0 && write_full(out, ret_hex, 64) >= 0)
+                        (void)dprintf(out, "\n%s\n", dir);
         }
         return r;
 }
@@ -282,6 +290,40 @@ static int refs_from_dir(const char *state, const char *sub, const char *file, s
         return r;
 }
 
+/* The layers of layers/.imports entries whose template layer dir is still the one imported: a
+ * template's own layers stay in the store while it exists, so that every snapshot of a template
+ * does not hash it again after the last one was deleted. Stale entries are removed. */
+static void imports_refs(const char *state, struct refs *rf)
+{
+        char base[4096], path[8192], buf[64 + 2 + 4096 + 2], key[65];
+        snprintf(base, sizeof(base), "%s/layers/.imports", state);
+        DIR *d = opendir(base);
+        for (struct dirent *de; d && (de = readdir(d));) {
+                if (!is_hex64(de->d_name))
+                        continue;
+                snprintf(path, sizeof(path), "%s/%s", base, de->d_name);
+                _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+                ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+                struct stat st;
+                bool current = false;
+                if (n > 66 && buf[64] == '\n') {
+                        buf[n] = 0;
+                        buf[strcspn(buf + 65, "\n") + 65] = 0;
+                        buf[64] = 0;
+                        if (stat(buf + 65, &st) == 0 && S_ISDIR(st.st_mode)) {
+                                import_key(buf + 65, &st, key);
+                                current = strcmp(key, de->d_name) == 0 && is_hex64(buf);
+                        }
+                }
+                if (current)
+                        refs_add(rf, buf);
+                else
+                        (void)unlink(path);
+        }
+        if (d)
+                closedir(d);
+}
+
 int layer_store_gc(const char *state, int startup)
 {
         struct refs rf = {};
@@ -294,6 +336,8 @@ int layer_store_gc(const char *state, int startup)
         /* the template build cache (server/build/README.md): one layer per cached step */
         if (r >= 0)
                 r = refs_from_dir(state, "build/cache", "layer.json", &rf);
+        if (r >= 0)
+                imports_refs(state, &rf);
         snprintf(base, sizeof(base), "%s/layers", state);
         DIR *d = r >= 0 ? opendir(base) : NULL;
         struct dirent *de;
