@@ -28,7 +28,7 @@ static const char usage[] =
     "  --pool-size N             warm sandboxes per pooled template (default 2, 0: off)\n"
     "  --pool-templates A,B      templates with a warm pool\n"
     "                            (default base,code-interpreter-v1)\n"
-    "  --max-sandboxes N         running + paused sandboxes (default 2048; then 429)\n"
+    "  --max-sandboxes N         running + paused sandboxes (default 8192; then 429)\n"
     "  --max-creates N           cold creates in flight (default 32; more wait their turn)\n"
     "  --create-wait S           how long a create waits for its turn (default 60; then 429;\n"
     "                            0: refuse at once)\n"

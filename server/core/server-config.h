@@ -86,7 +86,7 @@ struct sbxd_config {
 #define SBXD_URL_FILE               "url"
 #define SBXD_DEFAULT_POOL_SIZE      2
 #define SBXD_DEFAULT_POOL_TEMPLATES "base,code-interpreter-v1"
-#define SBXD_DEFAULT_MAX_SANDBOXES  2048
+#define SBXD_DEFAULT_MAX_SANDBOXES  8192
 #define SBXD_DEFAULT_MAX_CREATES    32
 #define SBXD_DEFAULT_CREATE_WAIT_S  60
 /* Derived defaults (config_derive_limits): the disk reserve is 5% of the state file system, at

@@ -143,3 +143,23 @@ test('sbx storage shows the pool and each disk; sbx storage grow grows it while 
   assert.equal(bad.status, 400)
   assert.equal(bad.json.error.code, 'bad_request')
 })
+
+test('100 concurrent SDK creates all succeed, each runs a command, and an idle one holds at most 1 MiB of the pool', { skip, timeout: 300_000 }, async (t) => {
+  const N = 100 // bench/storage-bench.mjs concurrent runs the full 300
+  const metric = async (kind) => Number((await d.api('GET', '/metrics')).text.match(new RegExp(`^sbx_storage_pool_bytes\\{kind="${kind}"\\} (\\d+)`, 'm'))[1])
+  const used0 = await metric('used')
+  const t0 = Date.now()
+  const res = await Promise.allSettled(Array.from({ length: N }, async () => {
+    const s = await Sandbox.create('base', { ...sdk(), timeoutMs: 600_000 })
+    return [s, (await s.commands.run('echo ok')).stdout]
+  }))
+  const failed = res.filter((r) => r.status === 'rejected').map((r) => String(r.reason?.message || r.reason))
+  t.diagnostic(`${N} concurrent creates + echo in ${Date.now() - t0} ms`)
+  assert.deepEqual(failed, [], 'every create succeeded')
+  for (const r of res) assert.equal(r.value[1], 'ok\n')
+  await res[0].value[0].commands.run('sync')
+  const per = (await metric('used') - used0) / N
+  t.diagnostic(`pool used per idle sandbox: ${(per / 1024).toFixed(1)} KiB`)
+  assert.ok(per <= 1024 * 1024, `an idle sandbox holds ${per} bytes of the pool`)
+  await Promise.all(res.map((r) => r.value[0].kill()))
+})
