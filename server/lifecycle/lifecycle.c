@@ -295,8 +295,10 @@ static int start(struct server *srv, struct sandbox *s, const struct template_in
 
         r = lifecycle_init_agent(s, t);
         if (r < 0) {
+                char tail[1024];
                 snprintf(errmsg, errlen, "sandbox start failed at agent-init: %s", strerror(-r));
-                log_error_errno(r, "sandbox %s: agent /init failed: %m", s->id);
+                log_error_errno(r, "sandbox %s: agent /init failed: %m; its log: %s", s->id,
+                                log_tail(log_path, tail, sizeof(tail)));
                 return -EIO;
         }
         r = lifecycle_start_cmd(s, t, errmsg, errlen);
