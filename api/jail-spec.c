@@ -132,6 +132,7 @@ struct sbx_jail_spec *sbx_jail_spec_free(struct sbx_jail_spec *s)
         free(s->runtime);
         free(s->cgroup);
         free(s->disk_image);
+        free(s->upper_subvol);
         for (size_t i = 0; i < s->n_env; i++) {
                 free(s->env[i].name);
                 free(s->env[i].value);
@@ -152,12 +153,13 @@ bool sbx_jail_spec_equal(const struct sbx_jail_spec *a, const struct sbx_jail_sp
         if (!str_eq(a->id, b->id) || !str_eq(a->rootfs, b->rootfs) ||
             !str_eq(a->socket, b->socket) || !str_eq(a->agent, b->agent) ||
             !str_eq(a->runtime, b->runtime) || !str_eq(a->cgroup, b->cgroup) ||
-            !str_eq(a->disk_image, b->disk_image) || a->uid_base != b->uid_base ||
-            a->uid_count != b->uid_count || a->memory_bytes != b->memory_bytes ||
-            a->pids_max != b->pids_max || a->cpu_quota_us != b->cpu_quota_us ||
-            a->cpu_period_us != b->cpu_period_us || a->disk_bytes != b->disk_bytes ||
-            a->upper_on_host != b->upper_on_host || a->n_layers != b->n_layers ||
-            a->n_binds != b->n_binds || a->n_volumes != b->n_volumes || a->n_env != b->n_env ||
+            !str_eq(a->disk_image, b->disk_image) || !str_eq(a->upper_subvol, b->upper_subvol) ||
+            a->uid_base != b->uid_base || a->uid_count != b->uid_count ||
+            a->memory_bytes != b->memory_bytes || a->pids_max != b->pids_max ||
+            a->cpu_quota_us != b->cpu_quota_us || a->cpu_period_us != b->cpu_period_us ||
+            a->disk_bytes != b->disk_bytes || a->upper_on_host != b->upper_on_host ||
+            a->n_layers != b->n_layers || a->n_binds != b->n_binds ||
+            a->n_volumes != b->n_volumes || a->n_env != b->n_env ||
             !sbx_jail_egress_equal(a->egress, b->egress))
                 return false;
         for (size_t i = 0; i < a->n_volumes; i++)
@@ -253,6 +255,8 @@ static int encode_limits(cJSON *o, const struct sbx_jail_spec *s)
                 return r;
         if (!cJSON_AddBoolToObject(o, "upper_on_host", s->upper_on_host))
                 return -ENOMEM;
+        if (s->upper_subvol && (r = add_string(o, "upper_subvol", s->upper_subvol)) < 0)
+                return r;
         if (s->disk_image && (r = add_string(o, "disk_image", s->disk_image)) < 0)
                 return r;
         return 0;
@@ -503,6 +507,9 @@ static int decode_limits(const cJSON *o, struct sbx_jail_spec *s, const char **m
                 *msg = "upper_on_host must be a boolean";
                 return -EINVAL;
         }
+        if (cJSON_GetObjectItemCaseSensitive(o, "upper_subvol") &&
+            (r = get_string(o, "upper_subvol", &s->upper_subvol, msg)) < 0)
+                return r;
         if (cJSON_GetObjectItemCaseSensitive(o, "disk_image") &&
             (r = get_string(o, "disk_image", &s->disk_image, msg)) < 0)
                 return r;
@@ -708,6 +715,14 @@ static int validate_limits(const struct sbx_jail_spec *s, const char **msg)
                         return r;
                 if (!s->upper_on_host) {
                         *msg = "disk_image needs upper_on_host";
+                        return -EINVAL;
+                }
+        }
+        if (s->upper_subvol) {
+                if ((r = check_path("upper_subvol", s->upper_subvol, msg)) < 0)
+                        return r;
+                if (s->upper_on_host || s->disk_image) {
+                        *msg = "upper_subvol excludes upper_on_host and disk_image";
                         return -EINVAL;
                 }
         }

@@ -10,11 +10,14 @@ export const TOP = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const BUILD = process.env.SBX_BUILD || join(TOP, 'build')
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
-export async function startSbxd(args = []) {
-  const dir = mkdtempSync(join(tmpdir(), 'sbx-bench-'))
+// reuse: the dir of an earlier run (stopped with SIGTERM, its sandboxes running) to start on.
+export async function startSbxd(args = [], reuse) {
+  const dir = reuse || mkdtempSync(join(tmpdir(), 'sbx-bench-'))
   const state = join(dir, 'state')
-  execFileSync('bash', [join(TOP, 'templates/build-all.sh'), join(state, 'templates')], { stdio: 'ignore' })
+  if (!reuse)
+    execFileSync('bash', [join(TOP, 'templates/build-all.sh'), join(state, 'templates')], { stdio: 'ignore' })
   const port = join(dir, 'port')
+  rmSync(port, { force: true })
   const proc = spawn(join(BUILD, 'server/sbxd'), ['--listen', '127.0.0.1:0', '--state-dir', state,
     '--port-file', port, ...args], { stdio: ['ignore', 'ignore', 'pipe'] })
   let log = ''
@@ -33,7 +36,7 @@ export async function startSbxd(args = []) {
     return { status: res.status, json, text, headers: res.headers }
   }
   async function stop() {
-    for (let round = 0; round < 30; round++) {
+    for (let round = 0; round < 1000; round++) {
       const l = (await api('GET', '/v2/sandboxes?limit=100')).json || []
       if (!l.length) break
       for (let i = 0; i < l.length; i += 16)
@@ -41,14 +44,20 @@ export async function startSbxd(args = []) {
     }
     proc.kill('SIGTERM')
     await new Promise((r) => proc.exitCode !== null ? r() : proc.once('exit', r))
+    // the storage pool and the state dir's bind mount stay while sandbox dirs remain
+    for (const m of [join(state, 'pool'), state]) {
+      try { execFileSync('umount', ['-l', m], { stdio: 'ignore' }) } catch {}
+    }
     rmSync(dir, { recursive: true, force: true })
   }
+  // start again on this state dir (after proc has exited), with the same arguments
+  const restart = () => startSbxd(args, dir)
   // server-side create durations (µs) from sbxd's "started ... in N us" lines
   const serverUs = (id) => {
     const m = log.match(new RegExp(`sandbox ${id}: started [^"]* in (\\d+) us`))
     return m ? Number(m[1]) : undefined
   }
-  return { url, key, state, api, stop, serverUs, log: () => log, pid: proc.pid }
+  return { url, key, state, api, stop, restart, serverUs, log: () => log, pid: proc.pid, proc }
 }
 
 export function pct(xs, p) {

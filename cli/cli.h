@@ -43,7 +43,12 @@ int cli_cmd_keys(struct cli *c, int argc, char **argv);
 int cli_cmd_sandbox(struct cli *c, int argc, char **argv);
 int cli_cmd_files(struct cli *c, int argc, char **argv);
 int cli_cmd_mcp(struct cli *c, int argc, char **argv);
-int cli_cmd_node(struct cli *c, int argc, char **argv); /* cli-node.c */
+int cli_cmd_node(struct cli *c, int argc, char **argv);    /* cli-node.c */
+int cli_cmd_storage(struct cli *c, int argc, char **argv); /* cli-storage.c */
+/* "<used>/<size> MiB" of a JSON object's bytes used_key and MiB size_key ("-" when there is no
+ * used_key: a disk outside the storage pool). cli-storage.c */
+void cli_disk_figure(const cJSON *o, const char *used_key, const char *size_key, char *buf,
+                     size_t len);
 /* sbx image import NAME[:TAG] FILE [--ref REF] | ls | rm NAME[:TAG]... (cli-image.c). */
 int cli_cmd_image(struct cli *c, int argc, char **argv);
 int cli_cmd_image_pull(struct cli *c, int argc, char **argv); /* cli-pull.c */

@@ -17,7 +17,10 @@
 #include <linux/loop.h>
 #include <sys/ioctl.h>
 #include <sys/file.h>
+#include <sys/fsuid.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
+#include <linux/securebits.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -187,7 +190,8 @@ static int mount_lower(int stage_fd, const char *layer, size_t i, int *userns_fd
 {
         char name[32];
         snprintf(name, sizeof(name), "lower/%zu", i);
-        if (mkdirat(stage_fd, name, 0700) < 0)
+        /* a pool upper's mount points exist already (mount_upper_subvol) */
+        if (mkdirat(stage_fd, name, 0700) < 0 && errno != EEXIST)
                 return -errno;
         _cleanup_close_ int tfd = openat(stage_fd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (tfd < 0)
@@ -287,22 +291,82 @@ int jail_mount_upper_host(const struct sbx_jail_spec *s)
         return 0;
 }
 
+/* The storage pool's subvolume at spec->upper_subvol, bound on rootfs idmapped through the
+ * sandbox's user namespace (files stored with the ids the sandbox sees, as volumes are), after
+ * its lower/<i> mount points are made on the raw subvolume (through the idmap, host root maps
+ * to nothing and could not create them). No loop device, no file system of its own: its size
+ * is the subvolume's qgroup limit, and a write past it is EDQUOT from write() itself. */
+static int mount_upper_subvol(const struct sbx_jail_spec *s, int userns_fd)
+{
+        if (userns_fd < 0)
+                return jail_errorf(-EOPNOTSUPP, "a pool upper needs idmapped mounts");
+        _cleanup_close_ int sub =
+            open(s->upper_subvol, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (sub < 0)
+                return jail_errorf(-errno, "upper %s: %m", s->upper_subvol);
+        _cleanup_close_ int lower = openat(sub, "lower", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (lower < 0)
+                return jail_errorf(-errno, "upper %s/lower: %m", s->upper_subvol);
+        for (size_t i = 0; i < s->n_layers; i++) {
+                char name[32];
+                snprintf(name, sizeof(name), "%zu", i);
+                if (mkdirat(lower, name, 0700) < 0 && errno != EEXIST)
+                        return jail_errorf(-errno, "upper %s/lower/%s: %m", s->upper_subvol, name);
+        }
+        _cleanup_close_ int tfd = open(s->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (tfd < 0)
+                return -errno;
+        int r = bind_at(sub, "", tfd, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, userns_fd, 0);
+        return r < 0 ? jail_errorf(r, "upper %s on %s: %m", s->upper_subvol, s->rootfs) : 0;
+}
+
+/* With a pool upper, the root is built with sandbox root's file-system ids (fsuid/fsgid =
+ * uid_base) and every capability kept (SECBIT_NO_SETUID_FIXUP): overlayfs creates its work
+ * dirs, whiteouts and copied-up files with its mounter's credentials, and the jailer's own
+ * files (the agent's mount point, /etc/resolv.conf, boot_id) with the caller's; through an
+ * idmapped upper host root maps to nothing (EOVERFLOW). Capabilities are untouched, so these
+ * are the operations host root would make, with files owned by sandbox root, as the jailer
+ * chowns them anyway. Returns the securebits to restore, or -errno. */
+static int become_fs_root_of(const struct sbx_jail_spec *s)
+{
+        int bits = prctl(PR_GET_SECUREBITS);
+        if (bits < 0 || prctl(PR_SET_SECUREBITS, bits | SECBIT_NO_SETUID_FIXUP) < 0)
+                return -errno;
+        (void)setfsgid(s->uid_base);
+        (void)setfsuid(s->uid_base);
+        return bits;
+}
+
+static int back_to_host_root(int bits)
+{
+        (void)setfsuid(0);
+        (void)setfsgid(0);
+        return prctl(PR_SET_SECUREBITS, bits) < 0 ? -errno : 0;
+}
+
 static int mount_overlay(const struct sbx_jail_spec *s, int *userns_fd)
 {
-        if (!s->upper_on_host) {
-                int r = mount_upper_tmpfs(s);
-                if (r < 0)
-                        return r;
-        }
+        int r;
+        if (s->upper_subvol)
+                r = mount_upper_subvol(s, *userns_fd);
+        else
+                r = s->upper_on_host ? 0 : mount_upper_tmpfs(s);
+        if (r < 0)
+                return r;
         _cleanup_close_ int stage = open(s->rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (stage < 0)
                 return -errno;
-        if (mkdirat(stage, "upper", 0755) < 0 || fchmodat(stage, "upper", 0755, 0) < 0 ||
-            fchownat(stage, "upper", s->uid_base, s->uid_base, 0) < 0 ||
-            mkdirat(stage, "work", 0700) < 0 || mkdirat(stage, "lower", 0700) < 0)
+        if (!s->upper_subvol &&
+            (mkdirat(stage, "upper", 0755) < 0 || fchmodat(stage, "upper", 0755, 0) < 0 ||
+             fchownat(stage, "upper", s->uid_base, s->uid_base, 0) < 0 ||
+             mkdirat(stage, "work", 0700) < 0 || mkdirat(stage, "lower", 0700) < 0))
                 return -errno;
         for (size_t i = 0; i < s->n_layers; i++) {
-                int r = mount_lower(stage, s->layers[i], i, userns_fd);
+                /* a pool upper has no fallback: its lowers must be idmapped like it */
+                int keep = *userns_fd;
+                r = mount_lower(stage, s->layers[i], i, userns_fd);
+                if (r >= 0 && s->upper_subvol && keep >= 0 && *userns_fd < 0)
+                        r = jail_errorf(-EOPNOTSUPP, "layer %s: cannot idmap", s->layers[i]);
                 if (r < 0)
                         return r;
         }
@@ -318,7 +382,7 @@ static int mount_overlay(const struct sbx_jail_spec *s, int *userns_fd)
         snprintf(data + o, cap - o, ",upperdir=upper,workdir=work");
         if (fchdir(stage) < 0)
                 return -errno;
-        int r = mount("overlay", s->rootfs, "overlay", MS_NOSUID | MS_NODEV, data) < 0 ? -errno : 0;
+        r = mount("overlay", s->rootfs, "overlay", MS_NOSUID | MS_NODEV, data) < 0 ? -errno : 0;
         if (chdir("/") < 0 && r == 0)
                 r = -errno;
         return r;
@@ -541,8 +605,22 @@ int jail_mount_write_resolv_conf(int root_fd, uid_t uid, const uint8_t gw4[4])
         return 0;
 }
 
+static int mount_root(const struct sbx_jail_spec *s, int userns_fd, int bind_userns_fd,
+                      int *ret_idmapped);
+
 int jail_mount_root(const struct sbx_jail_spec *s, int userns_fd, int bind_userns_fd,
                     int *ret_idmapped)
+{
+        int bits = s->upper_subvol ? become_fs_root_of(s) : 0;
+        if (bits < 0)
+                return jail_errorf(bits, "taking sandbox root's file-system ids: %m");
+        int r = mount_root(s, userns_fd, bind_userns_fd, ret_idmapped);
+        int b = s->upper_subvol ? back_to_host_root(bits) : 0;
+        return r < 0 ? r : b < 0 ? jail_errorf(b, "back to host root's ids: %m") : r;
+}
+
+static int mount_root(const struct sbx_jail_spec *s, int userns_fd, int bind_userns_fd,
+                      int *ret_idmapped)
 {
         int ufd = userns_fd;
         int r = mount_overlay(s, &ufd);

@@ -18,7 +18,9 @@ export SBX_TEST_STATE="$state"
 bash templates/build-all.sh "$state/templates" || { echo "template build failed"; exit 1; }
 
 # SBXD_ARGS: extra sbxd options for a run (e.g. --disk tmpfs)
-"$SBXD" --listen 127.0.0.1:0 --state-dir "$state" --port-file "$state/port" ${SBXD_ARGS:-} \
+# SBX_TEST_POOL: the storage pool's size (server/storage/disk-pool.h); small, it is preallocated
+"$SBXD" --listen 127.0.0.1:0 --state-dir "$state" --port-file "$state/port" \
+        --storage-pool "${SBX_TEST_POOL:-4G}" ${SBXD_ARGS:-} \
         >"$state/sbxd.out" 2>"$state/sbxd.log" &
 sbxd_pid=$!
 for _ in $(seq 100); do [ -s "$state/port" ] && break; sleep 0.05; done
@@ -49,6 +51,12 @@ for id in $left; do
 done
 kill -TERM "$sbxd_pid" 2>/dev/null
 wait "$sbxd_pid" 2>/dev/null
+# sbxd unmounts its storage pool when no sandbox dir is left: a pool still mounted is a leak
+if grep -q " $state/pool " /proc/self/mountinfo; then
+        echo "storage pool still mounted after sbxd stopped (sandbox dirs left: $(ls "$state/sandboxes"))"
+        umount -l "$state/pool"; rc=1
+fi
+rm -f "$state/pool.img" # preallocated: not left behind in /tmp after every run
 if grep -q '"level":"error"' "$state/sbxd.log"; then
         echo "sbxd logged errors:"; grep '"level":"error"' "$state/sbxd.log" | tail -n 20
 fi

@@ -23,6 +23,8 @@
 #include "lifecycle/agent-log.h"
 #include "lifecycle/adopt.h"
 #include "storage/disk-image.h"
+#include "storage/disk-pool.h"
+#include "lifecycle/upper.h"
 #include "storage/secret-store.h"
 #include "storage/volume.h"
 #include "fd-util.h"
@@ -194,6 +196,37 @@ static int start_cluster(struct server *srv, unsigned port)
         return 0;
 }
 
+/* The storage pool (storage/disk-pool.h), unless --disk asks for images or tmpfs: where the
+ * kernel has no btrfs (or it cannot be set up) the ext4 images take over, said once here and on
+ * /metrics (sbx_storage_backend). --disk pool makes that a failure instead. */
+static int open_storage_pool(struct server *srv, struct sbxd_config *cfg)
+{
+        char why[160] = "";
+        bool must = cfg->disk_mode == SBXD_DISK_POOL;
+        if (cfg->disk_mode != SBXD_DISK_AUTO && !must)
+                return 0;
+        int r = disk_pool_available(cfg->state_dir, why, sizeof(why)) ? 0 : -EOPNOTSUPP;
+        if (r >= 0)
+                r = disk_pool_open(cfg->state_dir, cfg->storage_pool_bytes, &srv->disk_pool);
+        if (r < 0 && why[0] == 0)
+                snprintf(why, sizeof(why), "%s", strerror(-r));
+        if (r < 0 && must)
+                return log_error_errno(r, "storage pool: %s", why);
+        if (r < 0) {
+                log_warning("storage pool: %s: sandbox disks are preallocated ext4 images", why);
+                return 0;
+        }
+        struct disk_pool_space sp;
+        if (disk_pool_space(srv->disk_pool, &sp) >= 0) {
+                cfg->pool_fs_bytes = sp.size;
+                log_info("storage pool: btrfs at %s (%s), %llu MiB, %llu MiB free; sandbox "
+                         "disks are subvolumes with qgroup limits",
+                         disk_pool_root(srv->disk_pool), disk_pool_kind(srv->disk_pool),
+                         (unsigned long long)(sp.size >> 20), (unsigned long long)(sp.free >> 20));
+        }
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         struct sbxd_config cfg = {};
@@ -237,6 +270,8 @@ int main(int argc, char **argv)
                 log_warning_errno(errno, "PR_SET_CHILD_SUBREAPER: %m");
 
         if (state_dir_setup(cfg.state_dir) < 0)
+                goto fail;
+        if (open_storage_pool(&srv, &cfg) < 0)
                 goto fail;
         r = config_derive_limits(&cfg);
         if (r < 0) {
@@ -298,7 +333,12 @@ int main(int argc, char **argv)
                         log_info("layer store: %d unreferenced layer(s) removed", g);
                 r = sampler_start(&srv);
         }
-        if (r >= 0 && !cfg.tmpfs_disks)
+        if (r >= 0) {
+                int g = lifecycle_upper_gc(&srv);
+                if (g > 0)
+                        log_info("storage pool: %d subvolume(s) nothing refers to removed", g);
+        }
+        if (r >= 0 && !cfg.tmpfs_disks && !srv.disk_pool)
                 srv.disk_images =
                     disk_image_probe(cfg.state_dir, (uint64_t)TEMPLATE_DEFAULT_DISK_MB << 20);
         if (r >= 0)
@@ -349,7 +389,8 @@ int main(int argc, char **argv)
         ui_free(&srv);
         char url_path[4096];
         snprintf(url_path, sizeof(url_path), "%s/" SBXD_URL_FILE, cfg.state_dir);
-        (void)unlink(url_path); /* nobody listens there any more */
+        (void)unlink(url_path);               /* nobody listens there any more */
+        disk_pool_close(srv.disk_pool, true); /* kept mounted while sandbox dirs remain */
         state_dir_release(cfg.state_dir);
         config_done(&cfg);
         return 0;
@@ -367,6 +408,7 @@ fail:
         volume_store_free(srv.volumes);
         secret_store_free(srv.secrets);
         ui_free(&srv);
+        disk_pool_close(srv.disk_pool, true);
         state_dir_release(cfg.state_dir);
         config_done(&cfg);
         return 1;

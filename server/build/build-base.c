@@ -219,19 +219,9 @@ int build_base_resolve(struct run *x, const cJSON *spec, char *err)
                 r = -ENAMETOOLONG;
         /* the base's layers as store refs: a template's own layer dirs are imported (hard
          * links), so the built template does not depend on them staying */
-        x->layers = cJSON_CreateArray();
-        const cJSON *l;
-        char hex[LAYER_ID_MAX], ref[LAYER_ID_MAX + 8];
         layer_store_read_lock();
-        cJSON_ArrayForEach(l, (r >= 0 ? t.layers : NULL))
-        {
-                if (!layer_store_is_layer(state, l->valuestring, hex))
-                        r = layer_store_import_dir(state, l->valuestring, hex);
-                if (r < 0)
-                        break;
-                snprintf(ref, sizeof(ref), LAYER_PREFIX "%s", hex);
-                cJSON_AddItemToArray(x->layers, cJSON_CreateString(ref));
-        }
+        if (r >= 0)
+                r = template_store_refs(state, &t, &x->layers);
         /* the imported layers are referenced before the lock goes: a gc in between would
          * otherwise take them; the entry also keeps them (and their import) across restarts */
         if (r >= 0) {

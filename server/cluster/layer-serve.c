@@ -47,19 +47,9 @@ int cluster_handle_template_get(struct request *req)
                 r = -EINVAL;
         /* every layer as a store ref: a template's own layer dirs are put in the store (hard
          * links, cached per dir), as a snapshot of a sandbox of it would */
-        cJSON *refs = r >= 0 ? cJSON_CreateArray() : NULL, *l;
-        if (r >= 0 && !refs)
-                r = -ENOMEM;
-        cJSON *from = r >= 0 ? t.layers : NULL;
-        cJSON_ArrayForEach(l, from)
-        {
-                char hex[LAYER_ID_MAX], ref[LAYER_ID_MAX + 8];
-                if (!layer_store_is_layer(state, l->valuestring, hex) &&
-                    (r = layer_store_import_dir(state, l->valuestring, hex)) < 0)
-                        break;
-                snprintf(ref, sizeof(ref), LAYER_PREFIX "%s", hex);
-                cJSON_AddItemToArray(refs, cJSON_CreateString(ref));
-        }
+        cJSON *refs = NULL;
+        if (r >= 0)
+                r = template_store_refs(state, &t, &refs);
         layer_store_unlock();
         template_done(&t);
         if (r < 0) {
@@ -70,6 +60,8 @@ int cluster_handle_template_get(struct request *req)
                 return v1_reply_error(req, 500, NULL, "template '%s': %s", name, strerror(-r));
         }
         cJSON_ReplaceItemInObjectCaseSensitive(j, "layers", refs);
+        /* a pool snapshot's upper is the top layer now: the other node has its own pool */
+        cJSON_DeleteItemFromObjectCaseSensitive(j, "upper");
         return http_reply_cjson(req, 200, j, NULL, NULL);
 }
 

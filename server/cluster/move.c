@@ -18,6 +18,7 @@
 #include "lifecycle/lifecycle.h"
 #include "lifecycle/registry.h"
 #include "lifecycle/sandbox.h"
+#include "lifecycle/upper.h"
 #include "log.h"
 #include "macros.h"
 #include "native/v1.h"
@@ -250,6 +251,18 @@ static int move_record(struct server *srv, const struct sandbox *s, cJSON **ret)
                 int r = cJSON_IsString(l) ? 0 : -EINVAL;
                 if (r >= 0 && !layer_store_is_layer(state, l->valuestring, hex))
                         r = layer_store_import_dir(state, l->valuestring, hex);
+                if (r < 0) {
+                        cJSON_Delete(refs);
+                        return r;
+                }
+                snprintf(ref, sizeof(ref), LAYER_PREFIX "%s", hex);
+                cJSON_AddItemToArray(refs, cJSON_CreateString(ref));
+        }
+        /* A persisted sandbox on the storage pool keeps its files in its subvolume, not in its
+         * layers: they leave the node as one more layer, hashed (and copied) now. */
+        if (lifecycle_upper_in_pool(srv, s)) {
+                char hex[LAYER_ID_MAX], ref[LAYER_ID_MAX + 8];
+                int r = lifecycle_upper_ingest(srv, s, hex);
                 if (r < 0) {
                         cJSON_Delete(refs);
                         return r;

@@ -30,7 +30,7 @@ static const char usage[] =
     "  --pool-size N             warm sandboxes per pooled template (default 2, 0: off)\n"
     "  --pool-templates A,B      templates with a warm pool\n"
     "                            (default base,code-interpreter-v1)\n"
-    "  --max-sandboxes N         running + paused sandboxes (default 2048; then 429)\n"
+    "  --max-sandboxes N         running + paused sandboxes (default 8192; then 429)\n"
     "  --max-creates N           cold creates in flight (default 32; more wait their turn)\n"
     "  --create-wait S           how long a create waits for its turn (default 60; then 429;\n"
     "                            0: refuse at once)\n"
@@ -38,18 +38,22 @@ static const char usage[] =
     "never)\n"
     "  --delete-paused-after S   kill a sandbox paused for S seconds (default 0: never; e.g.\n"
     "                            604800 for 7 days)\n"
-    "  --disk image|tmpfs        a sandbox's disk: an ext4 image on a loop device (default;\n"
-    "                            tmpfs when loop devices or mkfs.ext4 are missing) or a tmpfs\n"
-    "                            (faster, but charged to the sandbox's memory)\n"
-    "  --disk-reserve MB         state-disk space never promised to sandbox disks (default 5%\n"
-    "                            of the file system, at most 1024)\n"
+    "  --disk pool|image|tmpfs   a sandbox's disk: a btrfs subvolume of the storage pool\n"
+    "                            (default where the kernel has btrfs), an ext4 image on a loop\n"
+    "                            device (the default otherwise; tmpfs when loop devices or\n"
+    "                            mkfs.ext4 are missing) or a tmpfs (charged to its memory)\n"
+    "  --storage-pool SIZE       the pool image's size when the state dir is not on btrfs\n"
+    "                            (e.g. 64G, 512M; default a quarter of the free space, 2..256\n"
+    "                            GiB); a larger size grows an existing pool\n"
+    "  --disk-reserve MB         pool (or state-disk) space never given to sandboxes (default\n"
+    "                            5% of the pool or file system, at most 1024)\n"
     "  --disk-overcommit R       promise sandbox disks up to R times the free space, as sparse\n"
     "                            files (default 1: each disk is preallocated, never "
     "overcommitted)\n"
     "  --max-sandbox-cpus N      most CPUs one sandbox may ask for (default: the host's)\n"
     "  --max-sandbox-memory MB   most memory one sandbox may ask for (default 3/4 of the host's)\n"
-    "  --max-sandbox-disk MB     largest disk one sandbox may ask for (default half the state\n"
-    "                            file system)\n"
+    "  --max-sandbox-disk MB     largest disk one sandbox may ask for (default 262144 with\n"
+    "                            the storage pool, else half the state file system)\n"
     "  --total-memory MB         memory limit of all sandboxes together (default: the host's\n"
     "                            memory less 10%, at least 512 MiB, kept for the host)\n"
     "  --total-pids N            task limit of all sandboxes together (default 3/4 of the\n"
@@ -284,6 +288,7 @@ void config_done(struct sbxd_config *c)
 #define OPT_CLUSTER         1025
 #define OPT_NODE_NAME       1026
 #define OPT_ADVERTISE       1027
+#define OPT_STORAGE_POOL    1028
 #define OPT_CONSOLE_DIR     1040
 #define OPT_RUNTIME         1050
 #define OPT_MAX_LAYER       1060
@@ -602,6 +607,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"disk", required_argument, NULL, 1005},
             {"delete-paused-after", required_argument, NULL, OPT_DELETE_PAUSED},
             {"disk-reserve", required_argument, NULL, OPT_DISK_RESERVE},
+            {"storage-pool", required_argument, NULL, OPT_STORAGE_POOL},
             {"disk-overcommit", required_argument, NULL, OPT_DISK_OVERCOMMIT},
             {"max-sandbox-cpus", required_argument, NULL, OPT_MAX_CPUS},
             {"max-sandbox-memory", required_argument, NULL, OPT_MAX_MEMORY},
@@ -782,11 +788,28 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                         console_dir = optarg;
                         break;
                 case 1005:
-                        if (strcmp(optarg, "image") != 0 && strcmp(optarg, "tmpfs") != 0) {
-                                fprintf(stderr, "sbxd: --disk takes image or tmpfs\n");
+                        if (strcmp(optarg, "pool") == 0)
+                                c.disk_mode = SBXD_DISK_POOL;
+                        else if (strcmp(optarg, "image") == 0)
+                                c.disk_mode = SBXD_DISK_IMAGE;
+                        else if (strcmp(optarg, "tmpfs") == 0)
+                                c.disk_mode = SBXD_DISK_TMPFS;
+                        else {
+                                fprintf(stderr, "sbxd: --disk takes pool, image or tmpfs\n");
                                 return -EINVAL;
                         }
-                        c.tmpfs_disks = strcmp(optarg, "tmpfs") == 0;
+                        c.tmpfs_disks = c.disk_mode == SBXD_DISK_TMPFS;
+                        break;
+                case OPT_STORAGE_POOL:
+                        if (config_parse_size(optarg, &c.storage_pool_bytes) < 0 ||
+                            c.storage_pool_bytes < SBXD_STORAGE_POOL_MIN ||
+                            c.storage_pool_bytes > SBXD_STORAGE_POOL_MAX) {
+                                fprintf(stderr,
+                                        "sbxd: bad --storage-pool '%s' (a size such as 64G or "
+                                        "512M, 256M..64T)\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
                         break;
                 case OPT_MAX_LAYER:
                 case OPT_REG_MIRROR:
@@ -893,12 +916,36 @@ static uint64_t read_u64(const char *path)
         return strtoull(buf, NULL, 10);
 }
 
+int config_parse_size(const char *arg, uint64_t *ret)
+{
+        char *end;
+        errno = 0;
+        if (!*arg || arg[0] == '-')
+                return -EINVAL;
+        unsigned long long v = strtoull(arg, &end, 10);
+        unsigned shift = 20; /* a bare number is MiB */
+        if (*end && !end[1]) {
+                const char *units = "KMGT";
+                const char *u = strchr(units, *end & ~0x20);
+                if (!u)
+                        return -EINVAL;
+                shift = 10 * (unsigned)(u - units + 1);
+                end++;
+        }
+        if (errno || *end || end == arg || v == 0 || v > (UINT64_MAX >> shift))
+                return -EINVAL;
+        *ret = (uint64_t)v << shift;
+        return 0;
+}
+
 int config_derive_limits(struct sbxd_config *c)
 {
         struct statvfs sv;
         if (statvfs(c->state_dir, &sv) < 0)
                 return -errno;
-        uint64_t fs_mb = (uint64_t)sv.f_blocks * sv.f_frsize >> 20;
+        /* with the pool, sandbox disks live there: its size, not the state file system's */
+        uint64_t fs_mb =
+            c->pool_fs_bytes ? c->pool_fs_bytes >> 20 : (uint64_t)sv.f_blocks * sv.f_frsize >> 20;
         uint64_t mem_mb = meminfo("MemTotal") >> 20;
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         if (mem_mb == 0 || cpus <= 0)
@@ -912,7 +959,11 @@ int config_derive_limits(struct sbxd_config *c)
                 c->max_memory_mb = MAX(mem_mb * 3 / 4, 1);
         /* image disks live on the state disk; tmpfs ones in memory (bounded by memoryMB) */
         if (!c->max_disk_mb)
-                c->max_disk_mb = c->tmpfs_disks ? SANDBOX_MAX_DISK_MB : MAX(fs_mb / 2, 1);
+                /* tmpfs disks are bounded by memoryMB; pool disks are thin (a disk larger
+                 * than the pool costs nothing until written, and a full pool is ENOSPC at
+                 * write()); images live on the state disk, preallocated */
+                c->max_disk_mb =
+                    c->tmpfs_disks || c->pool_fs_bytes ? SANDBOX_MAX_DISK_MB : MAX(fs_mb / 2, 1);
         if (!c->total_memory_mb) {
                 uint64_t keep =
                     MAX(mem_mb * SBXD_HOST_MEMORY_RESERVE_PCT / 100, SBXD_HOST_MEMORY_RESERVE_MIN);

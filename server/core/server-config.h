@@ -44,6 +44,16 @@ struct sbxd_config {
         unsigned persist_paused_after_s; /* 0: never persist a paused sandbox to disk */
         unsigned delete_paused_after_s;  /* 0: a paused sandbox is kept until killed */
         bool tmpfs_disks; /* --disk tmpfs: no ext4 image disks (storage/disk-image.h) */
+        /* --disk pool|image|tmpfs, absent: auto (the btrfs pool where the kernel has btrfs,
+         * else images, else tmpfs; storage/disk-pool.h) */
+        enum sbxd_disk_mode {
+                SBXD_DISK_AUTO,
+                SBXD_DISK_POOL,
+                SBXD_DISK_IMAGE,
+                SBXD_DISK_TMPFS
+        } disk_mode;
+        uint64_t storage_pool_bytes; /* --storage-pool SIZE: 0 = default (storage/disk-pool.h) */
+        uint64_t pool_fs_bytes;      /* the open pool's size, set at start (0: no pool) */
         /* Host disk (storage/disk-image.h "Admission"): 0 = derived from the state file system
          * at start (config_derive_limits). */
         uint64_t disk_reserve_mb; /* free space never promised to sandbox disks */
@@ -92,16 +102,19 @@ struct sbxd_config {
 #define SBXD_URL_FILE               "url"
 #define SBXD_DEFAULT_POOL_SIZE      2
 #define SBXD_DEFAULT_POOL_TEMPLATES "base,code-interpreter-v1"
-#define SBXD_DEFAULT_MAX_SANDBOXES  2048
+#define SBXD_DEFAULT_MAX_SANDBOXES  8192
 #define SBXD_DEFAULT_MAX_CREATES    32
 #define SBXD_DEFAULT_CREATE_WAIT_S  60
 /* Derived defaults (config_derive_limits): the disk reserve is 5% of the state file system, at
  * most 1 GiB; a sandbox may ask for every CPU, 3/4 of the host's memory and half the state file
  * system; all sandboxes together get the host's memory but a reserve (10%, at least 512 MiB) and
  * 3/4 of the kernel's pid space. */
-#define SBXD_DISK_RESERVE_PCT        5
-#define SBXD_DISK_RESERVE_MAX_MB     1024
-#define SBXD_MAX_OVERCOMMIT          1000
+#define SBXD_DISK_RESERVE_PCT    5
+#define SBXD_DISK_RESERVE_MAX_MB 1024
+#define SBXD_MAX_OVERCOMMIT      1000
+/* --storage-pool bounds (storage/disk-pool.h DISK_POOL_MIN_BYTES, DISK_POOL_MAX_BYTES) */
+#define SBXD_STORAGE_POOL_MIN        (256ULL << 20)
+#define SBXD_STORAGE_POOL_MAX        (64ULL << 40)
 #define SBXD_HOST_MEMORY_RESERVE_PCT 10
 #define SBXD_HOST_MEMORY_RESERVE_MIN 512
 /* --max-layer-size: default and most (storage/image-admit.h) */
@@ -121,6 +134,10 @@ int config_load_tls(struct sbxd_config *c);
 /* Fill the limits left at 0 from the host (CPUs, MemTotal, pid_max and threads-max) and from the
  * state dir's file system. Needs the state dir to exist. -errno when the host cannot be read. */
 int config_derive_limits(struct sbxd_config *c);
+
+/* A size: digits with an optional K, M, G or T (binary units; none: MiB) into bytes. -EINVAL
+ * when malformed, zero or past 2^64. */
+int config_parse_size(const char *arg, uint64_t *ret);
 
 /* Parse "HOST:PORT" / "[V6]:PORT" into a sockaddr. Pure; used by tests. */
 int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, socklen_t *ret_len,

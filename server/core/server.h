@@ -40,8 +40,11 @@ struct server {
         pthread_cond_t sampler_cond;
         bool stopping;              /* under sampler_lock */
         unsigned requests_inflight; /* __atomic: http/http.c, between URI log and completion */
-        bool disk_images;           /* storage/disk-image.h: ext4 image disks (else tmpfs uppers) */
-        bool runtime_ok;            /* config->runtime exists: bound at /.sbx/runtime */
+        /* storage/disk-pool.h: sandbox uppers are btrfs subvolumes of this pool; NULL when the
+         * host has no btrfs (then disk_images, else tmpfs uppers) */
+        struct disk_pool *disk_pool;
+        bool disk_images; /* storage/disk-image.h: ext4 image disks (else tmpfs uppers) */
+        bool runtime_ok;  /* config->runtime exists: bound at /.sbx/runtime */
         struct volume_store *volumes; /* storage/volume.h */
         struct build_service *build;  /* build/build.h: template builds */
         struct egress *egress;        /* lifecycle/egress.h */

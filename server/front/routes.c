@@ -18,6 +18,7 @@
 #include "native/mcp-host.h"
 #include "native/v1-images-pull.h"
 #include "native/v1-images.h"
+#include "native/v1-storage.h"
 #include "native/v1-relay.h"
 #include "native/v1-templates.h"
 #include "native/v1.h"
@@ -193,6 +194,8 @@ const struct route sbxd_routes[] = {
      .upload = http_upload_data,
      .handle = v1_images_import_finish},
     V1(POST, "/v1/images/pull", NULL, v1_images_pull),
+    V1(GET, "/v1/storage", NULL, v1_storage_get),
+    V1(POST, "/v1/storage/grow", NULL, v1_storage_grow),
     V1(GET, "/v1/images", NULL, v1_images_list),
     V1(GET, "/v1/images/{id}", NULL, v1_images_get),
     V1(DELETE, "/v1/images/{id}", NULL, v1_images_delete),

@@ -25,8 +25,10 @@
 #include "random-util.h"
 #include "core/stats.h"
 #include "lifecycle/teardown.h"
+#include "lifecycle/upper.h"
 #include "lifecycle/volume-mounts.h"
 #include "storage/disk-image.h"
+#include "storage/disk-pool.h"
 #include "storage/template.h"
 #include "time-util.h"
 
@@ -157,10 +159,21 @@ int lifecycle_jail_spec(const struct server *srv, const struct sandbox *s,
         spec->cpu_quota_us = (int64_t)s->cpu_count * CPU_PERIOD_US;
         spec->cpu_period_us = CPU_PERIOD_US;
         spec->disk_bytes = (uint64_t)s->disk_mb * 1024 * 1024;
-        /* the upper's file system is visible at <dir>/rootfs on the host: snapshots read it */
-        spec->upper_on_host = true;
-        if (srv->disk_images && asprintf(&spec->disk_image, "%s/" DISK_IMAGE_NAME, s->dir) < 0)
-                return -ENOMEM;
+        if (srv->disk_pool && disk_pool_has_upper(srv->disk_pool, s->id)) {
+                /* a subvolume of the pool: visible to sbxd there, mounted nowhere on the host */
+                char path[4096];
+                if ((r = disk_pool_upper_path(srv->disk_pool, s->id, path, sizeof(path))) < 0)
+                        return r;
+                if (!(spec->upper_subvol = strdup(path)))
+                        return -ENOMEM;
+        } else {
+                /* the upper's file system is visible at <dir>/rootfs on the host: snapshots
+                 * read it */
+                spec->upper_on_host = true;
+                if (srv->disk_images &&
+                    asprintf(&spec->disk_image, "%s/" DISK_IMAGE_NAME, s->dir) < 0)
+                        return -ENOMEM;
+        }
         if ((r = spec_env(t->env, spec, ret_msg)) < 0)
                 return r;
         *ret_spec = TAKE_PTR(spec);
@@ -310,8 +323,10 @@ static int start(struct server *srv, struct sandbox *s, const struct template_in
 
         r = lifecycle_init_agent(s, t);
         if (r < 0) {
+                char tail[1024];
                 snprintf(errmsg, errlen, "sandbox start failed at agent-init: %s", strerror(-r));
-                log_error_errno(r, "sandbox %s: agent /init failed: %m", s->id);
+                log_error_errno(r, "sandbox %s: agent /init failed: %m; its log: %s", s->id,
+                                log_tail(log_path, tail, sizeof(tail)));
                 return -EIO;
         }
         r = lifecycle_start_cmd(s, t, errmsg, errlen);
@@ -389,7 +404,21 @@ int lifecycle_spawn(struct server *srv, struct sandbox *s, const struct template
                 snprintf(errmsg, errlen, "sandbox start failed at state-dir: %s", strerror(-r));
                 return r;
         }
-        if (srv->disk_images) {
+        if (srv->disk_pool) {
+                errmsg[0] = 0;
+                r = lifecycle_upper_make(srv, s, errmsg, errlen);
+                if (r < 0) {
+                        if (!errmsg[0])
+                                snprintf(errmsg, errlen, "sandbox start failed at its disk: %s",
+                                         strerror(-r));
+                        return r;
+                }
+        } else if (s->upper_seed) {
+                snprintf(errmsg, errlen,
+                         "this snapshot lives in the storage pool, which this server runs "
+                         "without (--disk)");
+                return -EIO;
+        } else if (srv->disk_images) {
                 const struct disk_policy pol = {
                     .overcommit = srv->config->disk_overcommit,
                     .reserve_bytes = srv->config->disk_reserve_mb << 20,
@@ -415,6 +444,11 @@ void lifecycle_destroy(struct server *srv, struct sandbox *s, const char *why)
         sandbox_mark_gone(s); /* a concurrent timeout/connect must not write into the dir */
         agent_log_close(TAKE_PTR(s->log));
         int r = teardown_sandbox(s->id, s->pid, s->pidfd, s->dir);
+        if (srv->disk_pool) { /* after its processes: nothing writes there any more */
+                int u = disk_pool_upper_remove(srv->disk_pool, s->id);
+                if (u < 0 && r >= 0)
+                        r = u;
+        }
         lifecycle_net_remove(srv, s);
         if (r < 0)
                 log_error_errno(r, "sandbox %s: teardown (%s) incomplete: %m", s->id, why);

@@ -51,6 +51,7 @@ void sandbox_unref(struct sandbox *s)
                 net_policy_done(s->net);
         free(s->net);
         cJSON_Delete(s->layers);
+        free(s->upper_seed);
         cJSON_Delete(s->binds);
         cJSON_Delete(s->volume_mounts);
         free(s->metrics);

@@ -47,6 +47,9 @@ struct sandbox {
         char mask_host[MASK_HOST_MAX + 1]; /* network.maskRequestHost, "" when unset */
         bool pool;                         /* a warm-pool member: not registered, not listed */
         cJSON *layers;                     /* owned array of absolute layer paths, bottom first */
+        /* owned, NULL unless a create from a pool snapshot: its subvolume, which the new
+         * upper is a writable snapshot of (template_info.upper_seed); not recorded */
+        char *upper_seed;
         cJSON *binds; /* owned array of {source,target,readonly} (from the template) */
         /* volumeMounts: owned array of {name, path, volumeID}, NULL when none; the first
          * volumes_held of them are counted users of their volume (storage/volume.h) until the

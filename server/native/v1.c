@@ -11,6 +11,7 @@
 
 #include "core/errors.h"
 #include "lifecycle/lifecycle.h"
+#include "storage/disk-pool.h"
 #include "log.h"
 #include "macros.h"
 #include "core/validate.h"
@@ -57,6 +58,7 @@ cJSON *v1_sandbox_json(const struct sandbox *s)
             !cJSON_AddStringToObject(o, "end_at", ends) ||
             !cJSON_AddNumberToObject(o, "cpu_count", s->cpu_count) ||
             !cJSON_AddNumberToObject(o, "memory_mb", s->memory_mb) ||
+            !cJSON_AddNumberToObject(o, "disk_mb", s->disk_mb) ||
             !cJSON_AddItemToObject(o, "metadata",
                                    s->metadata ? cJSON_Duplicate(s->metadata, 1)
                                                : cJSON_CreateObject())) {
@@ -157,6 +159,16 @@ int v1_handle_create(struct request *req)
         return v1_reply_json(req, 201, o, NULL, NULL);
 }
 
+/* s's JSON with what its disk holds (its storage pool qgroup: "disk_used", bytes). */
+static cJSON *with_disk(const struct server *srv, const struct sandbox *s)
+{
+        struct disk_pool_use u;
+        cJSON *o = v1_sandbox_json(s);
+        if (o && srv->disk_pool && disk_pool_upper_usage(srv->disk_pool, s->id, &u) >= 0)
+                cJSON_AddNumberToObject(o, "disk_used", (double)u.referenced);
+        return o;
+}
+
 int v1_handle_list(struct request *req)
 {
         struct sandbox **all = NULL;
@@ -168,7 +180,7 @@ int v1_handle_list(struct request *req)
         cJSON *arr = o ? cJSON_AddArrayToObject(o, "sandboxes") : NULL;
         for (size_t i = 0; i < n; i++) {
                 if (arr)
-                        cJSON_AddItemToArray(arr, v1_sandbox_json(all[i]));
+                        cJSON_AddItemToArray(arr, with_disk(req->srv, all[i]));
                 sandbox_unref(all[i]);
         }
         free(all);
@@ -181,7 +193,7 @@ int v1_handle_get(struct request *req)
         _cleanup_sandbox_ struct sandbox *s = registry_get(req->srv->registry, id);
         if (!s)
                 return v1_reply_not_found(req, id);
-        _cleanup_json_ cJSON *o = v1_sandbox_json(s);
+        _cleanup_json_ cJSON *o = with_disk(req->srv, s);
         return v1_reply_json(req, 200, o, NULL, NULL);
 }
 

@@ -46,6 +46,18 @@ export function realTemplates(state, { host = false } = {}) {
   execFileSync('bash', [s, arg], { stdio: ['ignore', 'ignore', 'inherit'], env })
 }
 
+// The storage pool's size in tests (server/storage/disk-pool.h): small, preallocated.
+export const TEST_POOL = '2G'
+
+// sbxd keeps its storage pool (<state>/pool, on a loop device) and the state dir's own bind
+// mount while sandbox dirs remain (persisted sandboxes, or after a SIGKILL): detach both
+// before the dir is removed, so nothing is deleted through a mount and no loop device stays.
+export function releaseState(state) {
+  for (const m of [join(state, 'pool'), state]) {
+    try { execFileSync('umount', ['-l', m], { stdio: 'ignore' }) } catch {}
+  }
+}
+
 // reuse: { dir, state } of an earlier startSbxd (stopped with keep: true) to restart on it.
 // args: extra sbxd arguments. wrap: a command sbxd runs under (['prlimit', '--nofile=1024']).
 // The warm pool is off unless a test turns it on
@@ -64,6 +76,8 @@ export async function startSbxd({ jailer, agent, prepare, reuse, args: extra = [
   if (jailer) args.push('--jailer', jailer)
   if (agent) args.push('--agent', agent)
   args.push('--pool-size', '0', ...extra)
+  // A test's storage pool is small (the default takes a quarter of the host's free space)
+  if (!extra.includes('--storage-pool') && !extra.includes('--disk')) args.push('--storage-pool', TEST_POOL)
   const opts = { stdio: ['ignore', 'pipe', 'pipe'], env: env ? { ...process.env, ...env } : process.env }
   const proc = wrap.length
     ? spawn(wrap[0], [...wrap.slice(1), SBXD, ...args], opts)
@@ -105,7 +119,10 @@ export async function startSbxd({ jailer, agent, prepare, reuse, args: extra = [
     }
     proc.kill('SIGTERM')
     await new Promise((r) => proc.exitCode !== null || proc.signalCode ? r() : proc.once('exit', r))
-    if (!keep) rmSync(dir, { recursive: true, force: true })
+    if (!keep) {
+      releaseState(state)
+      rmSync(dir, { recursive: true, force: true })
+    }
   }
 
   return { url, port, key, state, dir, proc, api, stop, stdout: () => stdout, stderr: () => stderr }

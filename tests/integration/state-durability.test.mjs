@@ -1,12 +1,14 @@
 // What sbxd acknowledges survives a restart, and a restart restores what the records say:
 //  - with the state disk full, a change that cannot be recorded is refused (507) and left
-//    undone, never acknowledged and then lost (timeout, refresh, pause);
+//    undone, never acknowledged and then lost (timeout, refresh, pause), while the sandbox's
+//    own writes still land on its disk (the storage pool was preallocated) and are there after
+//    the restart;
 //  - a sandbox left frozen by an sbxd that died mid-snapshot is running again after a restart;
 //  - --delete-paused-after removes sandboxes paused for longer than the operator keeps them.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync, existsSync, openSync, writeSync, closeSync } from 'node:fs'
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, existsSync, openSync, writeSync, closeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startSbxd, realTemplates, REAL, sleep } from './sbxd.mjs'
@@ -62,20 +64,26 @@ function fill(dir) {
   return p
 }
 
-test('state disk full: timeout, refresh and pause are refused with 507 and stay undone across a restart', { skip }, async () => {
-  // A small file system of its own for the state dir.
+test('state disk full: timeout, refresh and pause are refused with 507 and stay undone across a restart; the sandbox\'s own writes still land', { skip }, async () => {
+  // A small file system of its own for the state dir, holding the storage pool (preallocated
+  // in it when sbxd starts) and the records.
+  // (a tmpfs: ext4 keeps a few blocks back after ENOSPC, enough for small records)
   mnt = mkdtempSync(join(tmpdir(), 'sbxd-full-'))
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=96m,mode=0700', 'tmpfs', mnt])
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=384m,mode=0700', 'tmpfs', mnt])
   const state = join(mnt, 'state')
   mkdirSync(state)
   realTemplates(state, { host: true }) // a small state file system
-  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: { dir: mnt }, args: ['--disk', 'tmpfs'] })
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: { dir: mnt }, args: ['--storage-pool', '256M'] })
   const c = await d.api('POST', '/v2/sandboxes', { body: { templateID: 'base', timeout: 600 } })
   assert.equal(c.status, 201, c.text)
   const s = c.json
   const before = (await d.api('GET', `/sandboxes/${s.sandboxID}`)).json.endAt
 
   const filler = fill(mnt)
+  // the records cannot be written now, but the sandbox's disk is the pool's: its writes land
+  assert.equal(await run(s.sandboxID, s.envdAccessToken,
+    'head -c 16M /dev/urandom > /home/user/w && sync && sha256sum < /home/user/w > /home/user/w.sum && ' +
+    'dd if=/home/user/w iflag=direct bs=1M 2>/dev/null | sha256sum | cmp - /home/user/w.sum && echo landed'), 'landed\n')
   const t = await d.api('POST', `/sandboxes/${s.sandboxID}/timeout`, { body: { timeout: 30 } })
   assert.equal(t.status, 507, t.text)
   assert.match(t.json.message, /could not be recorded/)
@@ -98,13 +106,15 @@ test('state disk full: timeout, refresh and pause are refused with 507 and stay 
   assert.equal((await d.api('POST', `/sandboxes/${s.sandboxID}/timeout`, { body: { timeout: 30 } })).status, 507)
   rmSync(filler)
   await d.stop({ keep: true })
-  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: { dir: mnt }, args: ['--disk', 'tmpfs'] })
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: { dir: mnt }, args: ['--storage-pool', '256M'] })
   const again = (await d.api('GET', `/sandboxes/${s.sandboxID}`)).json
   assert.equal(again.endAt, acked, 'the acknowledged endAt, not the refused one')
   assert.equal(again.state, 'running')
+  assert.equal(await run(s.sandboxID, s.envdAccessToken, 'sha256sum < /home/user/w | cmp - /home/user/w.sum && echo kept'), 'kept\n')
   assert.equal((await d.api('DELETE', `/sandboxes/${s.sandboxID}`)).status, 204)
   await d.stop({ keep: true }) // the dir is a mount point: unmounted below
   d = undefined
+  assert.ok(!readFileSync('/proc/self/mountinfo', 'utf8').includes(`${state}/pool `), 'the pool went with the last sandbox')
   execFileSync('umount', [mnt])
   rmSync(mnt, { recursive: true, force: true })
   mnt = undefined

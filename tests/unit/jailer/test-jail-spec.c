@@ -319,6 +319,14 @@ static void test_messages(void)
                              "\"disk_bytes\":1073741824,\"disk_image\":\"/x/disk.img\""),
                     "disk_image needs upper_on_host");
         CHECK_STREQ(edit_msg("\"disk_bytes\":1073741824",
+                             "\"disk_bytes\":1073741824,\"upper_on_host\":true,"
+                             "\"upper_subvol\":\"/p/sandboxes/x\""),
+                    "upper_subvol excludes upper_on_host and disk_image");
+        CHECK_STREQ(edit_msg("\"disk_bytes\":1073741824",
+                             "\"disk_bytes\":1073741824,\"upper_subvol\":\"p/x\""),
+                    "upper_subvol: must be an absolute normalised path (no '.', '..', '//', "
+                    "trailing '/')");
+        CHECK_STREQ(edit_msg("\"disk_bytes\":1073741824",
                              "\"disk_bytes\":1073741824,\"upper_on_host\":true,\"disk_image\":1"),
                     "disk_image: missing or not a string");
         /* An escaped NUL would cut a string short ("/a\u0000/../etc" read as "/a"). */
