@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "connect.h"
+#include "format-util.h"
 #include "json-util.h"
 #include "macros.h"
 
@@ -169,71 +170,39 @@ int agent_respond_envelope(struct agent_request *r, uint8_t flags, const char *j
 
 int agent_respond_rest_error(struct agent_request *r, int status, const char *fmt, ...)
 {
-        _cleanup_free_ char *msg = NULL, *body = NULL;
+        _cleanup_free_ char *msg = FORMAT_VARARGS_DUP(fmt), *body = NULL;
         size_t len;
-        va_list ap;
         int e;
 
-        va_start(ap, fmt);
-        e = vasprintf(&msg, fmt, ap);
-        va_end(ap);
-        if (e < 0) {
-                msg = NULL;
+        if (!msg)
                 return -ENOMEM;
-        }
         if (r->route && r->route->rest_error)
                 return r->route->rest_error(r, status, msg);
         e = agent_rest_error_json(status, msg, &body, &len);
-        if (e < 0)
-                return e;
-        return agent_respond(r, status, "application/json; charset=utf-8", body, len);
+        return e < 0 ? e : agent_respond(r, status, "application/json; charset=utf-8", body, len);
 }
 
 int agent_respond_connect_error(struct agent_request *r, const char *code, const char *fmt, ...)
 {
-        _cleanup_free_ char *msg = NULL, *body = NULL;
+        _cleanup_free_ char *msg = FORMAT_VARARGS_DUP(fmt), *body = NULL;
         size_t len;
-        va_list ap;
-        int e;
+        int e = msg ? agent_connect_error_json(code, msg, &body, &len) : -ENOMEM;
 
-        va_start(ap, fmt);
-        e = vasprintf(&msg, fmt, ap);
-        va_end(ap);
-        if (e < 0) {
-                msg = NULL;
-                return -ENOMEM;
-        }
-        e = agent_connect_error_json(code, msg, &body, &len);
-        if (e < 0)
-                return e;
-        return agent_respond(r, connect_code_http_status(code), "application/json", body, len);
+        return e < 0 ? e
+                     : agent_respond(r, connect_code_http_status(code), "application/json", body,
+                                     len);
 }
 
 int agent_respond_stream_error(struct agent_request *r, const char *code, const char *fmt, ...)
 {
         static const char *const headers[] = {"Content-Type", "application/connect+json", NULL};
-        _cleanup_free_ char *msg = NULL, *body = NULL;
+        _cleanup_free_ char *msg = FORMAT_VARARGS_DUP(fmt), *body = NULL;
         size_t len;
-        va_list ap;
-        int e;
+        int e = msg ? agent_end_stream_json(code, msg, &body, &len) : -ENOMEM;
 
-        va_start(ap, fmt);
-        e = vasprintf(&msg, fmt, ap);
-        va_end(ap);
-        if (e < 0) {
-                msg = NULL;
-                return -ENOMEM;
-        }
-        e = agent_end_stream_json(code, msg, &body, &len);
-        if (e < 0)
-                return e;
-        if (!r->resp_started) {
+        if (e >= 0 && !r->resp_started)
                 e = agent_respond_head(r, 200, headers);
-                if (e < 0)
-                        return e;
-        }
-        e = agent_respond_envelope(r, CONNECT_FLAG_END_STREAM, body, len);
-        if (e < 0)
-                return e;
-        return agent_respond_end(r);
+        if (e >= 0)
+                e = agent_respond_envelope(r, CONNECT_FLAG_END_STREAM, body, len);
+        return e < 0 ? e : agent_respond_end(r);
 }

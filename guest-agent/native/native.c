@@ -11,6 +11,7 @@
 
 #include "core/config.h"
 #include "core/http.h"
+#include "format-util.h"
 #include "json-util.h"
 #include "macros.h"
 #include "native-error.h"
@@ -57,17 +58,10 @@ int native_rest_error(struct agent_request *r, int status, const char *message)
 
 int native_error(struct agent_request *r, int status, const char *code, const char *fmt, ...)
 {
-        _cleanup_free_ char *msg = NULL;
-        va_list ap;
-        int n;
+        _cleanup_free_ char *msg = FORMAT_VARARGS_DUP(fmt);
 
-        va_start(ap, fmt);
-        n = vasprintf(&msg, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-                msg = NULL;
+        if (!msg)
                 return -ENOMEM;
-        }
         if (!r->body_done)
                 (void)agent_request_discard_body(r, NATIVE_MAX_BODY);
         return reply_error(r, status, code, msg);
