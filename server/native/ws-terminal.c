@@ -208,11 +208,11 @@ static void session_run(struct ws_session *s)
 
 static void terminal_run(struct agent_upgraded *u)
 {
-        struct ws_session s = {.sock = u->sock,
+        struct ws_session s = {.sock = u->up.sock,
                                .agent = u->q,
-                               .extra = (const uint8_t *)u->extra,
-                               .extra_len = u->extra_len};
-        snprintf(s.id, sizeof(s.id), "%s", u->name);
+                               .extra = (const uint8_t *)u->up.extra,
+                               .extra_len = u->up.extra_len};
+        snprintf(s.id, sizeof(s.id), "%s", u->up.name);
         session_run(&s);
         log_info("sandbox %s: terminal session ended", s.id);
 }
