@@ -98,25 +98,15 @@ int agent_respond_head_list(struct agent_request *r, int status, const struct sb
 int agent_respond_head(struct agent_request *r, int status, const char *const *headers)
 {
         struct sbx_header hs[16];
-        struct sbx_resp_head h = {.status = (uint16_t)status, .headers = hs};
-        _cleanup_free_ uint8_t *buf = NULL;
-        size_t len;
-        int e;
+        size_t n = 0;
 
-        for (size_t i = 0; headers && headers[2 * i]; i++) {
-                if (i >= ELEMENTSOF(hs))
+        for (; headers && headers[2 * n]; n++) {
+                if (n >= ELEMENTSOF(hs))
                         return -E2BIG;
-                hs[i].name = headers[2 * i];
-                hs[i].value = headers[2 * i + 1];
-                h.n_headers++;
+                hs[n].name = headers[2 * n];
+                hs[n].value = headers[2 * n + 1];
         }
-        e = sbx_resp_head_encode(&h, &buf, &len);
-        if (e < 0)
-                return e;
-        r->resp_started = true;
-        r->status = status;
-        e = sbx_frame_write(r->fd, SBX_FRAME_RESP_HEAD, buf, len);
-        return e < 0 ? e : status;
+        return agent_respond_head_list(r, status, hs, n);
 }
 
 int agent_respond_data(struct agent_request *r, const void *buf, size_t len)
