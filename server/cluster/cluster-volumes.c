@@ -265,18 +265,13 @@ static int count_volumes(struct etcd *e, const struct cluster_node *nodes, size_
 static int forward_create(struct request *req, const char *addr)
 {
         struct forward_answer a;
-        const struct buf *b = &req->body->raw;
-        int r = forward_buffered(req, addr, "POST", req->target, b->p ? b->p : "", b->len, &a);
+        int r = forward_buffered_body(req, addr, &a);
         if (r < 0 || a.status == 0) {
                 forward_answer_done(&a);
                 return http_reply_error(req, -EAGAIN, NULL,
                                         "node lost: the node placed on (%s) did not answer", addr);
         }
-        r = http_reply_bytes(
-            req, (unsigned)a.status, a.content_type ? a.content_type : "application/json",
-            a.body ? a.body : "", a.len, a.retry_after ? "Retry-After" : NULL, a.retry_after);
-        forward_answer_done(&a);
-        return r;
+        return forward_reply_answer(req, &a);
 }
 
 int cluster_volumes_place(struct request *req)
