@@ -231,6 +231,23 @@ int etcd_range_prefix(struct etcd *e, const char *prefix, struct etcd_kv **ret, 
         return 0;
 }
 
+int etcd_get(struct etcd *e, const char *key, char **ret)
+{
+        struct etcd_kv *kvs = NULL;
+        size_t n = 0;
+        int r = etcd_range_prefix(e, key, &kvs, &n, NULL);
+        if (r < 0)
+                return r;
+        r = -ENOENT;
+        for (size_t i = 0; i < n && r == -ENOENT; i++)
+                if (strcmp(kvs[i].key, key) == 0) {
+                        *ret = TAKE_PTR(kvs[i].value);
+                        r = 0;
+                }
+        etcd_kvs_free(kvs, n);
+        return r;
+}
+
 int etcd_put(struct etcd *e, const char *key, const char *value, int64_t lease)
 {
         if (strlen(value) > ETCD_MAX_VALUE)
