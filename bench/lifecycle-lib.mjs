@@ -1,5 +1,5 @@
 // Shared by the lifecycle benches: a private sbxd on a fresh state dir (templates built with
-// templates/build-all.sh), its log, raw API calls, percentiles. Nothing here asserts a time.
+// templates/build-all.sh), its log, raw API calls, percentiles, timed runs. Nothing here asserts a time.
 import { spawn, execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -57,6 +57,20 @@ export function pct(xs, p) {
 }
 export const fmt = (xs, unit = 'ms', k = 1) =>
   `p50 ${(pct(xs, 50) * k).toFixed(2)} ${unit}  p99 ${(pct(xs, 99) * k).toFixed(2)} ${unit}  (n=${xs.length})`
+// p50 and p90 of times in ms, as the cluster benches print them.
+export const p50p90 = (xs) => `p50 ${pct(xs, 50).toFixed(2)} ms p90 ${pct(xs, 90).toFixed(2)} ms`
+
+// The times in ms of n calls of fn, after 20 untimed ones (connections open, caches warm).
+export async function timed(fn, n) {
+  for (let i = 0; i < 20; i++) await fn()
+  const t = []
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now()
+    await fn()
+    t.push(performance.now() - t0)
+  }
+  return t
+}
 
 export function memAvailable() {
   return Number(readFileSync('/proc/meminfo', 'utf8').match(/MemAvailable:\s+(\d+)/)[1]) * 1024

@@ -185,15 +185,17 @@ export async function cleanNode(d) {
   }
 }
 
-// A test file's cluster: three etcd members and n sbxd nodes, each in a network namespace of
-// its own (makeNetwork), all with one API key. newCluster() is the empty record; startCluster()
-// fills it in (before()), every node seeing the others when it returns; stopCluster() removes
-// whatever start got to (after()).
-export const newCluster = (n = 3) => ({ n, key: newKey(), nodes: [], etcd: null, net: null })
+// A cluster of a test file or a bench: three etcd members and n sbxd nodes, all with one API
+// key; with network (the tests) each node in a network namespace of its own (makeNetwork), else
+// (the benches) on loopback addresses. newCluster() is the empty record; startCluster() fills it
+// in (before()), every node seeing the others when it returns; stopCluster() removes whatever
+// start got to (after(), finally).
+export const newCluster = (n = 3, { network = true } = {}) =>
+  ({ n, network, key: newKey(), nodes: [], etcd: null, net: null })
 
 export async function startCluster(cl) {
-  cl.net = makeNetwork(cl.n)
-  cl.etcd = await startEtcd(3, cl.net.etcdHost)
+  if (cl.network) cl.net = makeNetwork(cl.n)
+  cl.etcd = await startEtcd(3, cl.net?.etcdHost)
   for (let i = 0; i < cl.n; i++) cl.nodes.push(await startNode(i, cl.etcd, cl.key, { net: cl.net }))
   await hopSecret(cl.etcd) // for cleanNode, while etcd has quorum
   const auth = { Authorization: `Bearer ${cl.key}` }
@@ -216,7 +218,7 @@ export async function stopCluster(cl, logPrefix = '') {
     const d = nodes[i]
     if (!d || (d.proc.exitCode === null && !d.proc.signalCode)) continue
     nodes[i] = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: d, host: nodeHost(i, net),
-      wrap: net.wrap(i), args: ['--cgroup-parent', cgroupParent(i)] }).catch(() => null)
+      wrap: net ? net.wrap(i) : [], args: ['--cgroup-parent', cgroupParent(i)] }).catch(() => null)
   }
   for (const d of nodes) await cleanNode(d).catch(() => {})
   for (const d of nodes) await d?.stop().catch(() => {})
