@@ -133,3 +133,17 @@ export async function envdStdout(url, id, token, cmd, { timeoutMs } = {}) {
   }
   return out
 }
+
+// A test CA (dir/ca.pem) and a certificate it signs (dir/cert.pem, dir/key.pem) for the default
+// sandbox domain sbx.localhost, its wildcard and 127.0.0.1: what sbxd's --tls-cert/--tls-key
+// take, and what a client trusts through NODE_EXTRA_CA_CERTS.
+export function makeTestCerts(dir) {
+  const ossl = (...a) => execFileSync('openssl', a, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] })
+  ossl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+    '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=sbx test CA')
+  ossl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+    '-keyout', 'key.pem', '-out', 'req.csr', '-subj', '/CN=sbx.localhost')
+  writeFileSync(join(dir, 'ext'), 'subjectAltName=DNS:sbx.localhost,DNS:*.sbx.localhost,IP:127.0.0.1\n')
+  ossl('x509', '-req', '-in', 'req.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial',
+    '-out', 'cert.pem', '-days', '2', '-extfile', 'ext')
+}
