@@ -8,38 +8,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 
+#include "fd-util.h"
 #include "log.h"
 #include "macros.h"
 #include "time-util.h"
 
-static int send_all(int fd, const uint8_t *d, size_t n)
-{
-        while (n > 0) {
-                ssize_t k = send(fd, d, n, MSG_NOSIGNAL);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        return k < 0 ? -errno : -EPIPE;
-                d += k;
-                n -= (size_t)k;
-        }
-        return 0;
-}
-
-/* The relay: both sockets blocking, polled; every AGENT_WAIT_TICK_MS the stop flag is looked
- * at (agent_req_stopping()). Once the client stopped writing, the agent's END is waited for
+/* The relay: both sockets blocking, polled (a write to the client waits AGENT_UPGRADE_SEND_MS
+ * at most for room); every AGENT_WAIT_TICK_MS the stop flag is looked at
+ * (agent_req_stopping()). Once the client stopped writing, the agent's END is waited for
  * AGENT_UPGRADE_LINGER_MS at most (a server that never closes would hold the relay). */
 static void relay(struct agent_req *q, int sock, const char *extra, size_t extra_len)
 {
         _cleanup_free_ uint8_t *buf = malloc(AGENT_UPGRADE_CHUNK);
         bool client_open = true;
         int64_t linger_end = 0;
-        struct timeval tv = {.tv_sec = AGENT_UPGRADE_SEND_MS / 1000};
 
         (void)fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) & ~O_NONBLOCK);
-        (void)setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
         if (!buf || agent_req_set_timeouts(q, 0, AGENT_UPGRADE_SEND_MS) < 0)
                 return;
         if (extra_len > 0 && agent_req_send(q, extra, extra_len) < 0)
@@ -68,7 +53,8 @@ static void relay(struct agent_req *q, int sock, const char *extra, size_t extra
                 if (p[1].revents) {
                         const uint8_t *d;
                         uint32_t len;
-                        if (agent_req_next(q, &d, &len) <= 0 || send_all(sock, d, len) < 0)
+                        if (agent_req_next(q, &d, &len) <= 0 ||
+                            send_all_wait(sock, d, len, AGENT_UPGRADE_SEND_MS) < 0)
                                 return;
                 }
         }

@@ -12,6 +12,7 @@
 
 #include "channel/agent-req.h"
 #include "http/upgrade.h"
+#include "fd-util.h"
 #include "log.h"
 #include "macros.h"
 #include "time-util.h"
@@ -45,27 +46,6 @@ struct forward_splice {
         struct owner_conn *c;
 };
 
-/* All of d to a non-blocking fd, FORWARD_UPGRADE_SEND_MS at most per wait. */
-static int send_all(int fd, const char *d, size_t n)
-{
-        while (n > 0) {
-                ssize_t k = send(fd, d, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-                if (k > 0) {
-                        d += k;
-                        n -= (size_t)k;
-                        continue;
-                }
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
-                        return -EPIPE;
-                struct pollfd p = {.fd = fd, .events = POLLOUT};
-                if (poll(&p, 1, FORWARD_UPGRADE_SEND_MS) == 0)
-                        return -ETIMEDOUT;
-        }
-        return 0;
-}
-
 /* Both ways until both ends closed their side, an error, the idle bound, or sbxd stops. */
 static void splice_relay(struct forward_splice *s)
 {
@@ -77,8 +57,10 @@ static void splice_relay(struct forward_splice *s)
         (void)fcntl(s->up.sock, F_SETFL, fcntl(s->up.sock, F_GETFL) | O_NONBLOCK);
         /* what each side sent before the splice: the client's bytes MHD read past the head,
          * the owner's bytes read past its 101 */
-        if ((s->up.extra_len > 0 && send_all(fds[1], s->up.extra, s->up.extra_len) < 0) ||
-            (s->c->len > 0 && send_all(fds[0], s->c->buf + s->c->off, s->c->len) < 0))
+        if ((s->up.extra_len > 0 &&
+             send_all_wait(fds[1], s->up.extra, s->up.extra_len, FORWARD_UPGRADE_SEND_MS) < 0) ||
+            (s->c->len > 0 &&
+             send_all_wait(fds[0], s->c->buf + s->c->off, s->c->len, FORWARD_UPGRADE_SEND_MS) < 0))
                 return;
         s->c->len = 0;
         int64_t last = now_ms();
@@ -110,7 +92,7 @@ static void splice_relay(struct forward_splice *s)
                                 continue;
                         }
                         last = now_ms();
-                        if (send_all(fds[1 - i], buf, (size_t)k) < 0)
+                        if (send_all_wait(fds[1 - i], buf, (size_t)k, FORWARD_UPGRADE_SEND_MS) < 0)
                                 return;
                 }
         }
