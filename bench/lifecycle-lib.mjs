@@ -51,6 +51,15 @@ export async function startSbxd(args = []) {
   return { url, key, state, api, stop, serverUs, log: () => log, pid: proc.pid }
 }
 
+// The unmodified e2b SDK (tests/node_modules) pointed at srv: E2B_API_URL, E2B_SANDBOX_URL and
+// E2B_API_KEY exported for it, as a user would; the module returned.
+export async function e2bFor(srv) {
+  process.env.E2B_API_URL = srv.url
+  process.env.E2B_SANDBOX_URL = srv.url
+  process.env.E2B_API_KEY = srv.key
+  return import(join(TOP, 'tests/node_modules/e2b/dist/index.mjs'))
+}
+
 export function pct(xs, p) {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]
