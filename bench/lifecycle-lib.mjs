@@ -1,5 +1,5 @@
 // Shared by the lifecycle benches: a private sbxd on a fresh state dir (templates built with
-// templates/build-all.sh), its log, raw API calls, percentiles. Nothing here asserts a time.
+// templates/build-all.sh), its log, raw API calls, percentiles, timed runs. Nothing here asserts a time.
 import { spawn, execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -60,12 +60,35 @@ export async function startSbxd(args = [], reuse) {
   return { url, key, state, api, stop, restart, serverUs, log: () => log, pid: proc.pid, proc }
 }
 
+// The unmodified e2b SDK (tests/node_modules) pointed at srv: E2B_API_URL, E2B_SANDBOX_URL and
+// E2B_API_KEY exported for it, as a user would; the module returned.
+export async function e2bFor(srv) {
+  process.env.E2B_API_URL = srv.url
+  process.env.E2B_SANDBOX_URL = srv.url
+  process.env.E2B_API_KEY = srv.key
+  return import(join(TOP, 'tests/node_modules/e2b/dist/index.mjs'))
+}
+
 export function pct(xs, p) {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]
 }
 export const fmt = (xs, unit = 'ms', k = 1) =>
   `p50 ${(pct(xs, 50) * k).toFixed(2)} ${unit}  p99 ${(pct(xs, 99) * k).toFixed(2)} ${unit}  (n=${xs.length})`
+// p50 and p90 of times in ms, as the cluster benches print them.
+export const p50p90 = (xs) => `p50 ${pct(xs, 50).toFixed(2)} ms p90 ${pct(xs, 90).toFixed(2)} ms`
+
+// The times in ms of n calls of fn, after 20 untimed ones (connections open, caches warm).
+export async function timed(fn, n) {
+  for (let i = 0; i < 20; i++) await fn()
+  const t = []
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now()
+    await fn()
+    t.push(performance.now() - t0)
+  }
+  return t
+}
 
 export function memAvailable() {
   return Number(readFileSync('/proc/meminfo', 'utf8').match(/MemAvailable:\s+(\d+)/)[1]) * 1024
