@@ -300,24 +300,17 @@ static int mount_upper_subvol(const struct sbx_jail_spec *s, int userns_fd)
         return r < 0 ? jail_errorf(r, "upper %s on %s: %m", s->upper_subvol, s->rootfs) : 0;
 }
 
-/* With a pool upper, the root is built with sandbox root's file-system ids (fsuid/fsgid =
- * uid_base) and every capability kept (SECBIT_NO_SETUID_FIXUP): overlayfs creates its work
- * dirs, whiteouts and copied-up files with its mounter's credentials, and the jailer's own
- * files (the agent's mount point, /etc/resolv.conf, boot_id) with the caller's; through an
- * idmapped upper host root maps to nothing (EOVERFLOW). Capabilities are untouched, so these
- * are the operations host root would make, with files owned by sandbox root, as the jailer
- * chowns them anyway. Returns the securebits to restore, or -errno. */
-static int become_fs_root_of(const struct sbx_jail_spec *s)
+int jail_fs_become(uid_t uid_base)
 {
         int bits = prctl(PR_GET_SECUREBITS);
         if (bits < 0 || prctl(PR_SET_SECUREBITS, bits | SECBIT_NO_SETUID_FIXUP) < 0)
                 return -errno;
-        (void)setfsgid(s->uid_base);
-        (void)setfsuid(s->uid_base);
+        (void)setfsgid(uid_base);
+        (void)setfsuid(uid_base);
         return bits;
 }
 
-static int back_to_host_root(int bits)
+int jail_fs_restore(int bits)
 {
         (void)setfsuid(0);
         (void)setfsgid(0);
@@ -591,11 +584,11 @@ static int mount_root(const struct sbx_jail_spec *s, int userns_fd, int bind_use
 int jail_mount_root(const struct sbx_jail_spec *s, int userns_fd, int bind_userns_fd,
                     int *ret_idmapped)
 {
-        int bits = s->upper_subvol ? become_fs_root_of(s) : 0;
+        int bits = s->upper_subvol ? jail_fs_become(s->uid_base) : 0;
         if (bits < 0)
                 return jail_errorf(bits, "taking sandbox root's file-system ids: %m");
         int r = mount_root(s, userns_fd, bind_userns_fd, ret_idmapped);
-        int b = s->upper_subvol ? back_to_host_root(bits) : 0;
+        int b = s->upper_subvol ? jail_fs_restore(bits) : 0;
         return r < 0 ? r : b < 0 ? jail_errorf(b, "back to host root's ids: %m") : r;
 }
 
