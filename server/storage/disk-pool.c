@@ -245,41 +245,13 @@ static int open_image_pool(struct disk_pool *p, uint64_t size)
         return 0;
 }
 
-/* Whether path is a mount point: its mount is not its parent dir's (statx's mount id). */
-static bool is_mount_point(const char *parent, const char *path)
-{
-        struct statx a, b;
-        return statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &a) == 0 &&
-               statx(AT_FDCWD, parent, 0, STATX_MNT_ID, &b) == 0 &&
-               (a.stx_mask & b.stx_mask & STATX_MNT_ID) && a.stx_mnt_id != b.stx_mnt_id;
-}
-
-/* A state-dir pool lies on a file system mounted as the operator chose, where a set-id file
- * may take effect. The subvolume is bound onto itself nosuid,nodev,noatime, as an image pool
- * is mounted, so what a sandbox leaves in it is inert on the host; the bind is kept while
- * sandbox dirs exist, like an image pool's mount. */
 static int open_state_dir_pool(struct disk_pool *p)
 {
         _cleanup_close_ int sfd = open(p->state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (sfd < 0)
                 return -errno;
         int r = btrfs_subvol_create(sfd, DISK_POOL_DIR, 0);
-        if (r < 0 && r != -EEXIST)
-                return r;
-        struct statvfs sv;
-        if (is_mount_point(p->state, p->root)) {
-                if (statvfs(p->root, &sv) == 0 && (sv.f_flag & ST_NOSUID) && (sv.f_flag & ST_NODEV))
-                        return 0; /* an earlier sbxd's, kept while its sandboxes ran */
-        } else if (mount(p->root, p->root, NULL, MS_BIND, NULL) < 0) {
-                return -errno;
-        }
-        if (mount(NULL, p->root, NULL, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_NOATIME,
-                  NULL) < 0) {
-                r = -errno;
-                (void)umount2(p->root, MNT_DETACH | UMOUNT_NOFOLLOW);
-                return r;
-        }
-        return 0;
+        return r == -EEXIST ? 0 : r;
 }
 
 static int open_dir(int parent, const char *name)
@@ -406,10 +378,8 @@ void disk_pool_close(struct disk_pool *p, bool unmount_if_idle)
         snprintf(state, sizeof(state), "%s", p->state);
         pool_free(p);
         /* Sandbox dirs left (running sandboxes, persisted ones) keep the pool for the next
-         * sbxd, which finds it mounted; otherwise its loop device (or its nosuid bind, for a
-         * state-dir pool) goes with the unmount. */
-        if (!unmount_if_idle || sandboxes_left(state) ||
-            !(image ? mounted_pool(state, root) : is_mount_point(state, root)))
+         * sbxd, which finds it mounted; otherwise its loop device goes with the unmount. */
+        if (!image || !unmount_if_idle || sandboxes_left(state) || !mounted_pool(state, root))
                 return;
         if (umount2(root, UMOUNT_NOFOLLOW) < 0 && umount2(root, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
                 log_warning_errno(errno, "storage pool: unmounting %s: %m", root);

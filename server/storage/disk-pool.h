@@ -6,11 +6,10 @@
  * "Thin storage").
  *
  * Where it lives: <state>/pool. When the state dir is on btrfs, that is a subvolume of the
- * state dir's own file system, bound onto itself nosuid,nodev,noatime; otherwise it is the mount
- * point of a btrfs file system made in one preallocated image, <state>/pool.img, on one loop device
- * (direct I/O, so the host does not cache each page twice; nodiscard, so the image keeps every
- * block it was given), mounted once, nosuid,nodev,noatime, and kept mounted while any sandbox dir
- * exists.
+ * state dir's own file system; otherwise it is the mount point of a btrfs file system made in
+ * one preallocated image, <state>/pool.img, on one loop device (direct I/O, so the host does
+ * not cache each page twice; nodiscard, so the image keeps every block it was given), mounted
+ * once, nosuid,nodev,noatime, and kept mounted while any sandbox dir exists.
  *
  * Why writes are never lost: btrfs reserves data space (and the qgroup's share of it) when
  * write() is made, so a sandbox past its limit gets EDQUOT and a full pool gets ENOSPC from
@@ -22,8 +21,8 @@
  * Ids on disk. A sandbox's upper is mounted through an idmapped bind of its subvolume, so files
  * are stored with the ids the sandbox sees (0 for its root, 1000 for its user), as store layers
  * and volumes are: a snapshot is a valid lower layer or a valid upper for any sandbox, whatever
- * its uid slot. The pool is nosuid,nodev (either kind) and under the 0700 state dir, so a set-id
- * file there is inert on the host.
+ * its uid slot. The pool is nosuid,nodev and under the 0700 state dir, so a set-id file there
+ * is inert on the host.
  *
  * Every call below is a few ioctls (BTRFS_IOC_SUBVOL_CREATE_V2, SNAP_CREATE_V2, SNAP_DESTROY_V2,
  * QGROUP_LIMIT, TREE_SEARCH on the quota tree); only the pool's creation execs mkfs.btrfs.

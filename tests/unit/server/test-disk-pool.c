@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "fd-util.h"
@@ -54,35 +53,6 @@ static bool mounted(const char *path)
         if (f)
                 fclose(f);
         return found;
-}
-
-/* A state dir on btrfs (here: a dir in the image pool above): the pool is a subvolume of it,
- * bound onto itself nosuid,nodev while sandbox dirs exist, unbound at close when none is left. */
-static void test_state_dir_pool(const char *btrfs_dir)
-{
-        char sdir[400], root[420], sb[420];
-        snprintf(sdir, sizeof(sdir), "%s/state-on-btrfs", btrfs_dir);
-        snprintf(root, sizeof(root), "%s/pool", sdir);
-        snprintf(sb, sizeof(sb), "%s/sandboxes", sdir);
-        CHECK(mkdir(sdir, 0700) == 0 && mkdir(sb, 0700) == 0);
-        struct disk_pool *q = NULL;
-        CHECK_EQ_INT(disk_pool_open(sdir, 0, &q), 0);
-        if (!q)
-                return;
-        CHECK_STREQ(disk_pool_kind(q), "state-dir");
-        CHECK(mounted(root));
-        struct statvfs sv;
-        CHECK(statvfs(root, &sv) == 0 && (sv.f_flag & ST_NOSUID) && (sv.f_flag & ST_NODEV));
-        CHECK_EQ_INT(disk_pool_upper_create(q, "s", 8 << 20, NULL), 0);
-        CHECK_EQ_INT(disk_pool_upper_remove(q, "s"), 0);
-        disk_pool_close(q, true);
-        CHECK(!mounted(root));
-        q = NULL; /* found unbound, bound again; a second bind is never stacked on the first */
-        CHECK_EQ_INT(disk_pool_open(sdir, 0, &q), 0);
-        disk_pool_close(q, false);
-        CHECK_EQ_INT(disk_pool_open(sdir, 0, &q), 0);
-        disk_pool_close(q, true);
-        CHECK(!mounted(root));
 }
 
 static void test_pool(void)
@@ -179,7 +149,6 @@ static void test_pool(void)
         if (!p)
                 return;
         CHECK(disk_pool_has_upper(p, "b"));
-        test_state_dir_pool(root);
         CHECK_EQ_INT(disk_pool_upper_remove(p, "b"), 0);
         CHECK(rmdir(dir) == 0);
         disk_pool_close(p, true);
