@@ -4,6 +4,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,49 +171,19 @@ static char *parse_string_raw(struct in *in)
         return out;
 }
 
-static cJSON_bool parse_array(struct in *in, cJSON *item)
+/* An array or an object: its members after the opening bracket, each an object's "key": first,
+ * up to the closing one. */
+static cJSON_bool parse_members(struct in *in, cJSON *item, bool object)
 {
-        if (in->depth >= CJSON_NESTING_LIMIT)
-                return 0;
-        in->depth++;
-        item->type = cJSON_Array;
-        in->p++;
-        skip_ws(in);
-        if (in->p < in->end && *in->p == ']') {
-                in->p++;
-                in->depth--;
-                return 1;
-        }
-        for (;;) {
-                cJSON *c = sbx_json_item_new(cJSON_Invalid);
-                if (!c)
-                        return 0;
-                sbx_json_list_append(item, c);
-                skip_ws(in);
-                if (!parse_value(in, c))
-                        return 0;
-                skip_ws(in);
-                if (in->p >= in->end)
-                        return 0;
-                if (*in->p == ']')
-                        break;
-                if (*in->p++ != ',')
-                        return 0;
-        }
-        in->p++;
-        in->depth--;
-        return 1;
-}
+        const char close = object ? '}' : ']';
 
-static cJSON_bool parse_object(struct in *in, cJSON *item)
-{
         if (in->depth >= CJSON_NESTING_LIMIT)
                 return 0;
         in->depth++;
-        item->type = cJSON_Object;
+        item->type = object ? cJSON_Object : cJSON_Array;
         in->p++;
         skip_ws(in);
-        if (in->p < in->end && *in->p == '}') {
+        if (in->p < in->end && *in->p == close) {
                 in->p++;
                 in->depth--;
                 return 1;
@@ -223,18 +194,20 @@ static cJSON_bool parse_object(struct in *in, cJSON *item)
                         return 0;
                 sbx_json_list_append(item, c);
                 skip_ws(in);
-                if (!(c->string = parse_string_raw(in)))
-                        return 0;
-                skip_ws(in);
-                if (in->p >= in->end || *in->p++ != ':')
-                        return 0;
-                skip_ws(in);
+                if (object) {
+                        if (!(c->string = parse_string_raw(in)))
+                                return 0;
+                        skip_ws(in);
+                        if (in->p >= in->end || *in->p++ != ':')
+                                return 0;
+                        skip_ws(in);
+                }
                 if (!parse_value(in, c))
                         return 0;
                 skip_ws(in);
                 if (in->p >= in->end)
                         return 0;
-                if (*in->p == '}')
+                if (*in->p == close)
                         break;
                 if (*in->p++ != ',')
                         return 0;
@@ -269,9 +242,9 @@ static cJSON_bool parse_value(struct in *in, cJSON *item)
                 item->type = cJSON_String;
                 return (item->valuestring = parse_string_raw(in)) != NULL;
         case '[':
-                return parse_array(in, item);
+                return parse_members(in, item, false);
         case '{':
-                return parse_object(in, item);
+                return parse_members(in, item, true);
         case '-':
                 return parse_number(in, item);
         default:
