@@ -291,7 +291,41 @@ static int copy_file(struct walk *w, int sdfd, int ddfd, const char *name, const
         return 0;
 }
 
-static int walk_dir(struct walk *w, int sdfd, int ddfd, const char *path, int depth);
+/* One entry of a directory being walked: its name in sdfd, its path in the layer ("/a/b"),
+ * its lstat; ddfd is the directory it is copied into (-1 when only hashed). */
+typedef int (*walk_entry_fn)(struct walk *w, int sdfd, int ddfd, const char *name, const char *path,
+                             const struct stat *st, int depth);
+
+/* Calls fn for each entry of sdfd in name order (the order the hash depends on), up to the
+ * first that fails. */
+static int walk_entries(struct walk *w, int sdfd, int ddfd, const char *path, int depth,
+                        walk_entry_fn fn)
+{
+        if (depth > WALK_MAX_DEPTH)
+                return -ELOOP;
+        char **names = NULL;
+        size_t n = 0;
+        int r = layer_walk_list_dir(sdfd, &names, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                struct stat st;
+                _cleanup_free_ char *sub = NULL;
+                if (fstatat(sdfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        r = -errno;
+                else if (asprintf(&sub, "%s/%s", path, names[i]) < 0)
+                        r = -ENOMEM;
+                else
+                        r = fn(w, sdfd, ddfd, names[i], sub, &st, depth);
+        }
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+        return r;
+}
+
+static int copy_entry(struct walk *w, int sdfd, int ddfd, const char *name, const char *path,
+                      const struct stat *st, int depth);
 
 static int copy_subdir(struct walk *w, int sdfd, int ddfd, const char *name, const char *path,
                        const struct stat *st, int depth)
@@ -316,7 +350,7 @@ static int copy_subdir(struct walk *w, int sdfd, int ddfd, const char *name, con
         int r = copy_user_xattrs(w, sub, dsub);
         if (r < 0)
                 return r;
-        r = walk_dir(w, sub, dsub, path, depth + 1);
+        r = walk_entries(w, sub, dsub, path, depth + 1, copy_entry);
         if (r < 0)
                 return r;
         if (fchown(dsub, layer_walk_map_id(w, st->st_uid), layer_walk_map_id(w, st->st_gid)) < 0 ||
@@ -354,127 +388,79 @@ static int copy_special(struct walk *w, int sdfd, int ddfd, const char *name, co
         return 0;
 }
 
-static int walk_dir(struct walk *w, int sdfd, int ddfd, const char *path, int depth)
+static int copy_entry(struct walk *w, int sdfd, int ddfd, const char *name, const char *path,
+                      const struct stat *st, int depth)
 {
-        if (depth > WALK_MAX_DEPTH)
-                return -ELOOP;
-        char **names = NULL;
-        size_t n = 0;
-        int r = layer_walk_list_dir(sdfd, &names, &n);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < n && r >= 0; i++) {
-                struct stat st;
-                _cleanup_free_ char *sub = NULL;
-                if (fstatat(sdfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {
-                        r = -errno;
-                        break;
-                }
-                if (asprintf(&sub, "%s/%s", path, names[i]) < 0) {
-                        r = -ENOMEM;
-                        break;
-                }
-                if (st.st_dev != w->dev)
-                        continue; /* a mount point: never entered */
-                /* sockets and device nodes (other than whiteouts) are not kept: not named
-                 * either, so that the name is the hash of what the layer holds and another
-                 * node that receives the layer finds the same (cluster/layer-pull.h) */
-                bool whiteout = S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0);
-                if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode) &&
-                    !S_ISFIFO(st.st_mode) && !whiteout)
-                        continue;
-                layer_walk_hash_entry(w, sub, &st);
-                if (S_ISDIR(st.st_mode))
-                        r = copy_subdir(w, sdfd, ddfd, names[i], sub, &st, depth);
-                else if (S_ISREG(st.st_mode))
-                        r = copy_file(w, sdfd, ddfd, names[i], sub, &st);
-                else
-                        r = copy_special(w, sdfd, ddfd, names[i], &st);
-        }
-        for (size_t i = 0; i < n; i++)
-                free(names[i]);
-        free(names);
-        return r;
+        if (st->st_dev != w->dev)
+                return 0; /* a mount point: never entered */
+        /* sockets and device nodes (other than whiteouts) are not kept: not named either, so
+         * that the name is the hash of what the layer holds and another node that receives the
+         * layer finds the same (cluster/layer-pull.h) */
+        bool whiteout = S_ISCHR(st->st_mode) && st->st_rdev == makedev(0, 0);
+        if (!S_ISDIR(st->st_mode) && !S_ISREG(st->st_mode) && !S_ISLNK(st->st_mode) &&
+            !S_ISFIFO(st->st_mode) && !whiteout)
+                return 0;
+        layer_walk_hash_entry(w, path, st);
+        if (S_ISDIR(st->st_mode))
+                return copy_subdir(w, sdfd, ddfd, name, path, st, depth);
+        if (S_ISREG(st->st_mode))
+                return copy_file(w, sdfd, ddfd, name, path, st);
+        return copy_special(w, sdfd, ddfd, name, st);
 }
 
 /* Hash-only walk of a tree built in place (layer_store_adopt): the same entries and content
  * as a copy would hash, hard-link identity included, nothing written. */
-static int hash_dir(struct walk *w, int sdfd, const char *path, int depth)
+static int hash_entry(struct walk *w, int sdfd, int ddfd, const char *name, const char *path,
+                      const struct stat *st, int depth)
 {
-        if (depth > WALK_MAX_DEPTH)
-                return -ELOOP;
-        char **names = NULL;
-        size_t n = 0;
-        int r = layer_walk_list_dir(sdfd, &names, &n);
-        if (r < 0)
+        if (st->st_dev != w->dev)
+                return -EXDEV; /* nothing may be mounted in a layer being adopted */
+        layer_walk_hash_entry(w, path, st);
+        if (S_ISDIR(st->st_mode) || S_ISREG(st->st_mode)) {
+                int flags = S_ISDIR(st->st_mode) ? O_DIRECTORY : O_NOCTTY | O_NONBLOCK;
+                _cleanup_close_ int fd =
+                    openat(sdfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | flags);
+                if (fd < 0)
+                        return -errno;
+                char v[8];
+                if (S_ISDIR(st->st_mode) && fgetxattr(fd, OPAQUE_XATTR, v, sizeof(v)) > 0)
+                        sha256_update(&w->h, "opaque", 7);
+                bool linked = S_ISREG(st->st_mode) && st->st_nlink > 1 && !w->no_links;
+                const char *first = linked ? seen_path(w, st->st_ino) : NULL;
+                if (first) {
+                        sha256_update(&w->h, "hardlink", 9);
+                        sha256_update(&w->h, first, strlen(first) + 1);
+                        return 0;
+                }
+                /* in copy_file's and copy_subdir's order: a file's content before its xattrs */
+                int r = 0;
+                if (S_ISREG(st->st_mode))
+                        r = copy_content(w, fd, -1, st->st_size);
+                if (r >= 0)
+                        r = copy_user_xattrs(w, fd, -1);
+                if (r >= 0 && linked)
+                        seen_add(w, st->st_ino, path + 1);
+                if (r >= 0 && S_ISDIR(st->st_mode))
+                        r = walk_entries(w, fd, ddfd, path, depth + 1, hash_entry);
                 return r;
-        for (size_t i = 0; i < n && r >= 0; i++) {
-                struct stat st;
-                _cleanup_free_ char *sub = NULL;
-                if (fstatat(sdfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {
-                        r = -errno;
-                        break;
-                }
-                if (asprintf(&sub, "%s/%s", path, names[i]) < 0) {
-                        r = -ENOMEM;
-                        break;
-                }
-                if (st.st_dev != w->dev) {
-                        r = -EXDEV; /* nothing may be mounted in a layer being adopted */
-                        break;
-                }
-                layer_walk_hash_entry(w, sub, &st);
-                if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) {
-                        int flags = S_ISDIR(st.st_mode) ? O_DIRECTORY : O_NOCTTY | O_NONBLOCK;
-                        _cleanup_close_ int fd =
-                            openat(sdfd, names[i], O_RDONLY | O_NOFOLLOW | O_CLOEXEC | flags);
-                        if (fd < 0) {
-                                r = -errno;
-                                break;
-                        }
-                        char v[8];
-                        if (S_ISDIR(st.st_mode) && fgetxattr(fd, OPAQUE_XATTR, v, sizeof(v)) > 0)
-                                sha256_update(&w->h, "opaque", 7);
-                        bool linked = S_ISREG(st.st_mode) && st.st_nlink > 1 && !w->no_links;
-                        const char *first = linked ? seen_path(w, st.st_ino) : NULL;
-                        if (first) {
-                                sha256_update(&w->h, "hardlink", 9);
-                                sha256_update(&w->h, first, strlen(first) + 1);
-                                continue;
-                        }
-                        /* in copy_file's and copy_subdir's order: a file's content before
-                         * its xattrs */
-                        if (S_ISREG(st.st_mode))
-                                r = copy_content(w, fd, -1, st.st_size);
-                        if (r >= 0)
-                                r = copy_user_xattrs(w, fd, -1);
-                        if (r >= 0 && linked)
-                                seen_add(w, st.st_ino, sub + 1);
-                        if (r >= 0 && S_ISDIR(st.st_mode))
-                                r = hash_dir(w, fd, sub, depth + 1);
-                } else if (S_ISLNK(st.st_mode)) {
-                        char target[PATH_MAX];
-                        ssize_t k = readlinkat(sdfd, names[i], target, sizeof(target) - 1);
-                        if (k < 0) {
-                                r = -errno;
-                                break;
-                        }
-                        target[k] = 0; /* hashed with its NUL, as copy_special does */
-                        sha256_update(&w->h, target, (size_t)k + 1);
-                }
         }
-        for (size_t i = 0; i < n; i++)
-                free(names[i]);
-        free(names);
-        return r;
+        if (S_ISLNK(st->st_mode)) {
+                char target[PATH_MAX];
+                ssize_t k = readlinkat(sdfd, name, target, sizeof(target) - 1);
+                if (k < 0)
+                        return -errno;
+                target[k] = 0; /* hashed with its NUL, as copy_special does */
+                sha256_update(&w->h, target, (size_t)k + 1);
+        }
+        return 0;
 }
 
 int layer_walk_copy(struct walk *w, int sdfd, int ddfd)
 {
-        return walk_dir(w, sdfd, ddfd, "", 0);
+        return walk_entries(w, sdfd, ddfd, "", 0, copy_entry);
 }
 
 int layer_walk_hash(struct walk *w, int sdfd)
 {
-        return hash_dir(w, sdfd, "", 0);
+        return walk_entries(w, sdfd, -1, "", 0, hash_entry);
 }
