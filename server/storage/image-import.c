@@ -118,6 +118,26 @@ static const char *member_path(struct archive_entry *e)
         return p;
 }
 
+/* The next regular file of the outer archive (where layers are), its path at *ret: 1, 0 at
+ * the archive's end, or the error. */
+static int next_regular_member(struct archive *a, const char **ret, char *err)
+{
+        struct archive_entry *e;
+        for (;;) {
+                int k = archive_read_next_header(a, &e);
+                if (k == ARCHIVE_EOF)
+                        return 0;
+                if (k < ARCHIVE_WARN)
+                        return bad(err, "the archive is not a readable tar: %s",
+                                   archive_error_string(a));
+                const char *path = member_path(e);
+                if (path && archive_entry_filetype(e) == AE_IFREG && !archive_entry_hardlink(e)) {
+                        *ret = path;
+                        return 1;
+                }
+        }
+}
+
 struct links {
         char *from[MAX_LINKS], *to[MAX_LINKS];
         size_t n;
@@ -260,21 +280,12 @@ static int verify_layers(int fd, const struct image_plan *p, const struct links 
 {
         _cleanup_archive_ struct archive *a = NULL;
         _cleanup_free_ bool *seen = calloc(p->n_layers, sizeof(*seen));
-        struct archive_entry *e;
+        const char *path;
         char got[65];
         int r = seen ? open_outer(fd, &a, err) : -ENOMEM;
         if (r < 0)
                 return r;
-        for (;;) {
-                int k = archive_read_next_header(a, &e);
-                if (k == ARCHIVE_EOF)
-                        break;
-                if (k < ARCHIVE_WARN)
-                        return bad(err, "the archive is not a readable tar: %s",
-                                   archive_error_string(a));
-                const char *path = member_path(e);
-                if (!path || archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e))
-                        continue;
+        while ((r = next_regular_member(a, &path, err)) > 0) {
                 bool hashed = false;
                 for (size_t i = 0; i < p->n_layers; i++) {
                         if (outs[i].hex[0] ||
@@ -289,6 +300,8 @@ static int verify_layers(int fd, const struct image_plan *p, const struct links 
                         seen[i] = true;
                 }
         }
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < p->n_layers; i++)
                 if (!outs[i].hex[0] && !seen[i])
                         return bad(err, "layer %.200s is not in the archive", p->layers[i].path);
@@ -388,19 +401,10 @@ static int import_layers(const char *state, int fd, const struct image_plan *p,
         if (r < 0)
                 return r;
         _cleanup_archive_ struct archive *a = NULL;
-        struct archive_entry *e;
+        const char *path;
         if ((r = open_outer(fd, &a, err)) < 0)
                 return r;
-        while (todo > 0) {
-                int k = archive_read_next_header(a, &e);
-                if (k == ARCHIVE_EOF)
-                        break;
-                if (k < ARCHIVE_WARN)
-                        return bad(err, "the archive is not a readable tar: %s",
-                                   archive_error_string(a));
-                const char *path = member_path(e);
-                if (!path || archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e))
-                        continue;
+        while (todo > 0 && (r = next_regular_member(a, &path, err)) > 0) {
                 ssize_t first = -1;
                 for (size_t i = 0; i < p->n_layers; i++) {
                         if (outs[i].hex[0] ||
@@ -417,6 +421,8 @@ static int import_layers(const char *state, int fd, const struct image_plan *p,
                         todo--;
                 }
         }
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < p->n_layers; i++)
                 if (!outs[i].hex[0])
                         return bad(err, "layer %.200s is not in the archive", p->layers[i].path);
