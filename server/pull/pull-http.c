@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <nettle/base64.h>
 #include <openssl/evp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "format-util.h"
 #include "json-util.h"
 #include "macros.h"
 
@@ -21,10 +21,7 @@
 
 _printf_(2, 3) static int fail(char *err, const char *fmt, ...)
 {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, PULL_ERR_MAX, fmt, ap);
-        va_end(ap);
+        (void)FORMAT_VARARGS(err, PULL_ERR_MAX, fmt);
         return 0;
 }
 

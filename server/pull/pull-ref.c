@@ -3,20 +3,17 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "format-util.h"
 #include "macros.h"
 #include "sha256.h"
 #include "storage/image-import.h"
 
 _printf_(2, 3) static int bad(char *err, const char *fmt, ...)
 {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, PULL_ERR_MAX, fmt, ap);
-        va_end(ap);
+        (void)FORMAT_VARARGS(err, PULL_ERR_MAX, fmt);
         return -EINVAL;
 }
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "format-util.h"
 #include "json-util.h"
 #include "macros.h"
 #include "pull/pull-layer.h"
@@ -34,10 +35,7 @@ static struct pull_options opts;
 
 _printf_(2, 3) static int say(char *err, const char *fmt, ...)
 {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, PULL_ERR_MAX, fmt, ap);
-        va_end(ap);
+        (void)FORMAT_VARARGS(err, PULL_ERR_MAX, fmt);
         return 0;
 }
 

@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "format-util.h"
 #include "json-util.h"
 #include "macros.h"
 #include "missing-syscalls.h"
@@ -31,10 +31,7 @@
 
 _printf_(2, 3) static int bad(char *err, const char *fmt, ...)
 {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, IMAGE_ERR_MAX, fmt, ap);
-        va_end(ap);
+        (void)FORMAT_VARARGS(err, IMAGE_ERR_MAX, fmt);
         return -EINVAL;
 }
 

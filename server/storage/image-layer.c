@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "format-util.h"
 #include "macros.h"
 #include "missing-syscalls.h"
 #include "storage/image-admit.h"
@@ -49,10 +49,7 @@ static int admit(struct ctx *c, uint64_t bytes)
 
 _printf_(2, 3) static int refuse(struct ctx *c, const char *fmt, ...)
 {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(c->err, IMAGE_LAYER_ERR_MAX, fmt, ap);
-        va_end(ap);
+        (void)FORMAT_VARARGS(c->err, IMAGE_LAYER_ERR_MAX, fmt);
         return -EINVAL;
 }
 

@@ -2,11 +2,11 @@
 #include "storage/image-manifest.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "format-util.h"
 #include "json-util.h"
 #include "macros.h"
 #include "sha256.h"
@@ -79,10 +79,7 @@ void image_plan_done(struct image_plan *p)
 
 _printf_(2, 3) static int bad(char *err, const char *fmt, ...)
 {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, IMAGE_ERR_MAX, fmt, ap);
-        va_end(ap);
+        (void)FORMAT_VARARGS(err, IMAGE_ERR_MAX, fmt);
         return -EINVAL;
 }
 
