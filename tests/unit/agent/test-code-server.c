@@ -117,6 +117,20 @@ static char *execute(const char *ctx, const char *code_json)
         return body;
 }
 
+/* Starts an execution of code_json in ctx and hangs up 300 ms into it, as a client that
+ * leaves mid-run does. */
+static void execute_and_leave(const char *ctx, const char *code_json)
+{
+        struct call c;
+        char req[256];
+        snprintf(req, sizeof(req), "{\"code\":%s,\"context_id\":\"%s\"}", code_json, ctx);
+        call_start(SBX_PORT_CODE, "POST", "/execute", req, &c);
+        usleep(300 * 1000);
+        shutdown(c.fd, SHUT_RDWR);
+        close(c.fd);
+        pthread_join(c.t, NULL);
+}
+
 static void test_python(void)
 {
         char *ctx = create_context("{\"cwd\":\"/tmp\"}"), *b;
@@ -138,16 +152,7 @@ static void test_python(void)
         free(b);
 
         /* The client leaves mid-run: SIGINT, the state stays. */
-        struct call c;
-        char req[256];
-        snprintf(req, sizeof(req),
-                 "{\"code\":\"import time\\nwhile True: time.sleep(0.01)\",\"context_id\":\"%s\"}",
-                 ctx);
-        call_start(SBX_PORT_CODE, "POST", "/execute", req, &c);
-        usleep(300 * 1000);
-        shutdown(c.fd, SHUT_RDWR);
-        close(c.fd);
-        pthread_join(c.t, NULL);
+        execute_and_leave(ctx, "\"import time\\nwhile True: time.sleep(0.01)\"");
         b = execute(ctx, "\"x\"");
         CHECK(strstr(b, "\"text\": \"42\"") != NULL);
         free(b);
@@ -205,14 +210,7 @@ static void test_r(void)
         CHECK(strstr(b, "\"text\":\"[1] \\\"/tmp\\\"\"") != NULL);
         free(b);
 
-        struct call c;
-        char req[256];
-        snprintf(req, sizeof(req), "{\"code\":\"repeat {}\",\"context_id\":\"%s\"}", ctx);
-        call_start(SBX_PORT_CODE, "POST", "/execute", req, &c);
-        usleep(300 * 1000);
-        shutdown(c.fd, SHUT_RDWR);
-        close(c.fd);
-        pthread_join(c.t, NULL);
+        execute_and_leave(ctx, "\"repeat {}\"");
         b = execute(ctx, "\"x\"");
         CHECK(strstr(b, "\"text\":\"[1] 42\"") != NULL);
         free(b);
