@@ -6,6 +6,7 @@
 
 #include "core/errors.h"
 #include "lifecycle/sandbox.h"
+#include "sandbox-fixture.h"
 #include "unit.h"
 
 static const char *str(const cJSON *o, const char *k)
@@ -16,17 +17,7 @@ static const char *str(const cJSON *o, const char *k)
 
 static struct sandbox *fixture(void)
 {
-        struct sandbox *s = sandbox_new();
-        strcpy(s->id, "abcdefghij0123456789");
-        strcpy(s->template_id, "base");
-        strcpy(s->token, "00112233445566778899aabbccddeeff0011223344556677");
-        s->started_us = 1700000000123456;
-        sandbox_set_end_at(s, 1700000300);
-        s->cpu_count = 2;
-        s->memory_mb = 1024;
-        s->disk_mb = 512;
-        s->metadata = cJSON_Parse("{\"k\":\"v\",\"team\":\"a\"}");
-        return s;
+        return test_sandbox_new(1700000000123456, "{\"k\":\"v\",\"team\":\"a\"}");
 }
 
 static void test_rfc3339(void)

@@ -15,6 +15,7 @@
 #include "lifecycle/lifecycle.h"
 #include "lifecycle/registry.h"
 #include "lifecycle/teardown.h"
+#include "sandbox-fixture.h"
 #include "storage/template.h"
 #include "unit.h"
 
@@ -246,18 +247,9 @@ static void test_rm_rf(void)
 
 static void test_adopt_record(void)
 {
-        struct sandbox *s = sandbox_new(), *back = NULL;
-        strcpy(s->id, "abcdefghij0123456789");
-        strcpy(s->template_id, "base");
-        strcpy(s->token, "00112233445566778899aabbccddeeff0011223344556677");
+        struct sandbox *s = test_sandbox_new(1700000000654321, "{\"k\":\"v\"}"), *back = NULL;
         s->pid = 4242;
         s->slot = 7;
-        s->started_us = 1700000000654321;
-        sandbox_set_end_at(s, 1700000300);
-        s->cpu_count = 2;
-        s->memory_mb = 1024;
-        s->disk_mb = 512;
-        s->metadata = cJSON_Parse("{\"k\":\"v\"}");
         s->env_vars = cJSON_Parse("{\"A\":\"b\"}");
         cJSON *rec = sandbox_to_json(s, SHAPE_RECORD);
         char *text = cJSON_Print(rec);
