@@ -255,16 +255,15 @@ static void fifo_unlink(const char *base)
         (void)unlink(p);
 }
 
-/* Accept the kernel's connection: only the kernel's own pid passes (SO_PEERCRED). */
-static int accept_kernel(int lfd, struct code_kernel *k, int64_t deadline)
+/* Waits up to deadline for fd to be readable or the kernel to exit (its pidfd), EINTR
+ * retried: 0 with what each reported at *fd_ev and *exit_ev, -ETIMEDOUT, or poll's error. */
+static int wait_kernel(const struct code_kernel *k, int fd, int64_t deadline, short *fd_ev,
+                       short *exit_ev)
 {
         for (;;) {
-                struct pollfd p[2] = {{.fd = lfd, .events = POLLIN},
+                struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
                                       {.fd = k->pidfd, .events = POLLIN}};
                 int64_t left = deadline - now_ms();
-                struct ucred cred;
-                socklen_t clen = sizeof(cred);
-                int fd;
 
                 if (left <= 0)
                         return -ETIMEDOUT;
@@ -273,9 +272,26 @@ static int accept_kernel(int lfd, struct code_kernel *k, int64_t deadline)
                                 continue;
                         return negative_errno();
                 }
-                if (p[1].revents)
+                *fd_ev = p[0].revents;
+                *exit_ev = p[1].revents;
+                return 0;
+        }
+}
+
+/* Accept the kernel's connection: only the kernel's own pid passes (SO_PEERCRED). */
+static int accept_kernel(int lfd, struct code_kernel *k, int64_t deadline)
+{
+        for (;;) {
+                struct ucred cred;
+                socklen_t clen = sizeof(cred);
+                short ev, exited;
+                int fd, r;
+
+                if ((r = wait_kernel(k, lfd, deadline, &ev, &exited)) < 0)
+                        return r;
+                if (exited)
                         return -ECHILD;
-                if (!p[0].revents)
+                if (!ev)
                         continue;
                 fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
                 if (fd < 0)
@@ -295,25 +311,18 @@ static int wait_ready(struct code_kernel *k, int64_t deadline)
         char buf[4096];
 
         for (;;) {
-                struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
-                                      {.fd = k->pidfd, .events = POLLIN}};
-                int64_t left = deadline - now_ms();
                 size_t start, end;
                 unsigned seq;
-                int status;
+                short ev, exited;
+                int status, r;
                 ssize_t n;
 
-                if (left <= 0)
-                        return -ETIMEDOUT;
-                if (poll(p, 2, (int)left) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
+                if ((r = wait_kernel(k, fd, deadline, &ev, &exited)) < 0)
+                        return r;
                 /* Gone before it was ready (a FIFO it never opened would not say so). */
-                if (!p[0].revents && p[1].revents)
+                if (!ev && exited)
                         return -ECHILD;
-                if (!p[0].revents)
+                if (!ev)
                         continue;
                 n = read(fd, buf, sizeof(buf));
                 if (n < 0 && (errno == EAGAIN || errno == EINTR))
