@@ -95,11 +95,17 @@ const waitMs = (timeoutMs?: number) => timeoutMs ?? 30_000
 
 // ---- sandboxes ----
 
+/** What a new sandbox is made of (Sbx.create's options, the connection aside). */
 export interface CreateBody {
+  /** the template (default "base") */
   template?: string
+  /** seconds until it is killed (1..86400, default 300) */
   timeout?: number
+  /** environment of every exec, runCode, process and terminal */
   env?: Record<string, string>
+  /** string labels, listed with it */
   metadata?: Record<string, string>
+  /** its sizes (default: the template's) */
   cpuCount?: number
   memoryMb?: number
   diskMb?: number

@@ -9,20 +9,8 @@ import { LogStream, Watch } from './streams.js'
 import { Terminal } from './terminal.js'
 import { Transport } from './transport.js'
 
-export interface CreateOptions extends ConnectionOptions {
-  /** the template (default "base") */
-  template?: string
-  /** seconds until it is killed (1..86400, default 300) */
-  timeout?: number
-  /** environment of every exec, runCode, process and terminal */
-  env?: Record<string, string>
-  /** string labels, listed with it */
-  metadata?: Record<string, string>
-  /** its sizes (default: the template's) */
-  cpuCount?: number
-  memoryMb?: number
-  diskMb?: number
-}
+/** Sbx.create's options: where sbxd is, and what the sandbox is made of. */
+export interface CreateOptions extends ConnectionOptions, C.CreateBody {}
 
 export interface RunOptions {
   /** default 30000, at most 300000; past it the process is killed and the result says timedOut */
