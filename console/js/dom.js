@@ -124,6 +124,27 @@ export function confirmDialog (text, submit = 'Delete') {
   return formDialog({ title: 'Are you sure?', text, submit, danger: true }).then((v) => v !== null)
 }
 
+// Asks question (its button: submit); on yes runs act and toasts done, or `${failing}: why`.
+// Whether it was asked yes (the caller refreshes its view then).
+export async function confirmAction ({ question, submit = 'Delete', act, done, failing }) {
+  if (!(await confirmDialog(question, submit))) return false
+  try {
+    await act()
+    toast(done)
+  } catch (e) {
+    toast(`${failing}: ${e.message}`, 'error')
+  }
+  return true
+}
+
+// A list's table in its scrolling wrapper: a header of columns (a name, or [name, class]) and a
+// last, unnamed one for each row's buttons; the rows are body's.
+export function actionTable (label, columns, body) {
+  const th = (c) => Array.isArray(c) ? h('th', { scope: 'col', class: c[1] }, c[0]) : h('th', { scope: 'col' }, c)
+  return h('div', { class: 'table-wrap' }, h('table', { 'aria-label': label }, h('thead', {}, h('tr', {},
+    columns.map(th), h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Actions')))), body))
+}
+
 // A tab list (WAI-ARIA tabs: arrow keys move between tabs). tabs: [{id, label}]; onselect(id).
 export function tabList (tabs, selected, onselect, label) {
   const list = h('div', { class: 'tabs', role: 'tablist', 'aria-label': label })

@@ -1,7 +1,7 @@
 // A sandbox's files (native /v1, as the sandbox's user): list a directory, open a text file,
 // upload (button or drop), download, make a directory, delete.
 import { files } from './api.js'
-import { h, replace, fmtBytes, toast, confirmDialog, formDialog, saveBlob } from './dom.js'
+import { h, replace, fmtBytes, toast, formDialog, saveBlob, confirmAction, actionTable } from './dom.js'
 
 const VIEW_MAX = 2 * 1024 * 1024 // bytes shown in the viewer; larger files are downloaded
 
@@ -13,11 +13,8 @@ export function mountFiles (el, id, start = '/home/user') {
   const body = h('tbody', {})
   const viewer = h('div', {})
   const err = h('p', { class: 'error', role: 'alert' })
-  const zone = h('div', { class: 'table-wrap dropzone' },
-    h('table', { 'aria-label': 'Files' },
-      h('thead', {}, h('tr', {}, ['Name', 'Type', 'Size', 'Mode', 'Modified'].map((c) =>
-        h('th', { scope: 'col', class: c === 'Size' ? 'num' : undefined }, c)),
-      h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Actions')))), body))
+  const zone = actionTable('Files', ['Name', 'Type', ['Size', 'num'], 'Mode', 'Modified'], body)
+  zone.classList.add('dropzone')
   el.append(
     h('form', { class: 'panel row', onsubmit: (e) => { e.preventDefault(); go(pathInput.value.trim() || '/') } },
       pathInput, h('button', { type: 'submit' }, 'Open'),
@@ -104,14 +101,12 @@ export function mountFiles (el, id, start = '/home/user') {
 
   async function remove (e) {
     const dir = e.type === 'dir'
-    if (!(await confirmDialog(`Delete ${e.path}${dir ? ' and everything in it' : ''}?`))) return
-    try {
-      await files.remove(id, e.path, dir)
-      toast(`Deleted ${e.path}`)
-    } catch (x) {
-      toast(`Deleting ${e.path}: ${x.message}`, 'error')
-    }
-    go(cwd)
+    if (await confirmAction({
+      question: `Delete ${e.path}${dir ? ' and everything in it' : ''}?`,
+      act: () => files.remove(id, e.path, dir),
+      done: `Deleted ${e.path}`,
+      failing: `Deleting ${e.path}`
+    })) go(cwd)
   }
 
   async function mkdir () {

@@ -1,7 +1,7 @@
 // Images: the OCI images imported as templates (GET /v1/images), delete; pulling from a
 // registry appears when this sbxd answers POST /v1/images/pull.
 import { images } from './api.js'
-import { h, replace, fmtBytes, toast, confirmDialog, formDialog, every } from './dom.js'
+import { h, replace, fmtBytes, toast, formDialog, every, confirmAction, actionTable } from './dom.js'
 
 export function mount (main) {
   const body = h('tbody', {})
@@ -9,9 +9,7 @@ export function mount (main) {
   const pullBtn = h('button', { type: 'button', class: 'primary', hidden: true, onclick: pull }, 'Pull image')
   replace(main, h('div', { class: 'row' }, h('h1', { class: 'grow' }, 'Images'), pullBtn),
     h('p', { class: 'muted' }, 'Import an archive with: sbx image import NAME[:TAG] FILE (docker save or an OCI layout).'),
-    err, h('div', { class: 'table-wrap' }, h('table', { 'aria-label': 'Images' }, h('thead', {}, h('tr', {},
-      ['Template', 'Image', 'Digest', 'Layers', 'Written', 'Imported'].map((c) => h('th', { scope: 'col' }, c)),
-      h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Actions')))), body)))
+    err, actionTable('Images', ['Template', 'Image', 'Digest', 'Layers', 'Written', 'Imported'], body))
 
   async function refresh () {
     try {
@@ -33,14 +31,12 @@ export function mount (main) {
   }
 
   async function remove (id) {
-    if (!(await confirmDialog(`Delete image ${id}? Its template goes; its layers go once no sandbox uses them.`))) return
-    try {
-      await images.remove(id)
-      toast(`Deleted ${id}`)
-    } catch (e) {
-      toast(`Deleting ${id}: ${e.message}`, 'error')
-    }
-    refresh()
+    if (await confirmAction({
+      question: `Delete image ${id}? Its template goes; its layers go once no sandbox uses them.`,
+      act: () => images.remove(id),
+      done: `Deleted ${id}`,
+      failing: `Deleting ${id}`
+    })) refresh()
   }
 
   async function pull () {

@@ -2,7 +2,7 @@
 // native API's, terminals), listed through envd's process service with the sandbox's access
 // token; kill one, or follow its output (the retained output first, then what follows).
 import { processes, sandboxes } from './api.js'
-import { h, replace, toast, confirmDialog, every } from './dom.js'
+import { h, replace, every, confirmAction, actionTable } from './dom.js'
 
 const LIST_MS = 3000
 const OUTPUT_MAX = 512 * 1024 // characters kept in the output view
@@ -11,9 +11,7 @@ export function mountProcesses (el, id, getDetail) {
   const body = h('tbody', {})
   const err = h('p', { class: 'error', role: 'alert' })
   const out = h('div', {})
-  el.append(err, h('div', { class: 'table-wrap' }, h('table', { 'aria-label': 'Processes' },
-    h('thead', {}, h('tr', {}, ['PID', 'Command', 'Tag', 'Directory'].map((c) => h('th', { scope: 'col' }, c)),
-      h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Actions')))), body)), out)
+  el.append(err, actionTable('Processes', ['PID', 'Command', 'Tag', 'Directory'], body), out)
   let following = null // AbortController of the followed process
 
   async function token () {
@@ -47,14 +45,13 @@ export function mountProcesses (el, id, getDetail) {
   }
 
   async function kill (pid, cmd) {
-    if (!(await confirmDialog(`Kill process ${pid} (${cmd})?`, 'Kill'))) return
-    try {
-      await processes.signal(id, await token(), pid, 'SIGNAL_SIGKILL')
-      toast(`Killed ${pid}`)
-    } catch (e) {
-      toast(`Killing ${pid}: ${e.message}`, 'error')
-    }
-    refresh()
+    if (await confirmAction({
+      question: `Kill process ${pid} (${cmd})?`,
+      submit: 'Kill',
+      act: async () => processes.signal(id, await token(), pid, 'SIGNAL_SIGKILL'),
+      done: `Killed ${pid}`,
+      failing: `Killing ${pid}`
+    })) refresh()
   }
 
   async function follow (pid, cmd) {

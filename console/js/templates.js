@@ -1,7 +1,7 @@
 // Templates: every template sbxd can start (GET /v1/templates), the builds of those built
 // through the template API with their logs, followed live while a build runs; delete.
 import { templates, images } from './api.js'
-import { h, replace, toast, confirmDialog, every } from './dom.js'
+import { h, replace, every, confirmAction, actionTable } from './dom.js'
 
 const LOGS_MS = 1000
 const LOG_LINES_MAX = 20000
@@ -10,10 +10,8 @@ export function mount (main, params) {
   if (params[0]) return detail(main, params[0])
   const body = h('tbody', {})
   const err = h('p', { class: 'error', role: 'alert' })
-  replace(main, h('h1', {}, 'Templates'), err, h('div', { class: 'table-wrap' },
-    h('table', { 'aria-label': 'Templates' }, h('thead', {}, h('tr', {},
-      ['Name', 'Kind', 'CPUs', 'Memory', 'Disk', 'Layers'].map((c) => h('th', { scope: 'col' }, c)),
-      h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Actions')))), body)))
+  replace(main, h('h1', {}, 'Templates'), err,
+    actionTable('Templates', ['Name', 'Kind', 'CPUs', 'Memory', 'Disk', 'Layers'], body))
 
   async function refresh () {
     try {
@@ -36,15 +34,12 @@ export function mount (main, params) {
   }
 
   async function remove (t) {
-    if (!(await confirmDialog(`Delete template ${t.name}? Running sandboxes keep their files; new ones cannot start from it.`))) return
-    try {
-      if (t.kind === 'image') await images.remove(t.name)
-      else await templates.remove(t.name)
-      toast(`Deleted ${t.name}`)
-    } catch (e) {
-      toast(`Deleting ${t.name}: ${e.message}`, 'error')
-    }
-    refresh()
+    if (await confirmAction({
+      question: `Delete template ${t.name}? Running sandboxes keep their files; new ones cannot start from it.`,
+      act: () => t.kind === 'image' ? images.remove(t.name) : templates.remove(t.name),
+      done: `Deleted ${t.name}`,
+      failing: `Deleting ${t.name}`
+    })) refresh()
   }
 
   return every(5000, refresh)
@@ -57,9 +52,7 @@ function detail (main, name) {
   const err = h('p', { class: 'error', role: 'alert' })
   let stopLogs = null
   replace(main, h('p', {}, h('a', { href: '#/templates' }, '← Templates')), h('h1', { class: 'mono' }, name), err,
-    h('div', { class: 'table-wrap' }, h('table', { 'aria-label': 'Builds' }, h('thead', {}, h('tr', {},
-      ['Build', 'Status', 'Created', 'Finished'].map((c) => h('th', { scope: 'col' }, c)),
-      h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Actions')))), builds)), logs)
+    actionTable('Builds', ['Build', 'Status', 'Created', 'Finished'], builds), logs)
 
   async function load () {
     try {

@@ -1,7 +1,7 @@
 // Volumes: list, create, delete, and browse one volume's files through the content API (on the
 // host, no sandbox needed): open a directory, download a file, delete a path.
 import { volumes } from './api.js'
-import { h, replace, fmtBytes, toast, confirmDialog, formDialog, saveBlob, every } from './dom.js'
+import { h, replace, fmtBytes, toast, confirmDialog, formDialog, saveBlob, every, confirmAction, actionTable } from './dom.js'
 
 export function mount (main, params) {
   if (params[0]) return browse(main, params[0])
@@ -9,8 +9,7 @@ export function mount (main, params) {
   const err = h('p', { class: 'error', role: 'alert' })
   replace(main, h('div', { class: 'row' }, h('h1', { class: 'grow' }, 'Volumes'),
     h('button', { type: 'button', class: 'primary', onclick: create }, 'New volume')), err,
-  h('div', { class: 'table-wrap' }, h('table', { 'aria-label': 'Volumes' }, h('thead', {}, h('tr', {},
-    ['Name', 'ID'].map((c) => h('th', { scope: 'col' }, c)), h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Actions')))), body)))
+  actionTable('Volumes', ['Name', 'ID'], body))
 
   async function refresh () {
     try {
@@ -39,14 +38,12 @@ export function mount (main, params) {
   }
 
   async function remove (v) {
-    if (!(await confirmDialog(`Delete volume ${v.name} and all its files?`))) return
-    try {
-      await volumes.remove(v.volumeID)
-      toast(`Deleted ${v.name}`)
-    } catch (e) {
-      toast(`Deleting ${v.name}: ${e.message}`, 'error')
-    }
-    refresh()
+    if (await confirmAction({
+      question: `Delete volume ${v.name} and all its files?`,
+      act: () => volumes.remove(v.volumeID),
+      done: `Deleted ${v.name}`,
+      failing: `Deleting ${v.name}`
+    })) refresh()
   }
 
   return every(5000, refresh)
@@ -61,9 +58,7 @@ function browse (main, id) {
   replace(main, h('p', {}, h('a', { href: '#/volumes' }, '← Volumes')), title, err,
     h('div', { class: 'row' }, where, h('span', { class: 'grow' }),
       h('button', { type: 'button', onclick: () => go(parentOf(cwd)), 'aria-label': 'Up one directory' }, 'Up')),
-    h('div', { class: 'table-wrap' }, h('table', { 'aria-label': 'Volume files' }, h('thead', {}, h('tr', {},
-      ['Name', 'Type', 'Size', 'Owner', 'Modified'].map((c) => h('th', { scope: 'col' }, c)),
-      h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Actions')))), body)))
+    actionTable('Volume files', ['Name', 'Type', 'Size', 'Owner', 'Modified'], body))
   const parentOf = (p) => (p.lastIndexOf('/') <= 0 ? '/' : p.slice(0, p.lastIndexOf('/')))
 
   async function go (path) {
