@@ -183,6 +183,56 @@ DIR *opendir_fd(int dfd)
         return d;
 }
 
+static int cmp_names(const void *a, const void *b)
+{
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int dir_names_sorted(int dfd, size_t max, char ***ret, size_t *ret_n)
+{
+        DIR *d = opendir_fd(dfd);
+        if (!d)
+                return -errno;
+        char **v = NULL;
+        size_t n = 0, cap = 0;
+        struct dirent *de;
+        int r = 0;
+        while ((de = readdir(d))) {
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if (n == max) {
+                        r = -ERANGE;
+                        break;
+                }
+                if (n == cap) {
+                        cap = MAX(cap * 2, (size_t)16);
+                        char **nv = realloc(v, cap * sizeof(*v));
+                        if (!nv) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        v = nv;
+                }
+                if (!(v[n] = strdup(de->d_name))) {
+                        r = -ENOMEM;
+                        break;
+                }
+                n++;
+        }
+        closedir(d);
+        if (r < 0) {
+                for (size_t i = 0; i < n; i++)
+                        free(v[i]);
+                free(v);
+                return r;
+        }
+        if (n)
+                qsort(v, n, sizeof(*v), cmp_names);
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
 static int rm_rf_children(int dfd, dev_t dev)
 {
         DIR *d = opendir_fd(dfd);

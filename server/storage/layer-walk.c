@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,52 +92,6 @@ void layer_walk_hash_entry(struct walk *w, const char *path, const struct stat *
                          S_ISREG(st->st_mode) ? (unsigned long long)st->st_size : 0ULL);
         sha256_update(&w->h, path, strlen(path) + 1);
         sha256_update(&w->h, head, (size_t)n + 1);
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-        return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-int layer_walk_list_dir(int dfd, char ***ret, size_t *ret_n)
-{
-        DIR *d = opendir_fd(dfd);
-        if (!d)
-                return -errno;
-        char **v = NULL;
-        size_t n = 0, cap = 0;
-        struct dirent *de;
-        int r = 0;
-        while ((de = readdir(d))) {
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
-                if (n == cap) {
-                        cap = MAX(cap * 2, (size_t)16);
-                        char **nv = realloc(v, cap * sizeof(*v));
-                        if (!nv) {
-                                r = -ENOMEM;
-                                break;
-                        }
-                        v = nv;
-                }
-                if (!(v[n] = strdup(de->d_name))) {
-                        r = -ENOMEM;
-                        break;
-                }
-                n++;
-        }
-        closedir(d);
-        if (r < 0) {
-                for (size_t i = 0; i < n; i++)
-                        free(v[i]);
-                free(v);
-                return r;
-        }
-        if (n)
-                qsort(v, n, sizeof(*v), cmp_names);
-        *ret = v;
-        *ret_n = n;
-        return 0;
 }
 
 /* The user.* extended attributes of in (the files API keeps X-Metadata there as user.e2b.*),
@@ -305,7 +260,7 @@ static int walk_entries(struct walk *w, int sdfd, int ddfd, const char *path, in
                 return -ELOOP;
         char **names = NULL;
         size_t n = 0;
-        int r = layer_walk_list_dir(sdfd, &names, &n);
+        int r = dir_names_sorted(sdfd, SIZE_MAX, &names, &n);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n && r >= 0; i++) {

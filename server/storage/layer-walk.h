@@ -52,9 +52,6 @@ void layer_walk_done(struct walk *w);
 unsigned layer_walk_map_id(const struct walk *w, unsigned id);
 /* Hash one entry's head: its path from the layer's root ("" for the root) and stat. */
 void layer_walk_hash_entry(struct walk *w, const char *path, const struct stat *st);
-/* Names in dfd but . and .., sorted by strcmp (the hash must not depend on readdir order):
- * *ret an array of *ret_n strings, each and the array freed by the caller. */
-int layer_walk_list_dir(int dfd, char ***ret, size_t *ret_n);
 /* Copy the tree under sdfd into ddfd (w->dst_root), hashing it; a mount point is skipped. */
 int layer_walk_copy(struct walk *w, int sdfd, int ddfd);
 /* Hash the tree under sdfd without writing anything (adopt); a mount point is refused. */

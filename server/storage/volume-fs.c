@@ -173,57 +173,11 @@ int volume_fs_stat(int root, const char *path, cJSON **ret)
 
 /* ---- listing ---- */
 
-static int cmp_names(const void *a, const void *b)
-{
-        return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The names in dfd, sorted, in *ret (NULL-terminated; caller frees each and the array). */
-static int read_names(int dfd, char ***ret, size_t *ret_n)
-{
-        DIR *d = opendir_fd(dfd);
-        if (!d)
-                return -errno;
-        char **names = NULL;
-        size_t n = 0, cap = 0;
-        int r = 0;
-        for (struct dirent *de; r == 0 && (de = readdir(d));) {
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
-                if (n + 2 > cap) {
-                        cap = cap ? cap * 2 : 32;
-                        char **g =
-                            n + 1 > VOLUME_FS_LIST_MAX ? NULL : realloc(names, cap * sizeof(*g));
-                        if (!g) {
-                                r = n + 1 > VOLUME_FS_LIST_MAX ? -ERANGE : -ENOMEM;
-                                break;
-                        }
-                        names = g;
-                }
-                if (!(names[n] = strdup(de->d_name)))
-                        r = -ENOMEM;
-                else
-                        n++;
-        }
-        closedir(d);
-        if (r < 0) {
-                for (size_t i = 0; i < n; i++)
-                        free(names[i]);
-                free(names);
-                return r;
-        }
-        if (n)
-                qsort(names, n, sizeof(*names), cmp_names);
-        *ret = names;
-        *ret_n = n;
-        return 0;
-}
-
 static int list_level(int dfd, const char *path, unsigned depth, cJSON *out)
 {
         char **names = NULL;
         size_t n = 0;
-        int r = read_names(dfd, &names, &n);
+        int r = dir_names_sorted(dfd, VOLUME_FS_LIST_MAX, &names, &n);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n && r >= 0; i++) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* write_file_atomic: replaces a file whole, leaves no temporary file behind, and on failure
- * leaves the old contents in place; rm_rf removes a tree without following symlinks. */
+ * leaves the old contents in place; rm_rf removes a tree without following symlinks;
+ * dir_names_sorted lists a directory in name order, within its bound. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -85,6 +86,39 @@ static void test_rm_rf(void)
 
 /* send_all_wait(): everything arrives, even past the socket buffer while the peer reads; a peer
  * that never reads is -ETIMEDOUT, one that left is -EPIPE, and neither blocks in send(). */
+static void test_dir_names(void)
+{
+        char dir[256], p[300];
+        char **v = NULL;
+        size_t n = 99;
+        snprintf(dir, sizeof(dir), "%s/names", tmp);
+        CHECK_EQ_INT(mkdir(dir, 0700), 0);
+        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        CHECK(dfd >= 0);
+        CHECK_EQ_INT(dir_names_sorted(dfd, 10, &v, &n), 0);
+        CHECK_EQ_INT(n, 0);
+        CHECK(v == NULL);
+        static const char *const made[] = {"b", "a.txt", "C", "a"};
+        for (size_t i = 0; i < sizeof(made) / sizeof(made[0]); i++) {
+                snprintf(p, sizeof(p), "%s/%s", dir, made[i]);
+                CHECK_EQ_INT(mkdir(p, 0700), 0);
+        }
+        CHECK_EQ_INT(dir_names_sorted(dfd, 4, &v, &n), 0);
+        CHECK_EQ_INT(n, 4);
+        if (n == 4) {
+                CHECK_STREQ(v[0], "C");
+                CHECK_STREQ(v[1], "a");
+                CHECK_STREQ(v[2], "a.txt");
+                CHECK_STREQ(v[3], "b");
+        }
+        for (size_t i = 0; i < n; i++)
+                free(v[i]);
+        free(v);
+        /* the same descriptor again: read from its start, and refused past the bound */
+        CHECK_EQ_INT(dir_names_sorted(dfd, 3, &v, &n), -ERANGE);
+        CHECK_EQ_INT(dir_names_sorted(-1, 3, &v, &n), -EBADF);
+}
+
 static void test_send_all_wait(void)
 {
         int sv[2];
@@ -126,6 +160,7 @@ int main(void)
                 return 1;
         test_atomic();
         test_rm_rf();
+        test_dir_names();
         test_send_all_wait();
         rm_rf(tmp);
         return unit_finish("test-fd-util");
