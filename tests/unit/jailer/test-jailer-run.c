@@ -59,6 +59,17 @@ static cJSON *run_jailer(const char *spec)
         return cJSON_Parse(line);
 }
 
+/* A jail the spec must start: checks that its status says ok; its pid, or 0 when it did not
+ * start (the check has failed then). */
+static pid_t start_jail(const char *spec)
+{
+        cJSON *st = run_jailer(spec);
+        CHECK(st && cJSON_IsTrue(cJSON_GetObjectItem(st, "ok")));
+        pid_t pid = st ? (pid_t)cJSON_GetNumberValue(cJSON_GetObjectItem(st, "pid")) : 0;
+        cJSON_Delete(st);
+        return pid;
+}
+
 /* The id the kernel shows for an unmapped one (/proc/sys/kernel/overflowuid, 65534 usually). */
 static int overflow_id(const char *which)
 {
@@ -194,10 +205,7 @@ static void test_good(void)
         char spec[4096], v[128];
         int mounts = count_our_mounts();
         spec_for(spec, sizeof(spec), "good1", agent);
-        cJSON *st = run_jailer(spec);
-        CHECK(st && cJSON_IsTrue(cJSON_GetObjectItem(st, "ok")));
-        pid_t pid = st ? (pid_t)cJSON_GetNumberValue(cJSON_GetObjectItem(st, "pid")) : 0;
-        cJSON_Delete(st);
+        pid_t pid = start_jail(spec);
         if (pid <= 0)
                 return;
         check_ns_differ(pid);
@@ -315,10 +323,7 @@ static void test_egress(void)
 {
         char spec[4096], path[128];
         egress_spec_for(spec, sizeof(spec), "egress1", agent);
-        cJSON *st = run_jailer(spec);
-        CHECK(st && cJSON_IsTrue(cJSON_GetObjectItem(st, "ok")));
-        pid_t pid = st ? (pid_t)cJSON_GetNumberValue(cJSON_GetObjectItem(st, "pid")) : 0;
-        cJSON_Delete(st);
+        pid_t pid = start_jail(spec);
         if (pid <= 0)
                 return;
         CHECK(if_nametoindex("sbxe4090") > 0);
@@ -345,7 +350,7 @@ static void test_egress(void)
         char bad[512];
         snprintf(bad, sizeof(bad), "%s/not-executable", tmp);
         egress_spec_for(spec, sizeof(spec), "egress2", bad);
-        st = run_jailer(spec);
+        cJSON *st = run_jailer(spec);
         CHECK(st && cJSON_IsFalse(cJSON_GetObjectItem(st, "ok")));
         CHECK_STREQ(cJSON_GetStringValue(cJSON_GetObjectItem(st, "step")), "exec");
         cJSON_Delete(st);
