@@ -11,35 +11,7 @@
 #include <time.h>
 
 #include "macros.h"
-
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid or truncated. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-        size_t len;
-        unsigned cp;
-
-        if (s[0] < 0x80)
-                return 1;
-        if (s[0] >= 0xc2 && s[0] <= 0xdf)
-                len = 2, cp = s[0] & 0x1f;
-        else if (s[0] >= 0xe0 && s[0] <= 0xef)
-                len = 3, cp = s[0] & 0x0f;
-        else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-                len = 4, cp = s[0] & 0x07;
-        else
-                return 0;
-        if (n < len)
-                return 0;
-        for (size_t i = 1; i < len; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (s[i] & 0x3f);
-        }
-        if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-            (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-                return 0;
-        return len;
-}
+#include "utf8-util.h"
 
 size_t utf8_complete_prefix(const char *s, size_t n)
 {
@@ -81,7 +53,7 @@ int json_add_string(struct buf *b, const char *s, size_t n)
                         continue;
                 }
                 if (u[i] >= 0x80) {
-                        k = utf8_seq(u + i, n - i);
+                        k = utf8_seq_len(u + i, n - i);
                         if (k) {
                                 e = buf_add(b, s + i, k);
                                 i += k;

@@ -16,6 +16,7 @@
 #include "json-util.h"
 #include "macros.h"
 #include "native-error.h"
+#include "utf8-util.h"
 
 /* Cut s to at most max bytes without splitting a UTF-8 sequence. */
 static void utf8_truncate(char *s, size_t max)
@@ -206,35 +207,6 @@ oom:
         return -ENOMEM;
 }
 
-static size_t utf8_seq(const uint8_t *s, size_t left)
-{
-        uint8_t c = s[0];
-        size_t n;
-        uint32_t cp;
-
-        if (c < 0x80)
-                return 1;
-        if (c >= 0xc2 && c <= 0xdf)
-                n = 2, cp = c & 0x1f;
-        else if (c >= 0xe0 && c <= 0xef)
-                n = 3, cp = c & 0x0f;
-        else if (c >= 0xf0 && c <= 0xf4)
-                n = 4, cp = c & 0x07;
-        else
-                return 0;
-        if (n > left)
-                return 0;
-        for (size_t i = 1; i < n; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (s[i] & 0x3f);
-        }
-        if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-            (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-                return 0;
-        return n;
-}
-
 char *native_utf8_dup(const uint8_t *s, size_t len)
 {
         char *out = malloc(len * 3 + 1), *o = out;
@@ -242,7 +214,7 @@ char *native_utf8_dup(const uint8_t *s, size_t len)
         if (!out)
                 return NULL;
         for (size_t i = 0; i < len;) {
-                size_t n = utf8_seq(s + i, len - i);
+                size_t n = utf8_seq_len(s + i, len - i);
                 if (n == 0 || (n == 1 && s[i] == 0)) {
                         memcpy(o, "\xef\xbf\xbd", 3);
                         o += 3;
