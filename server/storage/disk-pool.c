@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/loop.h>
-#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -23,6 +22,7 @@
 
 #include "fd-util.h"
 #include "log.h"
+#include "loop-util.h"
 #include "macros.h"
 
 struct disk_pool {
@@ -170,8 +170,8 @@ static int find_loop(const char *image, char *dev, size_t len)
 
 /* image on a free loop device: direct I/O (its pages are cached once, by the pool's file
  * system), autoclear (the device goes with the last unmount, or with its last fd while not
- * mounted: the caller mounts before closing the fd returned). Attachers take turns on an flock
- * of loop-control, as the jailer's do (LOOP_CTL_GET_FREE hands one device to every asker). */
+ * mounted: the caller mounts before closing the fd returned); loop_attach() says how attachers
+ * take turns. */
 static int attach_loop(const char *image, char *dev, size_t len)
 {
         if (find_loop(image, dev, len) == 0) {
@@ -179,31 +179,11 @@ static int attach_loop(const char *image, char *dev, size_t len)
                 return fd < 0 ? -errno : fd;
         }
         _cleanup_close_ int img = open(image, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-        _cleanup_close_ int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
-        if (img < 0 || ctl < 0)
+        if (img < 0)
                 return -errno;
-        struct loop_config cfg = {
-            .fd = (uint32_t)img,
-            .info = {.lo_flags = LO_FLAGS_AUTOCLEAR | LO_FLAGS_DIRECT_IO},
-        };
-        if (flock(ctl, LOCK_EX) < 0)
-                return -errno;
-        for (int attempt = 0; attempt < 32; attempt++) {
-                int n = ioctl(ctl, LOOP_CTL_GET_FREE);
-                if (n < 0)
-                        return -errno;
-                snprintf(dev, len, "/dev/loop%d", n);
-                _cleanup_close_ int lfd = open(dev, O_RDWR | O_CLOEXEC);
-                if (lfd < 0)
-                        return -errno;
-                if (ioctl(lfd, LOOP_CONFIGURE, &cfg) < 0) {
-                        if (errno == EBUSY)
-                                continue;
-                        return -errno;
-                }
-                return TAKE_FD(lfd);
-        }
-        return -EBUSY;
+        int fd = -1;
+        int r = loop_attach(img, dev, len, &fd);
+        return r < 0 ? r : fd;
 }
 
 /* Whether root is the mount point of a btrfs other than the state dir's. */
