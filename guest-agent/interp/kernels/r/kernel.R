@@ -287,6 +287,26 @@ local({
              !identical(cl[[1L]], quote(h)), calls)
   }
 
+  # An interrupt (SIGINT) caught: noted, the value is NULL.
+  on_interrupt <- function(e) {
+    interrupted <<- TRUE
+    NULL
+  }
+
+  # Whether the execution ends here, what ends it sent: an interrupt (aborted), or res an error
+  # (its condition, with calls).
+  ended <- function(res, calls) {
+    if (interrupted) {
+      send(error_line("ExecutionAborted", "Execution was aborted", ""))
+      return(TRUE)
+    }
+    if (inherits(res, "error")) {
+      send(condition_line(res, calls))
+      return(TRUE)
+    }
+    FALSE
+  }
+
   execute <- function(code) {
     count <<- count + 1L
     exprs <- tryCatch(parse(text = code, keep.source = FALSE, encoding = "UTF-8"),
@@ -301,33 +321,14 @@ local({
       res <- tryCatch(withCallingHandlers(run_expr(exprs[[i]]),
                                           warning = on_warning,
                                           error = function(e) calls <<- sys.calls()),
-                      error = function(e) e,
-                      interrupt = function(e) {
-                        interrupted <<- TRUE
-                        NULL
-                      })
-      if (interrupted) {
-        send(error_line("ExecutionAborted", "Execution was aborted", ""))
+                      error = function(e) e, interrupt = on_interrupt)
+      if (ended(res, user_calls(calls)))
         return(invisible())
-      }
-      if (inherits(res, "error")) {
-        send(condition_line(res, user_calls(calls)))
-        return(invisible())
-      }
       if (isTRUE(res$visible)) {
         r <- tryCatch(show_value(res$value, i == n), error = function(e) e,
-                      interrupt = function(e) {
-                        interrupted <<- TRUE
-                        NULL
-                      })
-        if (interrupted) {
-          send(error_line("ExecutionAborted", "Execution was aborted", ""))
+                      interrupt = on_interrupt)
+        if (ended(r, list()))
           return(invisible())
-        }
-        if (inherits(r, "error")) {
-          send(condition_line(r, list()))
-          return(invisible())
-        }
       }
     }
   }
