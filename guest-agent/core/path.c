@@ -6,36 +6,7 @@
 #include <string.h>
 
 #include "macros.h"
-
-void agent_path_clean(char *path)
-{
-        /* Input is absolute; output keeps the leading '/' and has no trailing '/'. */
-        char *out = path;
-        size_t o = 1;
-        const char *p = path + 1;
-
-        while (*p) {
-                size_t n = strcspn(p, "/");
-                if (n == 0 || (n == 1 && p[0] == '.')) {
-                        /* empty or "." component */
-                } else if (n == 2 && p[0] == '.' && p[1] == '.') {
-                        /* drop the previous component, never above "/" */
-                        while (o > 1 && out[o - 1] != '/')
-                                o--;
-                        if (o > 1)
-                                o--;
-                } else {
-                        if (o > 1)
-                                out[o++] = '/';
-                        memmove(out + o, p, n);
-                        o += n;
-                }
-                p += n;
-                if (*p == '/')
-                        p++;
-        }
-        out[o] = '\0';
-}
+#include "path-util.h"
 
 int agent_path_resolve(const char *path, const char *home, const char *default_dir, char **ret)
 {
@@ -56,7 +27,7 @@ int agent_path_resolve(const char *path, const char *home, const char *default_d
                         return -ENOMEM;
         } else if (asprintf(&s, "/%s/%s", home, path) < 0)
                 return -ENOMEM;
-        agent_path_clean(s);
+        (void)path_clean(s, s, strlen(s) + 1); /* absolute: fits in place */
         *ret = TAKE_PTR(s);
         return 0;
 }

@@ -10,8 +10,5 @@
  */
 int agent_path_resolve(const char *path, const char *home, const char *default_dir, char **ret);
 
-/* Lexically clean an absolute path in place (see above). */
-void agent_path_clean(char *path);
-
 /* Pointer to the last component of a cleaned absolute path ("/" for "/"). */
 const char *agent_path_basename(const char *path);

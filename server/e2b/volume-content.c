@@ -14,6 +14,7 @@
 #include "json-util.h"
 #include "log.h"
 #include "macros.h"
+#include "path-util.h"
 #include "storage/volume-fs.h"
 #include "storage/volume.h"
 
@@ -140,7 +141,7 @@ static int open_volume(struct request *req, struct vc **ret)
         c->store = req->srv->volumes;
         c->root = c->fd = -EBADF;
         snprintf(c->id, sizeof(c->id), "%s", v.id);
-        if (volume_fs_clean(path, c->path, sizeof(c->path)) < 0) {
+        if (path_clean(path, c->path, sizeof(c->path)) < 0) {
                 free(c);
                 return http_reply_error(req, -EINVAL, NULL, "path too long");
         }

@@ -14,10 +14,10 @@
  * take regular files only (a FIFO never blocks a thread of sbxd). The volume is mounted nodev,
  * so no device node can be opened through it.
  *
- * Paths are E2B's: relative ones are taken from the root, then cleaned lexically ("/a/../b" is
- * "/b", ".." never climbs above "/"). Owners are the sandbox's ids (0..65535: the volume is
- * idmapped into each sandbox); a created file or dir defaults to E2B's 9090:9090 and 0666 /
- * 0777.
+ * Paths are E2B's: relative ones are taken from the root, then cleaned lexically (common's
+ * path_clean(): "/a/../b" is "/b", ".." never climbs above "/"). Owners are the sandbox's ids
+ * (0..65535: the volume is idmapped into each sandbox); a created file or dir defaults to E2B's
+ * 9090:9090 and 0666 / 0777.
  */
 #pragma once
 
@@ -38,8 +38,6 @@ struct volume_fs_attrs {
         uint32_t uid, gid, mode;
 };
 
-/* The cleaned absolute form of path into out: 0, or -ENAMETOOLONG. */
-int volume_fs_clean(const char *path, char *out, size_t len);
 /* The volume's root (O_PATH) from its host mount. */
 int volume_fs_open_root(const char *mnt, int *ret_fd);
 
