@@ -137,6 +137,12 @@ export async function confirmAction ({ question, submit = 'Delete', act, done, f
   return true
 }
 
+// body's rows, row(item) for each of items, or else one cell across the table saying empty.
+export function fillRows (body, items, row, empty) {
+  const cols = body.parentElement?.tHead?.rows[0]?.cells.length || 1
+  return replace(body, items.length ? items.map(row) : h('tr', {}, h('td', { colspan: cols, class: 'empty' }, empty)))
+}
+
 // A list's table in its scrolling wrapper: a header of columns (a name, or [name, class]) and a
 // last, unnamed one for each row's buttons; the rows are body's.
 export function actionTable (label, columns, body) {

@@ -1,7 +1,7 @@
 // A sandbox's files (native /v1, as the sandbox's user): list a directory, open a text file,
 // upload (button or drop), download, make a directory, delete.
 import { files } from './api.js'
-import { h, replace, fmtBytes, toast, formDialog, saveBlob, confirmAction, actionTable } from './dom.js'
+import { h, replace, fmtBytes, toast, formDialog, saveBlob, confirmAction, actionTable, fillRows } from './dom.js'
 
 const VIEW_MAX = 2 * 1024 * 1024 // bytes shown in the viewer; larger files are downloaded
 
@@ -50,7 +50,7 @@ export function mountFiles (el, id, start = '/home/user') {
       renderCrumbs()
       const entries = (r.entries || []).sort((a, b) => (a.type === 'dir') === (b.type === 'dir')
         ? a.name.localeCompare(b.name) : a.type === 'dir' ? -1 : 1)
-      replace(body, entries.length ? entries.map(row) : h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'Empty directory')))
+      fillRows(body, entries, row, 'Empty directory')
       if (r.truncated) err.textContent = 'The directory has more entries than one listing returns.'
     } catch (e) {
       err.textContent = `${path}: ${e.message}`

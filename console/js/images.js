@@ -1,7 +1,7 @@
 // Images: the OCI images imported as templates (GET /v1/images), delete; pulling from a
 // registry appears when this sbxd answers POST /v1/images/pull.
 import { images } from './api.js'
-import { h, replace, fmtBytes, toast, formDialog, every, confirmAction, actionTable } from './dom.js'
+import { h, replace, fmtBytes, toast, formDialog, every, confirmAction, actionTable, fillRows } from './dom.js'
 
 export function mount (main) {
   const body = h('tbody', {})
@@ -14,7 +14,7 @@ export function mount (main) {
   async function refresh () {
     try {
       const list = (await images.list()).images || []
-      replace(body, list.length ? list.map(row) : h('tr', {}, h('td', { colspan: 7, class: 'empty' }, 'No image imported yet.')))
+      fillRows(body, list, row, 'No image imported yet.')
     } catch (e) {
       err.textContent = `Listing images: ${e.message}`
     }

@@ -2,7 +2,7 @@
 // native API's, terminals), listed through envd's process service with the sandbox's access
 // token; kill one, or follow its output (the retained output first, then what follows).
 import { processes, sandboxes } from './api.js'
-import { h, replace, every, confirmAction, actionTable } from './dom.js'
+import { h, replace, every, confirmAction, actionTable, fillRows } from './dom.js'
 
 const LIST_MS = 3000
 const OUTPUT_MAX = 512 * 1024 // characters kept in the output view
@@ -26,7 +26,7 @@ export function mountProcesses (el, id, getDetail) {
       const r = await processes.list(id, await token())
       err.textContent = ''
       const list = (r.processes || []).sort((a, b) => a.pid - b.pid)
-      replace(body, list.length ? list.map(row) : h('tr', {}, h('td', { colspan: 5, class: 'empty' }, 'No process runs.')))
+      fillRows(body, list, row, 'No process runs.')
     } catch (e) {
       err.textContent = `Listing processes: ${e.message}`
     }

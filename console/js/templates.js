@@ -1,7 +1,7 @@
 // Templates: every template sbxd can start (GET /v1/templates), the builds of those built
 // through the template API with their logs, followed live while a build runs; delete.
 import { templates, images } from './api.js'
-import { h, replace, every, confirmAction, actionTable } from './dom.js'
+import { h, replace, every, confirmAction, actionTable, fillRows } from './dom.js'
 
 const LOGS_MS = 1000
 const LOG_LINES_MAX = 20000
@@ -16,7 +16,7 @@ export function mount (main, params) {
   async function refresh () {
     try {
       const list = (await templates.all()).templates || []
-      replace(body, list.length ? list.map(row) : h('tr', {}, h('td', { colspan: 7, class: 'empty' }, 'No template is built yet.')))
+      fillRows(body, list, row, 'No template is built yet.')
     } catch (e) {
       err.textContent = `Listing templates: ${e.message}`
     }

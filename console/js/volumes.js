@@ -1,7 +1,7 @@
 // Volumes: list, create, delete, and browse one volume's files through the content API (on the
 // host, no sandbox needed): open a directory, download a file, delete a path.
 import { volumes } from './api.js'
-import { h, replace, fmtBytes, toast, confirmDialog, formDialog, saveBlob, every, confirmAction, actionTable } from './dom.js'
+import { h, replace, fmtBytes, toast, confirmDialog, formDialog, saveBlob, every, confirmAction, actionTable, fillRows } from './dom.js'
 
 export function mount (main, params) {
   if (params[0]) return browse(main, params[0])
@@ -14,10 +14,10 @@ export function mount (main, params) {
   async function refresh () {
     try {
       const list = await volumes.list()
-      replace(body, list.length ? list.map((v) => h('tr', {},
+      fillRows(body, list, (v) => h('tr', {},
         h('td', {}, h('a', { href: `#/volumes/${encodeURIComponent(v.volumeID)}` }, v.name)), h('td', { class: 'mono' }, v.volumeID),
-        h('td', { class: 'actions' }, h('button', { type: 'button', class: 'small danger', 'aria-label': `Delete volume ${v.name}`, onclick: () => remove(v) }, 'Delete'))))
-        : h('tr', {}, h('td', { colspan: 3, class: 'empty' }, 'No volume yet.')))
+        h('td', { class: 'actions' }, h('button', { type: 'button', class: 'small danger', 'aria-label': `Delete volume ${v.name}`, onclick: () => remove(v) }, 'Delete'))),
+      'No volume yet.')
     } catch (e) {
       err.textContent = `Listing volumes: ${e.message}`
     }
@@ -67,14 +67,14 @@ function browse (main, id) {
       cwd = path
       where.textContent = cwd
       err.textContent = ''
-      replace(body, list.length ? list.map((e) => h('tr', {},
+      fillRows(body, list, (e) => h('tr', {},
         h('td', {}, e.type === 'directory' ? h('button', { type: 'button', class: 'small mono', onclick: () => go(e.path) }, `${e.name}/`) : h('span', { class: 'mono' }, e.name)),
         h('td', {}, e.type), h('td', {}, e.type === 'file' ? fmtBytes(e.size) : ''), h('td', {}, `${e.uid}:${e.gid}`),
         h('td', {}, e.mtime ? new Date(e.mtime).toLocaleString() : ''),
         h('td', { class: 'actions' },
           e.type === 'file' ? h('button', { type: 'button', class: 'small', 'aria-label': `Download ${e.name}`, onclick: () => download(e) }, 'Download') : null, ' ',
-          h('button', { type: 'button', class: 'small danger', 'aria-label': `Delete ${e.name}`, onclick: () => remove(e) }, 'Delete'))))
-        : h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'Empty directory')))
+          h('button', { type: 'button', class: 'small danger', 'aria-label': `Delete ${e.name}`, onclick: () => remove(e) }, 'Delete'))),
+      'Empty directory')
     } catch (e) {
       err.textContent = `${path}: ${e.message}`
     }
