@@ -115,24 +115,31 @@ static const char *member_path(struct archive_entry *e)
         return p;
 }
 
+/* The outer archive's next header at *e: 1, 0 at the archive's end, or the error. */
+static int next_header(struct archive *a, struct archive_entry **e, char *err)
+{
+        int k = archive_read_next_header(a, e);
+        if (k == ARCHIVE_EOF)
+                return 0;
+        if (k < ARCHIVE_WARN)
+                return bad(err, "the archive is not a readable tar: %s", archive_error_string(a));
+        return 1;
+}
+
 /* The next regular file of the outer archive (where layers are), its path at *ret: 1, 0 at
  * the archive's end, or the error. */
 static int next_regular_member(struct archive *a, const char **ret, char *err)
 {
         struct archive_entry *e;
-        for (;;) {
-                int k = archive_read_next_header(a, &e);
-                if (k == ARCHIVE_EOF)
-                        return 0;
-                if (k < ARCHIVE_WARN)
-                        return bad(err, "the archive is not a readable tar: %s",
-                                   archive_error_string(a));
+        int r;
+        while ((r = next_header(a, &e, err)) > 0) {
                 const char *path = member_path(e);
                 if (path && archive_entry_filetype(e) == AE_IFREG && !archive_entry_hardlink(e)) {
                         *ret = path;
                         return 1;
                 }
         }
+        return r;
 }
 
 struct links {
@@ -217,13 +224,7 @@ static int scan(int fd, struct image_members *m, struct links *l, char *err)
         int r = buf ? open_outer(fd, &a, err) : -ENOMEM;
         if (r < 0)
                 return r;
-        for (;;) {
-                int k = archive_read_next_header(a, &e);
-                if (k == ARCHIVE_EOF)
-                        return 0;
-                if (k < ARCHIVE_WARN)
-                        return bad(err, "the archive is not a readable tar: %s",
-                                   archive_error_string(a));
+        while ((r = next_header(a, &e, err)) > 0) {
                 if (++members > IMAGE_MAX_MEMBERS)
                         return bad(err, "the archive has more than %u members", IMAGE_MAX_MEMBERS);
                 const char *path = member_path(e);
@@ -248,6 +249,7 @@ static int scan(int fd, struct image_members *m, struct links *l, char *err)
                 if ((r = image_members_add(m, path, buf, (size_t)n)) < 0)
                         return r;
         }
+        return r;
 }
 
 /* ---- pass 2: the layers' digests; pass 3: the layers ---- */
