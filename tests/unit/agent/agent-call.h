@@ -2,7 +2,8 @@
 /*
  * Test helper: one request to the agent's server over a socketpair, served on a thread by
  * agent_server_serve() with the route table set (agent_server_set_routes()), the answer read
- * back whole, and what the handler returned to the server. Header-only, static.
+ * back whole, and what the handler returned to the server; or started (call_start()) and
+ * finished later, or left mid-answer as a client that hangs up does. Header-only, static.
  */
 #pragma once
 
@@ -52,10 +53,18 @@ static inline const char *response_header(const struct response *r, const char *
         return sbx_header_get(r->head.headers, r->head.n_headers, name);
 }
 
-/* Send the request (body in chunks of `chunk` bytes), read the answer to END. */
-static inline int call(uint16_t port, const char *method, const char *path, const char *query,
-                       const struct sbx_header *hs, size_t n_hs, const void *body, size_t len,
-                       size_t chunk, struct response *ret)
+/* A request under way: the client end of its socketpair, the thread serving the other. Stays
+ * where call_start() filled it until call_finish() (the thread holds its arg). */
+struct call_conn {
+        int fd;
+        pthread_t thread;
+        struct serve_arg arg;
+};
+
+/* Send the request (body in chunks of `chunk` bytes) up to END, to a thread serving it. */
+static inline int call_start(uint16_t port, const char *method, const char *path, const char *query,
+                             const struct sbx_header *hs, size_t n_hs, const void *body, size_t len,
+                             size_t chunk, struct call_conn *c)
 {
         struct sbx_req_head h = {.port = port,
                                  .method = method,
@@ -63,19 +72,15 @@ static inline int call(uint16_t port, const char *method, const char *path, cons
                                  .query = query ? query : "",
                                  .n_headers = n_hs,
                                  .headers = (struct sbx_header *)hs};
-        uint8_t *buf = NULL, *frame = malloc(SBX_FRAME_MAX_PAYLOAD);
-        struct serve_arg a = {.result = 0};
+        uint8_t *buf = NULL;
         size_t blen;
         int sv[2];
-        pthread_t t;
-        uint8_t type;
-        uint32_t flen;
 
-        memset(ret, 0, sizeof(*ret));
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
                 return -errno;
-        a.fd = sv[1];
-        pthread_create(&t, NULL, serve_thread, &a);
+        c->fd = sv[0];
+        c->arg = (struct serve_arg){.fd = sv[1]};
+        pthread_create(&c->thread, NULL, serve_thread, &c->arg);
         CHECK_EQ_INT(sbx_req_head_encode(&h, &buf, &blen), 0);
         CHECK_EQ_INT(sbx_frame_write(sv[0], SBX_FRAME_REQ_HEAD, buf, blen), 0);
         free(buf);
@@ -86,13 +91,23 @@ static inline int call(uint16_t port, const char *method, const char *path, cons
                 off += n;
         }
         (void)sbx_frame_write(sv[0], SBX_FRAME_END, NULL, 0);
+        return 0;
+}
 
-        CHECK_EQ_INT(sbx_frame_read(sv[0], &type, frame, &flen), 0);
+/* Read the answer of a started call to END into ret, and end the call. */
+static inline void call_finish(struct call_conn *c, struct response *ret)
+{
+        uint8_t *frame = malloc(SBX_FRAME_MAX_PAYLOAD);
+        uint8_t type;
+        uint32_t flen;
+
+        memset(ret, 0, sizeof(*ret));
+        CHECK_EQ_INT(sbx_frame_read(c->fd, &type, frame, &flen), 0);
         CHECK_EQ_INT(type, SBX_FRAME_RESP_HEAD);
         CHECK_EQ_INT(sbx_resp_head_decode(frame, flen, &ret->head), 0);
         ret->status = ret->head.status;
         for (;;) {
-                if (sbx_frame_read(sv[0], &type, frame, &flen) < 0 || type == SBX_FRAME_END)
+                if (sbx_frame_read(c->fd, &type, frame, &flen) < 0 || type == SBX_FRAME_END)
                         break;
                 ret->body = realloc(ret->body, ret->len + flen + 1);
                 memcpy(ret->body + ret->len, frame, flen);
@@ -100,11 +115,24 @@ static inline int call(uint16_t port, const char *method, const char *path, cons
                 ret->body[ret->len] = 0;
         }
         /* Nothing after END (one answer only): the server closes the connection. */
-        CHECK(sbx_frame_read(sv[0], &type, frame, &flen) < 0);
-        pthread_join(t, NULL);
-        ret->served = a.result;
-        close(sv[0]);
+        CHECK(sbx_frame_read(c->fd, &type, frame, &flen) < 0);
+        pthread_join(c->thread, NULL);
+        ret->served = c->arg.result;
+        close(c->fd);
         free(frame);
+}
+
+/* Send the request (body in chunks of `chunk` bytes), read the answer to END. */
+static inline int call(uint16_t port, const char *method, const char *path, const char *query,
+                       const struct sbx_header *hs, size_t n_hs, const void *body, size_t len,
+                       size_t chunk, struct response *ret)
+{
+        struct call_conn c;
+        int r = call_start(port, method, path, query, hs, n_hs, body, len, chunk, &c);
+        memset(ret, 0, sizeof(*ret));
+        if (r < 0)
+                return r;
+        call_finish(&c, ret);
         return 0;
 }
 

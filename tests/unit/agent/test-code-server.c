@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent-call.h"
 #include "core/server.h"
 #include "frame.h"
 #include "macros.h"
@@ -22,78 +23,20 @@
 #include "test-reaper.h"
 #include "unit.h"
 
-static void *serve(void *arg)
-{
-        agent_server_serve((int)(intptr_t)arg);
-        return NULL;
-}
-
-struct call {
-        int fd;
-        pthread_t t;
-};
-
-static void call_start(uint16_t port, const char *method, const char *path, const char *body,
-                       struct call *c)
+/* One call with a JSON body (to the interpreter's port, or /init on port 0): the status, the body
+ * NUL-terminated at *ret_body ("" for none; the caller frees it). */
+static int code_call(uint16_t port, const char *method, const char *path, const char *body,
+                     char **ret_body)
 {
         struct sbx_header ct = {"Content-Type", "application/json"};
-        struct sbx_req_head h = {.port = port,
-                                 .method = (char *)method,
-                                 .path = (char *)path,
-                                 .query = "",
-                                 .n_headers = 1,
-                                 .headers = &ct};
-        uint8_t *buf = NULL;
-        size_t blen;
-        int sv[2];
+        size_t len = body ? strlen(body) : 0;
+        struct response r;
 
-        CHECK_EQ_INT(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-        pthread_create(&c->t, NULL, serve, (void *)(intptr_t)sv[1]);
-        CHECK_EQ_INT(sbx_req_head_encode(&h, &buf, &blen), 0);
-        CHECK_EQ_INT(sbx_frame_write(sv[0], SBX_FRAME_REQ_HEAD, buf, blen), 0);
-        free(buf);
-        if (body && *body)
-                CHECK_EQ_INT(
-                    sbx_frame_write(sv[0], SBX_FRAME_DATA, (const uint8_t *)body, strlen(body)), 0);
-        CHECK_EQ_INT(sbx_frame_write(sv[0], SBX_FRAME_END, NULL, 0), 0);
-        c->fd = sv[0];
-}
-
-/* Whole answer: status, body NUL-terminated (caller frees). */
-static int call_finish(struct call *c, char **ret_body)
-{
-        uint8_t *frame = malloc(SBX_FRAME_MAX_PAYLOAD);
-        struct sbx_resp_head rh = {0};
-        char *body = calloc(1, 1);
-        size_t len = 0;
-        uint32_t flen;
-        uint8_t type;
-        int status = -1;
-
-        if (sbx_frame_read(c->fd, &type, frame, &flen) == 0 && type == SBX_FRAME_RESP_HEAD &&
-            sbx_resp_head_decode(frame, flen, &rh) == 0)
-                status = rh.status;
-        while (status > 0 && sbx_frame_read(c->fd, &type, frame, &flen) == 0 &&
-               type == SBX_FRAME_DATA) {
-                body = realloc(body, len + flen + 1);
-                memcpy(body + len, frame, flen);
-                len += flen;
-                body[len] = 0;
-        }
-        sbx_resp_head_free(&rh);
-        pthread_join(c->t, NULL);
-        close(c->fd);
-        free(frame);
-        *ret_body = body;
+        CHECK_EQ_INT(call(port, method, path, NULL, &ct, 1, body, len, len, &r), 0);
+        *ret_body = r.body ? (char *)TAKE_PTR(r.body) : strdup("");
+        int status = r.status;
+        response_done(&r);
         return status;
-}
-
-static int call(uint16_t port, const char *method, const char *path, const char *body,
-                char **ret_body)
-{
-        struct call c;
-        call_start(port, method, path, body, &c);
-        return call_finish(&c, ret_body);
 }
 
 /* The id of a context created with this body. */
@@ -101,7 +44,7 @@ static char *create_context(const char *json)
 {
         char *body, *id = NULL, *p;
 
-        CHECK_EQ_INT(call(SBX_PORT_CODE, "POST", "/contexts", json, &body), 200);
+        CHECK_EQ_INT(code_call(SBX_PORT_CODE, "POST", "/contexts", json, &body), 200);
         p = strstr(body, "\"id\":\"");
         if (p)
                 id = strndup(p + 6, 36);
@@ -113,7 +56,7 @@ static char *execute(const char *ctx, const char *code_json)
 {
         char req[1024], *body;
         snprintf(req, sizeof(req), "{\"code\":%s,\"context_id\":\"%s\"}", code_json, ctx);
-        CHECK_EQ_INT(call(SBX_PORT_CODE, "POST", "/execute", req, &body), 200);
+        CHECK_EQ_INT(code_call(SBX_PORT_CODE, "POST", "/execute", req, &body), 200);
         return body;
 }
 
@@ -121,14 +64,17 @@ static char *execute(const char *ctx, const char *code_json)
  * leaves mid-run does. */
 static void execute_and_leave(const char *ctx, const char *code_json)
 {
-        struct call c;
+        struct sbx_header ct = {"Content-Type", "application/json"};
+        struct call_conn c;
         char req[256];
-        snprintf(req, sizeof(req), "{\"code\":%s,\"context_id\":\"%s\"}", code_json, ctx);
-        call_start(SBX_PORT_CODE, "POST", "/execute", req, &c);
+        int n = snprintf(req, sizeof(req), "{\"code\":%s,\"context_id\":\"%s\"}", code_json, ctx);
+        CHECK_EQ_INT(call_start(SBX_PORT_CODE, "POST", "/execute", NULL, &ct, 1, req, (size_t)n,
+                                (size_t)n, &c),
+                     0);
         usleep(300 * 1000);
         shutdown(c.fd, SHUT_RDWR);
         close(c.fd);
-        pthread_join(c.t, NULL);
+        pthread_join(c.thread, NULL);
 }
 
 static void test_python(void)
@@ -157,17 +103,17 @@ static void test_python(void)
         CHECK(strstr(b, "\"text\": \"42\"") != NULL);
         free(b);
 
-        CHECK_EQ_INT(call(SBX_PORT_CODE, "GET", "/contexts", NULL, &b), 200);
+        CHECK_EQ_INT(code_call(SBX_PORT_CODE, "GET", "/contexts", NULL, &b), 200);
         CHECK(strstr(b, ctx) != NULL);
         free(b);
         char path[128];
         snprintf(path, sizeof(path), "/contexts/%s", ctx);
-        CHECK_EQ_INT(call(SBX_PORT_CODE, "DELETE", path, NULL, &b), 200);
+        CHECK_EQ_INT(code_call(SBX_PORT_CODE, "DELETE", path, NULL, &b), 200);
         CHECK_STREQ(b, "null");
         free(b);
         char req2[128];
         snprintf(req2, sizeof(req2), "{\"code\":\"1\",\"context_id\":\"%s\"}", ctx);
-        CHECK_EQ_INT(call(SBX_PORT_CODE, "POST", "/execute", req2, &b), 404);
+        CHECK_EQ_INT(code_call(SBX_PORT_CODE, "POST", "/execute", req2, &b), 404);
         free(b);
         free(ctx);
 }
@@ -229,26 +175,26 @@ static void test_errors(void)
 {
         char *b;
 
-        CHECK_EQ_INT(call(SBX_PORT_CODE, "POST", "/execute",
-                          "{\"code\":\"1\",\"context_id\":\"a\",\"language\":\"python\"}", &b),
+        CHECK_EQ_INT(code_call(SBX_PORT_CODE, "POST", "/execute",
+                               "{\"code\":\"1\",\"context_id\":\"a\",\"language\":\"python\"}", &b),
                      400);
         free(b);
-        CHECK_EQ_INT(
-            call(SBX_PORT_CODE, "POST", "/execute", "{\"code\":\"1\",\"context_id\":\"nope\"}", &b),
-            404);
+        CHECK_EQ_INT(code_call(SBX_PORT_CODE, "POST", "/execute",
+                               "{\"code\":\"1\",\"context_id\":\"nope\"}", &b),
+                     404);
         CHECK_STREQ(b, "Context nope not found");
         free(b);
-        CHECK_EQ_INT(call(SBX_PORT_CODE, "POST", "/execute", "{\"code\":1}", &b), 422);
+        CHECK_EQ_INT(code_call(SBX_PORT_CODE, "POST", "/execute", "{\"code\":1}", &b), 422);
         free(b);
-        CHECK_EQ_INT(call(SBX_PORT_CODE, "POST", "/execute", "[", &b), 422);
+        CHECK_EQ_INT(code_call(SBX_PORT_CODE, "POST", "/execute", "[", &b), 422);
         free(b);
-        CHECK_EQ_INT(call(SBX_PORT_CODE, "POST", "/contexts", "{\"cwd\":\"/no/such/dir\"}", &b),
-                     500);
+        CHECK_EQ_INT(
+            code_call(SBX_PORT_CODE, "POST", "/contexts", "{\"cwd\":\"/no/such/dir\"}", &b), 500);
         free(b);
-        CHECK_EQ_INT(call(SBX_PORT_CODE, "GET", "/health", NULL, &b), 200);
+        CHECK_EQ_INT(code_call(SBX_PORT_CODE, "GET", "/health", NULL, &b), 200);
         CHECK_STREQ(b, "\"OK\"");
         free(b);
-        CHECK_EQ_INT(call(SBX_PORT_CODE, "GET", "/nothing", NULL, &b), 404);
+        CHECK_EQ_INT(code_call(SBX_PORT_CODE, "GET", "/nothing", NULL, &b), 404);
         free(b);
 }
 
@@ -264,7 +210,7 @@ int main(void)
         setenv("SBX_CODE_KERNELS_DIR", KERNELS_DIR, 1);
         agent_server_set_routes(&agent_routes);
         test_reaper_start(&reaper);
-        CHECK_EQ_INT(call(0, "POST", "/init", "{\"defaultUser\":\"root\"}", &b), 204);
+        CHECK_EQ_INT(code_call(0, "POST", "/init", "{\"defaultUser\":\"root\"}", &b), 204);
         free(b);
         test_errors();
         test_python();
