@@ -188,7 +188,8 @@ static int cmp_names(const void *a, const void *b)
         return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int dir_names_sorted(int dfd, size_t max, char ***ret, size_t *ret_n)
+int dir_names_sorted(int dfd, size_t max, bool (*keep)(const char *name), char ***ret,
+                     size_t *ret_n)
 {
         DIR *d = opendir_fd(dfd);
         if (!d)
@@ -198,13 +199,14 @@ int dir_names_sorted(int dfd, size_t max, char ***ret, size_t *ret_n)
         struct dirent *de;
         int r = 0;
         while ((de = readdir(d))) {
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+                    (keep && !keep(de->d_name)))
                         continue;
                 if (n == max) {
                         r = -ERANGE;
                         break;
                 }
-                if (n == cap) {
+                if (n + 2 > cap) { /* the name and the NULL after it */
                         cap = MAX(cap * 2, (size_t)16);
                         char **nv = realloc(v, cap * sizeof(*v));
                         if (!nv) {
@@ -226,8 +228,10 @@ int dir_names_sorted(int dfd, size_t max, char ***ret, size_t *ret_n)
                 free(v);
                 return r;
         }
-        if (n)
-                qsort(v, n, sizeof(*v), cmp_names);
+        if (!v && !(v = calloc(1, sizeof(*v))))
+                return -ENOMEM;
+        v[n] = NULL;
+        qsort(v, n, sizeof(*v), cmp_names);
         *ret = v;
         *ret_n = n;
         return 0;

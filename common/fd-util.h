@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -39,7 +40,9 @@ int rm_rf_at(int dfd, const char *name);
 /* A DIR stream over a duplicate of dfd (dfd stays the caller's), rewound to the start: for
  * walking a directory opened with openat(). NULL with errno on failure; closedir() it. */
 DIR *opendir_fd(int dfd);
-/* The names in directory dfd but "." and "..", sorted by strcmp (the same order on every
- * machine), at *ret (NULL when there are none; the caller frees each and the array), their
- * count at *ret_n. -ERANGE when there are more than max, -ENOMEM, or opendir's -errno. */
-int dir_names_sorted(int dfd, size_t max, char ***ret, size_t *ret_n);
+/* The names in directory dfd but "." and ".." (and, given keep, but those it refuses), sorted
+ * by strcmp (the same order on every machine), at *ret: a NULL-terminated array, the caller
+ * frees each and it; their count at *ret_n. -ERANGE when there are more than max, -ENOMEM, or
+ * opendir's -errno. */
+int dir_names_sorted(int dfd, size_t max, bool (*keep)(const char *name), char ***ret,
+                     size_t *ret_n);

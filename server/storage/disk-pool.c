@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -535,39 +536,10 @@ int disk_pool_snapshot_remove(struct disk_pool *p, const char *name)
 
 int disk_pool_list(const struct disk_pool *p, bool snapshots, char ***ret)
 {
-        int fd = fcntl(snapshots ? p->snapshots_fd : p->sandboxes_fd, F_DUPFD_CLOEXEC, 3);
-        DIR *d = fd < 0 ? NULL : fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return -errno;
-        }
-        rewinddir(d);
-        char **v = NULL;
         size_t n = 0;
-        int r = 0;
-        for (struct dirent *de; r >= 0 && (de = readdir(d));) {
-                if (!name_ok(de->d_name))
-                        continue;
-                char **nv = realloc(v, (n + 2) * sizeof(*v));
-                if (!nv || !(nv[n] = strdup(de->d_name))) {
-                        v = nv ? nv : v;
-                        r = -ENOMEM;
-                        break;
-                }
-                v = nv;
-                v[++n] = NULL;
-        }
-        closedir(d);
-        if (r < 0) {
-                for (size_t i = 0; i < n; i++)
-                        free(v[i]);
-                free(v);
-                return r;
-        }
-        if (!v && !(v = calloc(1, sizeof(*v))))
-                return -ENOMEM;
-        *ret = v;
-        return (int)n;
+        int r = dir_names_sorted(snapshots ? p->snapshots_fd : p->sandboxes_fd, SIZE_MAX, name_ok,
+                                 ret, &n);
+        return r < 0 ? r : (int)n;
 }
 
 /* A number from the qgroup's sysfs file name: -errno when unreadable. */

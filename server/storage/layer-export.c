@@ -279,7 +279,7 @@ static int export_dir(struct exporter *x, int dfd, const char *path, int depth)
                 return -ELOOP;
         char **names = NULL;
         size_t n = 0;
-        int r = dir_names_sorted(dfd, SIZE_MAX, &names, &n);
+        int r = dir_names_sorted(dfd, SIZE_MAX, NULL, &names, &n);
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 char sub[PATH_MAX];
                 if ((size_t)snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "/" : "",

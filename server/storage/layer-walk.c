@@ -260,7 +260,7 @@ static int walk_entries(struct walk *w, int sdfd, int ddfd, const char *path, in
                 return -ELOOP;
         char **names = NULL;
         size_t n = 0;
-        int r = dir_names_sorted(sdfd, SIZE_MAX, &names, &n);
+        int r = dir_names_sorted(sdfd, SIZE_MAX, NULL, &names, &n);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n && r >= 0; i++) {

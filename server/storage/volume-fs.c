@@ -146,7 +146,7 @@ static int list_level(int dfd, const char *path, unsigned depth, cJSON *out)
 {
         char **names = NULL;
         size_t n = 0;
-        int r = dir_names_sorted(dfd, VOLUME_FS_LIST_MAX, &names, &n);
+        int r = dir_names_sorted(dfd, VOLUME_FS_LIST_MAX, NULL, &names, &n);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n && r >= 0; i++) {

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -86,6 +87,11 @@ static void test_rm_rf(void)
 
 /* send_all_wait(): everything arrives, even past the socket buffer while the peer reads; a peer
  * that never reads is -ETIMEDOUT, one that left is -EPIPE, and neither blocks in send(). */
+static bool not_a(const char *name)
+{
+        return name[0] != 'a';
+}
+
 static void test_dir_names(void)
 {
         char dir[256], p[300];
@@ -95,28 +101,41 @@ static void test_dir_names(void)
         CHECK_EQ_INT(mkdir(dir, 0700), 0);
         _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         CHECK(dfd >= 0);
-        CHECK_EQ_INT(dir_names_sorted(dfd, 10, &v, &n), 0);
+        CHECK_EQ_INT(dir_names_sorted(dfd, 10, NULL, &v, &n), 0);
         CHECK_EQ_INT(n, 0);
-        CHECK(v == NULL);
+        CHECK(v && v[0] == NULL);
+        free(v);
         static const char *const made[] = {"b", "a.txt", "C", "a"};
         for (size_t i = 0; i < sizeof(made) / sizeof(made[0]); i++) {
                 snprintf(p, sizeof(p), "%s/%s", dir, made[i]);
                 CHECK_EQ_INT(mkdir(p, 0700), 0);
         }
-        CHECK_EQ_INT(dir_names_sorted(dfd, 4, &v, &n), 0);
+        CHECK_EQ_INT(dir_names_sorted(dfd, 4, NULL, &v, &n), 0);
         CHECK_EQ_INT(n, 4);
         if (n == 4) {
                 CHECK_STREQ(v[0], "C");
                 CHECK_STREQ(v[1], "a");
                 CHECK_STREQ(v[2], "a.txt");
                 CHECK_STREQ(v[3], "b");
+                CHECK(v[4] == NULL);
+        }
+        for (size_t i = 0; i < n; i++)
+                free(v[i]);
+        free(v);
+        /* a filter: what it refuses is not listed, nor counted against the bound */
+        CHECK_EQ_INT(dir_names_sorted(dfd, 2, not_a, &v, &n), 0);
+        CHECK_EQ_INT(n, 2);
+        if (n == 2) {
+                CHECK_STREQ(v[0], "C");
+                CHECK_STREQ(v[1], "b");
+                CHECK(v[2] == NULL);
         }
         for (size_t i = 0; i < n; i++)
                 free(v[i]);
         free(v);
         /* the same descriptor again: read from its start, and refused past the bound */
-        CHECK_EQ_INT(dir_names_sorted(dfd, 3, &v, &n), -ERANGE);
-        CHECK_EQ_INT(dir_names_sorted(-1, 3, &v, &n), -EBADF);
+        CHECK_EQ_INT(dir_names_sorted(dfd, 3, NULL, &v, &n), -ERANGE);
+        CHECK_EQ_INT(dir_names_sorted(-1, 3, NULL, &v, &n), -EBADF);
 }
 
 static void test_send_all_wait(void)
