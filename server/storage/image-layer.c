@@ -132,13 +132,9 @@ static int open_dir(struct ctx *c, const char *raw, const struct path *p, size_t
 
 static int clear_dir(int dfd, int depth)
 {
-        _cleanup_close_ int dup = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
-        if (dup < 0)
-                return -errno;
-        DIR *d = fdopendir(dup);
+        DIR *d = opendir_fd(dfd);
         if (!d)
                 return -errno;
-        TAKE_FD(dup);
         int r = 0;
         struct dirent *de;
         while (r >= 0 && (de = readdir(d))) {
