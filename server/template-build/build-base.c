@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Where a build starts (server/template-build/README.md "Bases"): fromTemplate names any sbx template;
- * fromImage maps E2B's own base images and Debian to the local Debian base and anything else
- * to an image's template, pulled from its registry (pull/pull.h) with fromImageRegistry's
+ * Where a build starts (server/template-build/README.md "Bases"): fromTemplate names any sbx
+ * template; fromImage maps E2B's own base images and Debian to the local Debian base and anything
+ * else to an image's template, pulled from its registry (pull/pull.h) with fromImageRegistry's
  * credentials when there are any.
  */
 #include "template-build/build-run.h"

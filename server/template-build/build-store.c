@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The build records (server/template-build/README.md "State"), the build logs, publishing a finished
- * build as sbx templates, and the service's queue and workers.
+ * The build records (server/template-build/README.md "State"), the build logs, publishing a
+ * finished build as sbx templates, and the service's queue and workers.
  */
 #include <dirent.h>
 #include <errno.h>
