@@ -1,14 +1,15 @@
 // Every method of the TypeScript client (clients/typescript) against a real sbxd.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFile, execFileSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { createReadStream, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { promisify } from 'node:util'
 import WebSocket from 'ws'
-import { client, inotifyInstances, sbxdLog, text, waitFor, buildClient, TOP } from './ts-lib.mjs'
+import { client, inotifyInstances, sbxdLog, text, waitFor, buildClient } from './ts-lib.mjs'
+import { dockerArchive, userImages } from '../lib/images.mjs'
 
 const {
   Sbx, Images, AuthError, BadRequestError, CommandError, CommandTimeoutError, ConflictError,
@@ -226,14 +227,15 @@ console.log('exit=' + await t.wait(10000))`
 })
 
 test('images: import (bytes and a stream), list, get, use, delete', async () => {
+  // as users bring them (tests/lib/images): a docker save of Debian minbase with an app layer
   const dir = mkdtempSync(join(tmpdir(), 'sbx-ts-img-'))
-  const file = join(dir, 'oci.tar')
-  const agent = process.env.SBX_AGENT || join(TOP, 'build/guest-agent/sbx-agent')
-  execFileSync('python3', [join(TOP, 'tests/integration/fixtures/mkimage.py'), file, '--agent', agent])
+  const file = dockerArchive(userImages().minbaseApp, join(dir, 'app.tar'), 'registry.example.com/team/app:v1')
   try {
     const img = await Images.importArchive('ts-img', new Uint8Array(readFileSync(file)))
-    assert.deepEqual([img.name, img.tag, img.template, img.format, img.layers.length], ['ts-img', 'latest', 'ts-img', 'oci', 2])
-    assert.equal(img.user, 'app')
+    assert.deepEqual([img.name, img.tag, img.template, img.format, img.layers.length], ['ts-img', 'latest', 'ts-img', 'docker', 2])
+    // the image's own settings, kept in its record
+    assert.deepEqual([img.user, img.workingDir, img.cmd], ['', '/app', ['python3', '/app/hello.py']])
+    assert.ok(img.env.includes('LANG=C.UTF-8'))
     const again = await Images.importArchive('ts-img', Readable.toWeb(createReadStream(file)), { tag: 'v2' })
     assert.equal(again.template, 'ts-img:v2')
     assert.ok(again.layers.every((l) => l.reused))
@@ -242,7 +244,10 @@ test('images: import (bytes and a stream), list, get, use, delete', async () => 
     assert.equal((await Images.get('ts-img:v2')).digest, again.digest)
     const s = await Sbx.create({ template: 'ts-img' })
     try {
-      assert.equal((await s.exec(['id', '-un'])).stdout, 'app\n')
+      // E2B's defaults whatever the image says: the user "user" in /home/user
+      assert.equal((await s.exec(['id', '-un'])).stdout, 'user\n')
+      assert.equal((await s.sh('pwd')).stdout, '/home/user\n')
+      assert.equal((await s.exec(['python3', '/app/hello.py'])).check().stdout, 'app on python 3\n')
     } finally { await s.kill() }
     await Images.delete('ts-img:v2')
     await Images.delete('ts-img')
