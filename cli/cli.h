@@ -5,6 +5,8 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #define CLI_MAX_RESPONSE (512u * 1024u * 1024u)
 
@@ -30,6 +32,9 @@ void cli_resp_done(struct cli_resp *r);
 /* One request; extra is one "Name: value" header or NULL. 0, or -errno when no answer. */
 int cli_http(const struct cli *c, const char *method, const char *path, const char *ctype,
              const void *body, size_t len, const char *extra, struct cli_resp *ret);
+/* A POST whose body, size bytes of type ctype, is streamed from f. As cli_http(). */
+int cli_http_upload(const struct cli *c, const char *path, const char *ctype, FILE *f,
+                    uint64_t size, struct cli_resp *ret);
 
 /* Print the error of a >= 400 answer ("sbx: message") and return 1. */
 int cli_fail(const struct cli_resp *r);

@@ -4,6 +4,7 @@
 #include "jail-ca.h"
 #include "jail-error.h"
 #include "log.h"
+#include "loop-util.h"
 #include "macros.h"
 #include "missing-syscalls.h"
 
@@ -230,49 +231,28 @@ static int mount_upper_tmpfs(const struct sbx_jail_spec *s)
 static int mount_upper_image(const struct sbx_jail_spec *s)
 {
         _cleanup_close_ int img = open(s->disk_image, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-        _cleanup_close_ int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
-        if (img < 0 || ctl < 0)
+        _cleanup_close_ int lfd = -EBADF;
+        char dev[32];
+        if (img < 0)
                 return -errno;
-        struct loop_config cfg = {
-            .fd = (uint32_t)img,
-            .info = {.lo_flags = LO_FLAGS_AUTOCLEAR | LO_FLAGS_DIRECT_IO},
-        };
-        /* LOOP_CTL_GET_FREE hands the same free device to every jailer that asks before one of
-         * them configures it: 200 concurrent creates lost all 32 attempts now and then. Jailers
-         * take turns (an flock on loop-control, released with ctl); the retries remain for
-         * other programs that attach loop devices meanwhile. */
-        if (flock(ctl, LOCK_EX) < 0)
+        /* Jailers (and sbxd's volume mounts) take turns on loop-control: 200 concurrent creates
+         * once lost all their attempts to LOOP_CTL_GET_FREE handing out one device twice. */
+        int r = loop_attach(img, dev, sizeof(dev), &lfd);
+        if (r < 0)
+                return r;
+        /* Mounted, the fs holds the device; closing lfd leaves autoclear to the unmount. Not
+         * mounted, closing lfd detaches it. */
+        if (mount(dev, s->rootfs, "ext4", MS_NOSUID | MS_NODEV | MS_NOATIME,
+                  "errors=remount-ro,noinit_itable") < 0)
                 return -errno;
-        for (int attempt = 0; attempt < 32; attempt++) {
-                char dev[32];
-                int n = ioctl(ctl, LOOP_CTL_GET_FREE);
-                if (n < 0)
-                        return -errno;
-                snprintf(dev, sizeof(dev), "/dev/loop%d", n);
-                _cleanup_close_ int lfd = open(dev, O_RDWR | O_CLOEXEC);
-                if (lfd < 0)
-                        return -errno;
-                if (ioctl(lfd, LOOP_CONFIGURE, &cfg) < 0) {
-                        if (errno == EBUSY) /* another jailer took it first */
-                                continue;
-                        return -errno;
-                }
-                (void)flock(ctl, LOCK_UN); /* configured: the device is ours */
-                /* Mounted, the fs holds the device; closing lfd leaves autoclear to the
-                 * unmount. Not mounted, closing lfd detaches it. */
-                if (mount(dev, s->rootfs, "ext4", MS_NOSUID | MS_NODEV | MS_NOATIME,
-                          "errors=remount-ro,noinit_itable") < 0)
-                        return -errno;
-                _cleanup_close_ int root = open(s->rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (root < 0 || fchmod(root, 0700) < 0 ||
-                    (unlinkat(root, "lost+found", AT_REMOVEDIR) < 0 && errno != ENOENT)) {
-                        int r = -errno;
-                        umount2(s->rootfs, MNT_DETACH);
-                        return r;
-                }
-                return 0;
+        _cleanup_close_ int root = open(s->rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (root < 0 || fchmod(root, 0700) < 0 ||
+            (unlinkat(root, "lost+found", AT_REMOVEDIR) < 0 && errno != ENOENT)) {
+                r = -errno;
+                umount2(s->rootfs, MNT_DETACH);
+                return r;
         }
-        return -EBUSY;
+        return 0;
 }
 
 int jail_mount_upper_host(const struct sbx_jail_spec *s)
@@ -320,24 +300,17 @@ static int mount_upper_subvol(const struct sbx_jail_spec *s, int userns_fd)
         return r < 0 ? jail_errorf(r, "upper %s on %s: %m", s->upper_subvol, s->rootfs) : 0;
 }
 
-/* With a pool upper, the root is built with sandbox root's file-system ids (fsuid/fsgid =
- * uid_base) and every capability kept (SECBIT_NO_SETUID_FIXUP): overlayfs creates its work
- * dirs, whiteouts and copied-up files with its mounter's credentials, and the jailer's own
- * files (the agent's mount point, /etc/resolv.conf, boot_id) with the caller's; through an
- * idmapped upper host root maps to nothing (EOVERFLOW). Capabilities are untouched, so these
- * are the operations host root would make, with files owned by sandbox root, as the jailer
- * chowns them anyway. Returns the securebits to restore, or -errno. */
-static int become_fs_root_of(const struct sbx_jail_spec *s)
+int jail_fs_become(uid_t uid_base)
 {
         int bits = prctl(PR_GET_SECUREBITS);
         if (bits < 0 || prctl(PR_SET_SECUREBITS, bits | SECBIT_NO_SETUID_FIXUP) < 0)
                 return -errno;
-        (void)setfsgid(s->uid_base);
-        (void)setfsuid(s->uid_base);
+        (void)setfsgid(uid_base);
+        (void)setfsuid(uid_base);
         return bits;
 }
 
-static int back_to_host_root(int bits)
+int jail_fs_restore(int bits)
 {
         (void)setfsuid(0);
         (void)setfsgid(0);
@@ -611,11 +584,11 @@ static int mount_root(const struct sbx_jail_spec *s, int userns_fd, int bind_use
 int jail_mount_root(const struct sbx_jail_spec *s, int userns_fd, int bind_userns_fd,
                     int *ret_idmapped)
 {
-        int bits = s->upper_subvol ? become_fs_root_of(s) : 0;
+        int bits = s->upper_subvol ? jail_fs_become(s->uid_base) : 0;
         if (bits < 0)
                 return jail_errorf(bits, "taking sandbox root's file-system ids: %m");
         int r = mount_root(s, userns_fd, bind_userns_fd, ret_idmapped);
-        int b = s->upper_subvol ? back_to_host_root(bits) : 0;
+        int b = s->upper_subvol ? jail_fs_restore(bits) : 0;
         return r < 0 ? r : b < 0 ? jail_errorf(b, "back to host root's ids: %m") : r;
 }
 

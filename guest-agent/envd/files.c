@@ -22,6 +22,7 @@
 #include "envd/multipart.h"
 #include "core/path.h"
 #include "fd-util.h"
+#include "format-util.h"
 #include "macros.h"
 #include "missing-syscalls.h"
 #include "json-util.h"
@@ -323,14 +324,10 @@ static int upload_fail(struct upload *up, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int upload_fail(struct upload *up, int status, const char *fmt, ...)
 {
-        va_list ap;
         if (up->status)
                 return -ECANCELED;
         up->status = status;
-        va_start(ap, fmt);
-        if (vasprintf(&up->message, fmt, ap) < 0)
-                up->message = NULL;
-        va_end(ap);
+        up->message = FORMAT_VARARGS_DUP(fmt);
         return -ECANCELED;
 }
 

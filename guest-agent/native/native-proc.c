@@ -22,7 +22,6 @@
 #include <time.h>
 
 #include "core/config.h"
-#include "envd/process-rpc.h"
 #include "json-util.h"
 #include "macros.h"
 #include "native/native.h"
@@ -213,41 +212,16 @@ static struct mproc *mproc_new(const cJSON *cmd)
         return p;
 }
 
-/* Spawn spec for p (user by name, NULL: the default). Answers errors (returns the status). */
-static int mproc_spawn(struct agent_request *r, struct mproc *p, const char *user,
-                       const struct agent_proc_spec *spec_in)
+/* Room for one more managed process (the oldest finished one dropped if need be), else the 409
+ * answered: native_spawn()'s admit. */
+static int admit_proc(struct agent_request *r)
 {
-        /* A copy: it points at this frame's user and config, which must not outlive it. */
-        struct agent_proc_spec local = *spec_in, *spec = &local;
-        _cleanup_(agent_user_done) struct agent_user u = {0};
-        _cleanup_json_ cJSON *config = NULL;
-        _cleanup_free_ char *name = NULL;
-        char err[AGENT_PROC_ERR_MAX];
-        int e;
-
-        e = native_user_lookup(user, &u, &name);
-        if (e == -ENOENT || e == -EINVAL)
-                return native_error(r, 400, "bad_request", "invalid username: '%s'",
-                                    name ? name : "");
-        if (e < 0)
-                return native_error(r, 400, "bad_request", "user lookup: %s", strerror(-e));
-        /* The caller's spec stays as it was: the user and config live in this frame only. */
-        struct agent_proc_spec run = *spec;
-        run.user = &u;
-        run.config = config = agent_process_config_json(spec->argv, spec->envs, spec->cwd);
-        if (!config)
-                return native_error(r, 500, "internal", "out of memory");
         pthread_mutex_lock(&lock);
-        e = make_room();
+        int e = make_room();
         pthread_mutex_unlock(&lock);
         if (e == -EBUSY)
                 return native_error(r, 409, "conflict", "%u managed processes are running already",
                                     NATIVE_MAX_PROCS);
-        e = agent_proc_spawn(&run, &p->h, err);
-        if (e == -EIO)
-                return native_error(r, 500, "internal", "%s", err);
-        if (e < 0)
-                return native_error(r, 400, "bad_request", "%s", err);
         return 0;
 }
 
@@ -289,7 +263,7 @@ int native_proc_handle_start(struct agent_request *r)
             .stdin_pipe = cJSON_IsTrue(in),
         };
         p->stdin_pipe = spec.stdin_pipe;
-        e = mproc_spawn(r, p, user, &spec);
+        e = native_spawn(r, user, &spec, spec.envs, spec.cwd, "", admit_proc, &p->h);
         if (e != 0) {
                 p->refs = 1;
                 pthread_mutex_lock(&lock);

@@ -24,7 +24,6 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "envd/process-rpc.h"
 #include "json-util.h"
 #include "macros.h"
 #include "native/native.h"
@@ -249,38 +248,6 @@ static int term_take(struct agent_request *r, const char *id)
         return ended ? agent_respond_end(r) : 200;
 }
 
-/* The shell for spec (user by name, NULL: the default). Answers errors (returns the status). */
-static int term_spawn(struct agent_request *r, const char *user,
-                      const struct agent_proc_spec *spec_in, struct agent_proc **ret)
-{
-        /* A copy: it points at this frame's user and config, which must not outlive it. */
-        struct agent_proc_spec local = *spec_in, *spec = &local;
-        _cleanup_(agent_user_done) struct agent_user u = {0};
-        _cleanup_json_ cJSON *config = NULL;
-        _cleanup_free_ char *name = NULL;
-        char err[AGENT_PROC_ERR_MAX];
-        int e;
-
-        e = native_user_lookup(user, &u, &name);
-        if (e == -ENOENT || e == -EINVAL)
-                return native_error(r, 400, "bad_request",
-                                    "starting the terminal: invalid username: '%s'",
-                                    name ? name : "");
-        if (e < 0)
-                return native_error(r, 400, "bad_request", "starting the terminal: user lookup: %s",
-                                    strerror(-e));
-        /* The caller's spec stays as it was: the user and config live in this frame only. */
-        struct agent_proc_spec run = *spec;
-        run.user = &u;
-        run.config = config = agent_process_config_json(spec->argv, spec->envs, NULL);
-        if (!config)
-                return native_error(r, 500, "internal", "out of memory");
-        e = agent_proc_spawn(&run, ret, err);
-        if (e < 0)
-                return native_error(r, 400, "bad_request", "starting the terminal: %s", err);
-        return 0;
-}
-
 int native_handle_terminal(struct agent_request *r)
 {
         _cleanup_free_ char *uq = native_query(r, "user");
@@ -306,7 +273,7 @@ int native_handle_terminal(struct agent_request *r)
                                        .pty = true,
                                        .cols = (unsigned short)dim(r, "cols", 80),
                                        .rows = (unsigned short)dim(r, "rows", 24)};
-        e = term_spawn(r, user, &spec, &p);
+        e = native_spawn(r, user, &spec, spec.envs, NULL, "starting the terminal: ", NULL, &p);
         if (e != 0)
                 return e;
         r->body_done = false;

@@ -31,6 +31,7 @@
 
 #include "core/request.h"
 #include "core/users.h"
+#include "proc/process.h"
 
 #define NATIVE_MAX_BODY        (8u * 1024u * 1024u)
 #define NATIVE_TIMEOUT_DEFAULT 30000                 /* ms, exec and run-code */
@@ -83,9 +84,16 @@ int native_read_json(struct agent_request *r, cJSON **ret);
 char *native_query(const struct agent_request *r, const char *key);
 /* "user" or "root" from a JSON field / query value; NULL → default user. -EINVAL otherwise. */
 int native_user_name(const char *v, const char **ret);
-/* Look up name (NULL: the /init default user). -ENOENT with *ret_name set (caller frees) for
- * an unknown user, as agent_user_lookup(). */
-int native_user_lookup(const char *name, struct agent_user *ret, char **ret_name);
+/* Spawn spec as the user named user (NULL: the /init default user), with what envd's List shows
+ * for it (agent_process_config_json() of spec's argv and of list_envs and list_cwd, each NULL to
+ * leave out). admit (NULL: none) runs just before the spawn and refuses it by answering and
+ * returning non-zero. 0 with *ret (agent_proc_run() consumes it); else the error was answered,
+ * every message prefixed with what (e.g. "starting the terminal: "), and its status is returned:
+ * 400 for an unknown user or a refused spawn, 500 when out of memory or when the process started
+ * but its stdin data could not be set up. */
+int native_spawn(struct agent_request *r, const char *user, const struct agent_proc_spec *spec,
+                 const cJSON *list_envs, const char *list_cwd, const char *what,
+                 int (*admit)(struct agent_request *r), struct agent_proc **ret);
 /* argv from "cmd": a non-empty array of strings (execve) or a string (sh -c). */
 int native_argv(const cJSON *cmd, char ***ret, const char **ret_msg);
 /* Copy s[0..len) replacing invalid UTF-8 (and NUL) with U+FFFD (JSON strings must be UTF-8).

@@ -24,6 +24,7 @@
 #include "core/provision.h"
 #include "core/spawn.h"
 #include "core/users.h"
+#include "format-util.h"
 #include "log.h"
 #include "thread-util.h"
 #include "macros.h"
@@ -99,10 +100,7 @@ static void answer_error(int c, const char *fmt, ...) _printf_(2, 3);
 static void answer_error(int c, const char *fmt, ...)
 {
         char msg[2 + ERR_MAX];
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(msg + 2, ERR_MAX, fmt, ap);
-        va_end(ap);
+        int n = FORMAT_VARARGS(msg + 2, ERR_MAX, fmt);
         size_t len = n < 0 ? 0 : MIN((size_t)n, (size_t)ERR_MAX - 1);
         msg[0] = (char)(len & 0xff);
         msg[1] = (char)(len >> 8);

@@ -310,8 +310,7 @@ int cluster_place_create(struct request *req)
         if (self)
                 return 0;
         struct forward_answer a;
-        const struct buf *b = &req->body->raw;
-        r = forward_buffered(req, addr, "POST", req->target, b->p ? b->p : "", b->len, &a);
+        r = forward_buffered_body(req, addr, &a);
         if (r < 0 || a.status == 0) {
                 forward_answer_done(&a);
                 if (native)
@@ -321,11 +320,7 @@ int cluster_place_create(struct request *req)
                 return http_reply_error(req, -EHOSTUNREACH, NULL,
                                         "node lost: the node placed on (%s) did not answer", addr);
         }
-        r = http_reply_bytes(
-            req, (unsigned)a.status, a.content_type ? a.content_type : "application/json",
-            a.body ? a.body : "", a.len, a.retry_after ? "Retry-After" : NULL, a.retry_after);
-        forward_answer_done(&a);
-        return r;
+        return forward_reply_answer(req, &a);
 }
 
 int cluster_hook_created(struct server *srv, const char *id)

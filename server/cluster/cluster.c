@@ -376,16 +376,14 @@ static int claim_name(struct cluster *c)
                         return r;
                 if (now_ms() >= end) {
                         char key[200], addr[CLUSTER_ADDR_MAX + 1] = "?";
-                        struct etcd_kv *kv = NULL;
-                        size_t n = 0;
+                        _cleanup_free_ char *v = NULL;
                         snprintf(key, sizeof(key), CLUSTER_PREFIX "nodes/%s", c->name);
-                        if (etcd_range_prefix(c->etcd, key, &kv, &n, NULL) >= 0 && n > 0) {
-                                _cleanup_json_ cJSON *o = cJSON_Parse(kv[0].value);
+                        if (etcd_get(c->etcd, key, &v) >= 0) {
+                                _cleanup_json_ cJSON *o = cJSON_Parse(v);
                                 const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "addr");
                                 if (cJSON_IsString(a))
                                         snprintf(addr, sizeof(addr), "%s", a->valuestring);
                         }
-                        etcd_kvs_free(kv, n);
                         log_error("cluster: node name %s is held by another live node (at %s): "
                                   "two nodes cannot share a name; give this one --node-name",
                                   c->name, addr);
@@ -512,21 +510,14 @@ int cluster_lookup(struct cluster *c, const char *id)
 {
         char key[200];
         snprintf(key, sizeof(key), CLUSTER_PREFIX "sandboxes/%s", id);
-        struct etcd_kv *kvs = NULL;
-        size_t n = 0;
-        int r = etcd_range_prefix(c->etcd, key, &kvs, &n, NULL);
+        _cleanup_free_ char *node = NULL;
+        int r = etcd_get(c->etcd, key, &node);
         if (r < 0)
                 return r;
-        bool found = false;
-        for (size_t i = 0; i < n; i++)
-                if (strcmp(kvs[i].key, key) == 0) {
-                        pthread_mutex_lock(&c->lock);
-                        map_set_locked(c, id, kvs[i].value);
-                        pthread_mutex_unlock(&c->lock);
-                        found = true;
-                }
-        etcd_kvs_free(kvs, n);
-        return found ? 0 : -ENOENT;
+        pthread_mutex_lock(&c->lock);
+        map_set_locked(c, id, node);
+        pthread_mutex_unlock(&c->lock);
+        return 0;
 }
 
 static bool has_template(const struct cluster_node *n, const char *tmpl)

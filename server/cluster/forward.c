@@ -450,6 +450,21 @@ void forward_answer_done(struct forward_answer *a)
         *a = (struct forward_answer){};
 }
 
+int forward_buffered_body(struct request *req, const char *addr, struct forward_answer *ret)
+{
+        const struct buf *b = &req->body->raw;
+        return forward_buffered(req, addr, req->method, req->target, b->p ? b->p : "", b->len, ret);
+}
+
+int forward_reply_answer(struct request *req, struct forward_answer *a)
+{
+        int r = http_reply_bytes(
+            req, (unsigned)a->status, a->content_type ? a->content_type : "application/json",
+            a->body ? a->body : "", a->len, a->retry_after ? "Retry-After" : NULL, a->retry_after);
+        forward_answer_done(a);
+        return r;
+}
+
 int forward_reply_lost(struct request *req, const char *node, const char *why)
 {
         const char *id = req->sandbox_id[0] ? req->sandbox_id : NULL;

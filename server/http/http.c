@@ -11,6 +11,7 @@
 
 #include "core/errors.h"
 #include "core/keys.h"
+#include "format-util.h"
 #include "log.h"
 #include "macros.h"
 #include "core/stats.h"
@@ -153,10 +154,7 @@ int http_reply_204(struct request *req)
 int http_reply_error(struct request *req, int r, const char *sandbox_id, const char *fmt, ...)
 {
         char msg[1024];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
-        va_end(ap);
+        (void)FORMAT_VARARGS(msg, sizeof(msg), fmt);
 
         unsigned status;
         _cleanup_free_ char *body = NULL;

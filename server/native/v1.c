@@ -17,6 +17,7 @@
 #include "core/validate.h"
 #include "json-util.h"
 #include "native-error.h"
+#include "format-util.h"
 
 int v1_reply_json(struct request *req, unsigned status, const cJSON *o, const char *hname,
                   const char *hvalue)
@@ -30,10 +31,7 @@ int v1_reply_json(struct request *req, unsigned status, const cJSON *o, const ch
 int v1_reply_error(struct request *req, unsigned status, const char *code, const char *fmt, ...)
 {
         char msg[1200];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
-        va_end(ap);
+        (void)FORMAT_VARARGS(msg, sizeof(msg), fmt);
         _cleanup_json_ cJSON *o = cJSON_CreateObject();
         cJSON *e = o ? cJSON_AddObjectToObject(o, "error") : NULL;
         if (!e ||

@@ -4,26 +4,19 @@
 // start-up).
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFile, execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { startSbxd, realTemplates, REAL } from '../integration/sbxd.mjs'
+import { startSbxd, realTemplates, REAL, makeTestCerts } from '../integration/sbxd.mjs'
 import { buildClient, TOP } from './ts-lib.mjs'
 
 let d, dir
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sbx-ts-tls-'))
-  const ossl = (...a) => execFileSync('openssl', a, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] })
-  ossl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=sbx test CA')
-  ossl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', 'key.pem', '-out', 'req.csr', '-subj', '/CN=sbx.localhost')
-  writeFileSync(join(dir, 'ext'), 'subjectAltName=DNS:sbx.localhost,DNS:*.sbx.localhost,IP:127.0.0.1\n')
-  ossl('x509', '-req', '-in', 'req.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial',
-    '-out', 'cert.pem', '-days', '2', '-extfile', 'ext')
+  makeTestCerts(dir)
   d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
     args: ['--tls-cert', join(dir, 'cert.pem'), '--tls-key', join(dir, 'key.pem')] })
 })

@@ -2,11 +2,12 @@
 // what E2B's base image offers the default user, and none of the host's software. Needs the
 // Debian mirror at template build time: when build-all.sh fell back to the host-/usr
 // templates (<state>/templates/.fallback), these tests skip, saying why.
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Sandbox } from 'e2b'
+import { useSandbox } from '../lib/env.mjs'
 
 const STATE = process.env.SBX_TEST_STATE
 const fallback = join(STATE || '', 'templates/.fallback')
@@ -14,14 +15,7 @@ const skip = existsSync(fallback)
   ? `the Debian mirror was unreachable when the templates were built (${readFileSync(fallback, 'utf8').trim()}): base is the host-/usr template`
   : false
 let sbx
-
-before(async () => {
-  if (!skip) sbx = await Sandbox.create()
-})
-
-after(async () => {
-  if (sbx) await sbx.kill().catch(() => {})
-})
+useSandbox(() => (skip ? null : Sandbox.create()), (s) => (sbx = s))
 
 const run = async (cmd, opts) => (await sbx.commands.run(cmd, opts)).stdout
 

@@ -2,19 +2,13 @@
 // E2B's template serves its API on port 49999 inside the sandbox, so a program there can run
 // code or check /health; and a kernel killed from inside (as root) is started again on the
 // next execution, which says what was lost. Through the unmodified @e2b/code-interpreter SDK.
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Sandbox } from '@e2b/code-interpreter'
+import { useSandbox } from '../lib/env.mjs'
 
 let sbx
-
-before(async () => {
-  sbx = await Sandbox.create()
-})
-
-after(async () => {
-  if (sbx) await sbx.kill().catch(() => {})
-})
+useSandbox(() => Sandbox.create(), (s) => (sbx = s))
 
 const sh = async (cmd, opts) => (await sbx.commands.run(cmd, { timeoutMs: 60000, ...opts })).stdout
 

@@ -2,21 +2,15 @@
 // (`language: 'java'`): state, env vars (as system properties, as E2B's Java kernel sets them,
 // and in System.getenv) and cwd per context, streamed output, the last expression as the main
 // result, compile and runtime errors, and an interrupt on timeout that keeps the shell's state.
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Sandbox } from '@e2b/code-interpreter'
 import { TimeoutError } from 'e2b'
+import { useSandbox } from '../lib/env.mjs'
 
 let sbx
+useSandbox(() => Sandbox.create({ envs: { GLOBAL_J: 'from-create' } }), (s) => (sbx = s))
 const java = (code, opts = {}) => sbx.runCode(code, { language: 'java', ...opts })
-
-before(async () => {
-  sbx = await Sandbox.create({ envs: { GLOBAL_J: 'from-create' } })
-})
-
-after(async () => {
-  if (sbx) await sbx.kill().catch(() => {})
-})
 
 test('1+1; declarations persist; only an expression last gives a main result', async () => {
   const e = await java('1+1')

@@ -1,20 +1,13 @@
 // envd parity details that user code relies on (issue 12), through the unmodified npm `e2b` SDK:
 // uploads write the target in place, missing parents are created for the user as envd does,
 // and symlinks are reported as envd 0.6.13 (the version sbx reports) reports them.
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Sandbox, FileType, FilesystemEventType } from 'e2b'
-import { sleep, sandboxFetch } from '../lib/env.mjs'
+import { sleep, sandboxFetch, useSandbox } from '../lib/env.mjs'
 
 let sbx
-
-before(async () => {
-  sbx = await Sandbox.create()
-})
-
-after(async () => {
-  if (sbx) await sbx.kill().catch(() => {})
-})
+useSandbox(() => Sandbox.create(), (s) => (sbx = s))
 
 const waitEvent = async (events, pred) => {
   for (let i = 0; i < 50 && !events.some(pred); i++) await sleep(100)

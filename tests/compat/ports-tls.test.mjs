@@ -6,32 +6,21 @@
 // upgrade included. The SDK runs in a child node (NODE_EXTRA_CA_CERTS is read at start-up).
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFileSync, execFile } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { mkdtempSync, writeFileSync, rmSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { startSbxd, realTemplates, REAL } from '../integration/sbxd.mjs'
+import { startSbxd, realTemplates, REAL, makeTestCerts } from '../integration/sbxd.mjs'
 import { request } from './ports-lib.mjs'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 let d, dir
 
-// A CA, and a certificate it signs for the default domain and its wildcard.
-function makeCerts(at) {
-  const ossl = (...a) => execFileSync('openssl', a, { cwd: at, stdio: ['ignore', 'ignore', 'pipe'] })
-  ossl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=sbx test CA')
-  ossl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', 'key.pem', '-out', 'req.csr', '-subj', '/CN=sbx.localhost')
-  writeFileSync(join(at, 'ext'), 'subjectAltName=DNS:sbx.localhost,DNS:*.sbx.localhost,IP:127.0.0.1\n')
-  ossl('x509', '-req', '-in', 'req.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial',
-    '-out', 'cert.pem', '-days', '2', '-extfile', 'ext')
-}
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sbx-tls-'))
-  makeCerts(dir)
+  makeTestCerts(dir)
   d = await startSbxd({
     jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
     args: ['--tls-cert', join(dir, 'cert.pem'), '--tls-key', join(dir, 'key.pem')],

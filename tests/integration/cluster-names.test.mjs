@@ -7,12 +7,10 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { TOP, REAL, sleep, startSbxd, realTemplates } from './sbxd.mjs'
-import { ETCD, startEtcd, newKey, cgroupParent, removeCgroupParent, cleanNode, hopSecret } from './cluster-lib.mjs'
+import { REAL, sleep, startSbxd, realTemplates } from './sbxd.mjs'
+import { startEtcd, newKey, cgroupParent, removeCgroupParent, cleanNode, hopSecret, clusterSkip, importSdk } from './cluster-lib.mjs'
 
-const SDK = join(TOP, 'tests/node_modules/e2b/dist/index.mjs')
-const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
-const skip = !ETCD ? 'etcd not installed (scripts/install-deps.sh)' : false
+const skip = clusterSkip
 
 let etcd, e2b
 const key = newKey()
@@ -33,8 +31,7 @@ const exited = (d) => new Promise((r) => d.proc.exitCode !== null || d.proc.sign
 
 before(async () => {
   if (skip) return
-  assert.ok(!missing.length, `not built: ${missing.join(', ')}`)
-  e2b = await import(SDK)
+  e2b = await importSdk()
   etcd = await startEtcd(1)
   nodes[0] = await start(0, 'clone')
   await hopSecret(etcd)

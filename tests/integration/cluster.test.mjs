@@ -5,67 +5,33 @@
 // has a timeout; after() removes every sandbox, process, namespace, bridge, dir and cgroup.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { request } from 'node:http'
 import { launch, newPage, signIn } from '../console/browser.mjs'
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import WebSocket from 'ws'
-import { TOP, REAL, sleep, startSbxd } from './sbxd.mjs'
+import { sleep } from './sbxd.mjs'
 import { websocket, SERVER } from '../compat/ports-lib.mjs'
-import { ETCD, startEtcd, startNode, newKey, owners, cleanNode, cgroupParent, makeNetwork, nodeHost, removeCgroupParent, hopSecret, hopValue } from './cluster-lib.mjs'
+import { startNode, owners, hopSecret, hopValue, newCluster, startCluster, stopCluster, clusterSkip, importSdk, SBX } from './cluster-lib.mjs'
 
-const SDK = join(TOP, 'tests/node_modules/e2b/dist/index.mjs')
-const SBX = join(TOP, 'build/cli/sbx')
-const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
-// Skipped only without etcd; a missing SDK or helper is a failure, not a skip.
-const skip = !ETCD ? 'etcd not installed (scripts/install-deps.sh)' : false
+const skip = clusterSkip
 
-let etcd
-let net
-const nodes = []
-const key = newKey()
+const cl = newCluster()
+const { nodes, key } = cl
+let etcd, net
 let e2b
 const opts = () => ({ apiUrl: nodes[0].url, sandboxUrl: nodes[0].url, apiKey: key })
 
 before(async () => {
   if (skip) return
-  assert.ok(!missing.length, `not built: ${missing.join(', ')}`)
-  assert.ok(existsSync(SDK), 'e2b SDK not installed (npm ci in tests/)')
-  assert.ok(existsSync(SBX), 'the sbx CLI is not built')
-  e2b = await import(SDK)
-  net = makeNetwork(3)
-  etcd = await startEtcd(3, net.etcdHost)
-  for (let i = 0; i < 3; i++) nodes.push(await startNode(i, etcd, key, { net }))
-  await hopSecret(etcd) // for cleanNode, while etcd has quorum
-  // every node sees the other two
-  for (let i = 0; i < 100; i++) {
-    const l = await fetch(`${nodes[0].url}/v1/nodes`, { headers: { Authorization: `Bearer ${key}` } }).then((r) => r.json())
-    if (l.length === 3) break
-    await sleep(100)
-  }
+  e2b = await importSdk({ cli: true })
+  await startCluster(cl)
+  etcd = cl.etcd
+  net = cl.net
 })
 
-after(async () => {
-  if (process.env.SBX_CLUSTER_LOGS) { // debugging: every node's log into that dir
-    const { writeFileSync } = await import('node:fs')
-    nodes.forEach((d, i) => d && writeFileSync(join(process.env.SBX_CLUSTER_LOGS, `node${i}.log`), d.stderr()))
-  }
-  // A node killed and not restarted (a failed test) left its sandboxes running: start it once
-  // more, alone (etcd may have lost quorum), so it adopts them and they can be removed.
-  for (let i = 0; i < nodes.length; i++) {
-    const d = nodes[i]
-    if (!d || (d.proc.exitCode === null && !d.proc.signalCode)) continue
-    nodes[i] = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: d, host: nodeHost(i, net),
-      wrap: net.wrap(i), args: ['--cgroup-parent', cgroupParent(i)] }).catch(() => null)
-  }
-  for (const d of nodes) await cleanNode(d).catch(() => {})
-  for (const d of nodes) await d?.stop().catch(() => {})
-  await etcd?.stopAll()
-  net?.remove()
-  for (let i = 0; i < 3; i++) await removeCgroupParent(i)
-})
+after(() => stopCluster(cl))
 
 const nodeOf = async (id) => (await owners(etcd))[id]
 

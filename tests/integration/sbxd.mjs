@@ -127,3 +127,42 @@ export async function startSbxd({ jailer, agent, prepare, reuse, args: extra = [
 
   return { url, port, key, state, dir, proc, api, stop, stdout: () => stdout, stderr: () => stderr }
 }
+
+// What cmd (run by /bin/sh -c in sandbox id) wrote to stdout, through envd's
+// process.Process/Start on the sbxd at url with the sandbox's envd token: raw Connect, no SDK.
+// timeoutMs (optional) bounds the whole call.
+export async function envdStdout(url, id, token, cmd, { timeoutMs } = {}) {
+  const body = JSON.stringify({ process: { cmd: '/bin/sh', args: ['-c', cmd] } })
+  const head = Buffer.alloc(5)
+  head.writeUInt32BE(Buffer.byteLength(body), 1)
+  const res = await fetch(url + '/process.Process/Start', {
+    method: 'POST',
+    headers: { 'E2b-Sandbox-Id': id, 'E2b-Sandbox-Port': '49983', 'X-Access-Token': token,
+      'Content-Type': 'application/connect+json', 'Connect-Protocol-Version': '1' },
+    body: Buffer.concat([head, Buffer.from(body)]),
+    signal: timeoutMs ? AbortSignal.timeout(timeoutMs) : undefined,
+  })
+  const buf = Buffer.from(await res.arrayBuffer())
+  let out = ''
+  for (let off = 0; off + 5 <= buf.length;) {
+    const len = buf.readUInt32BE(off + 1)
+    const data = JSON.parse(buf.subarray(off + 5, off + 5 + len).toString())?.event?.data?.stdout
+    if (data) out += Buffer.from(data, 'base64').toString()
+    off += 5 + len
+  }
+  return out
+}
+
+// A test CA (dir/ca.pem) and a certificate it signs (dir/cert.pem, dir/key.pem) for the default
+// sandbox domain sbx.localhost, its wildcard and 127.0.0.1: what sbxd's --tls-cert/--tls-key
+// take, and what a client trusts through NODE_EXTRA_CA_CERTS.
+export function makeTestCerts(dir) {
+  const ossl = (...a) => execFileSync('openssl', a, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] })
+  ossl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+    '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=sbx test CA')
+  ossl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+    '-keyout', 'key.pem', '-out', 'req.csr', '-subj', '/CN=sbx.localhost')
+  writeFileSync(join(dir, 'ext'), 'subjectAltName=DNS:sbx.localhost,DNS:*.sbx.localhost,IP:127.0.0.1\n')
+  ossl('x509', '-req', '-in', 'req.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial',
+    '-out', 'cert.pem', '-days', '2', '-extfile', 'ext')
+}

@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process'
 import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, existsSync, openSync, writeSync, closeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startSbxd, realTemplates, REAL, sleep } from './sbxd.mjs'
+import { startSbxd, realTemplates, REAL, sleep, envdStdout } from './sbxd.mjs'
 
 const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
 const skip = missing.length ? `not built: ${missing.join(', ')}` : false
@@ -26,28 +26,7 @@ after(async () => {
   }
 })
 
-async function run(id, token, cmd) {
-  const body = JSON.stringify({ process: { cmd: '/bin/sh', args: ['-c', cmd] } })
-  const head = Buffer.alloc(5)
-  head.writeUInt32BE(Buffer.byteLength(body), 1)
-  const res = await fetch(d.url + '/process.Process/Start', {
-    method: 'POST',
-    headers: { 'E2b-Sandbox-Id': id, 'E2b-Sandbox-Port': '49983', 'X-Access-Token': token,
-      'Content-Type': 'application/connect+json', 'Connect-Protocol-Version': '1' },
-    body: Buffer.concat([head, Buffer.from(body)]),
-    signal: AbortSignal.timeout(10000),
-  })
-  const buf = Buffer.from(await res.arrayBuffer())
-  let out = ''
-  for (let off = 0; off + 5 <= buf.length;) {
-    const len = buf.readUInt32BE(off + 1)
-    const m = JSON.parse(buf.subarray(off + 5, off + 5 + len).toString())
-    const data = m?.event?.data?.stdout
-    if (data) out += Buffer.from(data, 'base64').toString()
-    off += 5 + len
-  }
-  return out
-}
+const run = (id, token, cmd) => envdStdout(d.url, id, token, cmd, { timeoutMs: 10000 })
 
 // Fill the file system of dir until a write fails; returns the filler's path.
 function fill(dir) {

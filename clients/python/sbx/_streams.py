@@ -7,7 +7,7 @@ client leave and drops the sandbox's side (the watch's inotify instance, the log
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Callable, Deque, Iterator, List, Optional
+from typing import Any, Callable, Deque, Iterator, List, Optional, TypeVar
 
 import httpx
 
@@ -17,6 +17,8 @@ from .errors import SbxConnectionError
 from .models import FsEvent
 
 SSE_MAX_LINE = 1 << 20  # a longer event line is a broken stream
+
+_S = TypeVar("_S", bound="_SyncStream")
 
 
 class SseParser:
@@ -62,7 +64,23 @@ class _Stream:
         return self._closed
 
 
-class LogStream(_Stream):
+class _SyncStream(_Stream):
+    """A sync stream's end: ``close()``, or leaving its ``with`` block."""
+
+    def close(self) -> None:
+        """Stop reading: the connection is closed and the server stops sending."""
+        self._closed = True
+        if self._resp is not None:
+            self._resp.close()
+
+    def __enter__(self: _S) -> _S:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class LogStream(_SyncStream):
     """A managed process's output (stdout and stderr interleaved) as byte chunks, from
     ``offset``, until the process has exited and everything is read. A broken connection is
     reopened at the offset reached (the call is idempotent). ``offset`` tells how far it is."""
@@ -104,20 +122,9 @@ class LogStream(_Stream):
         """Everything until the process ends."""
         return b"".join(self)
 
-    def close(self) -> None:
-        """Stop reading: the connection is closed and the server stops sending."""
-        self._closed = True
-        if self._resp is not None:
-            self._resp.close()
-
-    def __enter__(self) -> "LogStream":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
-class Watch(_Stream):
+class Watch(_SyncStream):
     """Changes under a directory as :class:`FsEvent` values, in the order they happened. The
     watch is armed when ``files.watch()`` returns, so every change after that is seen. Iterate
     it; ``close()`` (or leaving the ``with`` block) ends it on the server."""
@@ -157,20 +164,14 @@ class Watch(_Stream):
             self._pending.extend(self._parser.feed(self._next_chunk()))
         return FsEvent.from_data(self._pending.popleft())
 
-    def close(self) -> None:
-        self._closed = True
-        if self._resp is not None:
-            self._resp.close()
-
-    def __enter__(self) -> "Watch":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class _AsyncOpening:
-    """Async streams open on first use: ``await x``, ``async with x`` or ``async for``."""
+    """Async streams open on first use: ``await x``, ``async with x`` or ``async for``; and
+    end with ``aclose()`` (also ``close()``), or leaving their ``async with`` block."""
+
+    _resp: Optional[httpx.Response]
+    _closed: bool
 
     async def _open(self) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -198,8 +199,14 @@ class _AsyncOpening:
     def __aiter__(self):  # type: ignore[no-untyped-def]
         return self
 
-    async def aclose(self) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
+    async def aclose(self) -> None:
+        """Stop reading: the connection is closed and the server stops sending."""
+        self._closed = True
+        self._opened = True
+        if self._resp is not None:
+            await self._resp.aclose()
+
+    close = aclose
 
 
 class AsyncLogStream(_Stream, _AsyncOpening):
@@ -239,14 +246,6 @@ class AsyncLogStream(_Stream, _AsyncOpening):
 
     async def read_all(self) -> bytes:
         return b"".join([c async for c in self])
-
-    async def aclose(self) -> None:
-        self._closed = True
-        self._opened = True
-        if self._resp is not None:
-            await self._resp.aclose()
-
-    close = aclose
 
 
 class AsyncWatch(_Stream, _AsyncOpening):
@@ -288,11 +287,3 @@ class AsyncWatch(_Stream, _AsyncOpening):
                 raise StopAsyncIteration
             self._pending.extend(self._parser.feed(await self._next_chunk()))
         return FsEvent.from_data(self._pending.popleft())
-
-    async def aclose(self) -> None:
-        self._closed = True
-        self._opened = True
-        if self._resp is not None:
-            await self._resp.aclose()
-
-    close = aclose

@@ -141,7 +141,22 @@ def _deadline(timeout: Optional[float]) -> Optional[float]:
     return None if timeout is None else time.monotonic() + timeout
 
 
-class Terminal:
+class _TerminalState:
+    """What the sync and the async terminal both tell from their protocol state."""
+
+    _p: _TermProtocol
+
+    @property
+    def exit_code(self) -> Optional[int]:
+        """The shell's exit code once it has exited, else None."""
+        return self._p.exit_code
+
+    @property
+    def closed(self) -> bool:
+        return self._p.closed
+
+
+class Terminal(_TerminalState):
     """An interactive shell in the sandbox. Use ``send()`` to type, ``recv()`` for output as it
     comes, ``expect()`` to wait for some text, ``resize()``, ``wait()`` for the exit code and
     ``close()`` (which kills the shell). A context manager."""
@@ -162,15 +177,6 @@ class Terminal:
             if self._p.closed or not self._read(deadline):
                 self._sock.close()
                 raise SbxConnectionError("terminal: no WebSocket handshake answer")
-
-    @property
-    def exit_code(self) -> Optional[int]:
-        """The shell's exit code once it has exited, else None."""
-        return self._p.exit_code
-
-    @property
-    def closed(self) -> bool:
-        return self._p.closed
 
     def _flush(self) -> None:
         data = self._p.to_send()
@@ -259,7 +265,7 @@ class Terminal:
         self.close()
 
 
-class AsyncTerminal:
+class AsyncTerminal(_TerminalState):
     """The asyncio terminal: the same methods, awaited. ``await asb.terminal()`` opens it;
     ``async with`` closes it."""
 
@@ -285,14 +291,6 @@ class AsyncTerminal:
                 self._writer.close()
                 raise SbxConnectionError("terminal: no WebSocket handshake answer")
         return self
-
-    @property
-    def exit_code(self) -> Optional[int]:
-        return self._p.exit_code
-
-    @property
-    def closed(self) -> bool:
-        return self._p.closed
 
     async def _flush(self) -> None:
         data = self._p.to_send()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, TypeVar, Union
 
 from .errors import CommandError, CommandTimeoutError
 
@@ -14,6 +14,25 @@ def _time(v: Optional[str]) -> Optional[datetime]:
     if not v:
         return None
     return datetime.fromisoformat(v.replace("Z", "+00:00"))
+
+
+_R = TypeVar("_R", bound="_CommandResult")
+
+
+class _CommandResult:
+    """``check()`` of a finished command (:class:`ExecResult`, :class:`RunCodeResult`)."""
+
+    exit_code: int
+    timed_out: bool
+
+    def check(self: _R) -> _R:
+        """Return self when the command exited 0; raise :class:`CommandError` (or
+        :class:`CommandTimeoutError` when it timed out) with its exit code and output."""
+        if self.timed_out:
+            raise CommandTimeoutError(self)  # type: ignore[arg-type]
+        if self.exit_code != 0:
+            raise CommandError(self)  # type: ignore[arg-type]
+        return self
 
 
 @dataclass(frozen=True)
@@ -38,7 +57,7 @@ class SandboxInfo:
 
 
 @dataclass(frozen=True)
-class ExecResult:
+class ExecResult(_CommandResult):
     """What ``exec`` and ``sh`` return: the process's output and how it ended.
 
     ``ok`` is true when it exited 0 within its timeout; ``check()`` raises otherwise.
@@ -57,18 +76,9 @@ class ExecResult:
                    exit_code=int(d.get("exit_code", -1)), duration_ms=int(d.get("duration_ms", 0)),
                    timed_out=bool(d.get("timed_out")))
 
-    def check(self) -> "ExecResult":
-        """Return self when the command exited 0; raise :class:`CommandError` (or
-        :class:`CommandTimeoutError` when it timed out) with its exit code and output."""
-        if self.timed_out:
-            raise CommandTimeoutError(self)
-        if self.exit_code != 0:
-            raise CommandError(self)
-        return self
-
 
 @dataclass(frozen=True)
-class RunCodeResult:
+class RunCodeResult(_CommandResult):
     """What ``run_code`` returns. A missing interpreter exits 127 with empty output."""
 
     stdout: str
@@ -87,14 +97,6 @@ class RunCodeResult:
         return cls(stdout=d.get("stdout", ""), stderr=d.get("stderr", ""),
                    exit_code=int(d.get("exit_code", -1)), duration_ms=int(d.get("duration_ms", 0)),
                    lang=d.get("lang", ""), timed_out=bool(d.get("timed_out")))
-
-    def check(self) -> "RunCodeResult":
-        """As :meth:`ExecResult.check`."""
-        if self.timed_out:
-            raise CommandTimeoutError(self)
-        if self.exit_code != 0:
-            raise CommandError(self)
-        return self
 
 
 @dataclass(frozen=True)
