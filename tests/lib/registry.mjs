@@ -139,11 +139,17 @@ export async function startCountingProxy(target, opts = {}) {
           chunk[flip - seen] ^= 0xff
         }
         seen += chunk.length
+        // the next chunk once this one's time is up and the client took it (either alone
+        // resuming would let the other's wait be skipped)
+        const waits = []
+        if (!res.write(chunk)) waits.push(new Promise((r) => res.once('drain', r)))
         if (digest && opts.bytesPerSec) {
-          ur.pause()
-          setTimeout(() => ur.resume(), Math.ceil((chunk.length / opts.bytesPerSec) * 1000))
+          waits.push(new Promise((r) => setTimeout(r, Math.ceil((chunk.length / opts.bytesPerSec) * 1000))))
         }
-        if (!res.write(chunk)) { ur.pause(); res.once('drain', () => ur.resume()) }
+        if (waits.length) {
+          ur.pause()
+          Promise.all(waits).then(() => ur.resume())
+        }
       })
       ur.on('end', () => res.end())
       ur.on('error', () => res.destroy())

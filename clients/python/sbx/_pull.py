@@ -16,7 +16,7 @@ from typing import Any, Callable, Deque, Dict, List, Optional
 import httpx
 
 from ._calls import Call
-from ._streams import _AsyncOpening, _Stream
+from ._streams import _AsyncOpening, _Stream, _SyncStream
 from ._transport import AsyncTransport, Transport
 from .errors import SbxConnectionError, api_error
 from .models import ImageInfo, PullProgress
@@ -89,7 +89,7 @@ class _Pull(_Stream):
             self._closed = True
 
 
-class PullStream(_Pull):
+class PullStream(_Pull, _SyncStream):
     """A pull's progress as :class:`PullProgress` events, until it is done: then ``image`` is
     the :class:`ImageInfo`. The pull's failure is raised, typed, where the stream ends.
     ``close()`` (or leaving the ``with`` block early) cancels the pull on the server."""
@@ -164,18 +164,10 @@ class PullStream(_Pull):
 
     def close(self) -> None:
         """Stop reading; a pull still running is cancelled on the server."""
-        self._closed = True
-        if self._resp is not None:
-            self._resp.close()
+        super().close()
         if self._on_close is not None:
-            self._on_close()
-            self._on_close = None
-
-    def __enter__(self) -> "PullStream":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+            cb, self._on_close = self._on_close, None
+            cb()
 
 
 class AsyncPullStream(_Pull, _AsyncOpening):
@@ -247,10 +239,8 @@ class AsyncPullStream(_Pull, _AsyncOpening):
         return self.image
 
     async def aclose(self) -> None:
-        self._closed = True
-        self._opened = True
-        if self._resp is not None:
-            await self._resp.aclose()
+        """Stop reading; a pull still running is cancelled on the server."""
+        await super().aclose()
         if self._on_close is not None:
             cb, self._on_close = self._on_close, None
             await cb()
