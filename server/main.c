@@ -16,7 +16,7 @@
 
 #include "core/cluster-hooks.h"
 #include "core/server-config.h"
-#include "build/build.h"
+#include "template-build/build.h"
 #include "cluster/cluster.h"
 #include "cluster/cluster-http.h"
 #include "cluster/cluster-volumes.h"
