@@ -5,9 +5,10 @@
 #include <string.h>
 
 #include "cli.h"
+#include "version.h"
 
 static const char usage[] =
-    "usage: sbx [--json] COMMAND ...\n"
+    "usage: sbx [--json] COMMAND ... | sbx --version\n"
     "  sandbox create [--template T] [--timeout S] [--env K=V]...   prints the id\n"
     "  sandbox list | kill ID\n"
     "  sandbox exec ID 'command' [--timeout-ms N] [--root]        exit code is the command's\n"
@@ -17,6 +18,9 @@ static const char usage[] =
     "  image import NAME[:TAG] FILE [--ref REF]   an OCI layout or docker save archive\n"
     "  image ls | image rm NAME[:TAG]...\n"
     "  keys | status\n"
+    "  key create [--name NAME] | key ls | key revoke KEY|PREFIX|NAME   the local sbxd's API\n"
+    "                      keys ($SBX_STATE_DIR/keys or --state-dir DIR; as root): in force at "
+    "once\n"
     "  node ls | node drain NAME [--move] | node undrain NAME   cluster nodes (sbxd --cluster);\n"
     "                      --move: its sandboxes move to other nodes (paused to disk, resumed\n"
     "                      there under the same id: files kept, processes restarted)\n"
@@ -34,6 +38,9 @@ int main(int argc, char **argv)
                         c.json = true;
                 else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
                         fputs(usage, stdout);
+                        return 0;
+                } else if (strcmp(argv[i], "--version") == 0) {
+                        printf("sbx %s\n", SBX_VERSION);
                         return 0;
                 } else {
                         fputs(usage, stderr);
@@ -57,6 +64,8 @@ int main(int argc, char **argv)
                 r = cli_cmd_status(&c, n, rest);
         else if (strcmp(cmd, "keys") == 0)
                 r = cli_cmd_keys(&c, n, rest);
+        else if (strcmp(cmd, "key") == 0)
+                r = cli_cmd_key(&c, n, rest);
         else if (strcmp(cmd, "image") == 0 || strcmp(cmd, "images") == 0)
                 r = cli_cmd_image(&c, n, rest);
         else if (strcmp(cmd, "node") == 0 || strcmp(cmd, "nodes") == 0)

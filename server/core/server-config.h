@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* sbxd command line and defaults. */
+/* sbxd's configuration: the command line and the config file, by the rows of options.h. */
 #pragma once
 
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+
+#include "core/options.h"
 
 #define SBXD_DEFAULT_LISTEN    "127.0.0.1:3000"
 #define SBXD_DEFAULT_STATE_DIR "/var/lib/sbx"
@@ -21,9 +23,31 @@ enum egress_max {
         EGRESS_MAX_ANY,    /* allowInternetAccess too */
 };
 
+/* --log-format: where and how sbxd logs (common/log.h) */
+enum log_format {
+        LOG_FORMAT_AUTO,    /* the journal when stderr is it ($JOURNAL_STREAM), else json */
+        LOG_FORMAT_JOURNAL, /* sd_journal_send, with SANDBOX_ID and REQUEST_ID fields */
+        LOG_FORMAT_JSON,
+        LOG_FORMAT_TEXT,
+};
+
+/* One value of the command line, kept for a reload (the command line still wins then). */
+struct option_arg {
+        const struct sbxd_option *option;
+        char *value;
+};
+
+/* Fields a reload may change (rows with .reload) are scalars written with one atomic store
+ * (option_copy_scalar) while other threads read them. */
 struct sbxd_config {
-        char *listen; /* as given, e.g. "127.0.0.1:3000" */
-        char *host;   /* host part used for the printed URLs */
+        char *config_file;       /* --config, absolute; NULL: none */
+        struct option_arg *args; /* the command line's values, in order */
+        size_t n_args;
+        unsigned char given[OPTION_MAX_ROWS]; /* enum option_origin of each row's value */
+        unsigned log_level;                   /* enum log_level */
+        unsigned log_format;                  /* enum log_format */
+        char *listen;                         /* as given, e.g. "127.0.0.1:3000" */
+        char *host;                           /* host part used for the printed URLs */
         struct sockaddr_storage addr;
         socklen_t addr_len;
         char *state_dir; /* absolute */
@@ -89,10 +113,36 @@ struct sbxd_config {
 #define SBXD_HOST_MEMORY_RESERVE_PCT 10
 #define SBXD_HOST_MEMORY_RESERVE_MIN 512
 
-/* Parse argv into *ret (owned strings; free with config_done). Returns 0, 1 when --help was
- * printed, or -EINVAL with a message on stderr. */
-int config_parse(int argc, char **argv, struct sbxd_config *ret);
+/* Parse argv, then read the --config file (defaults < the file < the command line), into *ret
+ * (owned strings; free with config_done), and say which command argv asks for
+ * (*ret_command, *ret_get: --get's option). -EINVAL with a message on stderr naming the
+ * option, or the file and line, that is wrong. */
+int config_parse(int argc, char **argv, struct sbxd_config *ret, enum option_command *ret_command,
+                 const struct sbxd_option **ret_get);
 void config_done(struct sbxd_config *c);
+
+/* Fill c's options from the rows' defaults, then c->config_file, then c->args, and check what
+ * needs several options. 0, or -errno with the mistake reported by config_error(). */
+int config_load(struct sbxd_config *c);
+
+/* A configuration mistake, to stderr as "sbxd: message" (or to the log, for a reload:
+ * config_errors_to_log(true)). */
+void config_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void config_errors_to_log(bool on);
+
+/* A config file's lines into c (config-file.c): "NAME = VALUE", blank lines and lines
+ * starting with '#' skipped. -EINVAL with "PATH:LINE: message" on stderr (-errno when the file
+ * cannot be read). */
+int config_read_file(const char *path, struct sbxd_config *c);
+
+/* Read the configuration again as at start (the same --config file and command line) and apply
+ * what a reload may change to *live: for each row whose value differs, changed(row, old text,
+ * new text, applied, userdata) is called, applied false for rows that need a restart (*live
+ * keeps their old value). Nothing changes when the file has an error (-EINVAL, logged). */
+int config_reload(struct sbxd_config *live,
+                  void (*changed)(const struct sbxd_option *o, const char *old_value,
+                                  const char *new_value, bool applied, void *userdata),
+                  void *userdata);
 
 /* Read --tls-cert and --tls-key (at most SBXD_TLS_MAX_PEM each) into tls_*_pem; nothing
  * without them. -errno with a message on stderr. */

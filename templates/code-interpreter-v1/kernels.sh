@@ -22,7 +22,12 @@
 #                                    own in its packages layer)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-kernels=$(cd "$here/../../guest-agent/interp/kernels" && pwd)
+# the source tree's kernels, else an installed builder's (<prefix>/lib/sbx/kernels)
+if [ -d "$here/../../guest-agent/interp/kernels" ]; then
+  kernels=$(cd "$here/../../guest-agent/interp/kernels" && pwd)
+else
+  kernels=$(cd "$here/../../kernels" && pwd)
+fi
 PY=/usr/bin/python3
 PRELOAD="numpy pandas matplotlib matplotlib.pyplot PIL.Image"
 cache=${SBX_CACHE_DIR:-/var/cache/sbx}/kernels
