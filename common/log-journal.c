@@ -4,21 +4,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/uio.h>
 #include <syslog.h>
 #include <systemd/sd-journal.h>
 
 #include "log.h"
 
-bool log_journal_is_stderr(void)
+/* journald's socket for the streams of services (systemd.exec(5), StandardOutput=journal) */
+#define JOURNAL_STDOUT_SOCKET "/run/systemd/journal/stdout"
+
+bool log_journal_is_stream(int fd)
 {
         const char *e = getenv("JOURNAL_STREAM");
         unsigned long long dev, ino;
         struct stat st;
-        if (!e || sscanf(e, "%llu:%llu", &dev, &ino) != 2 || fstat(2, &st) < 0)
+        struct sockaddr_un peer = {};
+        socklen_t len = sizeof(peer);
+        if (!e || sscanf(e, "%llu:%llu", &dev, &ino) != 2 || fstat(fd, &st) < 0)
                 return false;
-        return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+        if ((unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino)
+                return true;
+        /* $JOURNAL_STREAM names stderr's stream when both are the journal: stdout is a
+         * connection of its own to journald's socket */
+        return S_ISSOCK(st.st_mode) && getpeername(fd, (struct sockaddr *)&peer, &len) == 0 &&
+               peer.sun_family == AF_UNIX && strcmp(peer.sun_path, JOURNAL_STDOUT_SOCKET) == 0;
 }
 
 static void journal_sink(const struct log_line *l)

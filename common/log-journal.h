@@ -9,9 +9,9 @@
 
 #include <stdbool.h>
 
-/* Whether stderr is the journal's stream: systemd sets $JOURNAL_STREAM to "DEV:INODE" of the
- * stream it connects, which a redirection since then no longer matches. */
-bool log_journal_is_stderr(void);
+/* Whether fd (1, 2) is the journal's stream: systemd sets $JOURNAL_STREAM to "DEV:INODE" of
+ * the stream it connects, which a redirection since then no longer matches. */
+bool log_journal_is_stream(int fd);
 
 /* Send every line to the journal from now on. */
 void log_journal_start(void);

@@ -8,6 +8,8 @@
 #   cppcheck  static analysis of the C sources (scripts/cppcheck-suppressions.txt says what is
 #             suppressed and why)
 #   node      integration, compat (real npm SDKs) and security suites against a real sbxd
+#   package   make deb, installed into a Debian root booted with systemd-nspawn, driven with
+#             apt, systemctl and the SDK (tests/package/README.md)
 #   cleanup   nothing left behind: no sandbox cgroups, processes, mounts or dirs
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -134,6 +136,18 @@ if [ -z "$np" ]; then
         count node 0 1
 else
         count node "$np" "${nf:-0}"
+fi
+
+# ---- package: the Debian package in a booted Debian root ----
+echo "== package (tests/package/run.sh)"
+pkglog=$(mktemp /tmp/sbx-package.XXXXXX.log)
+bash tests/package/run.sh 2>&1 | tee "$pkglog"
+pp=$(grep -aE '^# pass ' "$pkglog" | tail -n 1 | awk '{print $3}')
+pf=$(grep -aE '^# fail ' "$pkglog" | tail -n 1 | awk '{print $3}')
+if [ -z "$pp" ]; then
+        count package 0 1
+else
+        count package "$pp" "${pf:-0}"
 fi
 
 # ---- cleanup ----

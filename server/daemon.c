@@ -25,6 +25,7 @@
 #include "lifecycle/sampler.h"
 #include "lifecycle/sandbox.h"
 #include "lifecycle/teardown.h"
+#include "log-journal.h"
 #include "log.h"
 #include "macros.h"
 #include "storage/disk-image.h"
@@ -59,7 +60,9 @@ static void set_domain(const struct sbxd_config *cfg, unsigned port)
         log_info("sandbox ports: %s://<port>-<sandboxID>.%s", cfg->tls_cert ? "https" : "http", d);
 }
 
-/* The lines users export (stdout), and the log line. */
+/* The lines users export (stdout), and the log line. A key is a secret: when stdout is the
+ * journal (sbxd.service), which more users read than the keys file, the line says where the key
+ * is instead. */
 static void announce(const struct sbxd_config *cfg, struct keys *keys, unsigned port)
 {
         const char *host = strcmp(cfg->host, "0.0.0.0") == 0 ? "127.0.0.1"
@@ -73,7 +76,13 @@ static void announce(const struct sbxd_config *cfg, struct keys *keys, unsigned 
         printf("export E2B_API_URL=%s", url);
         printf("export E2B_SANDBOX_URL=%s", url);
         printf("export E2B_VOLUME_API_URL=%s", url); /* Volume file operations */
-        printf("export E2B_API_KEY=%s\n", key);
+        if (log_journal_is_stream(1))
+                printf("# E2B_API_KEY: a key of %s/keys (sbx keys --e2b prints these lines with "
+                       "it, as root)\n",
+                       cfg->state_dir);
+        else
+                printf("export E2B_API_KEY=%s\n", key);
+        explicit_bzero(key, sizeof(key));
         fflush(stdout);
         /* For the sbx CLI on this machine (cli/README.md): the URL beside the keys. */
         snprintf(path, sizeof(path), "%s/" SBXD_URL_FILE, cfg->state_dir);

@@ -25,7 +25,7 @@ static void setup_logging(const struct sbxd_config *c)
 {
         log_set_max_level((enum log_level)c->log_level);
         if (c->log_format == LOG_FORMAT_JOURNAL ||
-            (c->log_format == LOG_FORMAT_AUTO && log_journal_is_stderr()))
+            (c->log_format == LOG_FORMAT_AUTO && log_journal_is_stream(2)))
                 log_journal_start();
         else
                 log_set_style(c->log_format == LOG_FORMAT_TEXT ? LOG_STYLE_TEXT : LOG_STYLE_JSON);

@@ -1,5 +1,6 @@
-# sbx on Nomad: a system job runs one sbxd node on every client; etcd is an external
-# dependency (var.etcd_endpoints). See deploy/nomad/README.md.
+# sbx on Nomad: a system job runs one sbxd node on every client, from the Debian package
+# installed there (make deb); etcd is an external dependency (var.etcd_endpoints). See
+# deploy/nomad/README.md.
 variable "etcd_endpoints" {
   type        = string
   description = "etcd client endpoints, host:port comma separated"
@@ -33,7 +34,8 @@ job "sbxd" {
       provider = "nomad"
 
       check {
-        type     = "tcp"
+        type     = "http"
+        path     = "/health"
         interval = "10s"
         timeout  = "2s"
       }
@@ -48,7 +50,7 @@ job "sbxd" {
       driver = "raw_exec"
 
       config {
-        command = "/usr/share/sbx/templates/build-all.sh"
+        command = "/usr/lib/sbx/templates/build-all.sh"
         args    = ["/var/lib/sbx/templates"]
       }
 
@@ -66,8 +68,9 @@ job "sbxd" {
       driver = "raw_exec"
 
       config {
-        command = "/usr/bin/sbxd"
+        command = "/usr/sbin/sbxd"
         args = [
+          "--config", "/etc/sbx/sbxd.conf",
           "--listen", "0.0.0.0:${NOMAD_PORT_http}",
           "--state-dir", "/var/lib/sbx",
           "--cluster", "etcd://${var.etcd_endpoints}",

@@ -1,0 +1,215 @@
+# SPDX-License-Identifier: Apache-2.0
+# tests/package/checks.sh: the steps of the package suite, sourced by run.sh once the root has
+# booted (its helpers: check, result, fatal, in_root, apt_in_root, sdk, health, key, ...). Each
+# step is what an operator does; each check is what they rely on afterwards. A check is a
+# function: it succeeds, or prints why not and fails.
+
+journal() { in_root journalctl -q -u "$1" --no-pager -o cat; }
+main_pid() { unit_prop sbxd MainPID; }
+fail_with() { # message: print it, fail
+        echo "$*"
+        return 1
+}
+
+# ---- install: the previous build, its dependencies from Debian's archive ----
+in_root apt-get -q update >"$work/apt-update.log" 2>&1 ||
+        say "apt-get update failed: the package lists of the cached root are used"
+apt_in_root install /debs/prev.deb >"$work/install.log" 2>&1 ||
+        fatal "apt-get install ./sbx.deb: dependencies resolved from the archive" \
+                "$(cat "$work/install.log")"
+result ok "apt-get install ./sbx.deb: $prev_version and its dependencies from the archive"
+
+enabled_and_running() {
+        [ "$(in_root systemctl is-enabled sbxd sbx-templates | sort -u)" = enabled ] ||
+                fail_with "not enabled: $(in_root systemctl is-enabled sbxd sbx-templates)"
+        in_root systemctl is-active -q sbxd || fail_with "$(in_root systemctl status sbxd)"
+}
+check "sbxd.service and sbx-templates.service enabled, sbxd started" enabled_and_running
+
+# ---- what the package holds ----
+file_list() {
+        local files missing=
+        files=$(in_root dpkg -L sbx)
+        for f in /usr/sbin/sbxd /usr/bin/sbx /usr/libexec/sbx/sbx-jailer \
+                /usr/libexec/sbx/sbx-agent /usr/lib/sbx/templates/build-all.sh \
+                /usr/lib/sbx/templates/build-service.sh /usr/lib/sbx/templates/base/sbx-sudo \
+                /usr/share/sbx/kernels/java/sbx-kernel.jar /usr/share/sbx/kernels/python/kernel.py \
+                /etc/sbx/sbxd.conf /lib/systemd/system/sbxd.service \
+                /lib/systemd/system/sbx-templates.service /usr/share/man/man8/sbxd.8.gz \
+                /usr/share/man/man1/sbx.1.gz /usr/share/doc/sbx/README.md.gz \
+                /usr/share/doc/sbx/architecture.md.gz /usr/share/doc/sbx/systemd.md.gz \
+                /usr/share/doc/sbx/copyright; do
+                grep -qx "$f" <<<"$files" && [ -e "$work/root$f" ] || missing="$missing $f"
+        done
+        [ -z "$missing" ] || fail_with "missing:$missing"
+}
+check "the file list: the binaries, the template builder, units, config, man pages, docs" file_list
+
+packaged_config() {
+        in_root dpkg-query -W -f='${Conffiles}\n' sbx | grep -q ' /etc/sbx/sbxd.conf ' ||
+                fail_with "not a conffile"
+        in_root sbxd --print-config | diff - "$work/root/etc/sbx/sbxd.conf"
+        in_root sbxd --config /etc/sbx/sbxd.conf --check-config
+}
+check "/etc/sbx/sbxd.conf: a conffile, every option at its default, valid" packaged_config
+check "systemd-analyze verify: both units (commands, man pages, dependencies)" \
+        in_root systemd-analyze verify sbxd.service sbx-templates.service
+
+deploy_paths() {
+        local f bad=
+        for f in $(grep -ohE '/(usr|etc)/[A-Za-z0-9_./-]*sbx[A-Za-z0-9_./-]*' \
+                "$top"/deploy/kubernetes/*.yaml "$top"/deploy/nomad/*.nomad \
+                "$top"/deploy/Containerfile | sort -u); do
+                [ -e "$work/root$f" ] || bad="$bad $f"
+        done
+        [ -z "$bad" ] || fail_with "not installed:$bad"
+}
+check "the deploy files (Kubernetes, Nomad, Containerfile) name files the package installs" \
+        deploy_paths
+versions() {
+        [ "$(in_root sbxd --version)" = "sbxd $1" ] || fail_with "$(in_root sbxd --version)"
+        [ "$(in_root sbx --version)" = "sbx $1" ] || fail_with "$(in_root sbx --version)"
+}
+check "sbxd --version and sbx --version: $prev_version" versions "$prev_version"
+
+# ---- running: the templates in the background, sbxd at once ----
+check "sbxd answers GET /health (Type=notify: ready once listening)" wait_for 30 health
+templates_built() {
+        wait_for 900 sh -c "! nsenter -t $pid1 -a -- systemctl is-active -q sbx-templates" ||
+                fail_with "sbx-templates still running after 15 min"
+        [ "$(unit_prop sbx-templates Result)" = success ] || fail_with "$(journal sbx-templates)"
+        journal sbx-templates | grep -q '^templates: building into' || fail_with "no progress"
+}
+check "sbx-templates.service built the templates, its progress in the journal" templates_built
+[ ! -s "$work/state/templates/.fallback" ] ||
+        say "templates: $(cat "$work/state/templates/.fallback"): the host-/usr templates"
+health_says() { # version templates
+        local h
+        h=$(health) || fail_with "no answer"
+        [ "$h" = "{\"status\":\"ok\",\"version\":\"$1\",\"templates\":\"$2\"}" ] || fail_with "$h"
+}
+check "GET /health: the version, templates ready" health_says "$prev_version" ready
+no_key_in_journal() {
+        ! journal sbxd | grep -qF "$(key)" || fail_with "the API key is in the journal"
+        journal sbxd | grep -q '^# E2B_API_KEY: a key of /var/lib/sbx/keys' ||
+                fail_with "no line saying where the key is"
+}
+check "sbxd's journal says where the API key is, not the key" no_key_in_journal
+
+# ---- the SDK against the installed sbxd ----
+id=$(sdk create 2>"$work/sdk.log")
+sandbox_created() { [ -n "$id" ] || fail_with "$(cat "$work/sdk.log")"; }
+check "the e2b SDK: a sandbox created, a command run, a process left running" sandbox_created
+[ -n "$id" ] || fatal "no sandbox: the steps that need one cannot run"
+journal_fields() {
+        in_root journalctl -q SANDBOX_ID="$id" -o verbose | grep -q '^ *REQUEST_ID=' ||
+                fail_with "no REQUEST_ID on the sandbox's lines"
+        in_root journalctl -q SANDBOX_ID="$id" -o cat | grep -q "started (template base" ||
+                fail_with "$(in_root journalctl -q SANDBOX_ID="$id" -o cat)"
+}
+check "journalctl SANDBOX_ID=$id: the sandbox's lines, with the request's REQUEST_ID" journal_fields
+
+# ---- keys: sbx key create|ls|revoke, in force without a restart ----
+main=$(main_pid)
+new=$(in_root sbx key create --name pkgtest)
+status_is() { [ "$(status_with "$1" /v2/sandboxes)" = "$2" ]; }
+check "sbx key create: the new key works at once, without a restart" wait_for 5 status_is "$new" 200
+key_listed() {
+        in_root sbx key ls | grep -qE "^${new:0:8}\\.\\.\\.${new: -4} +pkgtest +20" ||
+                fail_with "$(in_root sbx key ls)"
+}
+check "sbx key ls: the key shortened, its name, its creation time" key_listed
+in_root sbx key revoke pkgtest >/dev/null
+check "sbx key revoke: the key is refused at once (401)" wait_for 5 status_is "$new" 401
+last_key() { ! in_root sbx key revoke "$(key)" 2>/dev/null && status_is "$(key)" 200; }
+check "sbx key revoke of the last key is refused" last_key
+check "sbxd kept running through the key changes" test "$(main_pid)" = "$main"
+
+# ---- reload: systemctl reload applies what it may, and refuses a bad file ----
+conf=$work/root/etc/sbx/sbxd.conf
+reload_applies() {
+        printf 'max-sandboxes = 77\nlog-format = text\n' >>"$conf"
+        in_root systemctl reload sbxd || fail_with "systemctl reload failed"
+        sed -i '$d' "$conf" # log-format back; max-sandboxes stays: a changed conffile
+        journal sbxd | grep -q 'reload: max-sandboxes changed from 2048 to 77' ||
+                fail_with "not applied: $(journal sbxd | tail -n 5)"
+        journal sbxd | grep -q 'reload: log-format changed from auto to text, which takes a restart' ||
+                fail_with "no word of the restart it takes"
+}
+check "systemctl reload sbxd: max-sandboxes applied, log-format waits for a restart" reload_applies
+reload_refuses() {
+        echo 'max-sandboxes = many' >>"$conf"
+        local line
+        line=$(wc -l <"$conf")
+        ! in_root systemctl reload sbxd 2>/dev/null || fail_with "systemctl reload succeeded"
+        sed -i '$d' "$conf"
+        journal sbxd | grep -q "sbxd.conf:$line: max-sandboxes: 'many'" ||
+                fail_with "the mistake is not named: $(journal sbxd | tail -n 5)"
+        [ "$(main_pid)" = "$main" ] && health >/dev/null || fail_with "sbxd did not keep running"
+}
+check "systemctl reload of a file with a mistake fails and names its line; sbxd keeps running" \
+        reload_refuses
+
+# ---- restart and upgrade: the sandbox lives on ----
+in_root systemctl restart sbxd
+restarted() {
+        [ "$(main_pid)" != "$main" ] || fail_with "the same sbxd"
+        journal sbxd | grep -q "sandbox $id: adopted" || fail_with "not adopted"
+        sdk check "$id"
+}
+check "systemctl restart sbxd: the sandbox kept running, adopted by the new sbxd" restarted
+main=$(main_pid)
+apt_in_root install /debs/new.deb >"$work/upgrade.log" 2>&1
+upgrade_rc=$?
+upgraded() {
+        [ "$upgrade_rc" = 0 ] && grep -q "Setting up sbx ($version)" "$work/upgrade.log" ||
+                fail_with "$(cat "$work/upgrade.log")"
+        [ "$(main_pid)" != "$main" ] || fail_with "sbxd was not restarted"
+        versions "$version" && health_says "$version" ready
+}
+check "apt-get install of $version over $prev_version: sbxd restarted, the new version" upgraded
+check "the upgrade kept the sandbox: same files, same process, and it runs commands" \
+        sdk check "$id"
+check "the upgrade kept the operator's config file (max-sandboxes = 77)" \
+        test "$(in_root sbxd --config /etc/sbx/sbxd.conf --get max-sandboxes)" = 77
+builder_again() { [ "$(journal sbx-templates | grep -c '^templates: building into')" -ge 2 ]; }
+check "the upgrade ran the template builder again" wait_for 120 builder_again
+wait_for 300 sh -c "! nsenter -t $pid1 -a -- systemctl is-active -q sbx-templates"
+
+# ---- remove, then purge ----
+listed=$(in_root dpkg -L sbx)
+agent=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' \
+        "$work/state/sandboxes/$id/sandbox.json" 2>/dev/null)
+apt_in_root remove sbx >"$work/remove.log" 2>&1
+removed() {
+        [ -n "$agent" ] || fail_with "no agent pid in the sandbox's record"
+        ! kill -0 "$agent" 2>/dev/null || fail_with "the sandbox's agent still runs"
+        [ -z "$(ls -A "$work/state/sandboxes")" ] || fail_with "$(ls "$work/state/sandboxes")"
+        ! in_root systemctl is-active -q sbxd || fail_with "sbxd still runs"
+        [ -f "$work/root/etc/sbx/sbxd.conf" ] && [ -f "$work/state/keys" ] ||
+                fail_with "the config file or the state dir is gone"
+}
+check "apt-get remove: this host's sandboxes killed, the units stopped, config and state kept" \
+        removed
+nsenter -t "$pid1" -m -- umount /var/cache/sbx # the suite's cache, not the package's to purge
+apt_in_root purge sbx >"$work/purge.log" 2>&1
+purged() {
+        local f left=
+        while read -r f; do
+                [ -d "$work/root$f" ] || [ ! -e "$work/root$f" ] || left="$left $f"
+        done <<<"$listed"
+        [ -z "$left" ] || fail_with "left:$left"
+        [ ! -e "$work/root/etc/sbx" ] || fail_with "/etc/sbx: $(ls -A "$work/root/etc/sbx")"
+        [ ! -e "$work/root/var/cache/sbx" ] || fail_with "/var/cache/sbx is left"
+        [ -z "$(find "$work/root/etc/systemd/system" -name 'sbx*.service' -type l)" ] ||
+                fail_with "unit links are left"
+        [ -f "$work/state/keys" ] && grep -q 'SBX_PURGE_STATE=yes' "$work/purge.log" ||
+                fail_with "the state dir was not kept, or the purge did not say so"
+}
+check "apt-get purge: files, config, template cache, unit links gone; /var/lib/sbx kept" purged
+apt_in_root install /debs/new.deb >/dev/null 2>&1 && apt_in_root remove sbx >/dev/null 2>&1
+in_root env SBX_PURGE_STATE=yes apt-get -q -y purge sbx >"$work/purge2.log" 2>&1
+state_purged() {
+        [ -z "$(ls -A "$work/state")" ] || fail_with "$(ls -A "$work/state"; cat "$work/purge2.log")"
+}
+check "SBX_PURGE_STATE=yes apt-get purge: the state dir's contents go too" state_purged

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# tests/package/prepare.sh ROOT PORT CGROUP_PARENT: what the test adds to the fresh root before
+# it boots (tests/package/README.md says why each is needed in a container on this machine):
+#  - a drop-in for sbxd.service, in place before the package is installed: the packaged
+#    ExecStart with --listen on PORT and --cgroup-parent CGROUP_PARENT (the container shares
+#    the host's network and cgroup hierarchies with other sbxd), no warm pool (the suite's
+#    time); the packaged config file is read as on any host, the command line winning;
+#  - a unit that remounts the cgroup v1 controllers read-write before sbxd starts (nspawn
+#    mounts them read-only in a container; on a host they are read-write for root).
+set -euo pipefail
+root=$1 port=$2 cgparent=$3
+d=$root/etc/systemd/system
+mkdir -p "$d/sbxd.service.d" "$d/sysinit.target.wants"
+cat >"$d/sbxd.service.d/pkgtest.conf" <<UNIT
+# tests/package: this run's port and cgroup parent; no warm pool
+[Service]
+ExecStart=
+ExecStart=/usr/sbin/sbxd --config /etc/sbx/sbxd.conf --listen 127.0.0.1:$port --cgroup-parent $cgparent --pool-size 0
+UNIT
+cat >"$d/pkgtest-cgroups.service" <<'UNIT'
+# tests/package: the cgroup controllers read-write, as on a host (nspawn mounts them read-only)
+[Unit]
+Description=tests/package: cgroup controllers read-write
+DefaultDependencies=no
+Before=sysinit.target sbxd.service
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/sh -c 'for c in memory pids cpu cpuacct freezer; do [ ! -d /sys/fs/cgroup/$c ] || mount -o remount,bind,rw /sys/fs/cgroup/$c; done'
+[Install]
+WantedBy=sysinit.target
+UNIT
+ln -sf ../pkgtest-cgroups.service "$d/sysinit.target.wants/pkgtest-cgroups.service"
