@@ -97,7 +97,7 @@ const struct sbxd_option sbxd_options[] = {
      .arg = "FORMAT",
      ENUM(log_format, "auto", "journal", "json", "text"),
      .def = "auto",
-     .help = "auto, journal, json or text",
+     .help = "how sbxd logs: auto (the journal under systemd, else json), journal, json, text",
      .doc = "`auto` logs to the journal, with SANDBOX_ID and REQUEST_ID fields, when stderr is "
             "the journal (systemd's $JOURNAL_STREAM), and JSON lines on stderr otherwise. "
             "`json`: one object a line, {\"ts\",\"level\",\"ident\",\"msg\"} plus \"req\" and "

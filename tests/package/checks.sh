@@ -165,7 +165,8 @@ upgraded() {
         [ "$upgrade_rc" = 0 ] && grep -q "Setting up sbx ($version)" "$work/upgrade.log" ||
                 fail_with "$(cat "$work/upgrade.log")"
         [ "$(main_pid)" != "$main" ] || fail_with "sbxd was not restarted"
-        versions "$version" && health_says "$version" ready
+        versions "$version" || return 1
+        health | grep -q "\"version\":\"$version\"" || fail_with "$(health)"
 }
 check "apt-get install of $version over $prev_version: sbxd restarted, the new version" upgraded
 check "the upgrade kept the sandbox: same files, same process, and it runs commands" \

@@ -6,7 +6,8 @@
 # architecture). Prints its path. The root holds systemd, dbus, man-db (systemd-analyze verify
 # opens the units' man: pages) and apt with the host's apt sources and keys, so that apt
 # resolves the package's dependencies from the same archive as the host and the template
-# builder's Debian layers have the fingerprint the host's have. It is never changed: the suite
+# builder's Debian layers have the fingerprint the host's have; its package lists are kept. It
+# is never changed: the suite
 # runs on an overlay of it. Exit 3 when no Debian mirror answers and no root is cached.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -45,8 +46,11 @@ while IFS= read -r line; do
         [ -z "$line" ] || aptopts+=(--aptopt="$line")
 done <<<"$hostapt"
 say "building the test root (Debian $codename with systemd) with mmdebstrap, once per fingerprint"
+# --skip=cleanup/apt/lists: the package lists stay, so that apt still resolves the package's
+# dependencies (from the suite's .deb cache) while the mirror does not answer
 mmdebstrap --variant=apt --mode=root --format=directory --arch="$arch" \
         --include=systemd,systemd-sysv,dbus,libpam-systemd,man-db,ca-certificates \
+        --skip=cleanup/apt/lists \
         --aptopt='APT::Install-Recommends "false"' "${aptopts[@]}" \
         "$codename" "$tmp/root" "$tmp/sources.list" >&2 || {
         say "mmdebstrap failed (is a Debian mirror reachable?)"

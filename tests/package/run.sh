@@ -19,17 +19,19 @@ work=$(mktemp -d /var/tmp/sbx-pkgtest.XXXXXX)
 machine=sbxpkg$$
 cgparent=sbx-pkgtest-$$
 n=0 pass=0 fail=0 npid= pid1=
-started=$SECONDS
+started=$SECONDS last=$SECONDS
 
 say() { echo "# $*"; }
-result() { # ok|not, what, [details]
+result() { # ok|not, what, [details]: a TAP line, with the seconds since the one before
         n=$((n + 1))
+        local took="[$((SECONDS - last)) s]"
+        last=$SECONDS
         if [ "$1" = ok ]; then
                 pass=$((pass + 1))
-                echo "ok $n - $2"
+                echo "ok $n - $2 $took"
         else
                 fail=$((fail + 1))
-                echo "not ok $n - $2"
+                echo "not ok $n - $2 $took"
                 [ -z "${3:-}" ] || echo "$3" | tail -n 20 | sed 's/^/#   /'
         fi
 }
@@ -94,6 +96,8 @@ teardown() {
                 timeout 30 tail --pid="$npid" -f /dev/null || kill -KILL "$npid" 2>/dev/null
                 wait "$npid" 2>/dev/null
         fi
+        # the container's init outlives a killed nspawn (it is its pid namespace's init)
+        [ -z "$pid1" ] || ! kill -0 "$pid1" 2>/dev/null || kill -KILL "$pid1"
         umount -R "$work/root" 2>/dev/null
         # the cgroups of this run: the sandboxes' parent, nspawn's payload/supervisor split
         find /sys/fs/cgroup -mindepth 1 -maxdepth 4 -type d -name "$cgparent" 2>/dev/null |
@@ -101,7 +105,7 @@ teardown() {
         local own
         for h in unified systemd; do
                 own=/sys/fs/cgroup/$h$(sed -n "s/^[0-9]*:$([ $h = unified ] || echo name=systemd):\(.*\)/\1/p" /proc/self/cgroup)
-                rmdir "$own/payload/init.scope" "$own/payload" "$own/supervisor" 2>/dev/null
+                find "$own/payload" "$own/supervisor" -depth -type d -exec rmdir {} + 2>/dev/null
         done
         rm -rf "$work"
 }
@@ -166,17 +170,22 @@ SYSTEMD_SECCOMP=0 SYSTEMD_NSPAWN_API_VFS_WRITABLE=1 systemd-nspawn --boot -D "$w
         --bind="$cache/archives:/var/cache/apt/archives" --bind-ro="$work/debs:/debs" \
         </dev/null >"$work/nspawn.log" 2>&1 &
 npid=$!
-for _ in $(seq 100); do
-        inner=$(pgrep -P "$npid" -x systemd-nspawn)
-        pid1=${inner:+$(pgrep -P "$inner" -x systemd)}
+for _ in $(seq 100); do # the container's init: nspawn's child
+        pid1=$(pgrep -P "$npid" -x systemd)
         [ -n "$pid1" ] && break
         sleep 0.2
 done
 [ -n "$pid1" ] || fatal "systemd-nspawn --boot" "$(cat "$work/nspawn.log")"
-booted=$(timeout 90 nsenter -t "$pid1" -a -- systemctl is-system-running --wait 2>&1)
+booted=
+for _ in $(seq 240); do
+        booted=$(in_root systemctl is-system-running 2>&1)
+        case $booted in running | degraded) break ;; esac
+        sleep 0.5
+done
 case $booted in
 running | degraded) result ok "systemd-nspawn --boot: systemd runs the root ($booted)" ;;
-*) fatal "systemd-nspawn --boot" "is-system-running: $booted; $(tail -n 30 "$work/nspawn.log")" ;;
+*) fatal "systemd-nspawn --boot" "$(tail -n 12 "$work/nspawn.log")
+is-system-running: $booted; jobs: $(in_root systemctl list-jobs --no-pager 2>&1)" ;;
 esac
 
 . "$here/checks.sh"
