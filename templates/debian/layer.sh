@@ -22,19 +22,28 @@
 #
 # Exit status: 0; 3 when no Debian mirror of the host's apt sources answers (the caller falls
 # back to the host-/usr templates); 1 on any other failure. Progress goes to stderr.
+#
+#   debian/layer.sh --name rootfs|packages ...   the cache entry's name those arguments make
+#                                                (LOWER need not exist), nothing built
+#                                                (tests/package seeds its cache with it)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${SBX_CACHE_DIR:-/var/cache/sbx}/debian
 say() { echo "templates: $*" >&2; }
 die() { say "$*"; exit 1; }
 
-[ $# -ge 2 ] || die "usage: debian/layer.sh rootfs PKGFILE [HOOK] | packages LOWER PKGFILE [HOOK]"
+name_only=
+if [ "${1:-}" = --name ]; then
+        name_only=1
+        shift
+fi
+[ $# -ge 2 ] || die "usage: debian/layer.sh [--name] rootfs PKGFILE [HOOK] | packages LOWER PKGFILE [HOOK]"
 kind=$1
 shift
 case $kind in
 rootfs) lower= ;;
 packages)
-        lower=$(cd "$1" && pwd)
+        if [ -n "$name_only" ]; then lower=$1; else lower=$(cd "$1" && pwd); fi
         shift
         ;;
 *) die "unknown layer kind '$kind'" ;;
@@ -60,6 +69,10 @@ fp=$( {
 label=$(basename "$(cd "$(dirname "$pkgfile")" && pwd)")
 name=$label-$kind-$fp
 out=$cache/$name
+if [ -n "$name_only" ]; then
+        echo "$name"
+        exit 0
+fi
 
 if [ -d "$out" ]; then
         echo "$out"

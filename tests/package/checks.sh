@@ -83,6 +83,14 @@ templates_built() {
 check "sbx-templates.service built the templates, its progress in the journal" templates_built
 [ ! -s "$work/state/templates/.fallback" ] ||
         say "templates: $(cat "$work/state/templates/.fallback"): the host-/usr templates"
+# the Debian layers the builder used, kept for the next run (hard links; the others go)
+for l in $rootfs $packages; do
+        [ -d "$work/state/.cache/debian/$l" ] && [ ! -d "$cache/layers/$l" ] &&
+                cp -al "$work/state/.cache/debian/$l" "$cache/layers/$l" 2>/dev/null
+done
+for l in "$cache"/layers/*; do
+        case ${l##*/} in "$rootfs" | "$packages") ;; *) rm -rf "$l" ;; esac
+done
 health_says() { # version templates
         local h
         h=$(health) || fail_with "no answer"
@@ -192,7 +200,6 @@ removed() {
 }
 check "apt-get remove: this host's sandboxes killed, the units stopped, config and state kept" \
         removed
-nsenter -t "$pid1" -m -- umount /var/cache/sbx # the suite's cache, not the package's to purge
 apt_in_root purge sbx >"$work/purge.log" 2>&1
 purged() {
         local f left=

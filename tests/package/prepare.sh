@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/package/prepare.sh ROOT PORT CGROUP_PARENT: what the test adds to the fresh root before
+# tests/package/prepare.sh ROOT PORT CGROUP_PARENT CACHE: what the test adds to the fresh root before
 # it boots (tests/package/README.md says why each is needed in a container on this machine):
 #  - a drop-in for sbxd.service, in place before the package is installed: the packaged
 #    ExecStart with --listen on PORT and --cgroup-parent CGROUP_PARENT (the container shares
 #    the host's network and cgroup hierarchies with other sbxd), no warm pool (the suite's
 #    time); the packaged config file is read as on any host, the command line winning;
+#  - a drop-in for sbx-templates.service: the builder's cache (SBX_CACHE_DIR) at CACHE, on the
+#    state dir's mount, so that the builder hard-links its cached Debian layers into templates
+#    as it does on a host where both dirs are on one file system (two bind mounts would make it
+#    copy gigabytes instead: no hard link crosses a mount);
 #  - a unit that remounts the cgroup v1 controllers read-write before sbxd starts (nspawn
 #    mounts them read-only in a container; on a host they are read-write for root).
 set -euo pipefail
-root=$1 port=$2 cgparent=$3
+root=$1 port=$2 cgparent=$3 cachedir=$4
 d=$root/etc/systemd/system
-mkdir -p "$d/sbxd.service.d" "$d/sysinit.target.wants"
+mkdir -p "$d/sbxd.service.d" "$d/sbx-templates.service.d" "$d/sysinit.target.wants"
+cat >"$d/sbx-templates.service.d/pkgtest.conf" <<UNIT
+# tests/package: the builder's cache on the state dir's mount
+[Service]
+Environment=SBX_CACHE_DIR=$cachedir
+UNIT
 cat >"$d/sbxd.service.d/pkgtest.conf" <<UNIT
 # tests/package: this run's port and cgroup parent; no warm pool
 [Service]

@@ -62,6 +62,9 @@ cp -a /etc/apt/sources.list.d/. "$tmp/root/etc/apt/sources.list.d/"
 [ ! -f /etc/apt/sources.list ] || cp /etc/apt/sources.list "$tmp/root/etc/apt/sources.list"
 find "$tmp/root/etc/apt/sources.list.d" -name '*.disabled*' -delete
 [ -z "$hostapt" ] || echo "$hostapt" >"$tmp/root/etc/apt/apt.conf.d/99host"
+# man-db rebuilds its whole index on every install and removal (a minute each on a loaded
+# machine): off, as Debian's own CI has it; man still finds the pages without the index
+rm -f "$tmp/root/var/lib/man-db/auto-update"
 # a container needs no getty, and the console's login prompt would only clutter the log
 rm -f "$tmp/root/etc/systemd/system/getty.target.wants/"*
 echo "sbx-pkgtest" >"$tmp/root/etc/hostname"

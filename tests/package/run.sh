@@ -112,7 +112,7 @@ teardown() {
 trap 'finish' INT TERM
 
 # ---- the package, and the build before it ----
-mkdir -p "$work/debs" "$cache/debs" "$cache/archives/partial" "$cache/templates/debian"
+mkdir -p "$work/debs" "$cache/debs" "$cache/archives/partial" "$cache/layers"
 t=$SECONDS
 if [ -n "${SBX_PKGTEST_DEB:-}" ]; then
         deb=$SBX_PKGTEST_DEB
@@ -154,19 +154,29 @@ ls -t "$cache"/debs/sbx_*_amd64.deb 2>/dev/null | tail -n +4 | xargs -r rm -f
 # ---- a fresh Debian root, booted ----
 base=$(bash "$here/root.sh" "$cache" 2>"$work/root.log") ||
         fatal "a fresh Debian root (mmdebstrap)" "$(cat "$work/root.log")"
-# the template builder's Debian layers: the machine's, when they have the same fingerprint
-for l in /var/cache/sbx/debian/*-rootfs-* /var/cache/sbx/debian/*-packages-*; do
-        [ -e "$l" ] && [ ! -e "$cache/templates/debian/${l##*/}" ] || continue
-        cp -al "$l" "$cache/templates/debian/" 2>/dev/null || rm -rf "$cache/templates/debian/${l##*/}"
+mkdir -p "$work/upper" "$work/ovl" "$work/root" "$work/state/.cache/debian"
+# The template builder's Debian layers (prepare.sh puts its cache in the state dir, so that its
+# hard links work as on a host): the two this tree's builder names, hard-linked from the suite's
+# own store or the machine's cache (the node suite's), whichever has them. The machine's is not
+# the suite's to use directly: other checkouts prune fingerprints other than theirs.
+layer=$top/templates/debian/layer.sh
+rootfs=$(bash "$layer" --name rootfs "$top/templates/base/packages.txt" 2>/dev/null)
+packages=$(bash "$layer" --name packages "/$rootfs" "$top/templates/code-interpreter-v1/packages.txt" \
+        "$top/templates/code-interpreter-v1/packages-hook.sh" 2>/dev/null)
+for l in $rootfs $packages; do
+        for from in "$cache/layers" "${SBX_CACHE_DIR:-/var/cache/sbx}/debian"; do
+                [ -d "$from/$l" ] || continue
+                cp -al "$from/$l" "$work/state/.cache/debian/$l" 2>/dev/null && break
+                rm -rf "$work/state/.cache/debian/$l"
+        done
 done
-mkdir -p "$work/upper" "$work/ovl" "$work/root" "$work/state"
 mount -t overlay overlay -o "lowerdir=$base,upperdir=$work/upper,workdir=$work/ovl" "$work/root" ||
         fatal "the overlay of the test root"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-bash "$here/prepare.sh" "$work/root" "$port" "$cgparent"
+bash "$here/prepare.sh" "$work/root" "$port" "$cgparent" /var/lib/sbx/.cache
 SYSTEMD_SECCOMP=0 SYSTEMD_NSPAWN_API_VFS_WRITABLE=1 systemd-nspawn --boot -D "$work/root" \
         --register=no --keep-unit --machine="$machine" --capability=all \
-        --bind="$work/state:/var/lib/sbx" --bind="$cache/templates:/var/cache/sbx" \
+        --bind="$work/state:/var/lib/sbx" \
         --bind="$cache/archives:/var/cache/apt/archives" --bind-ro="$work/debs:/debs" \
         </dev/null >"$work/nspawn.log" 2>&1 &
 npid=$!
