@@ -107,7 +107,8 @@ check "sbxd's journal says where the API key is, not the key" no_key_in_journal
 # ---- the SDK against the installed sbxd ----
 id=$(sdk create 2>"$work/sdk.log")
 sandbox_created() { [ -n "$id" ] || fail_with "$(cat "$work/sdk.log")"; }
-check "the e2b SDK: a sandbox created, a command run, a process left running" sandbox_created
+check "the e2b SDK: a sandbox created; commands as user and root, a W+X mapping, a process left running" \
+        sandbox_created
 [ -n "$id" ] || fatal "no sandbox: the steps that need one cannot run"
 journal_fields() {
         in_root journalctl -q SANDBOX_ID="$id" -o verbose | grep -q '^ *REQUEST_ID=' ||

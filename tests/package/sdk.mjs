@@ -17,6 +17,11 @@ if (cmd === 'create') {
   const s = await Sandbox.create({ timeoutMs: 900_000, metadata: { suite: 'package' } })
   const r = await s.commands.run('echo kept > /tmp/mark && . /etc/os-release && echo $ID')
   if (r.exitCode !== 0 || r.stdout.trim() !== 'debian') fail(`first command: ${JSON.stringify(r)}`)
+  // what sbxd's unit must leave to sandboxes: root, and a W+X mapping (every JIT makes one)
+  const root = await s.commands.run('id -u && chown 1000 /tmp/mark', { user: 'root' })
+  if (root.exitCode !== 0 || root.stdout.trim() !== '0') fail(`as root: ${JSON.stringify(root)}`)
+  const wx = await s.commands.run(`python3 -c 'import mmap; mmap.mmap(-1, 4096, prot=7); print("wx")'`)
+  if (wx.exitCode !== 0 || wx.stdout.trim() !== 'wx') fail(`a W+X mapping: ${JSON.stringify(wx)}`)
   // a process that must live through sbxd's restarts: started, and its pid kept in a file
   const h = await s.commands.run('sleep 100000', { background: true })
   await s.commands.run(`echo ${h.pid} > /tmp/sleeper`)
