@@ -107,10 +107,13 @@ while IFS= read -r line; do
 done < <(apt-config dump 2>/dev/null | grep -E '^Acquire::(http|https|ftp)::Proxy ' || true)
 
 tmp=$(mktemp -d "$cache/.tmp-$kind.XXXXXX")
+# Whatever ends it (a failure, or SIGTERM: sbx-templates.service stopped by a package removal or
+# a shutdown), the half-built tree goes; never into a mount a killed mmdebstrap left behind.
 cleanup() {
-        rm -rf "$tmp"
+        rm -rf --one-file-system "$tmp"
 }
 trap cleanup EXIT
+trap 'exit 143' INT TERM
 started=$SECONDS
 
 if [ "$kind" = rootfs ]; then

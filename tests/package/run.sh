@@ -35,10 +35,17 @@ result() { # ok|not, what, [details]: a TAP line, with the seconds since the one
                 [ -z "${3:-}" ] || echo "$3" | tail -n 20 | sed 's/^/#   /'
         fi
 }
-check() { # what, command...: ok when the command succeeds; its output shown when not
-        local what=$1 out
+check() { # what, command...: ok when the command succeeds; its output shown when not. A
+        # check function stops at its first failing line (set -e, outside any if: bash ignores
+        # -e in a condition)
+        local what=$1 out rc
         shift
-        if out=$("$@" 2>&1); then result ok "$what"; else result not "$what" "$out"; fi
+        out=$(
+                set -e
+                "$@" 2>&1
+        )
+        rc=$?
+        if [ "$rc" -eq 0 ]; then result ok "$what"; else result not "$what" "$out"; fi
 }
 finish() {
         teardown
