@@ -159,7 +159,25 @@ reload_refuses() {
 check "systemctl reload of a file with a mistake fails and names its line; sbxd keeps running" \
         reload_refuses
 
+bad_start() {
+        echo 'bogus = 1' >>"$conf"
+        local line
+        line=$(wc -l <"$conf")
+        ! in_root systemctl restart sbxd 2>/dev/null || fail_with "sbxd started with a bad file"
+        sed -i '$d' "$conf"
+        sleep 3 # RestartSec=2s: a retry would have come by now
+        [ "$(unit_prop sbxd NRestarts)" = 0 ] || fail_with "restarted $(unit_prop sbxd NRestarts) times"
+        journal sbxd | grep -q "sbxd.conf:$line: unknown option 'bogus'" ||
+                fail_with "the mistake is not named: $(journal sbxd | tail -n 5)"
+        in_root systemctl start sbxd
+        wait_for 30 health
+        sdk check "$id"
+}
+check "a mistake in the file at start: sbxd does not start, names the line, is not restarted in a loop; the sandbox waits for the fixed sbxd" \
+        bad_start
+
 # ---- restart and upgrade: the sandbox lives on ----
+main=$(main_pid)
 in_root systemctl restart sbxd
 restarted() {
         [ "$(main_pid)" != "$main" ] || fail_with "the same sbxd"
