@@ -199,8 +199,10 @@ static bool refs_has(const struct refs *rf, const char *hex)
 static int refs_from_file(const char *state, const char *path, struct refs *rf)
 {
         _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        /* ENOTDIR: a plain file beside the templates (build-all.sh's .building lock, its
+         * .fallback note) names no layer */
         if (fd < 0)
-                return errno == ENOENT ? 0 : -errno;
+                return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
         _cleanup_free_ char *text = NULL;
         size_t len;
         int r = read_all(fd, 1024 * 1024, &text, &len);
