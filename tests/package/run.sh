@@ -114,7 +114,7 @@ teardown() {
                 own=/sys/fs/cgroup/$h$(sed -n "s/^[0-9]*:$([ $h = unified ] || echo name=systemd):\(.*\)/\1/p" /proc/self/cgroup)
                 find "$own/payload" "$own/supervisor" -depth -type d -exec rmdir {} + 2>/dev/null
         done
-        rm -rf "$work"
+        rm -rf --one-file-system "$work" # never into a root left mounted
 }
 trap 'finish' INT TERM
 
