@@ -10,7 +10,8 @@
 //  - idle memory of a sandbox with its default (prewarmed) Python context.
 // Nothing here asserts a time. Jupyter beside it: bench/code-jupyter.py.
 //   SBX_BUILD=build-code node bench/code-bench.mjs [N]
-import { spawnSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
@@ -66,9 +67,14 @@ async function firstRuns(d, label, rounds, waitPool) {
   console.log(`${label}: create + first runCode p50 ${(pct(create, 50) + pct(first, 50)).toFixed(1)} ms`)
 }
 
-function agentBench(args) {
-  const r = spawnSync('/usr/bin/python3', [join(TOP, 'bench/code-agent.py'), ...args], { encoding: 'utf8' })
-  return (r.stdout || r.stderr).trim()
+// Asynchronously: a synchronous child would block this event loop for seconds, and the SDK's
+// kept-alive connections would then be reused after sbxd closed them for idleness (6 s) before
+// Node had read the close: "fetch failed: other side closed" (any server that closes idle
+// connections does the same to a client whose loop stalls past its timeout).
+async function agentBench(args) {
+  const r = await promisify(execFile)('/usr/bin/python3', [join(TOP, 'bench/code-agent.py'), ...args],
+    { encoding: 'utf8' }).catch((e) => e)
+  return (r.stdout || r.stderr || String(r)).trim()
 }
 
 const LANGS = ['python', 'javascript', 'r', 'java']
@@ -76,10 +82,10 @@ const LANGS = ['python', 'javascript', 'r', 'java']
 async function perLanguage(sbx, sock) {
   for (const lang of LANGS) {
     const n = lang === 'java' ? Math.min(N, 200) : N * 3
-    console.log(`${lang}: '1+1' warm on its default context, at the agent: ${agentBench([sock, String(n), '1+1', lang])}`)
+    console.log(`${lang}: '1+1' warm on its default context, at the agent: ${await agentBench([sock, String(n), '1+1', lang])}`)
   }
   for (const lang of LANGS)
-    console.log(`${lang}: cold context (POST /contexts + DELETE), at the agent: ${agentBench(['--create', sock, lang, '5'])}`)
+    console.log(`${lang}: cold context (POST /contexts + DELETE), at the agent: ${await agentBench(['--create', sock, lang, '5'])}`)
   for (const lang of LANGS) {
     const ts = []
     for (let i = 0; i < 5; i++) {
@@ -113,8 +119,7 @@ try {
     mem.map((p) => `${p.cmd.split('/').pop()} rss ${(p.rss / 1024).toFixed(1)} MiB pss ${(p.pss / 1024).toFixed(1)} MiB`).join('; '))
 
   // At the agent: frames straight on agent.sock (bench/code-agent.py, a lean client).
-  const r = spawnSync('/usr/bin/python3', [join(TOP, 'bench/code-agent.py'), sock, String(N * 3)], { encoding: 'utf8' })
-  console.log(`runCode('1+1') warm, at the agent (frames on agent.sock): ${(r.stdout || r.stderr).trim()}`)
+  console.log(`runCode('1+1') warm, at the agent (frames on agent.sock): ${await agentBench([sock, String(N * 3)])}`)
 
   for (let i = 0; i < 20; i++) await sbx.runCode('1+1')
   const viaSdk = []

@@ -20,7 +20,7 @@ export async function withEgressSbxd(args, run, sdk = {}) {
   let d
   try {
     d = await startSbxd({ jailer: join(BUILD, 'jailer/sbx-jailer'), agent: join(BUILD, 'guest-agent/sbx-agent'),
-      prepare: realTemplates, args: ['--egress-dns', OUT.dns, ...(typeof args === 'function' ? args(outside) : args)] })
+      prepare: realTemplates, args: ['--egress-dns', OUT.dns, '--egress-max', 'any', ...(typeof args === 'function' ? args(outside) : args)] })
     return await run(d, { apiUrl: d.url, sandboxUrl: d.url, apiKey: d.key, ...sdk }, outside)
   } finally {
     if (d) await d.stop()

@@ -4,7 +4,8 @@
 #  - sandbox cgroups (sbx/<id>) in the v2 and every v1 hierarchy
 #  - processes still in a sandbox cgroup, and zombie agents nobody reaped
 #  - mounts under the state dir in the host mount namespace
-#  - loop devices still backed by a sandbox's disk image or a volume's image (any state dir)
+#  - loop devices still backed by a sandbox's disk image or a volume's image (any state dir), or
+#    by the test state dir's storage pool image
 #  - egress links (sbxe<slot>) and sbxd's nftables table (inet sbx), which go with the last
 #    sandbox that had a link (server/lifecycle/egress.h)
 set -u
@@ -29,6 +30,10 @@ if [ -n "$state" ] && grep -q "$state" /proc/self/mountinfo; then
 fi
 loops=$(losetup -l -n -O NAME,BACK-FILE 2>/dev/null |
         grep -E '/(sandboxes/[a-z0-9]*|volumes/[0-9a-f-]{36})/disk.img')
+if [ -n "$state" ]; then # the storage pool goes with the last sandbox of its state dir
+        pool=$(losetup -l -n -O NAME,BACK-FILE 2>/dev/null | grep -F "$state/pool.img")
+        loops=$(printf '%s\n%s' "$loops" "$pool" | sed '/^$/d')
+fi
 if [ -n "$loops" ]; then echo "leftover loop devices:"; echo "$loops"; bad=1; fi
 links=$(ip -br link 2>/dev/null | awk '$1 ~ /^sbxe[0-9]+(@|$)/ {sub(/@.*/, "", $1); print $1}')
 if [ -n "$links" ]; then echo "leftover egress links: $links"; bad=1; fi

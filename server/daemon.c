@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "fd-util.h"
 #include "front/front.h"
 #include "lifecycle/adopt.h"
+#include "lifecycle/agent-log.h"
 #include "lifecycle/egress.h"
 #include "lifecycle/host-limits.h"
 #include "lifecycle/lifecycle.h"
@@ -25,15 +27,18 @@
 #include "lifecycle/sampler.h"
 #include "lifecycle/sandbox.h"
 #include "lifecycle/teardown.h"
+#include "lifecycle/upper.h"
 #include "log-journal.h"
 #include "log.h"
 #include "macros.h"
 #include "storage/disk-image.h"
+#include "storage/disk-pool.h"
 #include "storage/layer-store.h"
 #include "storage/secret-store.h"
 #include "storage/state-dir.h"
 #include "storage/template.h"
 #include "storage/volume.h"
+#include "ui/ui.h"
 
 /* Graceful stop: no new connections, in-flight requests get up to DRAIN_MS to finish. */
 #define DRAIN_MS 10000
@@ -45,6 +50,38 @@ static int write_port_file(const char *path, unsigned port)
         return write_file_atomic(path, buf, strlen(buf), 0644);
 }
 
+/* The host[:port] of --public-url as the default domain, when it is a host name that can
+ * carry "<port>-<id>." labels (not an address, not localhost itself: server/README.md
+ * "Sandbox ports"). */
+static bool public_url_domain(const char *url, char *buf, size_t size)
+{
+        if (!url)
+                return false;
+        const char *a = strstr(url, "://") + 3;
+        size_t l = strcspn(a, "/");
+        if (a[0] == '[' || l >= size || strspn(a, "0123456789.:") == l ||
+            strncasecmp(a, "localhost", 9) == 0)
+                return false;
+        memcpy(buf, a, l);
+        buf[l] = 0;
+        return true;
+}
+
+/* The egress policy in force, said once at start (server/README.md "Egress"). */
+static void log_egress_policy(const struct sbxd_config *cfg)
+{
+        static const char *const cap[] = {
+            [EGRESS_MAX_NONE] = "none: every sandbox has loopback only, whatever it asks",
+            [EGRESS_MAX_LISTED] = "listed: a sandbox reaches only what its allowOut lists; "
+                                  "allow_internet_access is not honoured (--egress-max any "
+                                  "honours it)",
+            [EGRESS_MAX_ANY] = "any: allow_internet_access and allowOut are honoured",
+        };
+        log_info("egress: a sandbox that asks for nothing gets %s; --egress-max %s",
+                 cfg->egress_allow ? "the internet (--egress allow)" : "loopback only",
+                 cap[cfg->egress_max]);
+}
+
 /* The `domain` of create's answer: sandbox.getHost(port) is "<port>-<id>.<domain>". The
  * default, sbx.localhost with sbxd's port, reaches sbxd wherever *.localhost resolves to
  * loopback, and a certificate for *.sbx.localhost covers it (TLS clients refuse a wildcard
@@ -54,7 +91,7 @@ static void set_domain(const struct sbxd_config *cfg, unsigned port)
         char d[SBXD_DOMAIN_MAX + 16];
         if (cfg->domain)
                 snprintf(d, sizeof(d), "%s", cfg->domain);
-        else
+        else if (!public_url_domain(cfg->public_url, d, sizeof(d)))
                 snprintf(d, sizeof(d), SBXD_DEFAULT_DOMAIN ":%u", port);
         sandbox_json_set_domain(d);
         log_info("sandbox ports: %s://<port>-<sandboxID>.%s", cfg->tls_cert ? "https" : "http", d);
@@ -69,13 +106,17 @@ static void announce(const struct sbxd_config *cfg, struct keys *keys, unsigned 
                            : strcmp(cfg->host, "::") == 0    ? "::1"
                                                              : cfg->host;
         const char *lb = strchr(host, ':') ? "[" : "", *rb = *lb ? "]" : "";
-        char url[160], path[4096], key[API_KEY_LEN + 1] = "";
+        char url[160], path[4096], key[API_KEY_LEN + 1] = "", pub[SBXD_PUBLIC_URL_MAX + 2];
         snprintf(url, sizeof(url), "%s://%s%s%s:%u\n", cfg->tls_cert ? "https" : "http", lb, host,
                  rb, port);
+        /* clients behind --public-url reach sbxd there; the sbx CLI on this host (the url
+         * file) keeps the address sbxd listens on */
+        snprintf(pub, sizeof(pub), "%s%s", cfg->public_url ? cfg->public_url : url,
+                 cfg->public_url ? "\n" : "");
         (void)keys_first(keys, key);
-        printf("export E2B_API_URL=%s", url);
-        printf("export E2B_SANDBOX_URL=%s", url);
-        printf("export E2B_VOLUME_API_URL=%s", url); /* Volume file operations */
+        printf("export E2B_API_URL=%s", pub);
+        printf("export E2B_SANDBOX_URL=%s", pub);
+        printf("export E2B_VOLUME_API_URL=%s", pub); /* Volume file operations */
         if (log_journal_is_stream(1))
                 printf("# E2B_API_KEY: a key of %s/keys (sbx keys --e2b prints these lines with "
                        "it, as root)\n",
@@ -91,6 +132,7 @@ static void announce(const struct sbxd_config *cfg, struct keys *keys, unsigned 
                 log_warning_errno(r, "writing %s: %m", path);
         log_info("listening on %s%s%s:%u (state %s, jailer %s, agent %s)", lb, host, rb, port,
                  cfg->state_dir, cfg->jailer, cfg->agent);
+        log_egress_policy(cfg);
 }
 
 static void drain(struct server *srv, struct front *f)
@@ -157,7 +199,38 @@ static int start_cluster(struct server *srv, unsigned port)
         return 0;
 }
 
-/* The host's limits, then the state dir's: keys, helpers. */
+/* The storage pool (storage/disk-pool.h), unless --disk asks for images or tmpfs: where the
+ * kernel has no btrfs (or it cannot be set up) the ext4 images take over, said once here and on
+ * /metrics (sbx_storage_backend). --disk pool makes that a failure instead. */
+static int open_storage_pool(struct server *srv, struct sbxd_config *cfg)
+{
+        char why[160] = "";
+        bool must = cfg->disk_mode == SBXD_DISK_POOL;
+        if (cfg->disk_mode != SBXD_DISK_AUTO && !must)
+                return 0;
+        int r = disk_pool_available(cfg->state_dir, why, sizeof(why)) ? 0 : -EOPNOTSUPP;
+        if (r >= 0)
+                r = disk_pool_open(cfg->state_dir, cfg->storage_pool_bytes, &srv->disk_pool);
+        if (r < 0 && why[0] == 0)
+                snprintf(why, sizeof(why), "%s", strerror(-r));
+        if (r < 0 && must)
+                return log_error_errno(r, "storage pool: %s", why);
+        if (r < 0) {
+                log_warning("storage pool: %s: sandbox disks are preallocated ext4 images", why);
+                return 0;
+        }
+        struct disk_pool_space sp;
+        if (disk_pool_space(srv->disk_pool, &sp) >= 0) {
+                cfg->pool_fs_bytes = sp.size;
+                log_info("storage pool: btrfs at %s (%s), %llu MiB, %llu MiB free; sandbox "
+                         "disks are subvolumes with qgroup limits",
+                         disk_pool_root(srv->disk_pool), disk_pool_kind(srv->disk_pool),
+                         (unsigned long long)(sp.size >> 20), (unsigned long long)(sp.free >> 20));
+        }
+        return 0;
+}
+
+/* The host's limits, then the state dir's: the storage pool, keys, helpers, the runtime. */
 static int prepare(struct daemon *d)
 {
         struct sbxd_config *cfg = &d->cfg;
@@ -166,6 +239,9 @@ static int prepare(struct daemon *d)
         if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
                 log_warning_errno(errno, "PR_SET_CHILD_SUBREAPER: %m");
         int r = state_dir_setup(cfg->state_dir);
+        if (r < 0)
+                return r;
+        r = open_storage_pool(&d->srv, cfg);
         if (r < 0)
                 return r;
         r = config_derive_limits(cfg);
@@ -189,6 +265,12 @@ static int prepare(struct daemon *d)
         if (access(cfg->agent, X_OK) < 0)
                 log_warning("agent %s is not executable yet: creating sandboxes will fail",
                             cfg->agent);
+        /* Checked once: sandboxes of every template get it, or none does (saying so here). */
+        d->srv.runtime_ok = access(cfg->runtime, R_OK | X_OK) == 0;
+        if (!d->srv.runtime_ok)
+                log_warning("runtime %s is missing: sandboxes get no sudo and no code "
+                            "interpreter but what their template ships",
+                            cfg->runtime);
         if (templates_building(cfg->state_dir))
                 log_info("templates are being built (sbx-templates): creates of a template not "
                          "built yet are answered 503 until then");
@@ -200,7 +282,10 @@ static int start_services(struct daemon *d)
 {
         struct server *srv = &d->srv;
         const struct sbxd_config *cfg = &d->cfg;
+        ui_load(srv, strcmp(cfg->console_dir, "none") == 0 ? NULL : cfg->console_dir);
         int r = registry_new(&srv->registry);
+        if (r >= 0)
+                r = agent_log_start(); /* before adoption: adopted agents' logs are drained */
         if (r >= 0)
                 r = volume_store_open(cfg->state_dir, &srv->volumes);
         if (r >= 0)
@@ -227,7 +312,12 @@ static int start_services(struct daemon *d)
                         log_info("layer store: %d unreferenced layer(s) removed", g);
                 r = sampler_start(srv);
         }
-        if (r >= 0 && !cfg->tmpfs_disks)
+        if (r >= 0) {
+                int g = lifecycle_upper_gc(srv);
+                if (g > 0)
+                        log_info("storage pool: %d subvolume(s) nothing refers to removed", g);
+        }
+        if (r >= 0 && !cfg->tmpfs_disks && !srv->disk_pool)
                 srv->disk_images =
                     disk_image_probe(cfg->state_dir, (uint64_t)TEMPLATE_DEFAULT_DISK_MB << 20);
         if (r >= 0)
@@ -253,6 +343,8 @@ static void abort_start(struct daemon *d)
         }
         volume_store_free(srv->volumes);
         secret_store_free(srv->secrets);
+        ui_free(srv);
+        disk_pool_close(srv->disk_pool, true);
         state_dir_release(d->cfg.state_dir);
 }
 
@@ -300,9 +392,11 @@ void daemon_stop(struct daemon *d)
         volume_store_free(srv->volumes); /* mounts in use stay with their sandboxes */
         egress_free(srv->egress);        /* the rules stay for the sandboxes, which keep running */
         secret_store_free(srv->secrets); /* after the egress: its proxy reads secrets */
+        ui_free(srv);
         char url_path[4096];
         snprintf(url_path, sizeof(url_path), "%s/" SBXD_URL_FILE, d->cfg.state_dir);
-        (void)unlink(url_path); /* nobody listens there any more */
+        (void)unlink(url_path);                /* nobody listens there any more */
+        disk_pool_close(srv->disk_pool, true); /* kept mounted while sandbox dirs remain */
         state_dir_release(d->cfg.state_dir);
         keys_done(&srv->keys);
 }

@@ -17,6 +17,7 @@
 #include "log-journal.h"
 #include "log.h"
 #include "macros.h"
+#include "pull/pull.h"
 #include "reload.h"
 #include "version.h"
 
@@ -34,12 +35,19 @@ static void setup_logging(const struct sbxd_config *c)
 /* --check-config: what a start would read and check before touching anything. */
 static int check_config(struct sbxd_config *c)
 {
+        char perr[PULL_ERR_MAX];
         if (config_load_tls(c) < 0)
                 return 2;
+        if (pull_setup(c, perr) < 0) { /* the registry options together */
+                fprintf(stderr, "sbxd: %s\n", perr);
+                return 2;
+        }
         if (access(c->jailer, X_OK) < 0)
                 fprintf(stderr, "sbxd: warning: jailer %s is not executable\n", c->jailer);
         if (access(c->agent, X_OK) < 0)
                 fprintf(stderr, "sbxd: warning: agent %s is not executable\n", c->agent);
+        if (access(c->runtime, R_OK | X_OK) < 0)
+                fprintf(stderr, "sbxd: warning: runtime %s is missing\n", c->runtime);
         printf("%s: ok\n", c->config_file ? c->config_file : "the command line");
         return 0;
 }
@@ -126,6 +134,13 @@ int main(int argc, char **argv)
         }
         setup_logging(&d.cfg);
         if (config_load_tls(&d.cfg) < 0) {
+                config_done(&d.cfg);
+                return 2;
+        }
+        /* before any thread: libcurl's global start is not thread-safe */
+        char perr[PULL_ERR_MAX];
+        if (pull_setup(&d.cfg, perr) < 0) {
+                fprintf(stderr, "sbxd: %s\n", perr);
                 config_done(&d.cfg);
                 return 2;
         }

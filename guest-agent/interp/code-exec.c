@@ -422,6 +422,10 @@ int code_exec_run(struct agent_request *r, struct code_kernel *k, const struct c
                      "{\"type\":\"number_of_executions\",\"execution_count\":%u}",
                      x->execution_count);
         emit(&p, line, (size_t)n);
+        if (x->notice) {
+                stream_feed(&p, &p.se, x->notice, strlen(x->notice));
+                stream_tick(&p, &p.se, true);
+        }
         e = kernel_request(k, x, &req);
         if (e >= 0)
                 e = code_kernel_send(k, req.p, req.len);

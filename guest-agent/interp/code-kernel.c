@@ -25,11 +25,11 @@
 #include "time-util.h"
 
 #define DEFAULT_PATH    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-#define PYTHON_BIN      "/usr/bin/python3"
-#define NODE_BIN        "/usr/bin/node"
-#define BASH_BIN        "/bin/bash"
-#define R_BIN           "/usr/bin/Rscript"
-#define JAVA_BIN        "/usr/bin/java"
+#define PYTHON_BIN      "python3"
+#define NODE_BIN        "node"
+#define BASH_BIN        "bash"
+#define R_BIN           "Rscript"
+#define JAVA_BIN        "java"
 #define CODE_SOCKET_DIR "/run/sbx-code"
 
 /* How the agent and a kernel speak (code-kernel.h). */
@@ -57,6 +57,45 @@ bool code_kernels_available(void)
         char path[4096];
         snprintf(path, sizeof(path), "%s/python/kernel.py", code_kernels_dir());
         return access(path, R_OK) == 0;
+}
+
+bool code_kernels_prewarm(void)
+{
+        return access(CODE_TEMPLATE_PRELOAD, R_OK) == 0;
+}
+
+static const char *const kernel_bin[] = {
+    [CODE_LANG_PYTHON] = PYTHON_BIN,
+    [CODE_LANG_JAVASCRIPT] = NODE_BIN,
+    [CODE_LANG_TYPESCRIPT] = NODE_BIN,
+    [CODE_LANG_BASH] = BASH_BIN,
+    [CODE_LANG_R] = R_BIN,
+    [CODE_LANG_JAVA] = JAVA_BIN,
+};
+
+const char *code_kernel_interpreter(enum code_lang lang)
+{
+        return (size_t)lang < ELEMENTSOF(kernel_bin) && kernel_bin[lang] ? kernel_bin[lang]
+                                                                         : "interpreter";
+}
+
+/* name in the agent's PATH (the template's, else the default), as the kernel's shell will find
+ * it: images put python3 in /usr/local/bin (python:3.x) or /usr/bin (Debian). */
+static bool in_path(const char *name)
+{
+        const char *path = getenv("PATH");
+        char buf[4096];
+        if (!path || !*path)
+                path = DEFAULT_PATH;
+        for (const char *p = path;; p++) {
+                const char *end = strchrnul(p, ':');
+                int n = snprintf(buf, sizeof(buf), "%.*s/%s", (int)(end - p), p, name);
+                if (end > p && n > 0 && (size_t)n < sizeof(buf) && access(buf, X_OK) == 0)
+                        return true;
+                if (!*end)
+                        return false;
+                p = end;
+        }
 }
 
 bool code_kernel_alive(struct code_kernel *k)
@@ -374,28 +413,25 @@ static int kernel_cmd(enum code_lang lang, struct kernel_cmd *c)
             [CODE_LANG_JAVASCRIPT] = "javascript/kernel.mjs",
             [CODE_LANG_BASH] = "bash/kernelrc",
             [CODE_LANG_R] = "r/kernel.R",
-            [CODE_LANG_JAVA] = "java/" CODE_JAVA_JAR,
-        };
-        static const char *const bin[] = {
-            [CODE_LANG_PYTHON] = PYTHON_BIN, [CODE_LANG_JAVASCRIPT] = NODE_BIN,
-            [CODE_LANG_BASH] = BASH_BIN,     [CODE_LANG_R] = R_BIN,
-            [CODE_LANG_JAVA] = JAVA_BIN,
+            [CODE_LANG_JAVA] = CODE_JAVA_JAR, /* absolute: the template's, not the runtime's */
         };
         size_t n = 0;
 
         if (lang >= ELEMENTSOF(prog) || !prog[lang])
                 return -EINVAL;
-        if (asprintf(&c->script, "%s/%s", code_kernels_dir(), prog[lang]) < 0) {
+        if (prog[lang][0] == '/'
+                ? !(c->script = strdup(prog[lang]))
+                : asprintf(&c->script, "%s/%s", code_kernels_dir(), prog[lang]) < 0) {
                 c->script = NULL;
                 return -ENOMEM;
         }
-        if (access(bin[lang], X_OK) < 0 || access(c->script, R_OK) < 0)
+        if (!in_path(kernel_bin[lang]) || access(c->script, R_OK) < 0)
                 return -ENOENT;
         /* A shell sets the umask and execs the kernel (same pid), code-kernel.h. */
         c->argv[n++] = "/bin/sh";
         c->argv[n++] = "-c";
         c->argv[n++] = "umask " CODE_KERNEL_UMASK " && exec \"$0\" \"$@\"";
-        c->argv[n++] = bin[lang];
+        c->argv[n++] = kernel_bin[lang];
         switch (lang) {
         case CODE_LANG_BASH:
                 c->argv[n++] = "--noprofile";
@@ -465,8 +501,8 @@ static int spawn_kernel(struct code_kernel *k, const char *cwd, bool preload,
         if (e < 0)
                 var = NULL;
         extra[ne++] = var;
-        if (preload)
-                extra[ne++] = "SBX_KERNEL_PRELOAD=1";
+        if (preload && code_kernels_prewarm())
+                extra[ne++] = "SBX_KERNEL_PRELOAD=" CODE_TEMPLATE_PRELOAD;
         e = var ? kernel_env(&u, extra, &env, &k->genv) : -ENOMEM;
         if (e >= 0) {
                 struct agent_spawn s = {.argv = cmd.argv,

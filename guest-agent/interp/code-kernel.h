@@ -16,9 +16,15 @@
 
 #include "interp/code-json.h"
 
-#define CODE_KERNELS_DIR_DEFAULT "/opt/sbx/kernels"
-/* The Java kernel as the template build compiles it (kernels/java/). */
-#define CODE_JAVA_JAR "sbx-kernel.jar"
+/* The kernel programs: sbx's runtime, bound read-only from the host in every sandbox
+ * (guest-agent/README.md, "Runtime"); they run with the image's own interpreters. */
+#define CODE_KERNELS_DIR_DEFAULT "/.sbx/runtime/kernels"
+/* What a code-interpreter template adds (templates/code-interpreter-v1/kernels.sh): the
+ * python preload list, whose presence also makes /init prewarm the default python kernel,
+ * matplotlib's font list beside it (python/mpl-cache/), and the compiled Java kernel. */
+#define CODE_TEMPLATE_DIR     "/opt/sbx/kernels"
+#define CODE_TEMPLATE_PRELOAD CODE_TEMPLATE_DIR "/python/preload.txt"
+#define CODE_JAVA_JAR         CODE_TEMPLATE_DIR "/java/sbx-kernel.jar"
 /*
  * Kernels run as root whatever the /init default user is, as E2B's Jupyter server (a root
  * systemd service) runs its kernels: a context may use /root, HOME is /root. Sandbox root
@@ -49,13 +55,19 @@ struct code_kernel {
 
 /* The kernels directory: $SBX_CODE_KERNELS_DIR or CODE_KERNELS_DIR_DEFAULT. */
 const char *code_kernels_dir(void);
-/* Whether this sandbox's template ships kernels (the python kernel exists). */
+/* Whether the kernel programs are there (the python kernel exists): every sandbox with sbx's
+ * runtime. */
 bool code_kernels_available(void);
+/* Whether the template asks for a prewarmed python kernel (CODE_TEMPLATE_PRELOAD exists). */
+bool code_kernels_prewarm(void);
+/* The interpreter a language's kernel runs with ("python3", "node", ...), for messages. */
+const char *code_kernel_interpreter(enum code_lang lang);
 
 /*
  * Start a kernel for lang in cwd as CODE_KERNEL_USER and wait until it is ready (preload: the
  * python kernel imports its template's preload list first). timeout_ms bounds the wait.
- * -ENOENT unknown user or missing interpreter, -ETIMEDOUT, -ECHILD when the kernel exited
+ * -ENOENT unknown user or missing interpreter (code_kernel_interpreter(), searched in the
+ * agent's PATH, which is the template's), -ETIMEDOUT, -ECHILD when the kernel exited
  * while starting (e.g. cwd missing), other -errno. On failure nothing is left running.
  */
 int code_kernel_start(enum code_lang lang, const char *cwd, bool preload, int timeout_ms,

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "interp/code-exec.h"
+#include "interp/code-inside.h"
 #include "interp/code-kernel.h"
 #include "log.h"
 #include "macros.h"
@@ -40,6 +41,7 @@ struct code_context {
         pthread_mutex_t exec_lock;
         struct code_kernel *kernel; /* exec lock */
         unsigned count;             /* exec lock */
+        bool lost;                  /* exec lock: its kernel died; the next execution says so */
 };
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -197,6 +199,8 @@ static int ctx_ensure_kernel(struct code_context *c, int timeout_ms)
 
         if (c->kernel && code_kernel_alive(c->kernel))
                 return 0;
+        if (c->kernel) /* killed or exited between executions (a kill from inside) */
+                c->lost = true;
         pthread_mutex_lock(&table_lock);
         preload = c->is_default && c->lang == CODE_LANG_PYTHON;
         pthread_mutex_unlock(&table_lock);
@@ -245,7 +249,8 @@ static cJSON *ctx_json(const struct code_context *c)
         return o;
 }
 
-static const char *kernel_error(int e)
+/* Why a kernel of lang did not start; buf holds the message when it names the interpreter. */
+static const char *kernel_error(int e, enum code_lang lang, char *buf, size_t size)
 {
         switch (e) {
         case -ETIMEDOUT:
@@ -253,10 +258,23 @@ static const char *kernel_error(int e)
         case -ECHILD:
                 return "the kernel exited while starting";
         case -ENOENT:
-                return "unknown user or missing interpreter";
+                snprintf(buf, size,
+                         "%s not found: this sandbox's image has no %s in its PATH (the code "
+                         "interpreter runs %s kernels with the image's own %s%s)",
+                         code_kernel_interpreter(lang), code_kernel_interpreter(lang),
+                         code_lang_name(lang), code_kernel_interpreter(lang),
+                         lang == CODE_LANG_PYTHON ? ", 3.9 or newer" : "");
+                return buf;
         default:
                 return strerror(-e);
         }
+}
+
+/* A missing interpreter is a 404: the only status besides 502 whose body the SDKs put in the
+ * error they throw (NotFoundError), so the user reads which interpreter the image lacks. */
+static int kernel_error_status(int e)
+{
+        return e == -ENOENT ? 404 : 500;
 }
 
 /* Body as a JSON object; answers 4xx itself and returns NULL then (*ret_e set). */
@@ -317,14 +335,30 @@ static int run_execute(struct agent_request *r, struct code_context *c, const cJ
         e = ctx_ensure_kernel(c, START_TIMEOUT_MS);
         if (e < 0) {
                 pthread_mutex_unlock(&c->exec_lock);
-                return respond_text(r, 500, "Failed to start the %s kernel: %s",
-                                    code_lang_name(c->lang), kernel_error(e));
+                char why[512];
+                return respond_text(r, kernel_error_status(e), "Failed to start the %s kernel: %s",
+                                    code_lang_name(c->lang),
+                                    kernel_error(e, c->lang, why, sizeof(why)));
         }
         e = agent_respond_head(r, 200, NULL);
+        char notice[256];
+        if (e >= 0 && c->lost) {
+                /* The kernel was started again (supervised: on the next use, as here); what
+                 * the context held is gone, and the execution says so before its output. */
+                snprintf(notice, sizeof(notice),
+                         "The %s kernel of this context had stopped (killed or exited) and was "
+                         "started again: variables, imports and definitions of earlier "
+                         "executions are lost.\n",
+                         code_lang_name(c->lang));
+                x.notice = notice;
+                c->lost = false;
+        }
         if (e >= 0) {
                 x.execution_count = ++c->count;
-                if (code_exec_run(r, c->kernel, &x) == -ECHILD)
+                if (code_exec_run(r, c->kernel, &x) == -ECHILD) {
                         ctx_set_kernel(c, NULL);
+                        c->lost = true;
+                }
         }
         pthread_mutex_unlock(&c->exec_lock);
         return e;
@@ -423,7 +457,9 @@ static int handle_create(struct agent_request *r)
         pthread_mutex_unlock(&c->exec_lock);
         if (e < 0) {
                 ctx_remove(c);
-                e = respond_text(r, 500, "Failed to create context: %s", kernel_error(e));
+                char why[512];
+                e = respond_text(r, kernel_error_status(e), "Failed to create context: %s",
+                                 kernel_error(e, c->lang, why, sizeof(why)));
         } else {
                 e = respond_json(r, 200, ctx_json(c));
         }
@@ -489,24 +525,27 @@ static int handle_restart(struct agent_request *r, const char *id)
         ctx_kill_kernel(c);
         pthread_mutex_lock(&c->exec_lock);
         ctx_set_kernel(c, NULL);
+        c->lost = false; /* the client asked for it: nothing to tell */
         e = ctx_ensure_kernel(c, START_TIMEOUT_MS);
         pthread_mutex_unlock(&c->exec_lock);
         ctx_unref(c);
+        char why[512];
         if (e < 0)
-                return respond_text(r, 500, "Failed to restart context %s: %s", id,
-                                    kernel_error(e));
+                return respond_text(r, kernel_error_status(e), "Failed to restart context %s: %s",
+                                    id, kernel_error(e, c->lang, why, sizeof(why)));
         return agent_respond(r, 200, "application/json", "null", 4);
 }
 
 /* ---- handlers (the route table's port-49999 rows: guest-agent/routes.c) ---- */
 
-/* Not a code-interpreter template. E2B's proxy would answer 502, which the SDKs turn into a
- * misleading "sandbox timeout"; a 404 that says why becomes NotFoundError(<this text>). */
+/* A sandbox without sbx's runtime (sbxd started without one). E2B's proxy would answer 502,
+ * which the SDKs turn into a misleading "sandbox timeout"; a 404 that says why becomes
+ * NotFoundError(<this text>). */
 static int no_kernels(struct agent_request *r)
 {
         static const char msg[] = "{\"code\":404,\"message\":\"no code interpreter in "
-                                  "this sandbox: its template ships no kernels (use "
-                                  "code-interpreter-v1)\"}";
+                                  "this sandbox: sbxd runs without its runtime (the "
+                                  "kernels)\"}";
         (void)agent_request_discard_body(r, 16u * 1024u * 1024u);
         return agent_respond(r, 404, "application/json", msg, sizeof(msg) - 1);
 }
@@ -561,11 +600,13 @@ int agent_code_handle_context(struct agent_request *r)
 
 void agent_code_on_init(void)
 {
+        static pthread_once_t inside_once = PTHREAD_ONCE_INIT;
         struct code_context *c;
         int e;
 
-        if (!code_kernels_available())
+        if (!code_kernels_available() || !code_kernels_prewarm())
                 return;
+        pthread_once(&inside_once, code_inside_start);
         c = ctx_get(NULL, CODE_LANG_PYTHON);
         if (!c)
                 return;

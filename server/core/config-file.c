@@ -56,7 +56,7 @@ static int read_line(char *line, struct sbxd_config *c, unsigned lineno, unsigne
                 return -EINVAL;
         }
         size_t i = option_index(o);
-        if (first_line[i]) {
+        if (first_line[i] && o->kind != OPTION_LIST) { /* a list takes a line per value */
                 snprintf(err, errlen, "'%s' is set again (first on line %u)", name, first_line[i]);
                 return -EINVAL;
         }

@@ -2,6 +2,8 @@
 #include "core/options-check.h"
 
 #include <arpa/inet.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,21 +38,106 @@ int check_advertise(const char *v, const char **why)
 }
 
 /* A host name with an optional :PORT: what getHost() appends after "<port>-<id>.". */
-int check_domain(const char *d, const char **why)
+static bool domain_valid(const char *d)
 {
-        static const char want[] = "want a host name of [A-Za-z0-9.-] with an optional :PORT, "
-                                   "at most 253 bytes";
         size_t l = strlen(d), host = strcspn(d, ":");
         if (l == 0 || l > SBXD_DOMAIN_MAX || host == 0 || d[0] == '.' || d[0] == '-' ||
             strspn(d, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-") != host)
-                return refuse(why, want);
+                return false;
         if (host == l)
-                return 0;
+                return true;
         const char *port = d + host + 1;
         size_t pl = strlen(port);
-        if (pl < 1 || pl > 5 || strspn(port, "0123456789") != pl || atoi(port) < 1 ||
-            atoi(port) > 65535)
-                return refuse(why, want);
+        return pl >= 1 && pl <= 5 && strspn(port, "0123456789") == pl && atoi(port) >= 1 &&
+               atoi(port) <= 65535;
+}
+
+int check_domain(const char *d, const char **why)
+{
+        if (!domain_valid(d))
+                return refuse(why, "want a host name of [A-Za-z0-9.-] with an optional :PORT, "
+                                   "at most 253 bytes");
+        return 0;
+}
+
+/* --public-url: http:// or https://, a host (a name, an IPv4 address or a bracketed IPv6
+ * one) with an optional :PORT, an optional path prefix; no query, no fragment, no user. */
+static bool public_url_valid(const char *u)
+{
+        size_t l = strlen(u), skip = strncmp(u, "https://", 8) == 0  ? 8
+                                     : strncmp(u, "http://", 7) == 0 ? 7
+                                                                     : 0;
+        if (!skip || l > SBXD_PUBLIC_URL_MAX)
+                return false;
+        const char *a = u + skip, *path = strchr(a, '/');
+        size_t al = path ? (size_t)(path - a) : strlen(a);
+        char auth[SBXD_PUBLIC_URL_MAX + 1];
+        memcpy(auth, a, al);
+        auth[al] = 0;
+        if (path && strspn(path, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                 "0123456789._~/-") != strlen(path))
+                return false;
+        if (auth[0] != '[')
+                return domain_valid(auth);
+        const char *e = strchr(auth, ']');
+        return e && e - auth > 1 &&
+               strspn(auth + 1, "0123456789abcdefABCDEF:.") == (size_t)(e - auth - 1) &&
+               (!e[1] || (e[1] == ':' && domain_valid(e + 2) &&
+                          strspn(e + 2, "0123456789") == strlen(e + 2)));
+}
+
+int check_public_url(const char *v, const char **why)
+{
+        if (!public_url_valid(v))
+                return refuse(why, "want http:// or https://, a host with an optional :PORT and "
+                                   "path, at most 255 bytes");
+        return 0;
+}
+
+/* HOST[:PORT]: a registry's host as image references write it (a name or an IPv4 address,
+ * lower case, an optional port; "[V6]:PORT" too). */
+static bool registry_host_valid(const char *h)
+{
+        size_t l = strlen(h);
+        if (l == 0 || l > 255)
+                return false;
+        if (h[0] == '[') {
+                const char *e = strchr(h, ']');
+                return e && e > h + 1 &&
+                       strspn(h + 1, "0123456789abcdefABCDEF:.") == (size_t)(e - h - 1) &&
+                       (!e[1] ||
+                        (e[1] == ':' && e[2] && strspn(e + 2, "0123456789") == strlen(e + 2) &&
+                         strlen(e + 2) <= 5));
+        }
+        size_t host = strcspn(h, ":");
+        if (host == 0 || h[0] == '.' || h[0] == '-' ||
+            strspn(h, "abcdefghijklmnopqrstuvwxyz0123456789.-") != host)
+                return false;
+        const char *port = h + host;
+        return !*port || (port[1] && strlen(port + 1) <= 5 &&
+                          strspn(port + 1, "0123456789") == strlen(port + 1));
+}
+
+int check_registry_host(const char *v, const char **why)
+{
+        if (!registry_host_valid(v))
+                return refuse(why, "want HOST[:PORT], lower case");
+        return 0;
+}
+
+/* http(s)://HOST[:PORT] with at most a trailing slash: a registry's root. */
+int check_registry_mirror(const char *v, const char **why)
+{
+        const char *h = strncmp(v, "https://", 8) == 0  ? v + 8
+                        : strncmp(v, "http://", 7) == 0 ? v + 7
+                                                        : NULL;
+        char host[300];
+        snprintf(host, sizeof(host), "%s", h ? h : "");
+        size_t hl = strlen(host);
+        if (hl && host[hl - 1] == '/')
+                host[hl - 1] = 0;
+        if (!h || strlen(h) >= sizeof(host) - 1 || !registry_host_valid(host))
+                return refuse(why, "want http(s)://HOST[:PORT], no path");
         return 0;
 }
 

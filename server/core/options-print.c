@@ -112,6 +112,15 @@ static bool section_in_file(size_t i)
         return false;
 }
 
+/* A list's values, one line each. */
+static void print_list(FILE *f, const struct sbxd_option *o, const struct sbxd_config *c)
+{
+        char *const *v = *(char *const *const *)((const char *)c + o->offset);
+        size_t n = *(const size_t *)((const char *)c + o->count_offset);
+        for (size_t k = 0; k < n; k++)
+                fprintf(f, "%s = %s\n", o->name, v[k]);
+}
+
 void options_print_config(FILE *f, const struct sbxd_config *c)
 {
         fputs(config_header, f);
@@ -135,7 +144,9 @@ void options_print_config(FILE *f, const struct sbxd_config *c)
                 enum option_origin from = c ? c->given[i] : ORIGIN_DEFAULT;
                 if (from == ORIGIN_COMMAND_LINE)
                         fputs("# (set on the command line)\n", f);
-                if (from != ORIGIN_DEFAULT)
+                if (from != ORIGIN_DEFAULT && o->kind == OPTION_LIST)
+                        print_list(f, o, c);
+                else if (from != ORIGIN_DEFAULT)
                         fprintf(f, "%s = %s\n", o->name, option_format(o, c, value, sizeof(value)));
                 else if (o->def)
                         fprintf(f, "#%s = %s\n", o->name, o->def);

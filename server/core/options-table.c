@@ -20,11 +20,15 @@
         {                                                                                          \
                 .kind = OPTION_SECTION, .name = (title)                                            \
         }
-#define COMMAND(c)        .kind = OPTION_COMMAND, .command = (c)
-#define STRING(f)         .kind = OPTION_STRING, FIELD(f)
-#define PATH(f)           .kind = OPTION_PATH, FIELD(f)
-#define UINT(f, lo, hi)   .kind = OPTION_UINT, FIELD(f), .min = (lo), .max = (hi)
-#define DOUBLE(f, lo, hi) .kind = OPTION_DOUBLE, FIELD(f), .min = (lo), .max = (hi)
+#define COMMAND(c)         .kind = OPTION_COMMAND, .command = (c)
+#define STRING(f)          .kind = OPTION_STRING, FIELD(f)
+#define PATH(f)            .kind = OPTION_PATH, FIELD(f)
+#define UINT(f, lo, hi)    .kind = OPTION_UINT, FIELD(f), .min = (lo), .max = (hi)
+#define DOUBLE(f, lo, hi)  .kind = OPTION_DOUBLE, FIELD(f), .min = (lo), .max = (hi)
+#define SIZE(f, lo, hi, u) .kind = OPTION_SIZE, FIELD(f), .min = (lo), .max = (hi), .unit = (u)
+#define LIST(f, n, most)                                                                           \
+        .kind = OPTION_LIST, FIELD(f), .count_offset = offsetof(struct sbxd_config, n),            \
+        .max = (most)
 #define ENUM(f, ...)                                                                               \
         .kind = OPTION_ENUM, FIELD(f), .names = (const char *const[])                              \
         {                                                                                          \
@@ -79,7 +83,19 @@ const struct sbxd_option sbxd_options[] = {
      PATH(agent),
      .def_doc = "../guest-agent/sbx-agent from sbxd's dir, else ../libexec/sbx/sbx-agent, "
                 "else " SBXD_LIBEXEC_DIR "/sbx-agent",
-     .help = "the sbx-agent binary, PID 1 of every sandbox"},
+     .help = "the sbx-agent binary, PID 1 of every sandbox",
+     .doc = "Static (`guest-agent/README.md`, \"Runtime\"); passed to the jailer in the "
+            "sandbox's spec."},
+    {.name = "runtime",
+     .arg = "DIR",
+     PATH(runtime),
+     .def_doc = "runtime/ beside the agent binary",
+     .help =
+         "the dir bound read-only at /.sbx/runtime in every sandbox: sudo, the code interpreter",
+     .doc = "sudo's client and the code interpreter's kernels, laid out by "
+            "`guest-agent/runtime.sh` (`guest-agent/README.md`, \"Runtime\"). Checked once at "
+            "start: when it is missing, a warning says so and sandboxes get neither but what "
+            "their template ships."},
     {.name = "port-file",
      .arg = "FILE",
      PATH(port_file),
@@ -141,6 +157,28 @@ const struct sbxd_option sbxd_options[] = {
      PATH(tls_key),
      .help = "the PEM key of --tls-cert",
      .doc = "At most 1 MiB."},
+    {.name = "public-url",
+     .arg = "URL",
+     STRING(public_url),
+     .check = check_public_url,
+     .def_doc = "the scheme sbxd serves and the Host the client sent",
+     .help = "where clients reach sbxd when a proxy or a load balancer stands in front of it",
+     .doc = "`http(s)://HOST[:PORT][/PATH]`, at most 255 bytes (`SBXD_PUBLIC_URL_MAX`); a "
+            "trailing slash is dropped. The URLs sbxd hands out use it: template upload links, "
+            "the printed `export` lines, and, when no `--domain` is given and HOST is a name "
+            "(not an address, not `localhost`), `domain` (`HOST[:PORT]`). Without it, an upload "
+            "link has the scheme sbxd serves (`https` under `--tls-cert`) and the `Host` the "
+            "client sent. The SDKs build signed `/files` URLs and sandbox hosts themselves, "
+            "from `E2B_SANDBOX_URL` and `domain`."},
+    {.name = "console-dir",
+     .arg = "DIR|none",
+     PATH(console_dir),
+     .keyword = "none",
+     .def_doc = "the first of ../console and ../share/sbx/console from sbxd's dir, "
+                "and " SBXD_CONSOLE_DIR ", that holds an index.html",
+     .help = "the web console's files, served at /ui/; none: no console",
+     .doc = "server/README.md, \"Web console\". A dir without the console is logged at start, "
+            "and `/ui/` answers 404."},
 
     SECTION("Sandboxes"),
     {.name = "pool-size",
@@ -158,7 +196,7 @@ const struct sbxd_option sbxd_options[] = {
     {.name = "max-sandboxes",
      .arg = "N",
      UINT(max_sandboxes, 1, 100000),
-     .def = "2048",
+     .def = "8192",
      .reload = true,
      .help = "running, paused and starting sandboxes; past it creates get 429",
      .doc = "The **429** has `Retry-After: 1`."},
@@ -197,18 +235,30 @@ const struct sbxd_option sbxd_options[] = {
     SECTION("Disks"),
     {.name = "disk",
      .arg = "KIND",
-     ENUM(tmpfs_disks, "image", "tmpfs"),
-     .def = "image",
-     .help = "a sandbox's disk: an ext4 image on a loop device, or a tmpfs",
-     .doc = "`image` falls back to `tmpfs` with a warning when `/dev/loop-control` or "
-            "`mkfs.ext4` is missing. A tmpfs is faster but charged to the sandbox's memory, so "
+     ENUM(disk_mode, "auto", "pool", "image", "tmpfs"),
+     .def = "auto",
+     .help = "a sandbox's disk: auto, pool (a btrfs subvolume), image (ext4 on a loop) or tmpfs",
+     .doc = "`auto`: `pool` wherever the kernel has btrfs, else `image`; which one is said once "
+            "in the log and on `/metrics` as `sbx_storage_backend`. `pool`: a btrfs subvolume "
+            "of the storage pool with a qgroup limit (`storage/disk-pool.h`, "
+            "`storage/README.md` \"Thin storage\"); `--disk pool` fails the start when the "
+            "pool cannot be had. `image`: an ext4 image on a loop device "
+            "(`storage/disk-image.h`), `tmpfs` with a warning when `/dev/loop-control` or "
+            "`mkfs.ext4` is missing. `tmpfs`: faster, but charged to the sandbox's memory, so "
             "a full disk meets the OOM killer rather than ENOSPC."},
+    {.name = "storage-pool",
+     .arg = "SIZE",
+     SIZE(storage_pool_bytes, SBXD_STORAGE_POOL_MIN, SBXD_STORAGE_POOL_MAX, 1ULL << 20),
+     .def_doc = "a quarter of the free space, 2..256 GiB",
+     .help = "the pool image's size when the state dir is not on btrfs (64G, 512M; bare: MiB)",
+     .doc = "256M..64T; printed at start. A larger size than the image has grows it (`sbx "
+            "storage grow SIZE` does it while sbxd runs)."},
     {.name = "disk-reserve",
      .arg = "MB",
      UINT(disk_reserve_mb, 1, GIB_IN_MB),
      .reload = true,
-     .def_doc = "5% of the state file system, at most 1024",
-     .help = "MiB of the state disk never promised to sandbox disks"},
+     .def_doc = "5% of the pool or state file system, at most 1024",
+     .help = "MiB of the storage pool (or the state disk) never promised to sandbox disks"},
     {.name = "disk-overcommit",
      .arg = "R",
      DOUBLE(disk_overcommit, 1, SBXD_MAX_OVERCOMMIT),
@@ -236,7 +286,7 @@ const struct sbxd_option sbxd_options[] = {
      .arg = "MB",
      UINT(max_disk_mb, 1, GIB_IN_MB),
      .reload = true,
-     .def_doc = "half the state file system",
+     .def_doc = "262144 with the storage pool or tmpfs disks, else half the state file system",
      .help = "the largest disk one sandbox may ask for"},
     {.name = "total-memory",
      .arg = "MB",
@@ -268,18 +318,23 @@ const struct sbxd_option sbxd_options[] = {
      .arg = "POLICY",
      ENUM(egress_allow, "deny", "allow"),
      .def = "deny",
-     .help = "egress of a sandbox that asks for nothing: deny or allow",
+     .help = "egress of a sandbox that asks for nothing: deny or allow (allow implies "
+             "--egress-max any)",
      .doc = "`deny`: loopback only; `allow`: the internet, as on E2B (server/README.md, "
             "\"Egress\")."},
     {.name = "egress-max",
      .arg = "LIMIT",
      ENUM(egress_max, "none", "listed", "any"),
-     .def = "any",
-     .help = "the most egress any sandbox gets: none, listed or any",
+     .def = "listed",
+     .help = "the most egress any sandbox gets, whatever it asks: none, listed or any",
      .doc = "`none`: loopback only, always; `listed`: only what `allowOut` lists "
-            "(`allow_internet_access` true is ignored); `any`. `--egress allow` needs `any`. A "
-            "cap is applied, not refused: Python SDKs send `allow_internet_access: true` on "
-            "every create."},
+            "(`allow_internet_access` true is ignored); `any`: the operator's opt-in to "
+            "`allow_internet_access`. `--egress allow` implies `any` (and contradicts an "
+            "explicit lower one). A cap is applied, not refused: Python SDKs send "
+            "`allow_internet_access: true` on every create, so a default install lets nothing "
+            "out for them as for everyone; the create answer and `GET /sandboxes/{id}` "
+            "(`getInfo()`) say what the sandbox got in `allowInternetAccess` (and `network`), "
+            "and sbxd logs the policy in force at start."},
     {.name = "egress-dns",
      .arg = "ADDR",
      STRING(egress_dns),
@@ -314,6 +369,36 @@ const struct sbxd_option sbxd_options[] = {
      .check = check_advertise,
      .def_doc = "the listen host and bound port",
      .help = "where the other nodes reach this one"},
+
+    SECTION("Images"),
+    {.name = "max-layer-size",
+     .arg = "SIZE",
+     SIZE(max_layer_bytes, 1ULL << 20, SBXD_MAX_LAYER_LIMIT, 1),
+     .def = "16G",
+     .help = "the most one image layer may hold uncompressed, imported or pulled",
+     .doc = "Bytes, or with `K`, `M`, `G`, `T`; 1M..64G. Past it the import or pull stops with "
+            "**413** and leaves nothing (`storage/README.md`, \"Admission\")."},
+    {.name = "registry-mirror",
+     .arg = "URL",
+     LIST(registry_mirrors, n_registry_mirrors, SBXD_MAX_REGISTRY_OPTIONS),
+     .check = check_registry_mirror,
+     .help =
+         "pull docker.io images from this registry first (repeatable: in order, then docker.io)",
+     .doc = "`http(s)://HOST[:PORT]`, at most 16 (one line each in the config file), as "
+            "dockerd's `registry-mirrors` (an offline site's `fromImage('ubuntu:22.04')`). "
+            "`http://` only for a loopback or `--insecure-registry` host (`pull/README.md`)."},
+    {.name = "registry-ca",
+     .arg = "FILE",
+     PATH(registry_ca),
+     .check = check_readable,
+     .help = "a PEM bundle pulls trust for registries' certificates, besides the host's CA bundle"},
+    {.name = "insecure-registry",
+     .arg = "HOST[:PORT]",
+     LIST(insecure_registries, n_insecure_registries, SBXD_MAX_REGISTRY_OPTIONS),
+     .check = check_registry_host,
+     .help = "pull from this registry over plain HTTP or unverified HTTPS (repeatable)",
+     .doc = "At most 16 (one line each in the config file). Loopback registries may use plain "
+            "HTTP without it."},
 };
 
 const size_t sbxd_n_options = ELEMENTSOF(sbxd_options);

@@ -51,7 +51,8 @@ static int set_string(const struct sbxd_option *o, struct sbxd_config *c, const 
                       bool from_file, char *err, size_t errlen)
 {
         char *copy;
-        if (o->kind == OPTION_PATH && value[0] != '/') {
+        bool word = o->keyword && strcmp(value, o->keyword) == 0;
+        if (o->kind == OPTION_PATH && value[0] != '/' && !word) {
                 char cwd[PATH_MAX];
                 if (from_file)
                         return fail(err, errlen, "'%s' is not an absolute path", value);
@@ -95,6 +96,60 @@ static int set_double(const struct sbxd_option *o, struct sbxd_config *c, const 
                 return fail(err, errlen, "'%s' is not a number in %" PRIu64 "..%" PRIu64, value,
                             o->min, o->max);
         *(double *)field(o, c) = d;
+        return 0;
+}
+
+/* bytes as a size option takes it: with the largest of T, G, M, K that divides it, else bare
+ * (in unit bytes). */
+static void format_size(uint64_t bytes, uint64_t unit, char *buf, size_t len)
+{
+        static const char units[] = "KMGT";
+        for (int i = 3; i >= 0; i--) {
+                uint64_t u = 1ULL << (10 * (i + 1));
+                if (bytes && bytes % u == 0) {
+                        snprintf(buf, len, "%" PRIu64 "%c", bytes / u, units[i]);
+                        return;
+                }
+        }
+        snprintf(buf, len, "%" PRIu64, bytes / (unit ? unit : 1));
+}
+
+static int set_size(const struct sbxd_option *o, struct sbxd_config *c, const char *value,
+                    char *err, size_t errlen)
+{
+        uint64_t v;
+        char lo[32], hi[32];
+        if (config_parse_size_unit(value, o->unit, &v) < 0 || v < o->min || v > o->max) {
+                format_size(o->min, 1, lo, sizeof(lo));
+                format_size(o->max, 1, hi, sizeof(hi));
+                return fail(err, errlen,
+                            "'%s' is not a size in %s..%s (a number of %s, or with K, M, G or T)",
+                            value, lo, hi, o->unit == 1 ? "bytes" : "MiB");
+        }
+        *(uint64_t *)field(o, c) = v;
+        return 0;
+}
+
+static size_t *list_count(const struct sbxd_option *o, struct sbxd_config *c)
+{
+        return (size_t *)((char *)c + o->count_offset);
+}
+
+static int set_list(const struct sbxd_option *o, struct sbxd_config *c, const char *value,
+                    char *err, size_t errlen)
+{
+        char ***v = field(o, c);
+        size_t *n = list_count(o, c);
+        if (*n >= o->max)
+                return fail(err, errlen, "'%s' is one too many (at most %" PRIu64 " values)", value,
+                            o->max);
+        char **nv = reallocarray(*v, *n + 1, sizeof(**v));
+        if (!nv)
+                return -ENOMEM;
+        *v = nv;
+        if (!(nv[*n] = strdup(value)))
+                return -ENOMEM;
+        (*n)++;
         return 0;
 }
 
@@ -146,6 +201,10 @@ int option_set(const struct sbxd_option *o, struct sbxd_config *c, const char *v
                 return set_double(o, c, value, err, errlen);
         case OPTION_ENUM:
                 return set_enum(o, c, value, err, errlen);
+        case OPTION_SIZE:
+                return set_size(o, c, value, err, errlen);
+        case OPTION_LIST:
+                return set_list(o, c, value, err, errlen);
         case OPTION_SECTION:
         case OPTION_COMMAND:
                 break;
@@ -178,6 +237,19 @@ const char *option_format(const struct sbxd_option *o, const struct sbxd_config 
         case OPTION_ENUM:
                 snprintf(buf, len, "%s", o->names[load_index(o, f)]);
                 break;
+        case OPTION_SIZE:
+                /* 0 is "unset" when the default is derived at start */
+                if (*(const uint64_t *)f || o->def)
+                        format_size(*(const uint64_t *)f, o->unit, buf, len);
+                break;
+        case OPTION_LIST: {
+                char *const *v = *(char *const *const *)f;
+                size_t n = *(const size_t *)((const char *)c + o->count_offset), used = 0;
+                for (size_t i = 0; i < n && used < len; i++)
+                        used +=
+                            (size_t)snprintf(buf + used, len - used, "%s%s", i ? " " : "", v[i]);
+                break;
+        }
         case OPTION_SECTION:
         case OPTION_COMMAND:
                 break;
@@ -191,6 +263,14 @@ void option_clear(const struct sbxd_option *o, struct sbxd_config *c)
         if (o->kind == OPTION_STRING || o->kind == OPTION_PATH) {
                 free(*(char **)f);
                 *(char **)f = NULL;
+        } else if (o->kind == OPTION_LIST) {
+                char **v = *(char ***)f;
+                size_t *n = list_count(o, c);
+                for (size_t i = 0; i < *n; i++)
+                        free(v[i]);
+                free(v);
+                *(char ***)f = NULL;
+                *n = 0;
         } else if (o->kind != OPTION_SECTION && o->kind != OPTION_COMMAND) {
                 memset(f, 0, o->size);
         }

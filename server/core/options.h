@@ -28,6 +28,10 @@ enum option_kind {
         OPTION_UINT,    /* unsigned or uint64_t (by the field's size), decimal, min..max */
         OPTION_DOUBLE,  /* double, min..max */
         OPTION_ENUM,    /* one of names[], stored as its index in a bool, unsigned or enum */
+        OPTION_SIZE,    /* uint64_t bytes: digits with an optional K, M, G or T (powers of
+                         * 1024), a bare number counting .unit bytes; min..max bytes */
+        OPTION_LIST,    /* char ** with a size_t count at count_offset: each value adds one, at
+                         * most max; the command line's values replace the file's */
 };
 
 enum option_command {
@@ -50,8 +54,11 @@ struct sbxd_option {
         const char *doc;          /* more, for sbxd(8) and server/README.md; NULL: help says it */
         bool reload;              /* a reload applies a changed value (scalar kinds only) */
         size_t offset, size;      /* the field of struct sbxd_config */
-        uint64_t min, max;        /* OPTION_UINT, OPTION_DOUBLE */
+        size_t count_offset;      /* OPTION_LIST: its size_t count */
+        uint64_t min, max;        /* OPTION_UINT, OPTION_DOUBLE, OPTION_SIZE; OPTION_LIST: max */
+        uint64_t unit;            /* OPTION_SIZE: the bytes of a bare number (1, 1 << 20) */
         const char *const *names; /* OPTION_ENUM: NULL-terminated */
+        const char *keyword;      /* OPTION_PATH: a word taken as itself, not as a path ("none") */
         /* Extra validation of a value (after the kind's); 0, or -EINVAL with *why set. */
         int (*check)(const char *value, const char **why);
         enum option_command command; /* OPTION_COMMAND */
@@ -79,11 +86,12 @@ size_t option_index(const struct sbxd_option *o);
 int option_set(const struct sbxd_option *o, struct sbxd_config *c, const char *value,
                bool from_file, char *err, size_t errlen);
 
-/* o's value in c as the config file would say it, "" when unset. Returns buf. */
+/* o's value in c as the config file would say it, "" when unset (a list's values separated by
+ * spaces). Returns buf. */
 const char *option_format(const struct sbxd_option *o, const struct sbxd_config *c, char *buf,
                           size_t len);
 
-/* Free o's field in c when it is a string, and zero it. */
+/* Free o's field in c when it is a string or a list, and zero it. */
 void option_clear(const struct sbxd_option *o, struct sbxd_config *c);
 
 /* Copy o's field (a scalar of a reloadable row) from src to dst with one atomic store, so a

@@ -111,6 +111,48 @@ int config_resolve_helper(const char *rel, char **ret)
         return 0;
 }
 
+int config_resolve_console(char **ret)
+{
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (n < 0)
+                return -errno;
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash)
+                *slash = 0;
+        /* the build tree (build/server/sbxd → build/console), a --prefix install, /usr */
+        for (int i = 0; i < 3; i++) {
+                _cleanup_free_ char *cand = NULL, *index = NULL;
+                int k = i == 0   ? asprintf(&cand, "%s/../console", exe)
+                        : i == 1 ? asprintf(&cand, "%s/../share/sbx/console", exe)
+                                 : asprintf(&cand, "%s", SBXD_CONSOLE_DIR);
+                if (k < 0)
+                        return -ENOMEM;
+                char *r = realpath(cand, NULL);
+                if (!r)
+                        continue;
+                if (asprintf(&index, "%s/index.html", r) >= 0 && access(index, R_OK) == 0) {
+                        *ret = r;
+                        return 0;
+                }
+                free(r);
+        }
+        /* none yet: the installed place, which the start-up log names */
+        *ret = strdup(SBXD_CONSOLE_DIR);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* The runtime dir beside the agent binary (guest-agent/meson.build lays it out there). */
+static int runtime_next_to(const char *agent, char **ret)
+{
+        const char *slash = strrchr(agent, '/');
+        if (asprintf(ret, "%.*s/runtime", slash ? (int)(slash - agent) : 1, slash ? agent : ".") <
+            0)
+                return -ENOMEM;
+        return 0;
+}
+
 void config_done(struct sbxd_config *c)
 {
         for (size_t i = 0; i < sbxd_n_options; i++)
@@ -154,6 +196,10 @@ static int config_finish(struct sbxd_config *c)
                 config_error("--tls-cert and --tls-key go together");
                 return -EINVAL;
         }
+        /* --egress allow alone is the operator's opt-in to the internet: it lifts the default
+         * cap (listed) with it; only an explicit lower --egress-max contradicts it. */
+        if (c->egress_allow && c->given[option_index(option_find("egress-max"))] == ORIGIN_DEFAULT)
+                c->egress_max = EGRESS_MAX_ANY;
         if (c->egress_allow && c->egress_max != EGRESS_MAX_ANY) {
                 config_error("--egress allow needs --egress-max any");
                 return -EINVAL;
@@ -164,11 +210,21 @@ static int config_finish(struct sbxd_config *c)
                 config_error("bad --listen '%s' (want HOST:PORT)", c->listen);
                 return -EINVAL;
         }
+        c->tmpfs_disks = c->disk_mode == SBXD_DISK_TMPFS;
+        if (c->public_url) { /* "https://h/" and "https://h" are one URL */
+                size_t l = strlen(c->public_url);
+                if (c->public_url[l - 1] == '/')
+                        c->public_url[l - 1] = 0;
+        }
         int r = 0;
         if (!c->jailer)
                 r = config_resolve_helper("jailer/sbx-jailer", &c->jailer);
         if (r >= 0 && !c->agent)
                 r = config_resolve_helper("guest-agent/sbx-agent", &c->agent);
+        if (r >= 0 && !c->runtime)
+                r = runtime_next_to(c->agent, &c->runtime);
+        if (r >= 0 && !c->console_dir)
+                r = config_resolve_console(&c->console_dir);
         return r;
 }
 
@@ -191,6 +247,9 @@ int config_load(struct sbxd_config *c)
                 return r;
         for (size_t i = 0; i < c->n_args; i++) {
                 const struct sbxd_option *o = c->args[i].option;
+                /* a list on the command line replaces the file's, as any other option does */
+                if (o->kind == OPTION_LIST && c->given[option_index(o)] == ORIGIN_FILE)
+                        option_clear(o, c);
                 r = option_set(o, c, c->args[i].value, false, err, sizeof(err));
                 if (r < 0) {
                         config_error("--%s: %s", o->name, err);
@@ -338,12 +397,41 @@ static uint64_t read_u64(const char *path)
         return strtoull(buf, NULL, 10);
 }
 
+int config_parse_size_unit(const char *arg, uint64_t unit, uint64_t *ret)
+{
+        char *end;
+        errno = 0;
+        if (!*arg || arg[0] < '0' || arg[0] > '9' || unit == 0)
+                return -EINVAL;
+        unsigned long long v = strtoull(arg, &end, 10);
+        uint64_t mult = unit;
+        if (*end && !end[1]) {
+                const char *units = "KMGT";
+                const char *u = strchr(units, *end & ~0x20);
+                if (!u || !(*end & ~0x20))
+                        return -EINVAL;
+                mult = 1ULL << (10 * (unsigned)(u - units + 1));
+                end++;
+        }
+        if (errno || *end || v == 0 || v > UINT64_MAX / mult)
+                return -EINVAL;
+        *ret = (uint64_t)v * mult;
+        return 0;
+}
+
+int config_parse_size(const char *arg, uint64_t *ret)
+{
+        return config_parse_size_unit(arg, 1ULL << 20, ret); /* a bare number is MiB */
+}
+
 int config_derive_limits(struct sbxd_config *c)
 {
         struct statvfs sv;
         if (statvfs(c->state_dir, &sv) < 0)
                 return -errno;
-        uint64_t fs_mb = (uint64_t)sv.f_blocks * sv.f_frsize >> 20;
+        /* with the pool, sandbox disks live there: its size, not the state file system's */
+        uint64_t fs_mb =
+            c->pool_fs_bytes ? c->pool_fs_bytes >> 20 : (uint64_t)sv.f_blocks * sv.f_frsize >> 20;
         uint64_t mem_mb = meminfo("MemTotal") >> 20;
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         if (mem_mb == 0 || cpus <= 0)
@@ -355,9 +443,12 @@ int config_derive_limits(struct sbxd_config *c)
                 c->max_cpus = (unsigned)cpus;
         if (!c->max_memory_mb)
                 c->max_memory_mb = MAX(mem_mb * 3 / 4, 1);
-        /* image disks live on the state disk; tmpfs ones in memory (bounded by memoryMB) */
+        /* tmpfs disks are bounded by memoryMB; pool disks are thin (a disk larger than the
+         * pool costs nothing until written, and a full pool is ENOSPC at write()); images live
+         * on the state disk, preallocated */
         if (!c->max_disk_mb)
-                c->max_disk_mb = c->tmpfs_disks ? SANDBOX_MAX_DISK_MB : MAX(fs_mb / 2, 1);
+                c->max_disk_mb =
+                    c->tmpfs_disks || c->pool_fs_bytes ? SANDBOX_MAX_DISK_MB : MAX(fs_mb / 2, 1);
         if (!c->total_memory_mb) {
                 uint64_t keep =
                     MAX(mem_mb * SBXD_HOST_MEMORY_RESERVE_PCT / 100, SBXD_HOST_MEMORY_RESERVE_MIN);

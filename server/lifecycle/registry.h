@@ -13,7 +13,9 @@
 
 #include "lifecycle/sandbox.h"
 
-#define REGISTRY_MAX_SLOTS 4096 /* 2^20 + 4096 * 65536 host ids stay below 2^32 */
+/* 2^20 + 16384 * 65536 host ids stay below 2^31 (no tool reads a uid as negative), and each
+ * slot's egress /30 fits in EGRESS_NET4 (lifecycle/egress.h): 16384 of them in a /16 */
+#define REGISTRY_MAX_SLOTS 16384
 #define UID_SLOT_BASE      (1u << 20)
 #define UID_SLOT_SIZE      65536u
 

@@ -62,12 +62,16 @@ static void test_rows(void)
                 if (o->reload)
                         CHECK(o->kind == OPTION_UINT || o->kind == OPTION_DOUBLE ||
                               o->kind == OPTION_ENUM);
-                if (o->kind == OPTION_UINT || o->kind == OPTION_DOUBLE)
+                if (o->kind == OPTION_UINT || o->kind == OPTION_DOUBLE || o->kind == OPTION_SIZE)
                         CHECK(o->min <= o->max && o->max > 0);
+                if (o->kind == OPTION_SIZE)
+                        CHECK(o->unit == 1 || o->unit == 1ULL << 20);
+                if (o->kind == OPTION_LIST)
+                        CHECK(o->max > 0 && o->count_offset > 0 && !o->def && !o->reload);
                 if (o->kind == OPTION_ENUM)
                         CHECK(o->names && o->names[0] && o->names[1]);
                 /* a derived default says what it is */
-                if (!o->def && (o->kind == OPTION_UINT))
+                if (!o->def && (o->kind == OPTION_UINT || o->kind == OPTION_SIZE))
                         CHECK(o->def_doc != NULL);
         }
         CHECK(options > 30);
@@ -89,10 +93,22 @@ static void test_defaults(void)
         CHECK_EQ_INT(c.create_wait_s, SBXD_DEFAULT_CREATE_WAIT_S);
         CHECK_EQ_INT(c.max_connections, SBXD_DEFAULT_MAX_CONNECTIONS);
         CHECK(c.disk_overcommit == 1.0);
-        CHECK_EQ_INT(c.egress_max, EGRESS_MAX_ANY);
+        /* a default install lets nothing out (server/README.md "Egress") */
+        CHECK_EQ_INT(c.egress_max, EGRESS_MAX_LISTED);
         CHECK(!c.egress_allow && !c.tmpfs_disks);
+        CHECK_EQ_INT(c.disk_mode, SBXD_DISK_AUTO);
+        CHECK(c.max_layer_bytes == SBXD_DEFAULT_MAX_LAYER);
+        CHECK(c.storage_pool_bytes == 0); /* the pool's own default */
+        CHECK(!c.public_url && !c.registry_ca && !c.registry_mirrors);
+        CHECK_EQ_INT(c.n_registry_mirrors + c.n_insecure_registries, 0);
         CHECK_EQ_INT(c.max_cpus, 0);                      /* derived at start */
         CHECK(c.jailer && c.agent && c.jailer[0] == '/'); /* resolved */
+        /* the runtime beside the agent, the console found or its installed place */
+        char want[4200];
+        snprintf(want, sizeof(want), "%.*s/runtime", (int)(strrchr(c.agent, '/') - c.agent),
+                 c.agent);
+        CHECK_STREQ(c.runtime, want);
+        CHECK(c.console_dir && c.console_dir[0] == '/');
         CHECK(c.addr.ss_family == AF_INET && c.host && strcmp(c.host, "127.0.0.1") == 0);
         for (size_t i = 0; i < sbxd_n_options; i++)
                 CHECK_EQ_INT(c.given[i], ORIGIN_DEFAULT);
@@ -108,16 +124,41 @@ static void test_file_and_command_line(void)
                                                    "pool-templates = \"base\"\n"
                                                    "disk = tmpfs\n"
                                                    "disk-overcommit = 2.5\n"
-                                                   "state-dir = /srv/sbx\n");
+                                                   "state-dir = /srv/sbx\n"
+                                                   "registry-mirror = http://127.0.0.1:5000\n"
+                                                   "registry-mirror = https://m.example.com/\n"
+                                                   "insecure-registry = r.example.com:5000\n"
+                                                   "insecure-registry = [::1]:5000\n"
+                                                   "max-layer-size = 256M\n"
+                                                   "storage-pool = 2G\n"
+                                                   "public-url = https://sbx.example.com/\n"
+                                                   "console-dir = none\n");
         struct sbxd_config c = {};
         enum option_command cmd;
-        const char *args[] = {"--config", conf, "--max-sandboxes", "20", "--egress-max",
-                              "any",      NULL};
+        const char *args[] = {"--config",
+                              conf,
+                              "--max-sandboxes",
+                              "20",
+                              "--egress-max",
+                              "any",
+                              "--insecure-registry",
+                              "r2.example.com",
+                              NULL};
         CHECK_EQ_INT(parse(&c, &cmd, args), 0);
         CHECK_EQ_INT(c.max_sandboxes, 20); /* the command line wins */
         CHECK(c.egress_allow);
         CHECK_STREQ(c.pool_templates, "base");
-        CHECK(c.tmpfs_disks);
+        CHECK(c.tmpfs_disks && c.disk_mode == SBXD_DISK_TMPFS);
+        /* a list takes a line per value; the command line's replaces the file's */
+        CHECK_EQ_INT(c.n_registry_mirrors, 2);
+        CHECK_STREQ(c.registry_mirrors[0], "http://127.0.0.1:5000");
+        CHECK_STREQ(c.registry_mirrors[1], "https://m.example.com/");
+        CHECK_EQ_INT(c.n_insecure_registries, 1);
+        CHECK_STREQ(c.insecure_registries[0], "r2.example.com");
+        CHECK(c.max_layer_bytes == 256ULL << 20);
+        CHECK(c.storage_pool_bytes == 2ULL << 30);
+        CHECK_STREQ(c.public_url, "https://sbx.example.com"); /* one URL with or without / */
+        CHECK_STREQ(c.console_dir, "none");
         CHECK(c.disk_overcommit == 2.5);
         CHECK_STREQ(c.state_dir, "/srv/sbx");
         CHECK_EQ_INT(c.given[option_index(option_find("max-sandboxes"))], ORIGIN_COMMAND_LINE);
@@ -134,6 +175,9 @@ static void test_file_and_command_line(void)
         CHECK(strstr(text, "\nmax-sandboxes = 20\n") != NULL);
         CHECK(strstr(text, "\n#listen = 127.0.0.1:3000\n") != NULL);
         CHECK(strstr(text, "\n#domain =\n") != NULL);
+        CHECK(strstr(text, "\nregistry-mirror = http://127.0.0.1:5000\nregistry-mirror = "
+                           "https://m.example.com/\n") != NULL);
+        CHECK(strstr(text, "\nmax-layer-size = 256M\n") != NULL);
         const char *printed = write_conf("printed.conf", text);
         free(text);
         struct sbxd_config back = {};
@@ -157,6 +201,20 @@ static void test_file_and_command_line(void)
         snprintf(want, sizeof(want), "%s/rel", cwd);
         CHECK_EQ_INT(parse(&c, &cmd, args3), 0);
         CHECK_STREQ(c.state_dir, want);
+        config_done(&c);
+
+        /* sizes: a bare number is --max-layer-size's bytes, --storage-pool's MiB */
+        const char *args4[] = {"--max-layer-size", "1048577", "--storage-pool", "512", NULL};
+        CHECK_EQ_INT(parse(&c, &cmd, args4), 0);
+        CHECK(c.max_layer_bytes == (1ULL << 20) + 1);
+        CHECK(c.storage_pool_bytes == 512ULL << 20);
+        config_done(&c);
+
+        /* --egress allow alone lifts the default cap; --console-dir none is no console */
+        const char *args5[] = {"--egress", "allow", "--console-dir", "none", NULL};
+        CHECK_EQ_INT(parse(&c, &cmd, args5), 0);
+        CHECK_EQ_INT(c.egress_max, EGRESS_MAX_ANY);
+        CHECK_STREQ(c.console_dir, "none");
         config_done(&c);
 }
 
@@ -182,6 +240,21 @@ static void test_file_mistakes(void)
             "cgroup-parent = ../x\n",
             "egress-dns = not-an-ip\n",
             "pool-templates = base,,x\n",
+            "disk = zfs\n",
+            "storage-pool = 100M\n", /* below 256M */
+            "storage-pool = 2X\n",
+            "storage-pool = 2G \"\"\n",
+            "max-layer-size = 65G\n",  /* past 64G */
+            "max-layer-size = 512K\n", /* below 1M */
+            "registry-mirror = ftp://m.example.com\n",
+            "registry-mirror = https://m.example.com/v2/\n", /* a path */
+            "insecure-registry = Upper.example.com\n",
+            "insecure-registry = r.example.com:123456\n",
+            "registry-ca = /nonexistent/ca.pem\n",
+            "public-url = sbx.example.com\n",
+            "public-url = https://u@sbx.example.com\n",
+            "console-dir = relative\n",
+            "egress = allow\negress-max = none\n",
         };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 struct sbxd_config c = {};
@@ -192,9 +265,16 @@ static void test_file_mistakes(void)
                         fprintf(stderr, "accepted: %s", bad[i]);
                 CHECK_EQ_INT(r, -EINVAL);
         }
-        /* a file that is not there, or not a file */
+        /* at most SBXD_MAX_REGISTRY_OPTIONS of a list */
+        char many[2048] = "";
+        for (int i = 0; i <= SBXD_MAX_REGISTRY_OPTIONS; i++)
+                snprintf(many + strlen(many), sizeof(many) - strlen(many),
+                         "insecure-registry = r%d.example.com\n", i);
         struct sbxd_config c = {};
         enum option_command cmd;
+        const char *args[] = {"--config", write_conf("bad.conf", many), NULL};
+        CHECK_EQ_INT(parse(&c, &cmd, args), -EINVAL);
+        /* a file that is not there, or not a file */
         const char *missing[] = {"--config", "/nonexistent/sbxd.conf", NULL};
         CHECK(parse(&c, &cmd, missing) < 0);
         const char *notfile[] = {"--config", dir, NULL};
