@@ -2,10 +2,11 @@
 // the dynamically linked one it replaced, and what a template made from an image costs beside
 // `base`. Starts its own sbxd (SBX_BUILD, default build/; no warm pool; sparse disks):
 //   1. the static agent (build/guest-agent/sbx-agent) and a dynamically linked one, relinked
-//      here from the same objects against the shared libcjson, libcap, nettle and zlib
-//      (base carries them; an image without them cannot start it at all): create p50/p99
-//      client-side and server-side on `base`, alternating, N each; the idle agent's RSS and
-//      PSS (smaps_rollup of the agent's host pid);
+//      here from the same objects against the shared libcjson, libcap, nettle and zlib: create
+//      p50/p99 client-side and server-side on `base-host`, alternating, N each; the idle
+//      agent's RSS and PSS (smaps_rollup of the agent's host pid). On `base-host`, whose /usr
+//      is the host's, because it carries those libraries (the Debian `base` has no libcjson,
+//      and a template without them cannot start the dynamic agent at all);
 //   2. create p50 from imported images (tests/lib/images: busybox, musl, minbase) beside
 //      `base`, alternating, N each (the agent provisions the user in the first three).
 // Usage: node bench/agent-runtime.mjs [N]   (run from the repository, as root)
@@ -16,8 +17,12 @@ import { join } from 'node:path'
 import { startSbxd, pct, TOP } from './lifecycle-lib.mjs'
 
 const N = Number(process.argv[2] || 30)
+// the template both agents of part 1 run on: the dynamic agent needs its shared libraries in
+// the sandbox's root, and base-host's /usr is the host's, which has them
+const DYN_TEMPLATE = 'base-host'
 const BUILD = process.env.SBX_BUILD || join(TOP, 'build')
 const work = mkdtempSync(join(tmpdir(), 'sbx-agent-bench-'))
+process.on('exit', () => rmSync(work, { recursive: true, force: true })) // a failed run too
 const { userImages } = await import(join(TOP, 'tests/lib/images.mjs'))
 
 function dynamicAgent() {
@@ -60,7 +65,7 @@ async function round(d, templates, n = N) {
 }
 
 console.log(`agent-runtime bench: N=${N}, load ${loadavg().map((x) => x.toFixed(1)).join(' ')}`)
-// 1. static against dynamic, on base
+// 1. static against dynamic, on the host-/usr template (DYN_TEMPLATE, above)
 // both sbxd at once, creates alternating between them, so that the machine's load (other
 // builds) falls on both alike
 const paths = { static: join(BUILD, 'guest-agent/sbx-agent'), dynamic: dynamicAgent() }
@@ -72,7 +77,7 @@ try {
   for (let i = 0; i < N + 5; i++)
     for (const name of i % 2 ? ['static', 'dynamic'] : ['dynamic', 'static']) {
       const d = servers[name]
-      const c = await create(d, 'base')
+      const c = await create(d, DYN_TEMPLATE)
       if (i >= 5) { // the first five of each warm the page cache
         res[name].ms.push(c.ms)
         if (c.us) res[name].us.push(c.us)
@@ -80,14 +85,14 @@ try {
       await d.api('DELETE', `/sandboxes/${c.id}`)
     }
   for (const name of ['static', 'dynamic']) {
-    console.log(line(`base, ${name} agent`, res[name].ms, res[name].us))
+    console.log(line(`${DYN_TEMPLATE}, ${name} agent`, res[name].ms, res[name].us))
   }
   // memory: one idle sandbox alone, then ten (the static agent's pages are shared by the
   // agents of every sandbox, the dynamic one's libraries also with the image's processes)
   for (const name of ['static', 'dynamic']) {
     const ids = []
     for (let k = 0; k < 10; k++) {
-      ids.push((await create(servers[name], 'base')).id)
+      ids.push((await create(servers[name], DYN_TEMPLATE)).id)
       if (k === 0 || k === 9) {
         await new Promise((r) => setTimeout(r, 1000))
         const ms = ids.map((id) => agentMemory(servers[name], id))

@@ -26,16 +26,19 @@ function sdkOpts(d) {
   return { apiUrl: d.url, sandboxUrl: d.url, apiKey: d.key }
 }
 
-function cgroupBytes(id) {
-  for (const f of [`/sys/fs/cgroup/memory/sbx/${id}/memory.usage_in_bytes`, `/sys/fs/cgroup/unified/sbx/${id}/memory.current`]) {
+// A sandbox's cgroups are <its sbxd's cgroup parent>/<id> in each hierarchy.
+function cgroupBytes(d, id) {
+  const cg = `${d.cgroupParent}/${id}`
+  for (const f of [`/sys/fs/cgroup/memory/${cg}/memory.usage_in_bytes`, `/sys/fs/cgroup/unified/${cg}/memory.current`]) {
     try { return Number(readFileSync(f, 'utf8')) } catch {}
   }
   return NaN
 }
 
-function processes(id) {
+function processes(d, id) {
+  const cg = `${d.cgroupParent}/${id}`
   let pids = []
-  for (const f of [`/sys/fs/cgroup/pids/sbx/${id}/cgroup.procs`, `/sys/fs/cgroup/unified/sbx/${id}/cgroup.procs`, `/sys/fs/cgroup/memory/sbx/${id}/cgroup.procs`]) {
+  for (const f of [`/sys/fs/cgroup/pids/${cg}/cgroup.procs`, `/sys/fs/cgroup/unified/${cg}/cgroup.procs`, `/sys/fs/cgroup/memory/${cg}/cgroup.procs`]) {
     try { pids = readFileSync(f, 'utf8').trim().split('\n').filter(Boolean); if (pids.length) break } catch {}
   }
   return pids.map((pid) => {
@@ -79,7 +82,7 @@ async function agentBench(args) {
 
 const LANGS = ['python', 'javascript', 'r', 'java']
 
-async function perLanguage(sbx, sock) {
+async function perLanguage(d, sbx, sock) {
   for (const lang of LANGS) {
     const n = lang === 'java' ? Math.min(N, 200) : N * 3
     console.log(`${lang}: '1+1' warm on its default context, at the agent: ${await agentBench([sock, String(n), '1+1', lang])}`)
@@ -102,7 +105,7 @@ async function perLanguage(sbx, sock) {
     return [['kernel.py', 'python'], ['kernel.mjs', 'javascript'], ['kernel.R', 'r'], ['SbxKernel', 'java']]
       .find(([k]) => c.includes(k))?.[1]
   }
-  const kernels = processes(sbx.sandboxId).map((p) => ({ ...p, lang: label(p.pid) })).filter((p) => p.lang)
+  const kernels = processes(d, sbx.sandboxId).map((p) => ({ ...p, lang: label(p.pid) })).filter((p) => p.lang)
   console.log('idle default kernels: ' + kernels.map((p) =>
     `${p.lang} rss ${(p.rss / 1024).toFixed(1)} MiB pss ${(p.pss / 1024).toFixed(1)} MiB`).join('; '))
 }
@@ -113,8 +116,8 @@ try {
   const sbx = await Sandbox.create(sdkOpts(cold))
   const sock = join(cold.state, 'sandboxes', sbx.sandboxId, 'agent.sock')
   await sleep(1000)
-  const mem = processes(sbx.sandboxId)
-  const cg = cgroupBytes(sbx.sandboxId)
+  const mem = processes(cold, sbx.sandboxId)
+  const cg = cgroupBytes(cold, sbx.sandboxId)
   console.log(`idle sandbox with its default python context: cgroup ${(cg / 1048576).toFixed(1)} MiB; ` +
     mem.map((p) => `${p.cmd.split('/').pop()} rss ${(p.rss / 1024).toFixed(1)} MiB pss ${(p.pss / 1024).toFixed(1)} MiB`).join('; '))
 
@@ -139,7 +142,7 @@ try {
     js.push(performance.now() - t0)
   }
   console.log(`runCode('1+1', javascript) warm, SDK through sbxd: ${fmt(js)}`)
-  await perLanguage(sbx, sock)
+  await perLanguage(cold, sbx, sock)
   await sbx.kill()
 } finally {
   await cold.stop()

@@ -139,9 +139,8 @@ async function concurrentPart(n = 300) {
   const why = [...new Set(res.filter((r) => r.status === 'rejected').map((r) => String(r.reason?.message || r.reason).slice(0, 120)))]
   console.log(`${n} concurrent SDK creates + echo: ${ok} succeeded, ${n - ok} failed in ${(since(t) / 1000).toFixed(1)} s` +
     `${why.length ? `; failures: ${why.join(' | ')}` : ''}; loadavg ${load()}`)
-  const tk = performance.now()
-  await d.stop()
-  console.log(`  all killed and sbxd stopped in ${(since(tk) / 1000).toFixed(1)} s`)
+  const stoppedMs = await d.stop()
+  console.log(`  all killed and sbxd stopped in ${(stoppedMs / 1000).toFixed(1)} s`)
 }
 
 async function idlePart(limit = 5000) {
@@ -204,9 +203,8 @@ async function idlePart(limit = 5000) {
   const adopted = d2.log().match(/adopted (\d+) sandbox/)
   console.log(`restart: answering with ${adopted ? adopted[1] : '?'} re-adopted (${listed} listed) ` +
     `${(since(tr) / 1000).toFixed(1)} s after the start; loadavg ${load()}`)
-  const tk = performance.now()
-  await d2.stop()
-  console.log(`all killed and sbxd stopped in ${(since(tk) / 1000).toFixed(1)} s`)
+  const stoppedMs = await d2.stop()
+  console.log(`all killed and sbxd stopped in ${(stoppedMs / 1000).toFixed(1)} s`)
 }
 
 if (PART === 'snapshot' || PART === 'all') await snapshotPart()

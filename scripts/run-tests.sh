@@ -14,7 +14,7 @@
 #   python    the Python client's suites (pytest) against a real sbxd
 #   package   make deb, installed into a Debian root booted with systemd-nspawn, driven with
 #             apt, systemctl and the SDK (tests/package/README.md)
-#   cleanup   nothing left behind: no sandbox cgroups, processes, mounts or dirs
+#   cleanup   nothing this run left behind: no sandbox cgroups, processes, mounts or dirs
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -22,6 +22,9 @@ build=${1:-build}
 pass=0
 fail=0
 failed_suites=()
+# what a run before this one left on the host (cgroups, loop devices...) is not this run's
+hostbefore=$(mktemp /tmp/sbx-host-before.XXXXXX)
+bash scripts/check-clean.sh --before "$hostbefore"
 
 count() { # suite name, passed, failed
         pass=$((pass + $2))
@@ -181,7 +184,7 @@ fi
 
 # ---- cleanup ----
 echo "== cleanup"
-if bash scripts/check-clean.sh "$nodestate"; then
+if bash scripts/check-clean.sh "$nodestate" "$hostbefore"; then
         count cleanup 1 0
         # the node suites' state dir (gigabytes of templates): kept only when something failed
         if [ "$fail" -eq 0 ] && [ -n "$nodestate" ] && [ -d "$nodestate" ] &&
@@ -192,6 +195,7 @@ else
         count cleanup 0 1
 fi
 
+rm -f "$hostbefore"
 [ ${#failed_suites[@]} -eq 0 ] || echo "failed suites: ${failed_suites[*]}"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

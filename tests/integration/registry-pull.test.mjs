@@ -174,7 +174,10 @@ test('an image by tag from a loopback registry: template, layers by digest, conf
   assert.ok(existsSync(join(storeLayer(d, img, 0), 'usr/bin/python3')))
   const tpl = JSON.parse(readFileSync(join(d.state, 'templates', id, 'template.json')))
   assert.deepEqual(tpl.layers, img.layers.map((l) => l.layer))
-  assert.equal(tpl.envd.defaultWorkdir, '/app')
+  // the image's WorkingDir is kept in its record; its template starts as E2B's do, as user in
+  // /home/user (a Dockerfile's WORKDIR becomes a build step's setWorkdir instead)
+  assert.equal(tpl.envd.defaultWorkdir, '/home/user')
+  assert.equal(tpl.envd.defaultUser, 'user')
   assert.equal((await v1(d, 'GET', `/v1/images/${id}`)).json.digest, want.manifest)
   for (const l of want.layers) assert.equal(proxy.blobs[l], 1, `blob ${l} transferred once`)
 })
