@@ -89,7 +89,9 @@ file_list() {
         local files missing=
         files=$(in_root dpkg -L sbx)
         for f in /usr/sbin/sbxd /usr/bin/sbx /usr/libexec/sbx/sbx-jailer \
-                /usr/libexec/sbx/sbx-agent /usr/lib/sbx/templates/build-all.sh \
+                /usr/libexec/sbx/sbx-agent /usr/libexec/sbx/runtime/bin/sudo \
+                /usr/share/sbx/console/index.html /usr/share/sbx/console/vendor/xterm.js \
+                /usr/lib/sbx/templates/build-all.sh \
                 /usr/lib/sbx/templates/build-service.sh /usr/lib/sbx/templates/base/sbx-sudo \
                 /usr/share/sbx/kernels/java/sbx-kernel.jar /usr/share/sbx/kernels/python/kernel.py \
                 /etc/sbx/sbxd.conf /lib/systemd/system/sbxd.service \
@@ -101,7 +103,8 @@ file_list() {
         done
         [ -z "$missing" ] || fail_with "missing:$missing"
 }
-check "the file list: the binaries, the template builder, units, config, man pages, docs" file_list
+check "the file list: the binaries, the agent's runtime, the console, the template builder, units, config, man pages, docs" \
+        file_list
 packaged_config() {
         has "$(in_root dpkg-query -W -f='${Conffiles}\n' sbx)" ' /etc/sbx/sbxd.conf ' ||
                 fail_with "not a conffile"
@@ -130,6 +133,14 @@ health_says() { # version templates
         [ "$h" = "{\"status\":\"ok\",\"version\":\"$1\",\"templates\":\"$2\"}" ] || fail_with "$h"
 }
 check "GET /health: this version, templates ready" health_says "$version" ready
+console_served() {
+        local page
+        page=$(curl -fsS --max-time 5 "http://127.0.0.1:$port/ui/") || fail_with "no /ui/"
+        has_text "$page" '<title>sbx console</title>' || fail_with "not the console: ${page:0:200}"
+        curl -fsS --max-time 5 -o /dev/null "http://127.0.0.1:$port/ui/vendor/xterm.js" ||
+                fail_with "no /ui/vendor/xterm.js"
+}
+check "the web console at /ui/, from the package's files" console_served
 no_key_in_journal() {
         ! has "$(journal sbxd)" "$(key)" || fail_with "the API key is in the journal"
         has "$(journal sbxd)" '^# E2B_API_KEY: a key of /var/lib/sbx/keys' ||

@@ -5,7 +5,8 @@
 #  - a drop-in for sbxd.service, in place before the package is installed: the packaged
 #    ExecStart with --listen on PORT and --cgroup-parent CGROUP_PARENT (the container shares
 #    the host's network and cgroup hierarchies with other sbxd), no warm pool (the suite's
-#    time); the packaged config file is read as on any host, the command line winning;
+#    time), a 1 GiB storage pool (preallocated); the packaged config file is read as on any
+#    host, the command line winning;
 #  - a drop-in for sbx-templates.service: the builder's cache (SBX_CACHE_DIR) at CACHE, on the
 #    state dir's mount, so that the builder hard-links its cached Debian layers into templates
 #    as it does on a host where both dirs are on one file system (two bind mounts would make it
@@ -22,10 +23,11 @@ cat >"$d/sbx-templates.service.d/pkgtest.conf" <<UNIT
 Environment=SBX_CACHE_DIR=$cachedir
 UNIT
 cat >"$d/sbxd.service.d/pkgtest.conf" <<UNIT
-# tests/package: this run's port and cgroup parent; no warm pool
+# tests/package: this run's port and cgroup parent; no warm pool; a small storage pool
+# (preallocated: by default a quarter of the free space)
 [Service]
 ExecStart=
-ExecStart=/usr/sbin/sbxd --config /etc/sbx/sbxd.conf --listen 127.0.0.1:$port --cgroup-parent $cgparent --pool-size 0
+ExecStart=/usr/sbin/sbxd --config /etc/sbx/sbxd.conf --listen 127.0.0.1:$port --cgroup-parent $cgparent --pool-size 0 --storage-pool 1G
 UNIT
 cat >"$d/pkgtest-cgroups.service" <<'UNIT'
 # tests/package: the cgroup controllers read-write, as on a host (nspawn mounts them read-only)
