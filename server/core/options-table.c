@@ -250,12 +250,12 @@ const struct sbxd_option sbxd_options[] = {
      .arg = "SIZE",
      SIZE(storage_pool_bytes, SBXD_STORAGE_POOL_MIN, SBXD_STORAGE_POOL_MAX, 1ULL << 20),
      .def_doc = "a quarter of the free space, 2..256 GiB",
-     .help = "the size of <state-dir>/pool.img, the pool's btrfs image, when the state dir is "
-             "not on btrfs (64G, 512M; bare: MiB)",
-     .doc = "256M..64T; printed at start. The image is preallocated on the state dir's file "
-            "system and mounted at `<state-dir>/pool` (on a btrfs state dir the pool is a "
-            "subvolume there, and this option is unused). A larger size than the image has "
-            "grows it (`sbx storage grow SIZE` does it while sbxd runs); it never shrinks."},
+     .help = "the size of <state-dir>/pool.img, the pool's image, on a state dir not on btrfs",
+     .doc = "64G, 512M (a bare number is MiB), 256M..64T; printed at start. The image is "
+            "preallocated on the state dir's file system and mounted at `<state-dir>/pool` "
+            "(on a btrfs state dir the pool is a subvolume there, and this option is unused). "
+            "A larger size than the image has grows it (`sbx storage grow SIZE` does it while "
+            "sbxd runs); it never shrinks."},
     {.name = "disk-reserve",
      .arg = "MB",
      UINT(disk_reserve_mb, 1, GIB_IN_MB),
