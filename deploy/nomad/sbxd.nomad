@@ -7,6 +7,12 @@ variable "etcd_endpoints" {
   default     = "10.0.0.11:2379,10.0.0.12:2379,10.0.0.13:2379"
 }
 
+variable "storage_pool" {
+  type        = string
+  description = "the storage pool's size: /var/lib/sbx/pool.img, preallocated at the first start (64G, 512M)"
+  default     = "64G"
+}
+
 variable "api_key" {
   type        = string
   description = "the API key every node shares (e2b_ + 40 hex digits)"
@@ -76,6 +82,7 @@ job "sbxd" {
           "--cluster", "etcd://${var.etcd_endpoints}",
           "--node-name", "${node.unique.name}",
           "--advertise", "${NOMAD_IP_http}:${NOMAD_PORT_http}",
+          "--storage-pool", "${var.storage_pool}",
         ]
       }
 
