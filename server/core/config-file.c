@@ -144,6 +144,8 @@ int config_reload(struct sbxd_config *live,
         config_errors_to_log(false);
         if (r < 0)
                 return r;
+        /* what the start found and the defaults derive from (the storage pool's size) */
+        next.pool_fs_bytes = live->pool_fs_bytes;
         r = config_derive_limits(&next);
         if (r < 0)
                 return log_error_errno(r, "reload: reading the host's limits: %m");

@@ -341,6 +341,17 @@ static void test_reload(void)
         CHECK_EQ_INT(config_reload(&c, on_changed, &s), 0);
         CHECK_EQ_INT(c.max_cpus, cpus);
 
+        /* with a storage pool open (its size set at start, not an option), a reload derives
+         * the disk limits from the pool as the start did: nothing is reported changed */
+        c.pool_fs_bytes = 8ULL << 30;
+        c.max_disk_mb = c.disk_reserve_mb = 0;
+        CHECK_EQ_INT(config_derive_limits(&c), 0);
+        CHECK_EQ_INT(c.disk_reserve_mb, (8 << 10) * SBXD_DISK_RESERVE_PCT / 100);
+        s = (struct seen){};
+        CHECK_EQ_INT(config_reload(&c, on_changed, &s), 0);
+        CHECK_EQ_INT(s.applied + s.pending, 0);
+        CHECK_EQ_INT(c.disk_reserve_mb, (8 << 10) * SBXD_DISK_RESERVE_PCT / 100);
+
         /* a mistake: nothing changes */
         write_conf("reload.conf", "max-sandboxes = 12\nmax-creates = nope\n");
         s = (struct seen){};
