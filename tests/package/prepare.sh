@@ -24,10 +24,11 @@ Environment=SBX_CACHE_DIR=$cachedir
 UNIT
 cat >"$d/sbxd.service.d/pkgtest.conf" <<UNIT
 # tests/package: this run's port and cgroup parent; no warm pool; a small storage pool
-# (preallocated: by default a quarter of the free space)
+# (preallocated: by default a quarter of the free space), when this sbxd has one (an older
+# build, the upgrade's first, may not); the shell execs sbxd, which stays the main process
 [Service]
 ExecStart=
-ExecStart=/usr/sbin/sbxd --config /etc/sbx/sbxd.conf --listen 127.0.0.1:$port --cgroup-parent $cgparent --pool-size 0 --storage-pool 1G
+ExecStart=/bin/sh -c 'pool=; /usr/sbin/sbxd --get storage-pool >/dev/null 2>&1 && pool="--storage-pool 1G"; exec /usr/sbin/sbxd --config /etc/sbx/sbxd.conf --listen 127.0.0.1:$port --cgroup-parent $cgparent --pool-size 0 \$\$pool'
 UNIT
 cat >"$d/pkgtest-cgroups.service" <<'UNIT'
 # tests/package: the cgroup controllers read-write, as on a host (nspawn mounts them read-only)
