@@ -254,8 +254,13 @@ purged() {
                 fail_with "the state dir was not kept, or the purge did not say so"
 }
 check "apt-get purge: files, config, template cache, unit links gone; /var/lib/sbx kept" purged
-apt_in_root install /debs/new.deb >/dev/null 2>&1 && apt_in_root remove sbx >/dev/null 2>&1
+t0=$SECONDS
+apt_in_root install /debs/new.deb >/dev/null 2>&1
+t1=$SECONDS
+apt_in_root remove sbx >/dev/null 2>&1
+t2=$SECONDS
 in_root env SBX_PURGE_STATE=yes apt-get -q -y purge sbx >"$work/purge2.log" 2>&1
+say "install again $((t1 - t0)) s, remove $((t2 - t1)) s, purge with the state $((SECONDS - t2)) s ($(du -sh "$work/state" 2>/dev/null | cut -f1) left)"
 state_purged() {
         [ -z "$(ls -A "$work/state")" ] || fail_with "$(ls -A "$work/state"; cat "$work/purge2.log")"
 }
