@@ -9,8 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "build/build.h"
 #include "channel/agent-req.h"
+#include "core/cluster-hooks.h"
 #include "cluster/cluster-http.h"
 #include "cluster/cluster-volumes.h"
 #include "cluster/cluster.h"
@@ -21,6 +21,7 @@
 #include "lifecycle/agent-log.h"
 #include "lifecycle/egress.h"
 #include "lifecycle/host-limits.h"
+#include "lifecycle/lifecycle-state.h"
 #include "lifecycle/lifecycle.h"
 #include "lifecycle/monitor.h"
 #include "lifecycle/pool.h"
@@ -38,6 +39,7 @@
 #include "storage/state-dir.h"
 #include "storage/template.h"
 #include "storage/volume.h"
+#include "template-build/build.h"
 #include "ui/ui.h"
 
 /* Graceful stop: no new connections, in-flight requests get up to DRAIN_MS to finish. */
@@ -189,12 +191,15 @@ static int start_cluster(struct server *srv, unsigned port)
                 return r;
         }
         cluster_volumes_register(c, srv); /* this node's volumes in etcd (logged when not) */
-        srv->cluster_created = cluster_hook_created;
-        srv->cluster_volume_created = cluster_hook_volume_created;
-        srv->cluster_volume_deleted = cluster_hook_volume_deleted;
-        srv->cluster_may_create = cluster_hook_may_create;
-        srv->node_name = cluster_self(c); /* MCP session ids name it (native/mcp-host.c) */
-        srv->cluster_pull_template = cluster_hook_pull_template;
+        static struct cluster_hooks hooks = {
+            .created = cluster_hook_created,
+            .volume_created = cluster_hook_volume_created,
+            .volume_deleted = cluster_hook_volume_deleted,
+            .may_create = cluster_hook_may_create,
+            .pull_template = cluster_hook_pull_template,
+        };
+        hooks.node_name = cluster_self(c);
+        srv->cluster_hooks = &hooks;
         __atomic_store_n(&srv->cluster, c, __ATOMIC_RELEASE);
         return 0;
 }
@@ -321,7 +326,7 @@ static int start_services(struct daemon *d)
                 srv->disk_images =
                     disk_image_probe(cfg->state_dir, (uint64_t)TEMPLATE_DEFAULT_DISK_MB << 20);
         if (r >= 0)
-                r = pool_start(srv, &srv->pool);
+                r = pool_start(srv, &srv->lifecycle->pool);
         if (r >= 0)
                 r = build_service_start(srv, &srv->build);
         if (r < 0)
@@ -334,7 +339,7 @@ static void abort_start(struct daemon *d)
         struct server *srv = &d->srv;
         front_stop(d->front);
         cluster_stop(srv->cluster);
-        pool_stop(srv->pool);
+        pool_stop(srv->lifecycle->pool);
         sampler_stop(srv);
         monitor_stop(srv);
         if (srv->registry) {
@@ -346,13 +351,17 @@ static void abort_start(struct daemon *d)
         ui_free(srv);
         disk_pool_close(srv->disk_pool, true);
         state_dir_release(d->cfg.state_dir);
+        lifecycle_state_free(srv);
 }
 
 int daemon_start(struct daemon *d)
 {
         struct sbxd_config *cfg = &d->cfg;
         d->srv.config = cfg;
-        int r = prepare(d);
+        int r = lifecycle_state_new(&d->srv);
+        if (r < 0)
+                return log_error_errno(r, "starting: %m");
+        r = prepare(d);
         if (r >= 0)
                 r = start_services(d);
         if (r >= 0 && (r = front_start(&d->srv, &d->front, &d->port)) < 0)
@@ -380,9 +389,9 @@ void daemon_stop(struct daemon *d)
         front_stop(d->front);
         cluster_stop(srv->cluster); /* its node key goes; its sandboxes stay mapped to it */
         srv->cluster = NULL;
-        build_service_stop(srv->build); /* a running build is marked failed at the next start */
-        pool_stop(srv->pool);           /* warm sandboxes are nobody's: torn down */
-        srv->pool = NULL;
+        build_service_stop(srv->build);  /* a running build is marked failed at the next start */
+        pool_stop(srv->lifecycle->pool); /* warm sandboxes are nobody's: torn down */
+        srv->lifecycle->pool = NULL;
         sampler_stop(srv);
         sampler_persist_paused(srv, true); /* only with --persist-paused-after */
         monitor_stop(srv);
@@ -399,4 +408,5 @@ void daemon_stop(struct daemon *d)
         disk_pool_close(srv->disk_pool, true); /* kept mounted while sandbox dirs remain */
         state_dir_release(d->cfg.state_dir);
         keys_done(&srv->keys);
+        lifecycle_state_free(srv);
 }

@@ -115,11 +115,7 @@ static void serve(struct daemon *d, int sig_fd)
 
 int main(int argc, char **argv)
 {
-        struct daemon d = {.srv = {.create_lock = PTHREAD_MUTEX_INITIALIZER,
-                                   .create_turn = PTHREAD_COND_INITIALIZER,
-                                   .monitor_epoll = -EBADF,
-                                   .monitor_wake = -EBADF,
-                                   .monitor_sigchld = -EBADF}};
+        struct daemon d = {};
         enum option_command cmd;
         const struct sbxd_option *get;
         sigset_t mask;

@@ -177,8 +177,8 @@ const struct sbxd_option sbxd_options[] = {
      .def_doc = "the first of ../console and ../share/sbx/console from sbxd's dir, "
                 "and " SBXD_CONSOLE_DIR ", that holds an index.html",
      .help = "the web console's files, served at /ui/; none: no console",
-     .doc = "server/README.md, \"Web console\". A dir without the console is logged at start, "
-            "and `/ui/` answers 404."},
+     .doc = "`docs/operator-guide.md`, \"Web console\". A dir without the console is logged at "
+            "start, and `/ui/` answers 404."},
 
     SECTION("Sandboxes"),
     {.name = "pool-size",

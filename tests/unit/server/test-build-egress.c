@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The template builds' egress proxy (server/build/build-egress.h): who may be reached, what a
- * refusal says, bounded heads; and the allow-list from SBX_BUILD_EGRESS_HOSTS. No network: the
- * allowed hosts are never dialled here. */
+/* The template builds' egress proxy (server/template-build/build-egress.h): who may be reached,
+ * what a refusal says, bounded heads; and the allow-list from SBX_BUILD_EGRESS_HOSTS. No network:
+ * the allowed hosts are never dialled here. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "build/build-egress.h"
+#include "template-build/build-egress.h"
 #include "unit.h"
 
 static char notes[4096];
