@@ -5,7 +5,7 @@
 #include <sys/socket.h>
 
 #include "core/init.h"
-#include "core/relay.h"
+#include "core/build-relay.h"
 #include "core/server.h"
 #include "log.h"
 #include "routes.h"

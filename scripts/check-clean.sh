@@ -6,7 +6,7 @@
 #  - mounts under the state dir in the host mount namespace
 #  - loop devices still backed by a sandbox's disk image or a volume's image (any state dir)
 #  - egress links (sbxe<slot>) and sbxd's nftables table (inet sbx), which go with the last
-#    sandbox that had a link (server/lifecycle/egress.h)
+#    sandbox that had a link (server/egress/egress.h)
 set -u
 state=${1:-$(cat /tmp/sbx-last-test-state 2>/dev/null)}
 bad=0

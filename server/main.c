@@ -32,7 +32,7 @@
 #include "lifecycle/teardown.h"
 #include "lifecycle/lifecycle.h"
 #include "log.h"
-#include "lifecycle/egress.h"
+#include "egress/egress.h"
 #include "lifecycle/monitor.h"
 #include "macros.h"
 #include "lifecycle/pool.h"

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "buf.h"
-#include "build/build-egress.h"
+#include "egress/build-proxy.h"
 #include "build/build-run.h"
 #include "fd-util.h"
 #include "json-util.h"

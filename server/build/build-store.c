@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "build/build-egress.h"
+#include "egress/build-proxy.h"
 #include "build/build-internal.h"
 #include "fd-util.h"
 #include "json-util.h"

@@ -42,7 +42,7 @@ struct server {
         bool disk_images;           /* storage/disk-image.h: ext4 image disks (else tmpfs uppers) */
         struct volume_store *volumes; /* storage/volume.h */
         struct build_service *build;  /* build/build.h: template builds */
-        struct egress *egress;        /* lifecycle/egress.h */
+        struct egress *egress;        /* egress/egress.h */
         struct secret_store *secrets; /* storage/secret-store.h */
         /* --cluster (cluster/cluster.h); NULL for a single node, and then nothing of the
          * cluster runs. cluster_created: called by a create before it answers;

@@ -11,12 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lifecycle/egress.h"
+#include "egress/egress.h"
 #include "lifecycle/jail-spawn.h"
 #include "lifecycle/registry.h"
 #include "log.h"
 #include "macros.h"
 #include "time-util.h"
+
+/* every uid slot has a link in the addressing plan */
+_Static_assert(REGISTRY_MAX_SLOTS <= EGRESS_SLOTS_MAX, "uid slots without egress addresses");
 
 int lifecycle_net_for_create(struct server *srv, const struct net_policy *asked,
                              struct net_policy **ret)

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "core/netpolicy.h"
+#include "egress/policy/net-policy.h"
 #include "core/validate.h"
 
 #define ENVD_VERSION    "0.6.13"
@@ -58,7 +58,7 @@ struct sandbox {
         unsigned refs;                   /* __atomic */
         pthread_mutex_t record_lock;     /* sandbox.json writes vs. teardown of the dir */
         bool gone;                       /* under record_lock: the dir is being removed */
-        /* egress (lifecycle/egress.h): the effective policy, NULL when the sandbox has no link
+        /* egress (egress/egress.h): the effective policy, NULL when the sandbox has no link
          * (loopback only); replaced whole under net_lock (after record_lock when both) */
         struct net_policy *net;
         pthread_mutex_t net_lock;

@@ -7,7 +7,7 @@
 // One outside on a host at a time: outsideUp() takes a host-wide lock (LOCK) and down()
 // gives it back, so two runs at once (two checkouts' `make test`, a bench beside a test) wait
 // for each other instead of colliding. Not only on these addresses and routes: every sbxd's
-// egress shares one nftables table (server/lifecycle/egress.h), and the egress tests check
+// egress shares one nftables table (server/egress/egress.h), and the egress tests check
 // that it is gone after their last sandbox, which another run's sandboxes would contradict. A
 // run that died holding the lock (its pid gone) leaves it stale: the next one takes it over
 // and removes what that run left (its namespace and the servers in it, the private route).

@@ -1,4 +1,4 @@
-// Egress by policy (docs/e2b-wire.md "Egress", server/lifecycle/egress.h) through the
+// Egress by policy (docs/e2b-wire.md "Egress", server/egress/egress.h) through the
 // unmodified SDK, against an "outside" network namespace of our own (egress-net.mjs): deny by
 // default, allowInternetAccess, allowOut by IP, CIDR and domain, denyOut, changes at runtime
 // that keep open connections, the always-blocked ranges, the escape battery's network group

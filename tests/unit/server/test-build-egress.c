@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The template builds' egress proxy (server/build/build-egress.h): who may be reached, what a
+/* The template builds' egress proxy (server/egress/build-proxy.h): who may be reached, what a
  * refusal says, bounded heads; and the allow-list from SBX_BUILD_EGRESS_HOSTS. No network: the
  * allowed hosts are never dialled here. */
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "build/build-egress.h"
+#include "egress/build-proxy.h"
 #include "unit.h"
 
 static char notes[4096];

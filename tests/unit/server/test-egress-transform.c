@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* network.rules (core/netpolicy.h, net-transform.c) and what the egress proxy reads and writes
- * (core/proxy-parse.h): the ClientHello's server name, request heads, header rewriting,
- * secret placeholders. */
+/* network.rules (egress/policy/net-policy.h, net-transform.c) and what the egress proxy reads and
+ * writes (egress/policy/proxy-parse.h): the ClientHello's server name, request heads, header
+ * rewriting, secret placeholders. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/netpolicy.h"
-#include "core/proxy-parse.h"
+#include "egress/policy/net-policy.h"
+#include "egress/policy/proxy-parse.h"
 #include "unit.h"
 
 static int parse(const char *json, struct net_policy *p, const char **msg)

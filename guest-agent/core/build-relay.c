@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "core/relay.h"
+#include "core/build-relay.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

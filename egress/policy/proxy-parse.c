@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "core/proxy-parse.h"
+#include "proxy-parse.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/netpolicy.h"
+#include "net-policy.h"
 #include "macros.h"
 
 static unsigned be16(const unsigned char *p)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* One allowOut / denyOut / network.rules entry (core/net-rule.h). */
-#include "core/net-rule.h"
+/* One allowOut / denyOut / network.rules entry (net-rule.h). */
+#include "net-rule.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "core/netpolicy.h"
+#include "net-policy.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "lifecycle/egress.h"
+#include "egress/egress.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -12,10 +12,10 @@
 
 #include "buf.h"
 #include "fd-util.h"
-#include "lifecycle/egress-dns.h"
-#include "lifecycle/egress-proxy.h"
-#include "lifecycle/egress-tls.h"
-#include "lifecycle/registry.h"
+#include "json-util.h"
+#include "egress/resolver.h"
+#include "egress/tls-proxy.h"
+#include "egress/egress-tls.h"
 #include "log.h"
 #include "macros.h"
 #include "rtnl.h"
@@ -40,10 +40,10 @@ struct egress {
         struct server *srv;
         pthread_mutex_t lock; /* the nft context, the table's existence, policies */
         struct nft_ctx *nft;
-        bool table;                                    /* made by us and not deleted since */
-        unsigned n;                                    /* slots with rules */
-        struct net_policy *policy[REGISTRY_MAX_SLOTS]; /* by slot, NULL: none */
-        struct egress_dns *dns;                        /* started with the table */
+        bool table;                                  /* made by us and not deleted since */
+        unsigned n;                                  /* slots with rules */
+        struct net_policy *policy[EGRESS_SLOTS_MAX]; /* by slot, NULL: none */
+        struct egress_dns *dns;                      /* started with the table */
         unsigned dns_port;
         struct egress_tls *tls;     /* the sandboxes' CA: egress-tls.h */
         struct egress_proxy *proxy; /* started with the table */
@@ -72,7 +72,7 @@ void egress_free(struct egress *e)
         egress_tls_free(e->tls);
         if (e->nft)
                 nft_ctx_free(e->nft);
-        for (unsigned i = 0; i < REGISTRY_MAX_SLOTS; i++)
+        for (unsigned i = 0; i < EGRESS_SLOTS_MAX; i++)
                 policy_free(e->policy[i]);
         pthread_mutex_destroy(&e->lock);
         free(e);
@@ -112,26 +112,6 @@ int egress_effective(const struct sbxd_config *c, const struct net_policy *asked
         p.internet = internet;
         *ret_eff = p;
         return internet || p.n_allow > 0;
-}
-
-void egress_link(int slot, struct sbx_jail_egress *ret)
-{
-        static const uint8_t net6[6] = EGRESS_NET6_PREFIX;
-        struct sbx_jail_egress l = {.prefix4 = 30, .prefix6 = 64};
-        snprintf(l.host_if, sizeof(l.host_if), EGRESS_IF_PREFIX "%d", slot);
-        unsigned base = (unsigned)slot * 4;
-        uint8_t a4[4] = {EGRESS_NET4_A, EGRESS_NET4_B, (uint8_t)(base >> 8), (uint8_t)base};
-        memcpy(l.gw4, a4, 4);
-        memcpy(l.addr4, a4, 4);
-        l.gw4[3] |= 1;
-        l.addr4[3] |= 2;
-        memcpy(l.gw6, net6, 6);
-        l.gw6[6] = (uint8_t)(slot >> 8);
-        l.gw6[7] = (uint8_t)slot;
-        memcpy(l.addr6, l.gw6, 16);
-        l.gw6[15] = 1;
-        l.addr6[15] = 2;
-        *ret = l;
 }
 
 /* One nft transaction; the error text of libnftables into errmsg. Under e->lock. */
@@ -398,7 +378,7 @@ static int slot_rules(struct buf *b, int slot, const struct net_policy *p, unsig
 
 /* sN_nat, for a sandbox with transforms: its new TCP connections to port 443 that sN
  * would accept (the same sets in the same order) are redirected to the proxy
- * (egress-proxy.h), which then connects from the host; what sN would reject is left alone
+ * (tls-proxy.h), which then connects from the host; what sN would reject is left alone
  * and rejected there. The proxy's port is open in sN_in only for redirected connections. */
 static int slot_nat_rules(struct buf *b, int slot, const struct net_policy *p, unsigned port)
 {
@@ -439,7 +419,7 @@ static int set_policy(struct egress *e, int slot, const struct net_policy *p)
 int egress_apply(struct egress *e, int slot, const struct net_policy *eff, char *errmsg,
                  size_t errlen)
 {
-        if (slot < 0 || slot >= REGISTRY_MAX_SLOTS)
+        if (slot < 0 || slot >= EGRESS_SLOTS_MAX)
                 return -ERANGE;
         _cleanup_(buf_done) struct buf b = {};
         pthread_mutex_lock(&e->lock);
@@ -455,7 +435,7 @@ int egress_apply(struct egress *e, int slot, const struct net_policy *eff, char 
                  * make it again, once, with every sandbox's part (all idempotent) */
                 e->table = false;
                 r = ensure_table(e, errmsg, errlen);
-                for (int i = 0; i < REGISTRY_MAX_SLOTS && r >= 0; i++)
+                for (int i = 0; i < EGRESS_SLOTS_MAX && r >= 0; i++)
                         if (e->policy[i] && i != slot && (r = slot_objects(&b, i)) >= 0)
                                 r = slot_rules(&b, i, e->policy[i], e->dns_port, e->proxy_port);
                 if (r >= 0)
@@ -510,7 +490,7 @@ static int remove_link(int slot)
 
 int egress_remove(struct egress *e, int slot)
 {
-        if (slot < 0 || slot >= REGISTRY_MAX_SLOTS)
+        if (slot < 0 || slot >= EGRESS_SLOTS_MAX)
                 return -ERANGE;
         int r = remove_link(slot);
         if (r < 0)
@@ -568,18 +548,8 @@ int egress_pin(struct egress *e, int slot, int family, const void *addrs, size_t
 
 int egress_lookup(struct egress *e, int family, const void *addr, struct net_policy *ret)
 {
-        const uint8_t *a = addr;
-        int slot = -1;
-        if (family == AF_INET && a[0] == EGRESS_NET4_A && a[1] == EGRESS_NET4_B && (a[3] & 3) == 2)
-                slot = (a[2] << 6) | (a[3] >> 2);
-        static const uint8_t net6[6] = EGRESS_NET6_PREFIX;
-        if (family == AF_INET6 && !memcmp(a, net6, 6))
-                slot = (a[6] << 8) | a[7];
-        if (slot < 0 || slot >= REGISTRY_MAX_SLOTS)
-                return -1;
-        struct sbx_jail_egress l;
-        egress_link(slot, &l);
-        if (family == AF_INET6 && memcmp(a, l.addr6, 16) != 0)
+        int slot = egress_slot_of(family, addr);
+        if (slot < 0)
                 return -1;
         pthread_mutex_lock(&e->lock);
         int r = e->policy[slot] && net_policy_copy(e->policy[slot], ret) >= 0 ? slot : -1;
@@ -620,7 +590,7 @@ static void saved_pins(struct egress *e, const bool *keep, struct buf *out)
                 char fam;
                 if (!cJSON_IsString(name) ||
                     sscanf(name->valuestring, "s%d_p%c", &slot, &fam) != 2 || slot < 0 ||
-                    slot >= REGISTRY_MAX_SLOTS || !keep[slot])
+                    slot >= EGRESS_SLOTS_MAX || !keep[slot])
                         continue;
                 const cJSON *el;
                 cJSON_ArrayForEach(el, cJSON_GetObjectItemCaseSensitive(set, "elem"))
@@ -656,7 +626,7 @@ int egress_reconcile(struct egress *e, const int *slots, const struct net_policy
                 return 0;
         }
         _cleanup_(buf_done) struct buf b = {}, pins = {};
-        _cleanup_free_ bool *keep = calloc(REGISTRY_MAX_SLOTS, sizeof(bool));
+        _cleanup_free_ bool *keep = calloc(EGRESS_SLOTS_MAX, sizeof(bool));
         if (!keep) {
                 pthread_mutex_unlock(&e->lock);
                 return -ENOMEM;

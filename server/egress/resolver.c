@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "lifecycle/egress-dns.h"
+#include "egress/resolver.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,8 +15,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/dns-msg.h"
-#include "core/netpolicy.h"
+#include "egress/policy/dns-msg.h"
+#include "egress/policy/net-policy.h"
 #include "fd-util.h"
 #include "log.h"
 #include "macros.h"

@@ -2,7 +2,7 @@
 /*
  * The egress proxy (server/README.md "Credentials"): where nftables sends the new HTTPS
  * connections (TCP 443) that a sandbox with network.rules transforms makes and its policy
- * allows (lifecycle/egress.c, chain sN_nat). It knows the sandbox by its source address and the
+ * allows (egress/egress.c, chain sN_nat). It knows the sandbox by its source address and the
  * destination by conntrack (SO_ORIGINAL_DST), reads the TLS ClientHello's server name without
  * consuming it, and then:
  *   - no transform for that name (or no name): the bytes are relayed untouched to the
@@ -17,15 +17,15 @@
  * One listening socket per family on one ephemeral port; a thread per connection. Limits:
  * EGRESS_PROXY_CONNS connections in all, EGRESS_PROXY_PER_SANDBOX per sandbox (past them the
  * connection is closed at once), a ClientHello and a request head of PROXY_HEAD_MAX bytes
- * (core/proxy-parse.h) within EGRESS_PROXY_HEAD_MS, connecting upstream within
+ * (egress/policy/proxy-parse.h) within EGRESS_PROXY_HEAD_MS, connecting upstream within
  * EGRESS_PROXY_CONNECT_MS, EGRESS_PROXY_IDLE_MS without a byte either way ends it.
  */
 #pragma once
 
 #include <stddef.h>
 
-#include "core/netpolicy.h"
-#include "lifecycle/egress-tls.h"
+#include "egress/policy/net-policy.h"
+#include "egress/egress-tls.h"
 
 #define EGRESS_PROXY_CONNS       256
 #define EGRESS_PROXY_PER_SANDBOX 32
@@ -36,7 +36,7 @@
 
 struct egress_proxy;
 
-/* What the proxy asks of its owner (lifecycle/egress.c), as egress_dns_hooks. secret: the
+/* What the proxy asks of its owner (egress/egress.c), as egress_dns_hooks. secret: the
  * current value of the secret named name into buf, its length, -ENOENT or -ENOBUFS. */
 struct egress_proxy_hooks {
         int (*lookup)(void *arg, int family, const void *addr, struct net_policy *ret);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "core/dns-msg.h"
+#include "dns-msg.h"
 
 #include <errno.h>
 #include <stdbool.h>

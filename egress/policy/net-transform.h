@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * network.rules, a sandbox's request transforms (core/netpolicy.h has what a client sends):
+ * network.rules, a sandbox's request transforms (net-policy.h has what a client sends):
  * {"<domain>": [{"transform": {"headers": {...}}}]}, parsed and copied. Pure.
  */
 #pragma once
@@ -8,7 +8,7 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
-#include "core/net-rule.h"
+#include "net-rule.h"
 
 /* domains, rules per domain, headers per domain (after the rules of one domain are applied in
  * order), a header name, a value, all headers of a domain */

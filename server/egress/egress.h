@@ -2,7 +2,7 @@
 /*
  * Egress of sandboxes that may reach the network (server/README.md "Egress", docs/e2b-wire.md
  * "Egress"). Such a sandbox gets a veth pair from the jailer (api/jail-egress.h): host end
- * "sbxe<slot>", addresses from EGRESS_NET4 and EGRESS_NET6 by uid slot. Everything else is
+ * "sbxe<slot>", addresses by uid slot (egress/policy/link-addr.h). Everything else is
  * here, in the nftables table `inet sbx` (libnftables, one transaction per change):
  *
  *   - forward: replies to what a sandbox opened pass (conntrack); anything new towards a
@@ -12,7 +12,7 @@
  *     multicast, ...), the addresses its resolver pinned for allowed domains (accept), denyOut
  *     (reject), and last the internet (accept) or nothing (reject);
  *   - input (the host itself): from a sandbox only neighbour discovery, its DNS to sbxd's
- *     resolver (egress-dns.h) and host addresses allowOut lists explicitly;
+ *     resolver (resolver.h) and host addresses allowOut lists explicitly;
  *   - nat: DNS (udp 53) from a sandbox goes to the resolver, the rest is masqueraded.
  *
  * A policy change replaces sN's rules and sets in one transaction: conntrack keeps connections
@@ -22,23 +22,11 @@
 
 #include <stdbool.h>
 
-#include "core/netpolicy.h"
+#include "egress/policy/net-policy.h"
 #include "core/server.h"
-#include "jail-egress.h"
+#include "egress/policy/link-addr.h"
 
-#define EGRESS_TABLE     "sbx"
-#define EGRESS_IF_PREFIX "sbxe" /* + the uid slot */
-/* 4 addresses per slot (a /30): .1 the host end, .2 the sandbox; REGISTRY_MAX_SLOTS fit. */
-#define EGRESS_NET4_A 10
-#define EGRESS_NET4_B 200
-#define EGRESS_NET4   "10.200.0.0/16"
-/* a /64 per slot, its number the 4th group: ::1 the host end, ::2 the sandbox */
-#define EGRESS_NET6 "fd73:6278:6567::/48"
-#define EGRESS_NET6_PREFIX                                                                         \
-        {                                                                                          \
-                0xfd, 0x73, 0x62, 0x78, 0x65, 0x67                                                 \
-        }
-
+#define EGRESS_TABLE "sbx"
 struct egress;
 
 /* No kernel state yet: the table is made when the first sandbox needs it. */
@@ -51,9 +39,6 @@ void egress_free(struct egress *e);
  * sandbox needs a link at all (internet or a non-empty allowOut), or -ENOMEM. */
 int egress_effective(const struct sbxd_config *c, const struct net_policy *asked,
                      struct net_policy *ret_eff);
-
-/* The link of uid slot slot (the jail spec's egress member). */
-void egress_link(int slot, struct sbx_jail_egress *ret);
 
 /* Installs or replaces slot's rules for policy eff (before its jailer runs, and at every
  * change). -errno with the message in errmsg. */

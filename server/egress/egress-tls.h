@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * TLS of the egress proxy (lifecycle/egress-proxy.h; server/README.md "Credentials"), with
+ * TLS of the egress proxy (egress/tls-proxy.h; server/README.md "Credentials"), with
  * OpenSSL: the deployment's CA, which only sandboxes trust, leaf certificates it signs for the
  * names the proxy intercepts, and the client side towards the real server.
  *

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "build/build-egress.h"
+#include "egress/build-proxy.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -2,7 +2,7 @@
 /*
  * A sandbox's egress policy as a client states it (docs/e2b-wire.md "Egress"): E2B's
  * allow_internet_access and network.allowOut / denyOut. Pure parsing and checking; what sbxd
- * makes of it (nftables, the resolver) is server/lifecycle/egress.h.
+ * makes of it (nftables, the resolver) is server/egress/egress.h.
  *
  * allowOut entries are IPv4 or IPv6 addresses, CIDRs, or domain names ("example.com",
  * "*.example.com": any depth below, not the apex); denyOut entries are addresses and CIDRs
@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/net-rule.h"
-#include "core/net-transform.h"
+#include "net-rule.h"
+#include "net-transform.h"
 
 #define NET_RULES_MAX 256 /* entries in allowOut, and in denyOut */
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * One entry of a sandbox's egress lists or a network.rules key (core/netpolicy.h): an IPv4 or
+ * One entry of a sandbox's egress lists or a network.rules key (net-policy.h): an IPv4 or
  * IPv6 address or CIDR (host bits cleared), or a domain name ("example.com", "*.example.com":
  * any depth below, not the apex; lowercased). Pure.
  */

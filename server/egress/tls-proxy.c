@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "lifecycle/egress-proxy.h"
+#include "egress/tls-proxy.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,9 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/proxy-parse.h"
+#include "egress/policy/proxy-parse.h"
 #include "fd-util.h"
-#include "lifecycle/registry.h"
+#include "egress/policy/link-addr.h"
 #include "log.h"
 #include "thread-util.h"
 #include "macros.h"
@@ -37,7 +37,7 @@ struct egress_proxy {
         bool stopping;
         unsigned active;
         int fds[EGRESS_PROXY_CONNS]; /* client sockets of open connections, -1 free */
-        unsigned short per_slot[REGISTRY_MAX_SLOTS];
+        unsigned short per_slot[EGRESS_SLOTS_MAX];
 };
 
 struct conn {
@@ -364,18 +364,12 @@ static void *conn_main(void *arg)
         return NULL;
 }
 
-/* The slot of a sandbox address (egress_link's layout), without asking the owner: -1. */
+/* The slot of a sandbox address, without asking the owner: -1. */
 static int slot_of(const struct sockaddr_storage *a)
 {
-        if (a->ss_family == AF_INET) {
-                const uint8_t *b = (const uint8_t *)&((const struct sockaddr_in *)a)->sin_addr;
-                return b[0] == 10 && b[1] == 200 && (b[3] & 3) == 2 ? (b[2] << 6) | (b[3] >> 2)
-                                                                    : -1;
-        }
-        const uint8_t *b = ((const struct sockaddr_in6 *)a)->sin6_addr.s6_addr;
-        static const uint8_t net6[6] = {0xfd, 0x73, 0x62, 0x78, 0x65, 0x67};
-        int s = memcmp(b, net6, 6) == 0 ? (b[6] << 8) | b[7] : -1;
-        return s < REGISTRY_MAX_SLOTS ? s : -1;
+        return a->ss_family == AF_INET
+                   ? egress_slot_of(AF_INET, &((const struct sockaddr_in *)a)->sin_addr)
+                   : egress_slot_of(AF_INET6, ((const struct sockaddr_in6 *)a)->sin6_addr.s6_addr);
 }
 
 static void accept_one(struct egress_proxy *p, int sock)

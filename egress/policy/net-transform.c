@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* network.rules: parsing and copying of request transforms (core/net-transform.h). */
+/* network.rules: parsing and copying of request transforms (net-transform.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "core/net-transform.h"
+#include "net-transform.h"
 #include "json-util.h"
 #include "macros.h"
 

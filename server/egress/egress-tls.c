@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "lifecycle/egress-tls.h"
+#include "egress/egress-tls.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
 /*
  * What a build step may reach (server/build/README.md "Egress"): an HTTP proxy sbxd serves on
  * a unix socket bound into the build sandbox, where the agent's relay (guest-agent/core/
- * relay.h) brings apt's and pip's proxy connections from the sandbox's loopback. It forwards
+ * build-relay.h) brings apt's and pip's proxy connections from the sandbox's loopback. It forwards
  * only to the hosts of the host's apt sources (plain `GET http://host/...` to port 80,
  * `CONNECT host:443`); anything else is answered 403 with a message naming the host. The
  * request head is read (at most EGRESS_MAX_HEAD bytes) to find the host; the rest passes

@@ -16,11 +16,11 @@
 
 #include <stddef.h>
 
-#include "core/netpolicy.h"
+#include "egress/policy/net-policy.h"
 
 struct egress_dns;
 
-/* What the resolver asks of its owner (lifecycle/egress.h: egress_lookup, egress_pin), so that
+/* What the resolver asks of its owner (egress/egress.h: egress_lookup, egress_pin), so that
  * calls go one way: the owner starts the resolver, the resolver calls back through these. */
 struct egress_dns_hooks {
         int (*lookup)(void *arg, int family, const void *addr, struct net_policy *ret);
