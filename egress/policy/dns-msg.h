@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The few pieces of DNS messages (RFC 1035 §4) the sandboxes' resolver needs
- * (server/egress/resolver.h): a query's one question, the A and AAAA records of an
+ * (egress/serve/resolver.h): a query's one question, the A and AAAA records of an
  * answer, an error reply. Both sides are untrusted (a sandbox's query, an upstream's answer):
  * every offset is checked against the length, compression pointers are followed a bounded
  * number of times, names are bounded. Pure; fuzzed by tests/fuzz/fuzz-dns-msg.c.

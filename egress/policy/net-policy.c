@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json-util.h"
 #include "macros.h"
 
 static int parse_list(const cJSON *net, const char *key, bool domains, struct net_rule **ret,
@@ -201,4 +202,38 @@ const struct net_transform *net_transform_find(const struct net_policy *p, const
                         best = &p->xf[i];
         }
         return best;
+}
+
+cJSON *net_policy_record_json(const struct net_policy *p)
+{
+        _cleanup_json_ cJSON *e = net_policy_lists_json(p);
+        if (!e || !cJSON_AddBoolToObject(e, "internet", p->internet > 0))
+                return NULL;
+        if (p->n_xf) {
+                cJSON *rules = net_policy_rules_json(p);
+                if (!rules || !cJSON_AddItemToObject(e, "rules", rules)) {
+                        cJSON_Delete(rules);
+                        return NULL;
+                }
+        }
+        return TAKE_PTR(e);
+}
+
+int net_policy_from_record(const cJSON *e, struct net_policy *ret)
+{
+        const cJSON *in = cJSON_GetObjectItemCaseSensitive(e, "internet");
+        if (!cJSON_IsObject(e) || !cJSON_IsBool(in))
+                return -EBADMSG;
+        _cleanup_json_ cJSON *body = cJSON_Duplicate(e, 1);
+        if (!body)
+                return -ENOMEM;
+        cJSON_DeleteItemFromObjectCaseSensitive(body, "internet");
+        const char *msg;
+        struct net_policy p;
+        int r = net_policy_parse(body, NULL, &p, &msg);
+        if (r < 0)
+                return r == -ENOMEM ? r : -EBADMSG;
+        p.internet = cJSON_IsTrue(in);
+        *ret = p;
+        return 0;
 }

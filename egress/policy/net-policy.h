@@ -54,6 +54,12 @@ cJSON *net_policy_lists_json(const struct net_policy *p);
 /* network.rules as parsed ({"<domain>":[{"transform":{"headers":{...}}}]}), for a record;
  * NULL on ENOMEM. */
 cJSON *net_policy_rules_json(const struct net_policy *p);
+/* The record form of an effective policy, {"internet", "allowOut"?, "denyOut"?, "rules"?}:
+ * what sandbox.json keeps under "egress" and what sbxd tells sbx-egress (api/egress-ctl.md).
+ * NULL on ENOMEM. */
+cJSON *net_policy_record_json(const struct net_policy *p);
+/* A policy from its record form (internet 0 or 1): 0, -EBADMSG when e is not one, -ENOMEM. */
+int net_policy_from_record(const cJSON *e, struct net_policy *ret);
 /* The transform for host name (lowercase, no trailing dot): an exact key first, else the
  * longest matching wildcard; NULL when none. */
 const struct net_transform *net_transform_find(const struct net_policy *p, const char *name);

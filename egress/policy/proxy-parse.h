@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What the egress proxy (egress/tls-proxy.h) reads of a sandbox's connection before it
+ * What the egress proxy (egress/serve/tls-proxy.h) reads of a sandbox's connection before it
  * decides anything: the server name of a TLS ClientHello and the head of an HTTP/1 request;
  * and the head it sends on with a transform's headers. Pure functions over bounded buffers:
  * everything here is input from a sandbox.

@@ -12,7 +12,7 @@
 #include "build/build.h"
 #include "macros.h"
 
-struct build_egress;
+struct egress_build;
 
 #define BUILD_STOP_WAIT_S 20 /* shutdown waits this long for running builds to give up */
 
@@ -26,7 +26,7 @@ struct build_service {
         pthread_t workers[BUILD_WORKERS];
         size_t n_workers;
         bool stopping;
-        char **allow; /* egress: the hosts of the host's apt sources (build-egress.h) */
+        char **allow; /* egress: the hosts of the host's apt sources (build-mirrors.h) */
         size_t n_allow;
 };
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "buf.h"
-#include "egress/build-proxy.h"
+#include "egress/egress.h"
 #include "build/build-run.h"
 #include "fd-util.h"
 #include "json-util.h"
@@ -89,7 +89,7 @@ static void run_done(struct run *x)
         cJSON_Delete(x->pending_dirs);
         free(x->user);
         free(x->workdir);
-        build_egress_stop(x->egress);
+        egress_build_stop(x->egress);
         if (x->run_dir[0])
                 rm_rf(x->run_dir);
 }
@@ -141,8 +141,8 @@ static int prepare_run_dir(struct run *x, const cJSON *steps, char *err)
         }
         snprintf(path, sizeof(path), "%s/egress.sock", x->run_dir);
         if (r >= 0)
-                r = build_egress_start(path, x->b->allow, x->b->n_allow, egress_note, x,
-                                       &x->egress);
+                r = egress_build_start(x->b->srv->egress, path, x->b->allow, x->b->n_allow,
+                                       egress_note, x, &x->egress);
         return r < 0 ? ERR(r, "preparing the build failed: %s", strerror(-r)) : 0;
 }
 

@@ -11,27 +11,36 @@
  *     always-blocked ranges (EGRESS_BLOCKED4/6: private, link-local and metadata, loopback,
  *     multicast, ...), the addresses its resolver pinned for allowed domains (accept), denyOut
  *     (reject), and last the internet (accept) or nothing (reject);
- *   - input (the host itself): from a sandbox only neighbour discovery, its DNS to sbxd's
- *     resolver (resolver.h) and host addresses allowOut lists explicitly;
- *   - nat: DNS (udp 53) from a sandbox goes to the resolver, the rest is masqueraded.
+ *   - input (the host itself): from a sandbox only neighbour discovery, its DNS to the
+ *     resolver and host addresses allowOut lists explicitly;
+ *   - nat: DNS (udp 53) from a sandbox goes to the resolver, HTTPS of a sandbox with transforms
+ *     to the TLS proxy, the rest is masqueraded.
+ * The rule texts are nft-rules.h's.
  *
  * A policy change replaces sN's rules and sets in one transaction: conntrack keeps connections
- * that are open, new ones see the new rules at once.
+ * that are open, new ones see the new rules at once; then sbx-egress, which runs the resolver
+ * and the proxies (egress-proc.h), is told the new policy before the change returns.
  */
 #pragma once
 
 #include <stdbool.h>
+#include <sys/types.h>
 
-#include "egress/policy/net-policy.h"
 #include "core/server.h"
+#include "egress/egress-proc.h"
 #include "egress/policy/link-addr.h"
+#include "egress/policy/net-policy.h"
 
 #define EGRESS_TABLE "sbx"
 struct egress;
 
-/* No kernel state yet: the table is made when the first sandbox needs it. */
+/* No kernel state yet: the table, the sockets and sbx-egress come when a sandbox or a build
+ * first needs them. */
 int egress_new(struct server *srv, struct egress **ret);
+/* Stops sbx-egress; the rules stay for the sandboxes, which keep running. */
 void egress_free(struct egress *e);
+/* sbx-egress's user (and group): a uid no sandbox has (lifecycle-net.c takes a uid slot). */
+void egress_set_user(struct egress *e, uid_t uid);
 
 /* What a sandbox gets from what it asked for, under --egress and --egress-max: eff->internet
  * is 0 or 1; a /0 in allowOut means the internet, in denyOut no internet (the SDK's allTraffic
@@ -56,9 +65,17 @@ int egress_reconcile(struct egress *e, const int *slots, const struct net_policy
  * resolver, before it answers). family AF_INET or AF_INET6, n addresses of 4 or 16 bytes. */
 int egress_pin(struct egress *e, int slot, int family, const void *addrs, size_t n, unsigned ttl_s);
 
-/* The sandboxes' CA certificate (PEM, *ret to free), made on first use (egress-tls.h). */
+/* The sandboxes' CA certificate (PEM, *ret to free), made on first use (egress-ca.h). */
 int egress_ca_pem(struct egress *e, char **ret);
 
 /* The slot whose sandbox address addr is (a sandbox's DNS query), or -1; with its policy's
  * copy in *ret (net_policy_done) when >= 0. */
 int egress_lookup(struct egress *e, int family, const void *addr, struct net_policy *ret);
+
+/* A template build's proxy (egress/serve/build-proxy.h), run by sbx-egress on a new unix socket
+ * at path for the hosts of allow; note gets each refusal for the build's log. */
+struct egress_build;
+int egress_build_start(struct egress *e, const char *path, char *const *allow, size_t n_allow,
+                       egress_proc_note_fn note, void *userdata, struct egress_build **ret);
+/* The build is over: its proxy stops, no note comes after this returns. NULL is fine. */
+void egress_build_stop(struct egress_build *b);

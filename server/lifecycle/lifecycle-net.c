@@ -166,11 +166,25 @@ int lifecycle_set_network(struct server *srv, struct sandbox *s, const struct ne
         return r;
 }
 
+/* sbx-egress's user: the first id of a uid slot no sandbox will have, taken after adoption
+ * (which reserves the slots of the sandboxes it finds). */
+static int egress_user(struct server *srv)
+{
+        int slot;
+        int r = registry_slot_acquire(srv->registry, &slot);
+        if (r < 0)
+                return log_error_errno(r, "egress: no uid slot left for sbx-egress: %m");
+        egress_set_user(srv->egress, registry_uid_base(slot));
+        return 0;
+}
+
 int lifecycle_net_reconcile(struct server *srv)
 {
         struct sandbox **all = NULL;
         size_t n = 0, k = 0;
-        int r = registry_list(srv->registry, &all, &n);
+        int r = egress_user(srv);
+        if (r >= 0)
+                r = registry_list(srv->registry, &all, &n);
         if (r < 0)
                 return r;
         int *slots = calloc(n + 1, sizeof(int));

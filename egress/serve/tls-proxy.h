@@ -2,7 +2,7 @@
 /*
  * The egress proxy (server/README.md "Credentials"): where nftables sends the new HTTPS
  * connections (TCP 443) that a sandbox with network.rules transforms makes and its policy
- * allows (egress/egress.c, chain sN_nat). It knows the sandbox by its source address and the
+ * allows (server/egress/egress.c, chain sN_nat). It knows the sandbox by its source address and the
  * destination by conntrack (SO_ORIGINAL_DST), reads the TLS ClientHello's server name without
  * consuming it, and then:
  *   - no transform for that name (or no name): the bytes are relayed untouched to the
@@ -14,18 +14,19 @@
  *     "Connection: close"), and the rest is relayed both ways.
  * Plain HTTP (port 80) is never transformed: nothing could prove to whom a header goes.
  *
- * One listening socket per family on one ephemeral port; a thread per connection. Limits:
+ * One listening socket per family on one ephemeral port (sbxd's, which keeps them across
+ * restarts of sbx-egress); a thread per connection. Limits:
  * EGRESS_PROXY_CONNS connections in all, EGRESS_PROXY_PER_SANDBOX per sandbox (past them the
  * connection is closed at once), a ClientHello and a request head of PROXY_HEAD_MAX bytes
- * (egress/policy/proxy-parse.h) within EGRESS_PROXY_HEAD_MS, connecting upstream within
+ * (policy/proxy-parse.h) within EGRESS_PROXY_HEAD_MS, connecting upstream within
  * EGRESS_PROXY_CONNECT_MS, EGRESS_PROXY_IDLE_MS without a byte either way ends it.
  */
 #pragma once
 
 #include <stddef.h>
 
-#include "egress/policy/net-policy.h"
-#include "egress/egress-tls.h"
+#include "policy/net-policy.h"
+#include "serve/tls-leaf.h"
 
 #define EGRESS_PROXY_CONNS       256
 #define EGRESS_PROXY_PER_SANDBOX 32
@@ -36,17 +37,18 @@
 
 struct egress_proxy;
 
-/* What the proxy asks of its owner (egress/egress.c), as egress_dns_hooks. secret: the
- * current value of the secret named name into buf, its length, -ENOENT or -ENOBUFS. */
+/* What the proxy asks of its owner (proc/egress-run.c), as egress_dns_hooks. secret: the
+ * current value of the secret named name, for the rules of slot, into buf: its length, -ENOENT,
+ * -EPERM (not a secret that slot's rules name) or -ENOBUFS. */
 struct egress_proxy_hooks {
         int (*lookup)(void *arg, int family, const void *addr, struct net_policy *ret);
-        int (*secret)(void *arg, const char *name, char *buf, size_t size);
+        int (*secret)(void *arg, int slot, const char *name, char *buf, size_t size);
         void *arg;
 };
 
-/* Binds both sockets to one port, starts the accept thread. tls is borrowed (it outlives the
- * proxy). */
-int egress_proxy_start(const struct egress_proxy_hooks *hooks, struct egress_tls *tls,
-                       struct egress_proxy **ret, unsigned *ret_port);
+/* Accepts on sock4 and sock6 (listening sockets of one port, bound by sbxd; owned from here
+ * on) from a thread of its own. tls is borrowed (it outlives the proxy). */
+int egress_proxy_start(const struct egress_proxy_hooks *hooks, struct egress_tls *tls, int sock4,
+                       int sock6, struct egress_proxy **ret);
 /* Stops accepting, cuts every open connection, waits for their threads; NULL is fine. */
 void egress_proxy_stop(struct egress_proxy *p);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "egress/tls-proxy.h"
+#include "serve/tls-proxy.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,9 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "egress/policy/proxy-parse.h"
 #include "fd-util.h"
-#include "egress/policy/link-addr.h"
+#include "serve/fatal.h"
+#include "policy/link-addr.h"
+#include "policy/proxy-parse.h"
 #include "log.h"
 #include "thread-util.h"
 #include "macros.h"
@@ -206,14 +207,13 @@ static void wipe_delete(cJSON *o)
 
 static int secret_get(void *arg, const char *name, char *buf, size_t size)
 {
-        struct egress_proxy *p = arg;
-        return p->h.secret(p->h.arg, name, buf, size);
+        struct conn *c = arg;
+        return c->p->h.secret(c->p->h.arg, c->slot, name, buf, size);
 }
 
 /* The transform's headers with their placeholders resolved; -ENOENT names the missing secret
  * in *ret_missing. */
-static int resolve_headers(struct egress_proxy *p, const cJSON *in, cJSON **ret,
-                           const char **ret_missing)
+static int resolve_headers(struct conn *c, const cJSON *in, cJSON **ret, const char **ret_missing)
 {
         char v[NET_TRANSFORM_TOTAL_MAX + 1];
         cJSON *o = cJSON_CreateObject();
@@ -222,7 +222,7 @@ static int resolve_headers(struct egress_proxy *p, const cJSON *in, cJSON **ret,
         cJSON_ArrayForEach(h, in)
         {
                 int n = r < 0 ? r
-                              : proxy_resolve_value(h->valuestring, secret_get, p, v, sizeof(v),
+                              : proxy_resolve_value(h->valuestring, secret_get, c, v, sizeof(v),
                                                     ret_missing);
                 if (n >= 0 && !cJSON_AddStringToObject(o, h->string, v))
                         n = -ENOMEM;
@@ -279,7 +279,7 @@ static void intercept(struct conn *c, int ufd, const char *name, const cJSON *he
         }
         cJSON *resolved = NULL;
         const char *missing = NULL;
-        int r = resolve_headers(p, headers, &resolved, &missing);
+        int r = resolve_headers(c, headers, &resolved, &missing);
         if (r == -ENOENT) {
                 char msg[NET_TRANSFORM_VALUE_MAX + 100];
                 snprintf(msg, sizeof(msg), "sbx egress proxy: secret '%.200s' does not exist",
@@ -416,7 +416,7 @@ static void *accept_main(void *arg)
                 struct pollfd pf[3] = {
                     {p->sock4, POLLIN, 0}, {p->sock6, POLLIN, 0}, {p->wake, POLLIN, 0}};
                 if (poll(pf, 3, -1) < 0 && errno != EINTR)
-                        break;
+                        egress_serve_fatal("polling", -errno);
                 if (pf[2].revents)
                         break;
                 for (int i = 0; i < 2; i++)
@@ -426,53 +426,27 @@ static void *accept_main(void *arg)
         return NULL;
 }
 
-static int listen_on(int family, unsigned port, int *ret_fd, unsigned *ret_port)
-{
-        _cleanup_close_ int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        int one = 1;
-        struct sockaddr_storage a = {.ss_family = (sa_family_t)family};
-        socklen_t l;
-        if (fd < 0)
-                return -errno;
-        if (family == AF_INET) {
-                ((struct sockaddr_in *)&a)->sin_port = htons((uint16_t)port);
-                l = sizeof(struct sockaddr_in);
-        } else {
-                ((struct sockaddr_in6 *)&a)->sin6_port = htons((uint16_t)port);
-                l = sizeof(struct sockaddr_in6);
-                (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-        }
-        if (bind(fd, (struct sockaddr *)&a, l) < 0 || listen(fd, 128) < 0 ||
-            getsockname(fd, (struct sockaddr *)&a, &l) < 0)
-                return -errno;
-        *ret_port = ntohs(family == AF_INET ? ((struct sockaddr_in *)&a)->sin_port
-                                            : ((struct sockaddr_in6 *)&a)->sin6_port);
-        *ret_fd = TAKE_FD(fd);
-        return 0;
-}
-
-int egress_proxy_start(const struct egress_proxy_hooks *hooks, struct egress_tls *tls,
-                       struct egress_proxy **ret, unsigned *ret_port)
+int egress_proxy_start(const struct egress_proxy_hooks *hooks, struct egress_tls *tls, int sock4,
+                       int sock6, struct egress_proxy **ret)
 {
         struct egress_proxy *p = calloc(1, sizeof(*p));
-        if (!p)
+        if (!p) {
+                safe_close(sock4);
+                safe_close(sock6);
                 return -ENOMEM;
+        }
         p->h = *hooks;
         p->tls = tls;
-        p->sock4 = p->sock6 = p->wake = -1;
+        p->sock4 = sock4;
+        p->sock6 = sock6;
+        p->wake = -1;
         for (int i = 0; i < EGRESS_PROXY_CONNS; i++)
                 p->fds[i] = -1;
         pthread_mutex_init(&p->lock, NULL);
         pthread_cond_init(&p->idle, NULL);
-        unsigned port = 0, port6 = 0;
-        int r = -EADDRINUSE;
-        for (int tries = 0; tries < 8 && r == -EADDRINUSE; tries++) { /* one port, both families */
-                p->sock4 = safe_close(p->sock4);
-                r = listen_on(AF_INET, 0, &p->sock4, &port);
-                if (r >= 0)
-                        r = listen_on(AF_INET6, port, &p->sock6, &port6);
-        }
-        if (r >= 0 && (p->wake = eventfd(0, EFD_CLOEXEC)) < 0)
+        int r = 0;
+        if (fd_set_nonblock(sock4, 1) < 0 || fd_set_nonblock(sock6, 1) < 0 ||
+            (p->wake = eventfd(0, EFD_CLOEXEC)) < 0)
                 r = -errno;
         if (r >= 0)
                 r = -pthread_create(&p->thread, NULL, accept_main, p);
@@ -486,7 +460,6 @@ int egress_proxy_start(const struct egress_proxy_hooks *hooks, struct egress_tls
                 return r;
         }
         *ret = p;
-        *ret_port = port;
         return 0;
 }
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "egress/build-proxy.h"
+#include "serve/build-proxy.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -20,98 +20,34 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "serve/fatal.h"
 #include "log.h"
 #include "macros.h"
-
-/* ---- the allow-list ---- */
-
-static void add_host(char ***v, size_t *n, const char *h, size_t len)
-{
-        if (len == 0 || len > 253 || *n >= EGRESS_MAX_HOSTS)
-                return;
-        for (size_t i = 0; i < *n; i++)
-                if (strlen((*v)[i]) == len && strncasecmp((*v)[i], h, len) == 0)
-                        return;
-        char **nv = realloc(*v, (*n + 1) * sizeof(char *));
-        if (!nv)
-                return;
-        *v = nv;
-        if ((nv[*n] = strndup(h, len))) {
-                for (char *p = nv[*n]; *p; p++)
-                        *p = (char)tolower((unsigned char)*p);
-                (*n)++;
-        }
-}
-
-static void scan_file(const char *path, char ***v, size_t *n)
-{
-        FILE *f = fopen(path, "re");
-        char line[4096];
-        while (f && fgets(line, sizeof(line), f)) {
-                char *hash = strchr(line, '#');
-                if (hash)
-                        *hash = 0;
-                for (char *p = line; (p = strstr(p, "://"));) {
-                        char *start = p;
-                        while (start > line && isalnum((unsigned char)start[-1]))
-                                start--;
-                        bool web = (p - start == 4 && strncmp(start, "http", 4) == 0) ||
-                                   (p - start == 5 && strncmp(start, "https", 5) == 0);
-                        p += 3;
-                        size_t len = strcspn(p, "/:] \t\r\n");
-                        if (web)
-                                add_host(v, n, p, len);
-                }
-        }
-        if (f)
-                fclose(f);
-}
-
-int build_egress_allow_list(char ***ret, size_t *ret_n)
-{
-        char **v = NULL;
-        size_t n = 0;
-        const char *env = getenv(EGRESS_HOSTS_ENV);
-        if (env) {
-                for (const char *p = env; *p;) {
-                        size_t len = strcspn(p, ",");
-                        add_host(&v, &n, p, len);
-                        p += len + (p[len] == ',');
-                }
-        } else {
-                scan_file("/etc/apt/sources.list", &v, &n);
-                DIR *d = opendir("/etc/apt/sources.list.d");
-                struct dirent *de;
-                while (d && (de = readdir(d))) {
-                        size_t l = strlen(de->d_name);
-                        char path[512];
-                        if ((l > 5 && strcmp(de->d_name + l - 5, ".list") == 0) ||
-                            (l > 8 && strcmp(de->d_name + l - 8, ".sources") == 0)) {
-                                snprintf(path, sizeof(path), "/etc/apt/sources.list.d/%s",
-                                         de->d_name);
-                                scan_file(path, &v, &n);
-                        }
-                }
-                if (d)
-                        closedir(d);
-        }
-        *ret = v;
-        *ret_n = n;
-        return 0;
-}
 
 /* ---- the proxy ---- */
 
 struct build_egress {
         int lfd, stop;
         pthread_t thread;
-        char *const *allow;
+        char **allow;
         size_t n_allow;
         pthread_mutex_t note_lock; /* note is cleared under it when the build goes */
         build_egress_note_fn note;
         void *userdata;
-        unsigned active; /* __atomic */
+        unsigned active; /* __atomic: connections being served */
+        unsigned refs;   /* __atomic: the owner's and one per connection; the last frees */
 };
+
+static void put(struct build_egress *e)
+{
+        if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0)
+                return;
+        for (size_t i = 0; i < e->n_allow; i++)
+                free(e->allow[i]);
+        free(e->allow);
+        pthread_mutex_destroy(&e->note_lock);
+        free(e);
+}
 
 struct conn {
         struct build_egress *e;
@@ -345,6 +281,7 @@ static void *conn_main(void *arg)
                                "sbx build egress: a proxy request names its URL in full\n");
         }
         __atomic_sub_fetch(&e->active, 1, __ATOMIC_RELAXED);
+        put(e);
         return NULL;
 }
 
@@ -354,7 +291,7 @@ static void *accept_main(void *arg)
         struct pollfd p[2] = {{.fd = e->lfd, .events = POLLIN}, {.fd = e->stop, .events = POLLIN}};
         for (;;) {
                 if (poll(p, 2, -1) < 0 && errno != EINTR)
-                        break;
+                        egress_serve_fatal("polling", -errno);
                 if (p[1].revents)
                         break;
                 if (!(p[0].revents & POLLIN))
@@ -373,8 +310,10 @@ static void *accept_main(void *arg)
                         continue;
                 }
                 *cn = (struct conn){.e = e, .fd = c};
+                __atomic_add_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
                 if (pthread_create(&t, NULL, conn_main, cn) != 0) {
                         __atomic_sub_fetch(&e->active, 1, __ATOMIC_RELAXED);
+                        __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
                         free(cn);
                         close(c);
                         continue;
@@ -384,34 +323,31 @@ static void *accept_main(void *arg)
         return NULL;
 }
 
-int build_egress_start(const char *path, char *const *allow, size_t n_allow,
-                       build_egress_note_fn note, void *userdata, struct build_egress **ret)
+int build_egress_start(int lfd, char *const *allow, size_t n_allow, build_egress_note_fn note,
+                       void *userdata, struct build_egress **ret)
 {
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        if (strlen(path) >= sizeof(sa.sun_path))
-                return -ENAMETOOLONG;
-        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
         struct build_egress *e = calloc(1, sizeof(*e));
-        if (!e)
+        if (!e) {
+                safe_close(lfd);
                 return -ENOMEM;
-        e->allow = allow;
-        e->n_allow = n_allow;
+        }
+        e->refs = 1;
+        e->allow = calloc(n_allow + 1, sizeof(char *));
+        for (size_t i = 0; e->allow && i < n_allow; i++)
+                if ((e->allow[i] = strdup(allow[i])))
+                        e->n_allow++;
         pthread_mutex_init(&e->note_lock, NULL);
         e->note = note;
         e->userdata = userdata;
-        e->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        e->lfd = lfd;
         e->stop = eventfd(0, EFD_CLOEXEC);
-        (void)unlink(path);
-        int r = 0;
-        if (e->lfd < 0 || e->stop < 0 || bind(e->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-            chmod(path, 0666) < 0 || listen(e->lfd, 64) < 0)
-                r = -errno;
+        int r = !e->allow || e->n_allow < n_allow ? -ENOMEM : e->stop < 0 ? -errno : 0;
         if (r >= 0)
                 r = -pthread_create(&e->thread, NULL, accept_main, e);
         if (r < 0) {
                 safe_close(e->lfd);
                 safe_close(e->stop);
-                free(e);
+                put(e);
                 return r;
         }
         *ret = e;
@@ -430,7 +366,5 @@ void build_egress_stop(struct build_egress *e)
         pthread_mutex_unlock(&e->note_lock);
         safe_close(e->lfd);
         safe_close(e->stop);
-        /* connection threads still running keep e: they only read e->allow and e->active */
-        if (__atomic_load_n(&e->active, __ATOMIC_RELAXED) == 0)
-                free(e);
+        put(e); /* connections still running hold their own references */
 }

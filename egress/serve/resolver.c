@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "egress/resolver.h"
+#include "serve/resolver.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,9 +15,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "egress/policy/dns-msg.h"
-#include "egress/policy/net-policy.h"
+#include "policy/dns-msg.h"
+#include "policy/net-policy.h"
 #include "fd-util.h"
+#include "serve/fatal.h"
 #include "log.h"
 #include "macros.h"
 #include "time-util.h"
@@ -41,20 +42,6 @@ struct egress_dns {
         pthread_t thread;
         struct pending pend[EGRESS_DNS_PENDING];
 };
-
-static int upstream_from_resolv_conf(char *buf, size_t size)
-{
-        FILE *f = fopen("/etc/resolv.conf", "re");
-        if (!f)
-                return -errno;
-        char line[256];
-        int r = -ENOENT;
-        while (r < 0 && fgets(line, sizeof(line), f))
-                if (sscanf(line, "nameserver %63s", buf) == 1 && strlen(buf) < size)
-                        r = 0;
-        fclose(f);
-        return r;
-}
 
 static int parse_upstream(const char *text, struct egress_dns *d)
 {
@@ -221,7 +208,7 @@ static void *run(void *arg)
                         fds[n++] = (struct pollfd){.fd = p->fd, .events = POLLIN};
                 }
                 if (poll(fds, n, 250) < 0 && errno != EINTR)
-                        break;
+                        egress_serve_fatal("polling", -errno);
                 if (fds[0].revents)
                         break;
                 for (nfds_t i = 2; i < n; i++)
@@ -234,51 +221,33 @@ static void *run(void *arg)
         return NULL;
 }
 
-int egress_dns_start(const struct egress_dns_hooks *hooks, const char *upstream,
-                     struct egress_dns **ret, unsigned *ret_port)
+int egress_dns_start(const struct egress_dns_hooks *hooks, const char *upstream, int sock,
+                     struct egress_dns **ret)
 {
-        char text[64];
-        int r;
-        if (!upstream) {
-                if ((r = upstream_from_resolv_conf(text, sizeof(text))) < 0)
-                        return log_error_errno(r, "egress: no nameserver in /etc/resolv.conf "
-                                                  "(give --egress-dns): %m");
-                upstream = text;
-        }
         struct egress_dns *d = calloc(1, sizeof(*d));
-        if (!d)
+        if (!d) {
+                safe_close(sock);
                 return -ENOMEM;
+        }
         d->h = *hooks;
-        d->sock = d->stop = -1;
+        d->sock = sock;
+        d->stop = -1;
         for (size_t i = 0; i < EGRESS_DNS_PENDING; i++)
                 d->pend[i].fd = -1;
-        if ((r = parse_upstream(upstream, d)) < 0) {
+        int r = parse_upstream(upstream, d);
+        if (r >= 0 && (fd_set_nonblock(sock, 1) < 0 || (d->stop = eventfd(0, EFD_CLOEXEC)) < 0))
+                r = -errno;
+        if (r >= 0)
+                r = -pthread_create(&d->thread, NULL, run, d);
+        if (r < 0) {
+                safe_close(d->sock);
+                safe_close(d->stop);
                 free(d);
                 return r;
         }
-        d->sock = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        d->stop = eventfd(0, EFD_CLOEXEC);
-        int off = 0;
-        struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT};
-        socklen_t al = sizeof(a);
-        if (d->sock < 0 || d->stop < 0 ||
-            setsockopt(d->sock, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) < 0 ||
-            bind(d->sock, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-            getsockname(d->sock, (struct sockaddr *)&a, &al) < 0) {
-                r = -errno;
-                goto fail;
-        }
-        if ((r = -pthread_create(&d->thread, NULL, run, d)) < 0)
-                goto fail;
-        *ret_port = ntohs(a.sin6_port);
         *ret = d;
-        log_info("egress: resolver on port %u, upstream %s", *ret_port, upstream);
+        log_info("egress: resolver answering, upstream %s", upstream);
         return 0;
-fail:
-        safe_close(d->sock);
-        safe_close(d->stop);
-        free(d);
-        return r;
 }
 
 void egress_dns_stop(struct egress_dns *d)
