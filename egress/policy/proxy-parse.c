@@ -161,8 +161,33 @@ int proxy_http_host(const char *head, size_t len, char name[static 256])
         return -ENOENT;
 }
 
+/* One reading only: every line ends in CRLF (no bare CR or LF, no NUL), no line folded onto
+ * the one before, one Host. A head an upstream could read otherwise than the proxy (a second
+ * Host, a line break the proxy did not see) could send the transform's headers elsewhere. */
+static bool unambiguous(const char *head, size_t len)
+{
+        int hosts = 0;
+        for (size_t i = 0; i < len; i++) {
+                char c = head[i];
+                if (c == 0 || (c == '\r' && (i + 1 >= len || head[i + 1] != '\n')) ||
+                    (c == '\n' && (i == 0 || head[i - 1] != '\r')))
+                        return false;
+                if (c != '\n' || i + 1 >= len)
+                        continue;
+                const char *next = head + i + 1;
+                size_t left = len - i - 1;
+                if (next[0] == ' ' || next[0] == '\t')
+                        return false;
+                if (is_header(next, left, "host"))
+                        hosts++;
+        }
+        return hosts <= 1;
+}
+
 int proxy_http_check_target(const char *head, size_t len, const char *name)
 {
+        if (!unambiguous(head, len))
+                return -EINVAL;
         const char *sp = memchr(head, ' ', len);
         if (!sp || (size_t)(sp - head) + 2 >= len ||
             (sp[1] != '/' && !(sp[1] == '*' && sp[2] == ' ')))

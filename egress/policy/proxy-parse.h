@@ -28,7 +28,8 @@ int proxy_http_host(const char *head, size_t len, char name[static 256]);
 /* Is the request of this head for name, and for nothing else? Its target in origin form
  * ("/..."; or "*"), and its Host (without a port) equal to name: 0; -EXDEV when it names
  * another host (domain fronting through a server that proves name), -EINVAL for a target in
- * absolute or authority form or no Host. */
+ * absolute or authority form, no Host or more than one, or a head that could be read two ways
+ * (a line not ended by CRLF, a bare CR, a NUL, a folded line). */
 int proxy_http_check_target(const char *head, size_t len, const char *name);
 
 /* The head sent on: the request line, the client's headers except hop-by-hop ones and those

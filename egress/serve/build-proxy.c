@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "policy/build-request.h"
 #include "serve/fatal.h"
 #include "log.h"
 #include "macros.h"
@@ -164,87 +165,62 @@ static void splice_both(int a, int b)
         }
 }
 
-/* The head of the client's request: ret_len bytes read, head_len of them the head. */
-static int read_head(int fd, char *buf, size_t *ret_len, size_t *ret_head)
+/* The head of the client's request: ret_len bytes read, the head's length returned. */
+static int read_head(int fd, char *buf, size_t *ret_len)
 {
         size_t len = 0;
-        while (len < EGRESS_MAX_HEAD) {
-                ssize_t k = read(fd, buf + len, EGRESS_MAX_HEAD - len);
+        for (;;) {
+                ssize_t k = read(fd, buf + len, BUILD_REQUEST_HEAD_MAX - len);
                 if (k < 0 && errno == EINTR)
                         continue;
                 if (k <= 0)
                         return -EPIPE;
                 len += (size_t)k;
-                buf[len] = 0;
-                char *end = strstr(buf, "\r\n\r\n");
-                if (end) {
+                int h = build_request_head_len(buf, len);
+                if (h != 0) {
                         *ret_len = len;
-                        *ret_head = (size_t)(end - buf) + 4;
-                        return 0;
+                        return h;
                 }
         }
-        return -E2BIG;
 }
 
-/* A plain request "METHOD http://host[:port]/path VERSION": rewritten to origin form with
- * "Connection: close", hop-by-hop and proxy headers dropped. */
-static void forward_plain(struct build_egress *e, int fd, char *buf, size_t len, size_t head,
-                          const char *method, char *target, const char *version)
+/* A plain request "METHOD http://host[:port]/path VERSION": sent on to the mirror in origin
+ * form (build_request_rewrite()). */
+static void forward_plain(struct build_egress *e, int fd, const char *buf, size_t len,
+                          const struct build_request *rq)
 {
-        char *host = target + 7, *path = strchr(host, '/'), port[8] = "80";
-        if (path)
-                *path = 0;
-        char *colon = strchr(host, ':');
-        if (colon) {
-                *colon = 0;
-                snprintf(port, sizeof(port), "%s", colon + 1);
-        }
-        if (!allowed(e, host) || strcmp(port, "80") != 0) {
-                refuse(fd, e, host);
+        if (!allowed(e, rq->host) || strcmp(rq->port, "80") != 0) {
+                refuse(fd, e, rq->host);
                 return;
         }
-        _cleanup_close_ int up = dial(host, port);
+        _cleanup_close_ int up = dial(rq->host, rq->port);
         if (up < 0) {
-                unreachable(e, fd, host, port, up);
+                unreachable(e, fd, rq->host, rq->port, up);
                 return;
         }
-        dprintf(up, "%s /%s %s\r\n", method, path ? path + 1 : "", version);
-        char *line = strstr(buf, "\r\n") + 2;
-        while (line < buf + head - 2) {
-                char *eol = strstr(line, "\r\n");
-                size_t l = (size_t)(eol - line);
-                static const char *const drop[] = {
-                    "connection:", "proxy-connection:", "keep-alive:", "proxy-authorization:"};
-                bool skip = false;
-                for (size_t i = 0; i < ELEMENTSOF(drop); i++)
-                        skip |= strncasecmp(line, drop[i], strlen(drop[i])) == 0;
-                if (!skip && (write_full(up, line, l) < 0 || write_full(up, "\r\n", 2) < 0))
-                        return;
-                line = eol + 2;
-        }
-        if (write_full(up, "Connection: close\r\n\r\n", 21) < 0 ||
-            write_full(up, buf + head, len - head) < 0)
+        _cleanup_free_ char *out = malloc(BUILD_REQUEST_HEAD_MAX + 64);
+        int n = out ? build_request_rewrite(buf, rq, out, BUILD_REQUEST_HEAD_MAX + 64) : -ENOMEM;
+        if (n < 0 || write_full(up, out, (size_t)n) < 0 ||
+            write_full(up, buf + rq->head_len, len - rq->head_len) < 0)
                 return;
         splice_both(fd, up);
 }
 
-static void forward_connect(struct build_egress *e, int fd, char *buf, size_t len, size_t head,
-                            char *target)
+static void forward_connect(struct build_egress *e, int fd, const char *buf, size_t len,
+                            const struct build_request *rq)
 {
-        char *colon = strrchr(target, ':');
-        if (colon)
-                *colon = 0;
-        if (!colon || strcmp(colon + 1, "443") != 0 || !allowed(e, target)) {
-                refuse(fd, e, target);
+        if (strcmp(rq->port, "443") != 0 || !allowed(e, rq->host)) {
+                refuse(fd, e, rq->host);
                 return;
         }
-        _cleanup_close_ int up = dial(target, "443");
+        _cleanup_close_ int up = dial(rq->host, "443");
         if (up < 0) {
-                unreachable(e, fd, target, "443", up);
+                unreachable(e, fd, rq->host, "443", up);
                 return;
         }
         const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-        if (write_full(fd, ok, sizeof(ok) - 1) < 0 || write_full(up, buf + head, len - head) < 0)
+        if (write_full(fd, ok, sizeof(ok) - 1) < 0 ||
+            write_full(up, buf + rq->head_len, len - rq->head_len) < 0)
                 return;
         splice_both(fd, up);
 }
@@ -255,30 +231,27 @@ static void *conn_main(void *arg)
         _cleanup_close_ int fd = c->fd;
         struct build_egress *e = c->e;
         free(c);
-        _cleanup_free_ char *buf = malloc(EGRESS_MAX_HEAD + 1);
-        size_t len = 0, head = 0;
+        _cleanup_free_ char *buf = malloc(BUILD_REQUEST_HEAD_MAX);
+        size_t len = 0;
+        struct build_request rq;
         struct timeval tv = {.tv_sec = 30};
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-        int r = buf ? read_head(fd, buf, &len, &head) : -ENOMEM;
+        int r = buf ? read_head(fd, buf, &len) : -ENOMEM;
         if (r == -E2BIG)
                 answer(fd, "431 Request Header Fields Too Large", "request head too large\n");
         if (r >= 0) {
                 tv.tv_sec = 0;
                 setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-                char method[16], target[2048], version[16];
-                char first[2100];
-                size_t l = strcspn(buf, "\r");
-                snprintf(first, sizeof(first), "%.*s", (int)MIN(l, sizeof(first) - 1), buf);
-                if (sscanf(first, "%15s %2047s %15s", method, target, version) != 3 ||
-                    strncmp(version, "HTTP/1.", 7) != 0)
+                r = build_request_parse(buf, (size_t)r, &rq);
+                if (r == -EINVAL)
                         answer(fd, "400 Bad Request", "not an HTTP proxy request\n");
-                else if (strcmp(method, "CONNECT") == 0)
-                        forward_connect(e, fd, buf, len, head, target);
-                else if (strncasecmp(target, "http://", 7) == 0)
-                        forward_plain(e, fd, buf, len, head, method, target, version);
-                else
+                else if (r < 0)
                         answer(fd, "400 Bad Request",
                                "sbx build egress: a proxy request names its URL in full\n");
+                else if (rq.kind == BUILD_REQUEST_CONNECT)
+                        forward_connect(e, fd, buf, len, &rq);
+                else
+                        forward_plain(e, fd, buf, len, &rq);
         }
         __atomic_sub_fetch(&e->active, 1, __ATOMIC_RELAXED);
         put(e);

@@ -5,17 +5,16 @@
  * (guest-agent/core/build-relay.h) brings apt's and pip's proxy connections from the sandbox's
  * loopback. It forwards only to the hosts it is given (the host's apt sources: plain
  * `GET http://host/...` to port 80, `CONNECT host:443`); anything else is answered 403 with a
- * message naming the host. The request head is read (at most EGRESS_MAX_HEAD bytes) to find the
- * host; the rest passes through unread, in both directions. One request per connection to a mirror
- * ("Connection: close" is sent upstream), so a kept-alive connection cannot carry a second request
- * to another host of the same server.
+ * message naming the host. The request head is read (at most BUILD_REQUEST_HEAD_MAX bytes,
+ * policy/build-request.h) to find the host; the rest passes through unread, in both directions.
+ * One request per connection to a mirror ("Connection: close" is sent upstream), so a
+ * kept-alive connection cannot carry a second request to another host of the same server.
  */
 #pragma once
 
 #include <stddef.h>
 
-#define EGRESS_MAX_HEAD        16384 /* bytes of a request head; more is a 431 */
-#define EGRESS_MAX_CONNECTIONS 32    /* per build; more are closed */
+#define EGRESS_MAX_CONNECTIONS 32 /* per build; more are closed */
 #define EGRESS_IDLE_MS         120000
 #define EGRESS_CONNECT_MS      10000
 

@@ -7,6 +7,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "policy/build-request.h"
 #include "serve/build-proxy.h"
 #include "unit.h"
 
@@ -81,13 +82,18 @@ static void test_proxy(void)
         CHECK(strncmp(out, "HTTP/1.1 502 ", 13) == 0);
         CHECK(strstr(out, "the mirror mirror.invalid:80 cannot be reached") != NULL);
 
+        /* a line break inside the target (a header smuggled into the mirror's request line) */
+        const char *r6 = "GET http://mirror.invalid/\nProxy-Authorization: x HTTP/1.1\r\n\r\n";
+        ask(path, r6, strlen(r6), out, sizeof(out));
+        CHECK(strncmp(out, "HTTP/1.1 400 ", 13) == 0);
+
         /* not a proxy request */
         const char *r5 = "GET /relative HTTP/1.1\r\n\r\n";
         ask(path, r5, strlen(r5), out, sizeof(out));
         CHECK(strncmp(out, "HTTP/1.1 400 ", 13) == 0);
 
-        /* a head past EGRESS_MAX_HEAD */
-        size_t big = EGRESS_MAX_HEAD + 100;
+        /* a head past BUILD_REQUEST_HEAD_MAX */
+        size_t big = BUILD_REQUEST_HEAD_MAX + 100;
         char *huge = malloc(big);
         memcpy(huge, "GET http://mirror.invalid/ HTTP/1.1\r\nX: ", 40);
         memset(huge + 40, 'a', big - 40);
