@@ -5,8 +5,9 @@
 #  - processes still in a sandbox cgroup, and zombie agents nobody reaped
 #  - mounts under the state dir in the host mount namespace
 #  - loop devices still backed by a sandbox's disk image or a volume's image (any state dir)
-#  - egress links (sbxe<slot>) and sbxd's nftables table (inet sbx), which go with the last
-#    sandbox that had a link (server/egress/egress.h)
+#  - egress links (sbxe<slot>) and every sbxd's nftables tables (inet sbx_<instance> and
+#    inet sbxk_<instance>), which go with its last sandbox that had a link
+#    (server/egress/nft-rules.h); and uid slot claims of state dirs that are gone (/run/sbx)
 set -u
 state=${1:-$(cat /tmp/sbx-last-test-state 2>/dev/null)}
 bad=0
@@ -32,8 +33,14 @@ loops=$(losetup -l -n -O NAME,BACK-FILE 2>/dev/null |
 if [ -n "$loops" ]; then echo "leftover loop devices:"; echo "$loops"; bad=1; fi
 links=$(ip -br link 2>/dev/null | awk '$1 ~ /^sbxe[0-9]+(@|$)/ {sub(/@.*/, "", $1); print $1}')
 if [ -n "$links" ]; then echo "leftover egress links: $links"; bad=1; fi
-if command -v nft >/dev/null && nft list tables 2>/dev/null | grep -qx 'table inet sbx'; then
-        echo "leftover nftables table inet sbx:"; nft list table inet sbx | head -n 20; bad=1
-fi
+tables=$(nft list tables 2>/dev/null | awk '$3 ~ /^sbxk?_[0-9a-f]+$/ {print $3}')
+if [ -n "$tables" ]; then echo "leftover nftables tables: $tables"; bad=1; fi
+for c in /run/sbx/slots/*; do
+        [ -f "$c" ] || continue
+        owner=$(head -n 1 "$c")
+        if [ -n "$state" ] && [ "$owner" = "$state" ]; then
+                echo "leftover uid slot claim ${c##*/} of $state"; bad=1
+        fi
+done
 [ "$bad" -eq 0 ] && echo "clean: no sandbox dirs, cgroups, processes, mounts, loop devices, egress links or rules left"
 exit $bad

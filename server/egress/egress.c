@@ -17,19 +17,25 @@
 #include "json-util.h"
 #include "log.h"
 #include "macros.h"
+#include "core/stats.h"
 #include "rtnl.h"
+#include <time.h>
 
-#define TABLE "inet " EGRESS_TABLE
-
-int egress_new(struct server *srv, struct egress **ret)
+int egress_new(struct server *srv, const char *instance, struct egress **ret)
 {
         struct egress *e = calloc(1, sizeof(*e));
         if (!e)
                 return -ENOMEM;
         e->srv = srv;
+        nft_names(instance, &e->names);
         e->dns_fd = e->proxy4_fd = e->proxy6_fd = -EBADF;
         pthread_mutex_init(&e->send_lock, NULL);
         pthread_mutex_init(&e->lock, NULL);
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&e->watch_cond, &ca);
+        pthread_condattr_destroy(&ca);
         *ret = e;
         return 0;
 }
@@ -38,21 +44,32 @@ void egress_free(struct egress *e)
 {
         if (!e)
                 return;
+        egress_watch_stop(e);
         egress_serve_stop(e);
-        if (e->nft)
+        if (e->nft) /* the main table goes with its owner; the keep table holds the links shut */
                 nft_ctx_free(e->nft);
         for (unsigned i = 0; i < EGRESS_SLOTS_MAX; i++)
                 net_policy_free(e->policy[i]);
+        pthread_cond_destroy(&e->watch_cond);
         pthread_mutex_destroy(&e->lock);
         pthread_mutex_destroy(&e->send_lock);
         free(e);
 }
 
-void egress_set_user(struct egress *e, uid_t uid)
+void egress_set_user(struct egress *e, int slot, uid_t uid)
 {
         pthread_mutex_lock(&e->lock);
         e->uid = uid;
+        e->uid_slot = slot;
         pthread_mutex_unlock(&e->lock);
+}
+
+int egress_user_slot(struct egress *e)
+{
+        pthread_mutex_lock(&e->lock);
+        int slot = e->uid ? e->uid_slot : -1;
+        pthread_mutex_unlock(&e->lock);
+        return slot;
 }
 
 static bool is_all(const struct net_rule *r)
@@ -137,7 +154,7 @@ static int ensure_table(struct egress *e, char *errmsg, size_t errlen)
                 return r;
         }
         _cleanup_(buf_done) struct buf b = {};
-        if ((r = nft_base_rules(&b, TABLE, e->dns_port)) < 0)
+        if ((r = nft_base_rules(&b, &e->names, e->dns_port)) < 0)
                 return r;
         if ((r = nft_run(e, buf_str(&b), errmsg, errlen)) < 0)
                 return r;
@@ -159,6 +176,8 @@ static int set_policy(struct egress *e, int slot, const struct net_policy *p)
         return 0;
 }
 
+static int rebuild_locked(struct egress *e, const char *pins_from, char *errmsg, size_t errlen);
+
 /* slot's rules and policy. Under e->lock. */
 static int apply_locked(struct egress *e, int slot, const struct net_policy *eff, char *errmsg,
                         size_t errlen)
@@ -166,27 +185,33 @@ static int apply_locked(struct egress *e, int slot, const struct net_policy *eff
         _cleanup_(buf_done) struct buf b = {};
         int r = ensure_table(e, errmsg, errlen);
         if (r >= 0)
-                r = nft_slot_objects(&b, TABLE, slot);
+                r = nft_slot_objects(&b, &e->names, slot);
         if (r >= 0)
-                r = nft_slot_rules(&b, TABLE, slot, eff, e->dns_port, e->proxy_port);
+                r = nft_slot_rules(&b, &e->names, slot, eff, e->dns_port, e->proxy_port);
         if (r >= 0)
                 r = nft_run(e, buf_str(&b), errmsg, errlen);
-        if (r == -EIO) {
-                /* the table may have gone behind our back (an operator's flush ruleset):
-                 * make it again, once, with every sandbox's part (all idempotent) */
-                e->table = false;
-                r = ensure_table(e, errmsg, errlen);
-                for (int i = 0; i < EGRESS_SLOTS_MAX && r >= 0; i++)
-                        if (e->policy[i] && i != slot && (r = nft_slot_objects(&b, TABLE, i)) >= 0)
-                                r = nft_slot_rules(&b, TABLE, i, e->policy[i], e->dns_port,
-                                                   e->proxy_port);
-                if (r >= 0)
-                        r = nft_run(e, buf_str(&b), errmsg, errlen);
-                if (r >= 0)
-                        log_warning("egress: table " TABLE " was gone; made again");
-        }
+        if (r != -EIO)
+                return r < 0 ? r : set_policy(e, slot, eff);
+        /* our tables may have been broken behind our back: everything again, this slot's new
+         * policy included, in one transaction (the old one back when that fails too) */
+        struct net_policy *old = TAKE_PTR(e->policy[slot]);
+        if (old)
+                e->n--;
+        r = set_policy(e, slot, eff);
         if (r >= 0)
-                r = set_policy(e, slot, eff);
+                r = rebuild_locked(e, e->names.main, errmsg, errlen);
+        if (r >= 0) {
+                log_warning("egress: tables %s, %s were broken; made again", e->names.main,
+                            e->names.keep);
+                net_policy_free(old);
+                return 0;
+        }
+        net_policy_free(TAKE_PTR(e->policy[slot]));
+        e->n--;
+        if (old) {
+                e->policy[slot] = old;
+                e->n++;
+        }
         return r;
 }
 
@@ -201,6 +226,8 @@ int egress_apply(struct egress *e, int slot, const struct net_policy *eff, char 
         pthread_mutex_unlock(&e->lock);
         if (r >= 0)
                 r = egress_serve_start(e, errmsg, errlen);
+        if (r >= 0)
+                r = egress_watch_start(e);
         if (r >= 0 && (r = egress_proc_policy(e->proc, slot, eff)) < 0)
                 snprintf(errmsg, errlen, "sbx-egress refused the policy: %s", strerror(-r));
         pthread_mutex_unlock(&e->send_lock);
@@ -222,7 +249,7 @@ static int remove_link(int slot)
 static int remove_locked(struct egress *e, int slot)
 {
         _cleanup_(buf_done) struct buf b = {};
-        int r = nft_slot_remove(&b, TABLE, slot);
+        int r = nft_slot_remove(&b, &e->names, slot);
         char err[400] = "";
         if (r >= 0)
                 r = nft_run(e, buf_str(&b), err, sizeof(err));
@@ -249,10 +276,13 @@ int egress_remove(struct egress *e, int slot)
                 net_policy_free(TAKE_PTR(e->policy[slot]));
                 e->n--;
         }
-        if (e->table && e->n == 0) { /* the last one: nothing of sbx stays in the kernel */
-                char err[400];
-                if (nft_run(e, "delete table " TABLE "\n", err, sizeof(err)) < 0)
-                        log_warning("egress: deleting table " TABLE ": %s", err);
+        if (e->table && e->n == 0) { /* the last one: nothing of ours stays in the kernel */
+                char err[400], cmd[200];
+                snprintf(cmd, sizeof(cmd), "delete table %s\ndelete table %s\n", e->names.main,
+                         e->names.keep);
+                if (nft_run(e, cmd, err, sizeof(err)) < 0)
+                        log_warning("egress: deleting tables %s, %s: %s", e->names.main,
+                                    e->names.keep, err);
                 else
                         e->table = false;
         }
@@ -270,7 +300,7 @@ int egress_pin(struct egress *e, int slot, int family, const void *addrs, size_t
         if (slot < 0 || slot >= EGRESS_SLOTS_MAX || (family != AF_INET && family != AF_INET6))
                 return -EINVAL;
         _cleanup_(buf_done) struct buf b = {};
-        int r = nft_pin(&b, TABLE, slot, family, addrs, n, ttl_s);
+        int r = nft_pin(&b, &e->names, slot, family, addrs, n, ttl_s);
         if (r < 0)
                 return r;
         char err[400] = "";
@@ -314,25 +344,14 @@ int egress_ca_pem(struct egress *e, char **ret)
         return 0;
 }
 
-/* Does any link of ours exist (ours or another sbxd's on this host)? */
-static bool any_link(void)
+/* The pinned addresses of table from (as it is: a JSON listing), as pins of both tables for
+ * the slots in keep[], with what is left of their timeouts. Under e->lock. */
+static void saved_pins(struct egress *e, const char *from, const bool *keep, struct buf *out)
 {
-        struct if_nameindex *l = if_nameindex();
-        bool found = false;
-        for (struct if_nameindex *i = l; i && i->if_index; i++)
-                if (!strncmp(i->if_name, EGRESS_IF_PREFIX, strlen(EGRESS_IF_PREFIX)))
-                        found = true;
-        if (l)
-                if_freenameindex(l);
-        return found;
-}
-
-/* The pinned addresses of the table as it is (JSON listing), as "add element" lines for the
- * slots in keep[], with what is left of their timeouts. Under e->lock. */
-static void saved_pins(struct egress *e, const bool *keep, struct buf *out)
-{
+        char cmd[120];
+        snprintf(cmd, sizeof(cmd), "list table %s\n", from);
         nft_ctx_output_set_flags(e->nft, NFT_CTX_OUTPUT_JSON);
-        int r = nft_run_cmd_from_buffer(e->nft, "list table " TABLE "\n");
+        int r = nft_run_cmd_from_buffer(e->nft, cmd);
         nft_ctx_output_set_flags(e->nft, 0);
         const char *text = nft_ctx_get_output_buffer(e->nft);
         if (r != 0 || !text)
@@ -356,65 +375,169 @@ static void saved_pins(struct egress *e, const bool *keep, struct buf *out)
                         const cJSON *val = cJSON_GetObjectItemCaseSensitive(in, "val");
                         const cJSON *exp = cJSON_GetObjectItemCaseSensitive(in, "expires");
                         unsigned char a[16];
+                        int family = fam == '4' ? AF_INET : AF_INET6;
                         if (!cJSON_IsString(val) || !cJSON_IsNumber(exp) || exp->valuedouble < 1 ||
-                            inet_pton(fam == '4' ? AF_INET : AF_INET6, val->valuestring, a) != 1)
+                            inet_pton(family, val->valuestring, a) != 1)
                                 continue;
-                        (void)buf_printf(out, "add element " TABLE " %s { %s timeout %us }\n",
-                                         name->valuestring, val->valuestring,
-                                         (unsigned)exp->valuedouble);
+                        (void)nft_pin(out, &e->names, slot, family, a, 1,
+                                      (unsigned)exp->valuedouble);
                 }
         }
+}
+
+/* Everything of ours in the kernel made again in one transaction: both tables, every slot's
+ * objects and rules, the pinned addresses read from table pins_from (main while it exists:
+ * the live ones; else keep: what the last sbxd left). The keep table is made afresh, whatever
+ * another program left of it. Under e->lock. */
+static int rebuild_locked(struct egress *e, const char *pins_from, char *errmsg, size_t errlen)
+{
+        _cleanup_(buf_done) struct buf b = {}, pins = {};
+        _cleanup_free_ bool *keep = calloc(EGRESS_SLOTS_MAX, sizeof(bool));
+        if (!keep)
+                return -ENOMEM;
+        for (int i = 0; i < EGRESS_SLOTS_MAX; i++)
+                keep[i] = e->policy[i] != NULL;
+        if (!e->nft) /* a context for the listing */
+                (void)nft_run(e, "list tables\n", NULL, 0);
+        if (e->nft)
+                saved_pins(e, pins_from, keep, &pins);
+        int r = buf_printf(&b, "add table %1$s\ndelete table %1$s\n", e->names.keep);
+        if (r >= 0)
+                r = nft_base_rules(&b, &e->names, e->dns_port);
+        for (int i = 0; i < EGRESS_SLOTS_MAX && r >= 0; i++)
+                if (e->policy[i] && (r = nft_slot_objects(&b, &e->names, i)) >= 0)
+                        r = nft_slot_rules(&b, &e->names, i, e->policy[i], e->dns_port,
+                                           e->proxy_port);
+        if (r >= 0 && pins.len)
+                r = buf_adds(&b, buf_str(&pins));
+        if (r >= 0)
+                r = nft_run(e, buf_str(&b), errmsg, errlen);
+        if (r >= 0)
+                e->table = true;
+        return r;
 }
 
 int egress_reconcile(struct egress *e, const int *slots, const struct net_policy *const *policy,
                      size_t n)
 {
-        char err[400] = "";
+        char err[400] = "", cmd[200];
         pthread_mutex_lock(&e->lock);
         if (n == 0) {
-                /* leftovers of an earlier run: gone unless another sbxd's links use them */
-                if (!any_link())
-                        (void)nft_run(e, "add table " TABLE "\ndelete table " TABLE "\n", err,
-                                      sizeof(err));
+                /* leftovers of our own earlier run (another sbxd's tables have other names) */
+                snprintf(cmd, sizeof(cmd), "add table %1$s\ndelete table %1$s\n", e->names.keep);
+                (void)nft_run(e, cmd, err, sizeof(err));
                 pthread_mutex_unlock(&e->lock);
                 return 0;
         }
-        _cleanup_(buf_done) struct buf b = {}, pins = {};
-        _cleanup_free_ bool *keep = calloc(EGRESS_SLOTS_MAX, sizeof(bool));
-        int r = keep ? 0 : -ENOMEM;
+        int r = 0;
         for (size_t i = 0; i < n && r >= 0; i++)
-                keep[slots[i]] = true;
+                r = set_policy(e, slots[i], policy[i]);
         if (r >= 0) /* before the rules: they name the resolver's and the proxy's ports */
                 r = egress_serve_sockets(e, err, sizeof(err));
-        if (r >= 0 && !e->nft) /* a context for the listing */
-                (void)nft_run(e, "list tables\n", NULL, 0);
         if (r >= 0)
                 r = forwarding_on();
-        if (r >= 0 && e->nft)
-                saved_pins(e, keep, &pins);
-        if (r >= 0)
-                r = buf_adds(&b, "add table " TABLE "\ndelete table " TABLE "\n");
-        if (r >= 0)
-                r = nft_base_rules(&b, TABLE, e->dns_port);
-        for (size_t i = 0; i < n && r >= 0; i++) {
-                r = nft_slot_objects(&b, TABLE, slots[i]);
-                if (r >= 0)
-                        r = nft_slot_rules(&b, TABLE, slots[i], policy[i], e->dns_port,
-                                           e->proxy_port);
-                if (r >= 0)
-                        r = set_policy(e, slots[i], policy[i]);
-        }
-        if (r >= 0 && pins.len)
-                r = buf_adds(&b, buf_str(&pins));
-        if (r >= 0)
-                r = nft_run(e, buf_str(&b), err, sizeof(err));
-        if (r >= 0)
-                e->table = true;
+        if (r >= 0) /* our main table went with the last sbxd: the keep table has the pins */
+                r = rebuild_locked(e, e->names.keep, err, sizeof(err));
         pthread_mutex_unlock(&e->lock);
         if (r >= 0) /* the policies are in the table: the new sbx-egress is told them all */
                 r = egress_serve_start(e, err, sizeof(err));
+        if (r >= 0)
+                r = egress_watch_start(e);
         if (r < 0)
                 return log_error_errno(r, "egress: rebuilding the rules of %zu sandboxes: %m %s", n,
                                        err);
         return 0;
+}
+
+/* ---- the watch: our tables, as they should be ---- */
+
+/* The text of a listing, or NULL when it failed (what it lists is gone). Under e->lock; the
+ * text lives until the next command. */
+static const char *listing(struct egress *e, const char *what)
+{
+        char cmd[160];
+        snprintf(cmd, sizeof(cmd), "list %s\n", what);
+        if (!e->nft && nft_run(e, "list tables\n", NULL, 0) < 0)
+                return NULL;
+        int r = nft_run_cmd_from_buffer(e->nft, cmd);
+        const char *out = nft_ctx_get_output_buffer(e->nft);
+        (void)nft_ctx_get_error_buffer(e->nft);
+        return r == 0 ? out : NULL;
+}
+
+static int count(const char *text, const char *word)
+{
+        int n = 0;
+        for (const char *p = text; p && (p = strstr(p, word)); p += strlen(word))
+                n++;
+        return n;
+}
+
+/* Are our tables whole: the main table's hooked forward chain there, the keep table's three
+ * guard rules there? Under e->lock. */
+static bool whole(struct egress *e)
+{
+        char what[160];
+        snprintf(what, sizeof(what), "chain %s forward", e->names.main);
+        if (!listing(e, what))
+                return false;
+        snprintf(what, sizeof(what), "table %s", e->names.keep);
+        const char *keep = listing(e, what);
+        return keep && count(keep, "drop") == 3;
+}
+
+static void *watch_main(void *arg)
+{
+        struct egress *e = arg;
+        pthread_mutex_lock(&e->lock);
+        while (!e->watch_stop) {
+                struct timespec until;
+                clock_gettime(CLOCK_MONOTONIC, &until);
+                until.tv_nsec += (long)EGRESS_WATCH_MS * 1000000L;
+                until.tv_sec += until.tv_nsec / 1000000000L;
+                until.tv_nsec %= 1000000000L;
+                (void)pthread_cond_timedwait(&e->watch_cond, &e->lock, &until);
+                if (e->watch_stop || !e->table || whole(e))
+                        continue;
+                /* another program removed them (nft flush ruleset, a firewall reload): the
+                 * keep table, gone too, no longer holds the links shut */
+                char err[400] = "";
+                bool main_there =
+                    listing(e, "tables") && strstr(listing(e, "tables"), e->names.main + 5);
+                int r =
+                    rebuild_locked(e, main_there ? e->names.main : e->names.keep, err, sizeof(err));
+                stats_count_egress_restored();
+                if (r < 0)
+                        log_error_errno(r,
+                                        "egress: the rules of %u sandbox(es) were removed by "
+                                        "another program and cannot be put back: %m %s",
+                                        e->n, err);
+                else
+                        log_error("egress: the rules of %u sandbox(es) were removed by another "
+                                  "program (tables %s, %s): put back",
+                                  e->n, e->names.main, e->names.keep);
+        }
+        pthread_mutex_unlock(&e->lock);
+        return NULL;
+}
+
+int egress_watch_start(struct egress *e)
+{
+        pthread_mutex_lock(&e->lock);
+        int r = e->watching ? 0 : -pthread_create(&e->watch, NULL, watch_main, e);
+        if (r >= 0)
+                e->watching = true;
+        pthread_mutex_unlock(&e->lock);
+        return r;
+}
+
+void egress_watch_stop(struct egress *e)
+{
+        pthread_mutex_lock(&e->lock);
+        bool was = e->watching;
+        e->watch_stop = true;
+        pthread_cond_broadcast(&e->watch_cond);
+        pthread_mutex_unlock(&e->lock);
+        if (was)
+                pthread_join(e->watch, NULL);
 }

@@ -31,16 +31,17 @@
 #include "egress/policy/link-addr.h"
 #include "egress/policy/net-policy.h"
 
-#define EGRESS_TABLE "sbx"
 struct egress;
 
 /* No kernel state yet: the table, the sockets and sbx-egress come when a sandbox or a build
  * first needs them. */
-int egress_new(struct server *srv, struct egress **ret);
+int egress_new(struct server *srv, const char *instance, struct egress **ret);
 /* Stops sbx-egress; the rules stay for the sandboxes, which keep running. */
 void egress_free(struct egress *e);
-/* sbx-egress's user (and group): a uid no sandbox has (lifecycle-net.c takes a uid slot). */
-void egress_set_user(struct egress *e, uid_t uid);
+/* sbx-egress's user (and group): a uid no sandbox has, the first of uid slot slot
+ * (lifecycle-net.c takes the slot); egress_user_slot() says which (-1: none). */
+void egress_set_user(struct egress *e, int slot, uid_t uid);
+int egress_user_slot(struct egress *e);
 
 /* What a sandbox gets from what it asked for, under --egress and --egress-max: eff->internet
  * is 0 or 1; a /0 in allowOut means the internet, in denyOut no internet (the SDK's allTraffic

@@ -26,34 +26,68 @@
         "ff00::/8"
 #define REJECT "reject with icmpx type admin-prohibited"
 
-int nft_base_rules(struct buf *b, const char *t, unsigned dns_port)
+void nft_names(const char *instance, struct nft_names *ret)
 {
-        int r = buf_printf(
+        snprintf(ret->main, sizeof(ret->main), "inet " EGRESS_TABLE "_%s", instance);
+        snprintf(ret->keep, sizeof(ret->keep), "inet " EGRESS_TABLE "k_%s", instance);
+}
+
+#define MARK_MATCH "meta mark and " EGRESS_MARK " != " EGRESS_MARK
+
+/* The keep table: the instance's links pass nothing that the main table did not see (mark). */
+static int keep_rules(struct buf *b, const char *k)
+{
+        return buf_printf(
             b,
             "add table %1$s\n"
-            "add set %1$s blocked4 { type ipv4_addr; flags interval; auto-merge; elements = "
-            "{ " EGRESS_BLOCKED4 " }; }\n"
-            "add set %1$s blocked6 { type ipv6_addr; flags interval; auto-merge; elements = "
-            "{ " EGRESS_BLOCKED6 " }; }\n"
-            "add map %1$s outmap { type ifname : verdict; }\n"
-            "add map %1$s inmap { type ifname : verdict; }\n"
-            "add map %1$s natmap { type ifname : verdict; }\n"
-            "add chain %1$s input { type filter hook input priority filter; policy accept; }\n"
-            "add chain %1$s forward { type filter hook forward priority filter; policy accept; "
+            "add set %1$s links { type ifname; }\n"
+            "add chain %1$s forward { type filter hook forward priority filter + 10; policy "
+            "accept; }\n"
+            "add chain %1$s input { type filter hook input priority filter + 10; policy accept; "
             "}\n"
-            "add chain %1$s prerouting { type nat hook prerouting priority dstnat; policy "
-            "accept; }\n"
-            "add chain %1$s postrouting { type nat hook postrouting priority srcnat; policy "
-            "accept; }\n"
-            "add chain %1$s to_host\n"
-            "flush chain %1$s input\nflush chain %1$s forward\nflush chain %1$s prerouting\n"
-            "flush chain %1$s postrouting\nflush chain %1$s to_host\n",
-            t);
+            "flush chain %1$s forward\nflush chain %1$s input\n"
+            "add rule %1$s forward iifname @links " MARK_MATCH " drop\n"
+            "add rule %1$s forward oifname @links " MARK_MATCH " drop\n"
+            "add rule %1$s input iifname @links " MARK_MATCH " drop\n",
+            k);
+}
+
+int nft_base_rules(struct buf *b, const struct nft_names *n, unsigned dns_port)
+{
+        int r = keep_rules(b, n->keep);
+        if (r >= 0)
+                r = buf_printf(
+                    b,
+                    /* owned: no other program may change it or flush it; it goes with us */
+                    "add table %1$s { flags owner; }\n"
+                    "add set %1$s links { type ifname; }\n"
+                    "add set %1$s blocked4 { type ipv4_addr; flags interval; auto-merge; "
+                    "elements = { " EGRESS_BLOCKED4 " }; }\n"
+                    "add set %1$s blocked6 { type ipv6_addr; flags interval; auto-merge; "
+                    "elements = { " EGRESS_BLOCKED6 " }; }\n"
+                    "add map %1$s outmap { type ifname : verdict; }\n"
+                    "add map %1$s inmap { type ifname : verdict; }\n"
+                    "add map %1$s natmap { type ifname : verdict; }\n"
+                    "add chain %1$s input { type filter hook input priority filter; policy "
+                    "accept; }\n"
+                    "add chain %1$s forward { type filter hook forward priority filter; policy "
+                    "accept; }\n"
+                    "add chain %1$s prerouting { type nat hook prerouting priority dstnat; "
+                    "policy accept; }\n"
+                    "add chain %1$s postrouting { type nat hook postrouting priority srcnat; "
+                    "policy accept; }\n"
+                    "add chain %1$s to_host\n"
+                    "flush chain %1$s input\nflush chain %1$s forward\n"
+                    "flush chain %1$s prerouting\nflush chain %1$s postrouting\n"
+                    "flush chain %1$s to_host\n",
+                    n->main);
         if (r < 0)
                 return r;
         return buf_printf(
             b,
-            "add rule %1$s input iifname \"" EGRESS_IF_PREFIX "*\" jump to_host\n"
+            /* seen here: the keep table lets it pass (the first two rules of input, forward) */
+            "add rule %1$s input iifname @links meta mark set meta mark or " EGRESS_MARK "\n"
+            "add rule %1$s input iifname @links jump to_host\n"
             /* the resolver is the sandboxes' alone: nothing else may claim to be one */
             "add rule %1$s input udp dport %2$u drop\n"
             "add rule %1$s to_host ct state established,related accept\n"
@@ -61,23 +95,22 @@ int nft_base_rules(struct buf *b, const char *t, unsigned dns_port)
             "nd-router-solicit } accept\n"
             "add rule %1$s to_host iifname vmap @inmap\n"
             "add rule %1$s to_host " REJECT "\n"
-            "add rule %1$s forward oifname \"" EGRESS_IF_PREFIX "*\" ct state "
-            "established,related accept\n"
-            "add rule %1$s forward oifname \"" EGRESS_IF_PREFIX "*\" drop\n"
-            "add rule %1$s forward iifname \"" EGRESS_IF_PREFIX "*\" ct state "
-            "established,related accept\n"
-            "add rule %1$s forward iifname \"" EGRESS_IF_PREFIX "*\" ct state invalid drop\n"
+            "add rule %1$s forward iifname @links meta mark set meta mark or " EGRESS_MARK "\n"
+            "add rule %1$s forward oifname @links meta mark set meta mark or " EGRESS_MARK "\n"
+            "add rule %1$s forward oifname @links ct state established,related accept\n"
+            "add rule %1$s forward oifname @links drop\n"
+            "add rule %1$s forward iifname @links ct state established,related accept\n"
+            "add rule %1$s forward iifname @links ct state invalid drop\n"
             "add rule %1$s forward iifname vmap @outmap\n"
-            "add rule %1$s forward iifname \"" EGRESS_IF_PREFIX "*\" drop\n"
-            "add rule %1$s prerouting iifname \"" EGRESS_IF_PREFIX "*\" udp dport 53 redirect "
-            "to :%2$u\n"
-            /* transforms: a sandbox's TCP 80/443 its policy allows goes to the proxy */
+            "add rule %1$s forward iifname @links drop\n"
+            "add rule %1$s prerouting iifname @links udp dport 53 redirect to :%2$u\n"
+            /* transforms: a sandbox's TCP 443 its policy allows goes to the proxy */
             "add rule %1$s prerouting iifname vmap @natmap\n"
-            "add rule %1$s postrouting ip saddr " EGRESS_NET4 " oifname != \"" EGRESS_IF_PREFIX
-            "*\" masquerade\n"
-            "add rule %1$s postrouting ip6 saddr " EGRESS_NET6 " oifname != \"" EGRESS_IF_PREFIX
-            "*\" masquerade\n",
-            t, dns_port);
+            "add rule %1$s postrouting iifname @links ip saddr " EGRESS_NET4
+            " oifname != @links masquerade\n"
+            "add rule %1$s postrouting iifname @links ip6 saddr " EGRESS_NET6
+            " oifname != @links masquerade\n",
+            n->main, dns_port);
 }
 
 static int add_elements(struct buf *b, const char *t, const char *set, const struct net_rule *rules,
@@ -102,9 +135,15 @@ static int add_elements(struct buf *b, const char *t, const char *set, const str
 
 static const char *const slot_sets[] = {"a4", "a6", "d4", "d6", "p4", "p6"};
 
-int nft_slot_objects(struct buf *b, const char *t, int slot)
+int nft_slot_objects(struct buf *b, const struct nft_names *n, int slot)
 {
-        int r = 0;
+        const char *t = n->main;
+        /* the pins kept across sbxd's restarts, in the keep table (which outlives us) */
+        int r = buf_printf(b,
+                           "add set %1$s s%2$d_p4 { type ipv4_addr; flags timeout; }\n"
+                           "add set %1$s s%2$d_p6 { type ipv6_addr; flags timeout; }\n"
+                           "flush set %1$s s%2$d_p4\nflush set %1$s s%2$d_p6\n",
+                           n->keep, slot);
         for (unsigned i = 0; i < ELEMENTSOF(slot_sets) && r >= 0; i++) {
                 const char *s = slot_sets[i];
                 bool v6 = s[1] == '6', pin = s[0] == 'p';
@@ -126,9 +165,10 @@ int nft_slot_objects(struct buf *b, const char *t, int slot)
 static int slot_nat_rules(struct buf *b, const char *t, int slot, const struct net_policy *p,
                           unsigned port);
 
-int nft_slot_rules(struct buf *b, const char *t, int slot, const struct net_policy *p,
+int nft_slot_rules(struct buf *b, const struct nft_names *n, int slot, const struct net_policy *p,
                    unsigned dns_port, unsigned proxy_port)
 {
+        const char *t = n->main;
         struct sbx_jail_egress l;
         char a4[INET_ADDRSTRLEN], a6[INET6_ADDRSTRLEN], name[8];
         egress_link(slot, &l);
@@ -165,9 +205,10 @@ int nft_slot_rules(struct buf *b, const char *t, int slot, const struct net_poli
                        "add rule %1$s s%2$d_in ip6 daddr @s%2$d_a6 accept\n"
                        "add element %1$s outmap { \"" EGRESS_IF_PREFIX "%2$d\" : jump s%2$d }\n"
                        "add element %1$s inmap { \"" EGRESS_IF_PREFIX "%2$d\" : jump s%2$d_in }\n"
-                       "add element %1$s natmap { \"" EGRESS_IF_PREFIX
-                       "%2$d\" : jump s%2$d_nat }\n",
-                       t, slot, a4, a6, p->internet ? "accept" : REJECT, dns_port);
+                       "add element %1$s natmap { \"" EGRESS_IF_PREFIX "%2$d\" : jump s%2$d_nat }\n"
+                       "add element %1$s links { \"" EGRESS_IF_PREFIX "%2$d\" }\n"
+                       "add element %7$s links { \"" EGRESS_IF_PREFIX "%2$d\" }\n",
+                       t, slot, a4, a6, p->internet ? "accept" : REJECT, dns_port, n->keep);
         return r < 0 ? r : slot_nat_rules(b, t, slot, p, proxy_port);
 }
 
@@ -198,28 +239,34 @@ static int slot_nat_rules(struct buf *b, const char *t, int slot, const struct n
                           t, slot, port, rd, p->internet ? rd : "return");
 }
 
-int nft_slot_remove(struct buf *b, const char *t, int slot)
+int nft_slot_remove(struct buf *b, const struct nft_names *n, int slot)
 {
-        int r = nft_slot_objects(b, t, slot);
+        int r = nft_slot_objects(b, n, slot);
         if (r >= 0)
                 r = buf_printf(
                     b,
                     "add element %1$s outmap { \"" EGRESS_IF_PREFIX "%2$d\" : jump s%2$d }\n"
                     "add element %1$s inmap { \"" EGRESS_IF_PREFIX "%2$d\" : jump s%2$d_in }\n"
                     "add element %1$s natmap { \"" EGRESS_IF_PREFIX "%2$d\" : jump s%2$d_nat }\n"
+                    "add element %1$s links { \"" EGRESS_IF_PREFIX "%2$d\" }\n"
+                    "add element %3$s links { \"" EGRESS_IF_PREFIX "%2$d\" }\n"
                     "delete element %1$s outmap { \"" EGRESS_IF_PREFIX "%2$d\" }\n"
                     "delete element %1$s inmap { \"" EGRESS_IF_PREFIX "%2$d\" }\n"
                     "delete element %1$s natmap { \"" EGRESS_IF_PREFIX "%2$d\" }\n"
+                    "delete element %1$s links { \"" EGRESS_IF_PREFIX "%2$d\" }\n"
+                    "delete element %3$s links { \"" EGRESS_IF_PREFIX "%2$d\" }\n"
                     "delete chain %1$s s%2$d\ndelete chain %1$s s%2$d_in\n"
-                    "delete chain %1$s s%2$d_nat\n",
-                    t, slot);
+                    "delete chain %1$s s%2$d_nat\n"
+                    "delete set %3$s s%2$d_p4\ndelete set %3$s s%2$d_p6\n",
+                    n->main, slot, n->keep);
         for (unsigned i = 0; i < ELEMENTSOF(slot_sets) && r >= 0; i++)
-                r = buf_printf(b, "delete set %s s%d_%s\n", t, slot, slot_sets[i]);
+                r = buf_printf(b, "delete set %s s%d_%s\n", n->main, slot, slot_sets[i]);
         return r;
 }
 
-int nft_pin(struct buf *b, const char *t, int slot, int family, const void *addrs, size_t n,
-            unsigned ttl_s)
+/* One "add element" line of n addresses into table t's pinned set of slot. */
+static int pin_line(struct buf *b, const char *t, int slot, int family, const void *addrs, size_t n,
+                    unsigned ttl_s)
 {
         int r = buf_printf(b, "add element %s s%d_p%c { ", t, slot, family == AF_INET ? '4' : '6');
         size_t len = family == AF_INET ? 4 : 16;
@@ -234,4 +281,11 @@ int nft_pin(struct buf *b, const char *t, int slot, int family, const void *addr
                         r = buf_printf(b, "%s%s timeout %us", i ? ", " : "", a, ttl_s);
         }
         return r < 0 ? r : buf_adds(b, " }\n");
+}
+
+int nft_pin(struct buf *b, const struct nft_names *n, int slot, int family, const void *addrs,
+            size_t count, unsigned ttl_s)
+{
+        int r = pin_line(b, n->main, slot, family, addrs, count, ttl_s);
+        return r < 0 ? r : pin_line(b, n->keep, slot, family, addrs, count, ttl_s);
 }

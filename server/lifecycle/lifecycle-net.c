@@ -174,8 +174,17 @@ static int egress_user(struct server *srv)
         int r = registry_slot_acquire(srv->registry, &slot);
         if (r < 0)
                 return log_error_errno(r, "egress: no uid slot left for sbx-egress: %m");
-        egress_set_user(srv->egress, registry_uid_base(slot));
+        egress_set_user(srv->egress, slot, registry_uid_base(slot));
         return 0;
+}
+
+void lifecycle_net_stop(struct server *srv)
+{
+        int slot = srv->egress ? egress_user_slot(srv->egress) : -1;
+        egress_free(srv->egress); /* sbx-egress stops: its uid slot is free again */
+        srv->egress = NULL;
+        if (slot >= 0)
+                registry_slot_release(srv->registry, slot);
 }
 
 int lifecycle_net_reconcile(struct server *srv)

@@ -101,6 +101,8 @@ void lifecycle_net_remove(struct server *srv, struct sandbox *s);
 int lifecycle_set_network(struct server *srv, struct sandbox *s, const struct net_policy *asked,
                           char *errmsg, size_t errlen);
 int lifecycle_net_reconcile(struct server *srv);
+/* The egress stopped (egress_free()) and sbx-egress's uid slot given back. */
+void lifecycle_net_stop(struct server *srv);
 
 /* Timeout thread: kills sandboxes whose endAt passed (or pauses those with autoPause). */
 int lifecycle_timer_start(struct server *srv);

@@ -58,7 +58,7 @@ async function newEgressPid(old) {
   }
   throw new Error('no new sbx-egress')
 }
-const restarts = async () => Number((await (await fetch(`${d.url}/metrics`)).text())
+const restarts = async () => Number((await d.api('GET', '/metrics')).text
   .match(/^sbx_egress_restarts_total (\d+)$/m)?.[1])
 
 // One DNS query from inside the sandbox with a deadline: "answered", "refused" or "none".
@@ -114,6 +114,7 @@ test('sbx-egress runs as its own user: no capabilities, no_new_privs, seccomp, n
 test('killed, sbx-egress is started again with every policy; DNS and the proxy answer again', { skip }, async () => {
   const s = await create({ network: { allowOut: ['www.allowed.test'], rules: rules() } })
   const before = await restarts()
+  assert.ok(Number.isInteger(before), 'sbx_egress_restarts_total is on /metrics')
   const old = egressPid()
   process.kill(old, 'SIGKILL')
   const pid = await newEgressPid(old)

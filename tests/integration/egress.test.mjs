@@ -55,7 +55,7 @@ test('deny by default: a sandbox that asks for nothing has loopback only', { ski
   const dev = (await s.commands.run('cat /proc/net/dev')).stdout
   assert.ok(!dev.includes('eth0'), dev)
   assert.equal((await curlIn(s, `http://${OUT.a4}/`)).code, 7)
-  assert.equal(sbxLeftovers(), '', 'a loopback-only sandbox makes no link and no table')
+  assert.equal(sbxLeftovers(d.state), '', 'a loopback-only sandbox makes no link and no table')
 })
 
 test('allowInternetAccess true reaches the outside over IPv4, IPv6, DNS and HTTPS', { skip }, async () => {
@@ -209,7 +209,7 @@ except OSError as e:
 
 test('nothing left behind after kill, and the rules survive an sbxd restart', { skip }, async () => {
   for (const s of created.splice(0)) await s.kill()
-  assert.equal(sbxLeftovers(), '', 'links and table go with the last sandbox')
+  assert.equal(sbxLeftovers(d.state), '', 'links and table go with the last sandbox')
 
   const s = await create({ network: { allowOut: ['www.allowed.test', OUT.b4] } })
   assert.equal((await curlIn(s, 'http://www.allowed.test/', { extra: '-4' })).out, `outside ${OUT.a4}\n`)
@@ -222,7 +222,7 @@ test('nothing left behind after kill, and the rules survive an sbxd restart', { 
   assert.equal((await curlIn(again, 'http://other.test/')).code, 6, 'the resolver answers again, by policy')
   await again.kill()
   created.splice(0)
-  assert.equal(sbxLeftovers(), '')
+  assert.equal(sbxLeftovers(d.state), '')
 })
 
 test('--egress allow and --egress-max: the operator\'s default and cap', { skip }, async () => {
@@ -256,7 +256,7 @@ test('--egress allow and --egress-max: the operator\'s default and cap', { skip 
   await none.updateNetwork({ allowOut: [OUT.a4] }) // accepted, and still nothing
   assert.notEqual((await curlIn(none, `http://${OUT.a4}/`)).code, 0)
   for (const s of created.splice(0)) await s.kill()
-  assert.equal(sbxLeftovers(), '')
+  assert.equal(sbxLeftovers(d.state), '')
 })
 
 test('no sbxd of this file logged an error', { skip }, async () => {
