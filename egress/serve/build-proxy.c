@@ -21,6 +21,7 @@
 
 #include "fd-util.h"
 #include "policy/build-request.h"
+#include "policy/proxy-parse.h"
 #include "serve/fatal.h"
 #include "log.h"
 #include "macros.h"
@@ -184,43 +185,187 @@ static int read_head(int fd, char *buf, size_t *ret_len)
         }
 }
 
-/* A plain request "METHOD http://host[:port]/path VERSION": sent on to the mirror in origin
- * form (build_request_rewrite()). */
+/* A request the proxy forwards: to an allowed host, on port 80 (plain) or 443 (CONNECT), its
+ * Host header (when it has one) naming that host. 0, or the refusal already answered and
+ * noted. */
+static int check(struct build_egress *e, int fd, const struct build_request *rq)
+{
+        const char *port = rq->kind == BUILD_REQUEST_PLAIN ? "80" : "443";
+        if (!allowed(e, rq->host) || strcmp(rq->port, port) != 0) {
+                refuse(fd, e, rq->host);
+                return -EPERM;
+        }
+        if (rq->kind == BUILD_REQUEST_PLAIN && rq->host_header[0] &&
+            strcasecmp(rq->host_header, rq->host) != 0) {
+                char msg[700];
+                snprintf(msg, sizeof(msg),
+                         "sbx build egress: a request for %s names another host (%s) in its Host "
+                         "header: refused (a front end serving several sites would route it "
+                         "there)\n",
+                         rq->host, rq->host_header);
+                answer(fd, "403 Forbidden", msg);
+                egress_note(e, msg);
+                return -EPERM;
+        }
+        return 0;
+}
+
+/* What the client sent after its first request on the connection (pipelined): never forwarded
+ * (the proxy serves one request per connection, the response says "Connection: close", the
+ * client sends the rest again on new connections, each checked), but a request there the proxy
+ * would refuse is noted in the build's log now. */
+static void note_pipelined(struct build_egress *e, const char *buf, size_t len)
+{
+        while (len > 0) {
+                struct build_request rq;
+                int h = build_request_head_len(buf, len);
+                if (h <= 0 || build_request_parse(buf, (size_t)h, &rq) < 0)
+                        return;
+                bool ok = allowed(e, rq.host) && rq.kind == BUILD_REQUEST_PLAIN &&
+                          strcmp(rq.port, "80") == 0 &&
+                          (!rq.host_header[0] || !strcasecmp(rq.host_header, rq.host));
+                if (!ok) {
+                        char msg[700];
+                        snprintf(msg, sizeof(msg),
+                                 "sbx build egress: a request pipelined on one connection, for %s "
+                                 "(Host %s), refused: not forwarded\n",
+                                 rq.host, rq.host_header[0] ? rq.host_header : "none");
+                        egress_note(e, msg);
+                }
+                size_t used = (size_t)h + (size_t)MIN(rq.body_len, (uint64_t)(len - (size_t)h));
+                buf += used;
+                len -= used;
+        }
+}
+
+/* n bytes of the request's body that had not arrived with its head, client to mirror. */
+static int copy_body(int fd, int up, uint64_t n)
+{
+        char chunk[16384];
+        while (n > 0) {
+                ssize_t k = read(fd, chunk, (size_t)MIN(n, (uint64_t)sizeof(chunk)));
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return -EPIPE;
+                if (write_full(up, chunk, (size_t)k) < 0)
+                        return -EPIPE;
+                n -= (uint64_t)k;
+        }
+        return 0;
+}
+
+/* The mirror's response to the client: its head with "Connection: close", then the rest as it
+ * comes, until the mirror closes. */
+static void relay_response(int fd, int up)
+{
+        _cleanup_free_ char *buf = malloc(BUILD_REQUEST_HEAD_MAX);
+        _cleanup_free_ char *out = malloc(BUILD_REQUEST_HEAD_MAX + 64);
+        size_t len = 0;
+        int h = 0;
+        while (buf && out && h == 0) {
+                ssize_t k = read(up, buf + len, BUILD_REQUEST_HEAD_MAX - len);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return;
+                len += (size_t)k;
+                h = build_request_head_len(buf, len);
+        }
+        int n = h > 0 ? build_response_rewrite(buf, (size_t)h, out, BUILD_REQUEST_HEAD_MAX + 64)
+                      : -EINVAL;
+        if (n < 0) {
+                answer(fd, "502 Bad Gateway",
+                       "sbx build egress: the mirror's answer is not HTTP/1\n");
+                return;
+        }
+        if (write_full(fd, out, (size_t)n) < 0 || write_full(fd, buf + h, len - (size_t)h) < 0)
+                return;
+        for (;;) {
+                ssize_t k = read(up, buf, BUILD_REQUEST_HEAD_MAX);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0 || write_full(fd, buf, (size_t)k) < 0)
+                        return;
+        }
+}
+
+/* A plain request "METHOD http://host[:port]/path VERSION": sent to the mirror in origin form
+ * with the mirror's own Host (build_request_rewrite()), then its body (Content-Length) and
+ * nothing else of the client's; the response back. */
 static void forward_plain(struct build_egress *e, int fd, const char *buf, size_t len,
                           const struct build_request *rq)
 {
-        if (!allowed(e, rq->host) || strcmp(rq->port, "80") != 0) {
-                refuse(fd, e, rq->host);
+        if (check(e, fd, rq) < 0)
                 return;
-        }
         _cleanup_close_ int up = dial(rq->host, rq->port);
         if (up < 0) {
                 unreachable(e, fd, rq->host, rq->port, up);
                 return;
         }
+        struct timeval tv = {.tv_sec = EGRESS_IDLE_MS / 1000};
+        (void)setsockopt(up, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
         _cleanup_free_ char *out = malloc(BUILD_REQUEST_HEAD_MAX + 64);
         int n = out ? build_request_rewrite(buf, rq, out, BUILD_REQUEST_HEAD_MAX + 64) : -ENOMEM;
+        size_t after = len - rq->head_len;
+        size_t have = (size_t)MIN(rq->body_len, (uint64_t)after);
         if (n < 0 || write_full(up, out, (size_t)n) < 0 ||
-            write_full(up, buf + rq->head_len, len - rq->head_len) < 0)
+            write_full(up, buf + rq->head_len, have) < 0 ||
+            copy_body(fd, up, rq->body_len - have) < 0)
                 return;
-        splice_both(fd, up);
+        note_pipelined(e, buf + rq->head_len + have, after - have);
+        relay_response(fd, up);
 }
 
+/* The server name the client's TLS asks for, read from the ClientHello it sends first (into
+ * buf, *len bytes read): 1, 0 when it is not a ClientHello with a name. */
+static int client_hello(int fd, char *buf, size_t *len, char name[static 256])
+{
+        for (;;) {
+                int r = proxy_tls_sni((const unsigned char *)buf, *len, name);
+                if (r != 0)
+                        return r > 0;
+                if (*len >= BUILD_REQUEST_HEAD_MAX)
+                        return 0;
+                ssize_t k = read(fd, buf + *len, BUILD_REQUEST_HEAD_MAX - *len);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return 0;
+                *len += (size_t)k;
+        }
+}
+
+/* CONNECT host:443: a tunnel to the mirror, for TLS that asks for the mirror's name (its
+ * ClientHello's server name): any other is refused before anything reaches the mirror. */
 static void forward_connect(struct build_egress *e, int fd, const char *buf, size_t len,
                             const struct build_request *rq)
 {
-        if (strcmp(rq->port, "443") != 0 || !allowed(e, rq->host)) {
-                refuse(fd, e, rq->host);
+        if (check(e, fd, rq) < 0)
                 return;
-        }
         _cleanup_close_ int up = dial(rq->host, "443");
         if (up < 0) {
                 unreachable(e, fd, rq->host, "443", up);
                 return;
         }
         const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-        if (write_full(fd, ok, sizeof(ok) - 1) < 0 ||
-            write_full(up, buf + rq->head_len, len - rq->head_len) < 0)
+        _cleanup_free_ char *hello = malloc(BUILD_REQUEST_HEAD_MAX);
+        size_t hl = MIN(len - rq->head_len, (size_t)BUILD_REQUEST_HEAD_MAX);
+        char name[256];
+        if (!hello || write_full(fd, ok, sizeof(ok) - 1) < 0)
+                return;
+        memcpy(hello, buf + rq->head_len, hl);
+        if (!client_hello(fd, hello, &hl, name) || strcasecmp(name, rq->host) != 0) {
+                char msg[700];
+                snprintf(msg, sizeof(msg),
+                         "sbx build egress: the TLS connection through CONNECT %s:443 asks for "
+                         "%s: refused (only the mirror's own name)\n",
+                         rq->host, hl ? name : "no name");
+                egress_note(e, msg);
+                return;
+        }
+        if (write_full(up, hello, hl) < 0)
                 return;
         splice_both(fd, up);
 }
@@ -245,6 +390,9 @@ static void *conn_main(void *arg)
                 r = build_request_parse(buf, (size_t)r, &rq);
                 if (r == -EINVAL)
                         answer(fd, "400 Bad Request", "not an HTTP proxy request\n");
+                else if (r == -ENOTSUP)
+                        answer(fd, "501 Not Implemented",
+                               "sbx build egress: a chunked request body is not proxied\n");
                 else if (r < 0)
                         answer(fd, "400 Bad Request",
                                "sbx build egress: a proxy request names its URL in full\n");

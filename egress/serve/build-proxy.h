@@ -6,9 +6,11 @@
  * loopback. It forwards only to the hosts it is given (the host's apt sources: plain
  * `GET http://host/...` to port 80, `CONNECT host:443`); anything else is answered 403 with a
  * message naming the host. The request head is read (at most BUILD_REQUEST_HEAD_MAX bytes,
- * policy/build-request.h) to find the host; the rest passes through unread, in both directions.
- * One request per connection to a mirror ("Connection: close" is sent upstream), so a
- * kept-alive connection cannot carry a second request to another host of the same server.
+ * policy/build-request.h) and checked; a plain request goes to the mirror with the mirror's
+ * own name as Host (a Host naming another site is refused), its Content-Length body, nothing
+ * more of the client's; the response comes back with "Connection: close" (one request per
+ * client connection: a pipelined request is never forwarded, and logged when it would be
+ * refused). A CONNECT tunnel carries only TLS asking for the mirror's name.
  */
 #pragma once
 

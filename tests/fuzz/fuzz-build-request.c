@@ -9,7 +9,9 @@
  *     short port, and for a plain request a path starting with '/';
  *   - what a plain request is sent on with starts with its method, path and version, ends with
  *     "Connection: close" and the blank line, carries no proxy or connection header of the
- *     client's, and has no line break but CRLF (a bare LF in the target once smuggled a header).
+ *     client's, one Host (the mirror's own name), and no line break but CRLF (a bare LF in the
+ *     target once smuggled a header);
+ *   - a mirror's response head goes back with one Connection header, "Connection: close".
  */
 #include <string.h>
 #include <strings.h>
@@ -27,9 +29,24 @@ static int lines_starting(const char *s, size_t n, const char *prefix)
         return count;
 }
 
+/* The same bytes as a mirror's response head: sent on with "Connection: close" alone. */
+static void response(const char *buf, size_t size)
+{
+        static char out[BUILD_REQUEST_HEAD_MAX + 64];
+        int h = build_request_head_len(buf, size);
+        int n = h > 0 ? build_response_rewrite(buf, (size_t)h, out, sizeof(out)) : -1;
+        if (n < 0)
+                return;
+        FUZZ_CHECK((size_t)n < sizeof(out) && !memcmp(out, buf, 7));
+        FUZZ_CHECK(lines_starting(out, (size_t)n, "connection:") == 1);
+        FUZZ_CHECK(lines_starting(out, (size_t)n, "keep-alive:") == 0);
+        FUZZ_CHECK(!memcmp(out + n - 21, "Connection: close\r\n\r\n", 21));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         const char *buf = (const char *)data;
+        response(buf, size);
         int h = build_request_head_len(buf, size);
         FUZZ_CHECK(h <= BUILD_REQUEST_HEAD_MAX && (h <= 0 || (size_t)h <= size));
         struct fuzz_chunker c;
@@ -66,6 +83,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(lines_starting(out, (size_t)n, "proxy-connection:") == 0);
         FUZZ_CHECK(lines_starting(out, (size_t)n, "keep-alive:") == 0);
         FUZZ_CHECK(lines_starting(out, (size_t)n, "connection:") == 1);
+        FUZZ_CHECK(lines_starting(out, (size_t)n, "host:") == 1); /* the mirror's own name */
+        char host_line[BUILD_REQUEST_HOST_MAX + 16];
+        snprintf(host_line, sizeof(host_line), "\r\nHost: %s\r\n", rq.host);
+        FUZZ_CHECK(strstr(out, host_line) != NULL);
         for (int i = 0; i < n; i++) { /* the mirror reads the lines the proxy read */
                 if (out[i] == '\r')
                         FUZZ_CHECK(i + 1 < n && out[i + 1] == '\n');
