@@ -89,6 +89,8 @@ static void *upgraded_thread(void *arg)
         u->run(u);
         agent_req_free(u->q);
         MHD_upgrade_action(u->urh, MHD_UPGRADE_ACTION_CLOSE);
+        if (u->done)
+                u->done(u->done_arg);
         free(u);
         return NULL;
 }
@@ -104,6 +106,8 @@ static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls, co
         if (thread_start_detached(upgraded_thread, u, AGENT_UPGRADE_STACK) < 0) {
                 log_warning("%s: no thread for the upgraded connection", u->name);
                 agent_req_free(u->q);
+                if (u->done)
+                        u->done(u->done_arg);
                 free(u);
                 MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
         }
@@ -124,7 +128,8 @@ struct MHD_Response *agent_upgrade_response(void (*run)(struct agent_upgraded *u
         return resp;
 }
 
-int agent_mhd_upgrade(struct request *req, struct agent_req **q, const struct sbx_resp_head *h)
+int agent_mhd_upgrade(struct request *req, struct agent_req **q, const struct sbx_resp_head *h,
+                      void (*done)(void *arg), void *done_arg)
 {
         _cleanup_agent_req_ struct agent_req *own = TAKE_PTR(*q);
         char name[ROUTE_ID_MAX];
@@ -145,6 +150,8 @@ int agent_mhd_upgrade(struct request *req, struct agent_req **q, const struct sb
                 }
         }
         u->q = TAKE_PTR(own);
+        u->done = done;
+        u->done_arg = done_arg;
         int r = http_queue(req, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
         MHD_destroy_response(resp);
         /* the 101 not sent: see agent_upgrade_response() */

@@ -28,6 +28,8 @@ struct agent_upgraded {
         const char *extra; /* bytes the client sent past its head: valid until run returns */
         size_t extra_len;
         struct MHD_UpgradeResponseHandle *urh;
+        void (*done)(void *arg); /* called once the exchange is over (NULL: none) */
+        void *done_arg;
 };
 
 /* A 101 response (the caller adds its headers and queues it) whose upgrade runs run(u) in a
@@ -42,5 +44,8 @@ struct MHD_Response *agent_upgrade_response(void (*run)(struct agent_upgraded *u
 
 /* Queue the 101 whose head is h (already read from *q) for req, with h's headers minus
  * Content-Length and Date and hop-by-hop ones but Upgrade; MHD adds `Connection: Upgrade`.
- * Takes *q (sets it NULL) whatever happens. Returns 101, or -errno when nothing was queued. */
-int agent_mhd_upgrade(struct request *req, struct agent_req **q, const struct sbx_resp_head *h);
+ * Takes *q (sets it NULL) whatever happens. done(done_arg) (done may be NULL) is called once
+ * the upgraded exchange is over; when nothing was queued it is not called and this returns
+ * -errno (the caller still owns what done would release). Returns 101. */
+int agent_mhd_upgrade(struct request *req, struct agent_req **q, const struct sbx_resp_head *h,
+                      void (*done)(void *arg), void *done_arg);

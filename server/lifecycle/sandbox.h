@@ -56,6 +56,7 @@ struct sandbox {
         pthread_mutex_t op_lock;         /* serializes pause/resume/snapshot/persist */
         pthread_mutex_t end_lock;        /* an endAt change and its record write, together */
         unsigned refs;                   /* __atomic */
+        unsigned upgrades;               /* __atomic: WebSockets to its ports open (e2b/proxy.c) */
         pthread_mutex_t record_lock;     /* sandbox.json writes vs. teardown of the dir */
         bool gone;                       /* under record_lock: the dir is being removed */
         /* egress (egress/egress.h): the effective policy, NULL when the sandbox has no link
