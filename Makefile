@@ -1,7 +1,8 @@
 # Thin wrapper over meson for the two commands of the README:
 #   make run    install what is missing, build, build the templates (the Debian base once per
 #               machine, a few minutes with progress; the host-/usr ones when no mirror
-#               answers, said so), start sbxd on 127.0.0.1:3000
+#               answers, said so), start sbxd on 127.0.0.1:3000; SBXD_ARGS='--egress-max any
+#               ...' passes options to sbxd (server/README.md "Command line")
 #   make test   install what is missing, build, run every suite; ends with "N passed, N failed"
 #   make fuzz   build the libFuzzer harnesses with clang (build-fuzz) and run each for
 #               FUZZ_SECONDS (default 60); crashers land in tests/fuzz/crashers/<name>/
@@ -9,6 +10,7 @@
 BUILD    ?= build
 STATE    ?= /var/lib/sbx
 LISTEN   ?= 127.0.0.1:3000
+SBXD_ARGS ?=
 # Warnings are errors in CI (CI=true) and whenever WERROR=true.
 WERROR   ?= $(if $(filter true,$(CI)),true,false)
 FUZZ_SECONDS ?= 60
@@ -31,7 +33,7 @@ templates: build
 	@bash templates/build-all.sh $(STATE)/templates
 
 run: build templates
-	$(BUILD)/server/sbxd --listen $(LISTEN) --state-dir $(STATE)
+	$(BUILD)/server/sbxd --listen $(LISTEN) --state-dir $(STATE) $(SBXD_ARGS)
 
 test: build
 	@bash scripts/run-tests.sh $(BUILD)

@@ -129,8 +129,10 @@ struct sbx_jail_spec *sbx_jail_spec_free(struct sbx_jail_spec *s)
         }
         free(s->volumes);
         free(s->agent);
+        free(s->runtime);
         free(s->cgroup);
         free(s->disk_image);
+        free(s->upper_subvol);
         for (size_t i = 0; i < s->n_env; i++) {
                 free(s->env[i].name);
                 free(s->env[i].value);
@@ -150,7 +152,8 @@ bool sbx_jail_spec_equal(const struct sbx_jail_spec *a, const struct sbx_jail_sp
 {
         if (!str_eq(a->id, b->id) || !str_eq(a->rootfs, b->rootfs) ||
             !str_eq(a->socket, b->socket) || !str_eq(a->agent, b->agent) ||
-            !str_eq(a->cgroup, b->cgroup) || !str_eq(a->disk_image, b->disk_image) ||
+            !str_eq(a->runtime, b->runtime) || !str_eq(a->cgroup, b->cgroup) ||
+            !str_eq(a->disk_image, b->disk_image) || !str_eq(a->upper_subvol, b->upper_subvol) ||
             a->uid_base != b->uid_base || a->uid_count != b->uid_count ||
             a->memory_bytes != b->memory_bytes || a->pids_max != b->pids_max ||
             a->cpu_quota_us != b->cpu_quota_us || a->cpu_period_us != b->cpu_period_us ||
@@ -252,6 +255,8 @@ static int encode_limits(cJSON *o, const struct sbx_jail_spec *s)
                 return r;
         if (!cJSON_AddBoolToObject(o, "upper_on_host", s->upper_on_host))
                 return -ENOMEM;
+        if (s->upper_subvol && (r = add_string(o, "upper_subvol", s->upper_subvol)) < 0)
+                return r;
         if (s->disk_image && (r = add_string(o, "disk_image", s->disk_image)) < 0)
                 return r;
         return 0;
@@ -280,8 +285,9 @@ int sbx_jail_spec_encode(const struct sbx_jail_spec *s, char **ret_text, size_t 
                 return -ENOMEM;
         if ((r = add_string(o, "id", s->id)) < 0 || (r = add_string(o, "rootfs", s->rootfs)) < 0 ||
             (r = add_string(o, "socket", s->socket)) < 0 || (r = encode_lists(o, s)) < 0 ||
-            (r = add_string(o, "agent", s->agent)) < 0 || (r = encode_limits(o, s)) < 0 ||
-            (r = encode_env(o, s)) < 0 ||
+            (r = add_string(o, "agent", s->agent)) < 0 ||
+            (s->runtime && (r = add_string(o, "runtime", s->runtime)) < 0) ||
+            (r = encode_limits(o, s)) < 0 || (r = encode_env(o, s)) < 0 ||
             (s->egress && (r = sbx_jail_egress_encode(o, s->egress)) < 0))
                 return r;
         char *text = cJSON_PrintUnformatted(o);
@@ -501,6 +507,9 @@ static int decode_limits(const cJSON *o, struct sbx_jail_spec *s, const char **m
                 *msg = "upper_on_host must be a boolean";
                 return -EINVAL;
         }
+        if (cJSON_GetObjectItemCaseSensitive(o, "upper_subvol") &&
+            (r = get_string(o, "upper_subvol", &s->upper_subvol, msg)) < 0)
+                return r;
         if (cJSON_GetObjectItemCaseSensitive(o, "disk_image") &&
             (r = get_string(o, "disk_image", &s->disk_image, msg)) < 0)
                 return r;
@@ -514,6 +523,8 @@ static int decode_object(const cJSON *o, struct sbx_jail_spec *s, const char **m
             (r = get_string(o, "rootfs", &s->rootfs, msg)) < 0 ||
             (r = get_string(o, "socket", &s->socket, msg)) < 0 ||
             (r = get_string(o, "agent", &s->agent, msg)) < 0 ||
+            (cJSON_GetObjectItemCaseSensitive(o, "runtime") &&
+             (r = get_string(o, "runtime", &s->runtime, msg)) < 0) ||
             (r = get_string(o, "cgroup", &s->cgroup, msg)) < 0 ||
             (r = decode_layers(o, s, msg)) < 0 || (r = decode_binds(o, s, msg)) < 0 ||
             (r = decode_volumes(o, s, msg)) < 0 || (r = decode_env(o, s, msg)) < 0 ||
@@ -584,7 +595,8 @@ static int validate_names(const struct sbx_jail_spec *s, const char **msg)
         }
         if ((r = check_path("rootfs", s->rootfs, msg)) < 0 ||
             (r = check_path("socket", s->socket, msg)) < 0 ||
-            (r = check_path("agent", s->agent, msg)) < 0)
+            (r = check_path("agent", s->agent, msg)) < 0 ||
+            (s->runtime && (r = check_path("runtime", s->runtime, msg)) < 0))
                 return r;
         /* Long paths are bound via /proc/self/fd/<dirfd>/<name>: only the name must be short. */
         if (strlen(strrchr(s->socket, '/') + 1) > SBX_JAIL_SOCKET_NAME_MAX) {
@@ -703,6 +715,14 @@ static int validate_limits(const struct sbx_jail_spec *s, const char **msg)
                         return r;
                 if (!s->upper_on_host) {
                         *msg = "disk_image needs upper_on_host";
+                        return -EINVAL;
+                }
+        }
+        if (s->upper_subvol) {
+                if ((r = check_path("upper_subvol", s->upper_subvol, msg)) < 0)
+                        return r;
+                if (s->upper_on_host || s->disk_image) {
+                        *msg = "upper_subvol excludes upper_on_host and disk_image";
                         return -EINVAL;
                 }
         }

@@ -73,7 +73,8 @@ struct sbx_jail_spec {
         size_t n_binds;
         struct sbx_jail_volume *volumes;
         size_t n_volumes;
-        char *agent; /* the sbx-agent binary on the host */
+        char *agent;   /* the sbx-agent binary on the host */
+        char *runtime; /* NULL, or a host dir bound read-only at /.sbx/runtime (sudo, kernels) */
         uint32_t uid_base, uid_count;
         char *cgroup; /* relative, components [A-Za-z0-9_-]+ */
         uint64_t memory_bytes;
@@ -83,13 +84,18 @@ struct sbx_jail_spec {
         uint64_t disk_bytes;
         bool upper_on_host; /* the upper's file system is mounted at rootfs in the host mount ns */
         char *disk_image;   /* NULL, or an ext4 image of disk_bytes holding the upper */
+        /* NULL, or a btrfs subvolume (with upper/, work/, lower/ in it, owned by on-disk 0)
+         * holding the upper: bound idmapped through the sandbox's user namespace, so files are
+         * stored with the ids the sandbox sees; excludes upper_on_host and disk_image */
+        char *upper_subvol;
         struct sbx_jail_env *env; /* the agent's environment, in order */
         size_t n_env;
         struct sbx_jail_egress *egress; /* NULL: loopback only (api/jail-egress.h) */
 };
 
 /* Encode spec as one line of JSON (no newline) in *ret_text (caller frees), its length in
- * *ret_len. Every field is written, optional ones only when set (disk_image). -EINVAL when a
+ * *ret_len. Every field is written, optional ones only when set (disk_image,
+ * upper_subvol). -EINVAL when a
  * required string is NULL (nothing the decoder could read back), -ENOMEM. */
 int sbx_jail_spec_encode(const struct sbx_jail_spec *spec, char **ret_text, size_t *ret_len);
 

@@ -20,10 +20,14 @@ const char *sbx_native_error_code(int status)
                 return "payload_too_large";
         case 422:
                 return "unprocessable";
+        case 429:
+                return "too_many_requests";
         case 502:
                 return "sandbox_unavailable";
         case 503:
                 return "unavailable";
+        case 504:
+                return "timeout";
         case 507:
                 return "insufficient_storage";
         default:

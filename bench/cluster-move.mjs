@@ -12,13 +12,13 @@
 import { join } from 'node:path'
 import { readFileSync } from 'node:fs'
 import { TOP, sleep } from '../tests/integration/sbxd.mjs'
-import { startEtcd, startNode, newKey, owners, cleanNode, removeCgroupParent, hopSecret, hopValue } from '../tests/integration/cluster-lib.mjs'
+import { owners, hopSecret, hopValue, newCluster, startCluster, stopCluster } from '../tests/integration/cluster-lib.mjs'
 
 const { Sandbox } = await import(join(TOP, 'tests/node_modules/e2b/dist/index.mjs'))
 const M = Number(process.argv[2] || 256)
-const key = newKey()
-const etcd = await startEtcd(3)
-const nodes = []
+const cl = newCluster(3, { network: false })
+const { nodes, key } = cl
+let etcd
 const opts = (d) => ({ apiUrl: d.url, sandboxUrl: d.url, apiKey: key, requestTimeoutMs: 600_000 })
 // a node's own call: the key and the hop header signed with the cluster's secret
 const node = async (method, target) => ({ Authorization: `Bearer ${key}`, 'Sbx-Cluster-Hop': hopValue(await hopSecret(etcd), method, target) })
@@ -54,8 +54,8 @@ async function drain(name, on, move = false) {
 }
 
 try {
-  for (let i = 0; i < 3; i++) nodes.push(await startNode(i, etcd, key))
-  await sleep(1500)
+  await startCluster(cl)
+  etcd = cl.etcd
   pullLog()
 
   // a snapshot of M MiB of random bytes on node 1
@@ -113,8 +113,5 @@ try {
   await (await Sandbox.connect(c2.sandboxId, opts(nodes[0]))).kill()
   await drain('n2', false)
 } finally {
-  for (const d of nodes) await cleanNode(d).catch(() => {})
-  for (const d of nodes) await d.stop().catch(() => {})
-  await etcd.stopAll()
-  for (let i = 0; i < 3; i++) await removeCgroupParent(i)
+  await stopCluster(cl)
 }

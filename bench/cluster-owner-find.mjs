@@ -7,42 +7,29 @@
 //    1, through node 1 (its own) and through node 0 (one probe per other node, then forwarded).
 // Nothing here asserts a time.   node bench/cluster-owner-find.mjs [N runs]
 import { join } from 'node:path'
-import { TOP, sleep } from '../tests/integration/sbxd.mjs'
-import { startEtcd, startNode, newKey, owners, cleanNode, removeCgroupParent, hopSecret } from '../tests/integration/cluster-lib.mjs'
+import { TOP } from '../tests/integration/sbxd.mjs'
+import { owners, newCluster, startCluster, stopCluster } from '../tests/integration/cluster-lib.mjs'
+import { p50p90, timed } from './lifecycle-lib.mjs'
 
 const { Sandbox } = await import(join(TOP, 'tests/node_modules/e2b/dist/index.mjs'))
 const N = Number(process.argv[2] || 200)
-const pct = (a, p) => { const s = [...a].sort((x, y) => x - y); return s[Math.min(s.length - 1, Math.floor(p / 100 * s.length))] }
-const fig = (a) => `p50 ${pct(a, 50).toFixed(2)} ms p90 ${pct(a, 90).toFixed(2)} ms`
 
-const key = newKey()
-const etcd = await startEtcd(3)
-const nodes = []
-
-async function timed(fn) {
-  for (let i = 0; i < 20; i++) await fn() // warm: connections to the owner open
-  const t = []
-  for (let i = 0; i < N; i++) {
-    const t0 = performance.now()
-    await fn()
-    t.push(performance.now() - t0)
-  }
-  return t
-}
+const cl = newCluster(3, { network: false })
+const { nodes, key } = cl
+let etcd
 
 try {
-  for (let i = 0; i < 3; i++) nodes.push(await startNode(i, etcd, key))
-  await hopSecret(etcd)
-  await sleep(1500)
+  await startCluster(cl)
+  etcd = cl.etcd
   const h = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }
   const post = (d, sid, body) => fetch(`${d.url}/mcp`, { method: 'POST', headers: sid ? { ...h, 'Mcp-Session-Id': sid } : h, body: JSON.stringify(body) })
   const init = await post(nodes[1], null, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'b', version: '1' } } })
   const sid = init.headers.get('mcp-session-id')
   await init.text()
   const ping = (d) => () => post(d, sid, { jsonrpc: '2.0', id: 1, method: 'ping' }).then((r) => r.text())
-  const mDirect = await timed(ping(nodes[1]))
-  const mFwd = await timed(ping(nodes[0]))
-  console.log(`MCP ping, session of node 1, ${N} runs: direct ${fig(mDirect)}; through node 0 ${fig(mFwd)}`)
+  const mDirect = await timed(ping(nodes[1]), N)
+  const mFwd = await timed(ping(nodes[0]), N)
+  console.log(`MCP ping, session of node 1, ${N} runs: direct ${p50p90(mDirect)}; through node 0 ${p50p90(mFwd)}`)
   await fetch(`${nodes[1].url}/mcp`, { method: 'DELETE', headers: { ...h, 'Mcp-Session-Id': sid } })
 
   let box
@@ -55,12 +42,9 @@ try {
   const url0 = await box.downloadUrl('/home/user/f.txt')
   const url1 = url0.replace(nodes[0].url, nodes[1].url)
   const get = (u) => () => fetch(u).then((r) => { if (r.status !== 200) throw new Error(`status ${r.status}`); return r.text() })
-  const fDirect = await timed(get(url1))
-  const fFwd = await timed(get(url0))
-  console.log(`signed download URL (1 KiB), sandbox of node 1, ${N} runs: through node 1 ${fig(fDirect)}; through node 0 ${fig(fFwd)}`)
+  const fDirect = await timed(get(url1), N)
+  const fFwd = await timed(get(url0), N)
+  console.log(`signed download URL (1 KiB), sandbox of node 1, ${N} runs: through node 1 ${p50p90(fDirect)}; through node 0 ${p50p90(fFwd)}`)
 } finally {
-  for (const d of nodes) await cleanNode(d).catch(() => {})
-  for (const d of nodes) await d.stop().catch(() => {})
-  await etcd.stopAll()
-  for (let i = 0; i < 3; i++) await removeCgroupParent(i)
+  await stopCluster(cl)
 }

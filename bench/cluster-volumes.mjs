@@ -4,33 +4,19 @@
 // the volume's token) at the node holding the volume (direct) and at another node (the volume's node
 // read from etcd once, then cached; forwarded), and of GET /volumes (every node's list joined)
 // asked of one node. Nothing here asserts a time.   node bench/cluster-volumes.mjs [N runs]
-import { sleep } from '../tests/integration/sbxd.mjs'
-import { startEtcd, startNode, newKey, volumeOwners, cleanNode, removeCgroupParent, hopSecret } from '../tests/integration/cluster-lib.mjs'
+import { volumeOwners, newCluster, startCluster, stopCluster } from '../tests/integration/cluster-lib.mjs'
+import { p50p90, timed } from './lifecycle-lib.mjs'
 
 const N = Number(process.argv[2] || 200)
-const pct = (a, p) => { const s = [...a].sort((x, y) => x - y); return s[Math.min(s.length - 1, Math.floor(p / 100 * s.length))] }
-const fig = (a) => `p50 ${pct(a, 50).toFixed(2)} ms p90 ${pct(a, 90).toFixed(2)} ms`
 
-const key = newKey()
-const etcd = await startEtcd(3)
-const nodes = []
-
-async function timed(fn) {
-  for (let i = 0; i < 20; i++) await fn() // warm: connections to the owner open, the volume mounted
-  const t = []
-  for (let i = 0; i < N; i++) {
-    const t0 = performance.now()
-    await fn()
-    t.push(performance.now() - t0)
-  }
-  return t
-}
+const cl = newCluster(3, { network: false })
+const { nodes, key } = cl
+let etcd
 
 const vols = []
 try {
-  for (let i = 0; i < 3; i++) nodes.push(await startNode(i, etcd, key))
-  await hopSecret(etcd)
-  await sleep(1500)
+  await startCluster(cl)
+  etcd = cl.etcd
   for (let i = 0; i < 3; i++) {
     const r = await nodes[0].api('POST', '/volumes', { key, body: { name: `bench${i}`, sizeMB: 16 } })
     vols.push(r.json)
@@ -44,15 +30,12 @@ try {
   const put = await fetch(`${nodes[owner].url}${path}&force=true`, { method: 'PUT', headers: { ...auth, 'Content-Type': 'application/octet-stream' }, body: 'x'.repeat(1024) })
   if (put.status !== 200) throw new Error(`write: ${put.status} ${await put.text()}`)
   const get = (d) => () => fetch(`${d.url}${path}`, { headers: auth }).then((r) => { if (r.status !== 200) throw new Error(`status ${r.status}`); return r.text() })
-  const direct = await timed(get(nodes[owner]))
-  const fwd = await timed(get(nodes[other]))
-  console.log(`volume readFile (1 KiB), volume of node ${owner}, ${N} runs: direct ${fig(direct)}; through node ${other} ${fig(fwd)}`)
-  const list = await timed(() => nodes[0].api('GET', '/volumes', { key }).then((r) => { if (r.json.length !== 3) throw new Error(r.text) }))
-  console.log(`GET /volumes (3 volumes on 3 nodes) asked of node 0, ${N} runs: ${fig(list)}`)
+  const direct = await timed(get(nodes[owner]), N)
+  const fwd = await timed(get(nodes[other]), N)
+  console.log(`volume readFile (1 KiB), volume of node ${owner}, ${N} runs: direct ${p50p90(direct)}; through node ${other} ${p50p90(fwd)}`)
+  const list = await timed(() => nodes[0].api('GET', '/volumes', { key }).then((r) => { if (r.json.length !== 3) throw new Error(r.text) }), N)
+  console.log(`GET /volumes (3 volumes on 3 nodes) asked of node 0, ${N} runs: ${p50p90(list)}`)
 } finally {
   for (const v of vols) await nodes[0].api('DELETE', `/volumes/${v.volumeID}`, { key }).catch(() => {})
-  for (const d of nodes) await cleanNode(d).catch(() => {})
-  for (const d of nodes) await d.stop().catch(() => {})
-  await etcd.stopAll()
-  for (let i = 0; i < 3; i++) await removeCgroupParent(i)
+  await stopCluster(cl)
 }

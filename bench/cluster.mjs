@@ -12,17 +12,17 @@
 import { join } from 'node:path'
 import http from 'node:http'
 import { TOP, sleep } from '../tests/integration/sbxd.mjs'
-import { startEtcd, startNode, newKey, owners, cleanNode, removeCgroupParent, hopSecret } from '../tests/integration/cluster-lib.mjs'
+import { startEtcd, startNode, owners, cleanNode, hopSecret, newCluster, stopCluster } from '../tests/integration/cluster-lib.mjs'
+import { pct } from './lifecycle-lib.mjs'
 
 const { Sandbox } = await import(join(TOP, 'tests/node_modules/e2b/dist/index.mjs'))
 const N = Number(process.argv[2] || 200)
 const C = Number(process.argv[3] || 9)
-const pct = (a, p) => { const s = [...a].sort((x, y) => x - y); return s[Math.min(s.length - 1, Math.floor(p / 100 * s.length))] }
 const ms = (x) => `${x.toFixed(2)} ms`
 
-const key = newKey()
-const etcd = await startEtcd(3)
-const nodes = []
+const cl = newCluster(3, { network: false })
+const { nodes, key } = cl
+const etcd = (cl.etcd = await startEtcd(3))
 const opts = (d) => ({ apiUrl: d.url, sandboxUrl: d.url, apiKey: key })
 
 async function createRate(through) {
@@ -111,8 +111,5 @@ try {
   console.log(`death to node lost: kill -9 ${ms(tKill)}; SIGSTOP (lease of 5 s must expire) ${ms(tStop)}`)
   nodes[1] = await startNode(1, etcd, key, { reuse: old })
 } finally {
-  for (const d of nodes) await cleanNode(d).catch(() => {})
-  for (const d of nodes) await d.stop().catch(() => {})
-  await etcd.stopAll()
-  for (let i = 0; i < 3; i++) await removeCgroupParent(i)
+  await stopCluster(cl)
 }

@@ -10,7 +10,8 @@
 //  - idle memory of a sandbox with its default (prewarmed) Python context.
 // Nothing here asserts a time. Jupyter beside it: bench/code-jupyter.py.
 //   SBX_BUILD=build-code node bench/code-bench.mjs [N]
-import { spawnSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
@@ -25,16 +26,19 @@ function sdkOpts(d) {
   return { apiUrl: d.url, sandboxUrl: d.url, apiKey: d.key }
 }
 
-function cgroupBytes(id) {
-  for (const f of [`/sys/fs/cgroup/memory/sbx/${id}/memory.usage_in_bytes`, `/sys/fs/cgroup/unified/sbx/${id}/memory.current`]) {
+// A sandbox's cgroups are <its sbxd's cgroup parent>/<id> in each hierarchy.
+function cgroupBytes(d, id) {
+  const cg = `${d.cgroupParent}/${id}`
+  for (const f of [`/sys/fs/cgroup/memory/${cg}/memory.usage_in_bytes`, `/sys/fs/cgroup/unified/${cg}/memory.current`]) {
     try { return Number(readFileSync(f, 'utf8')) } catch {}
   }
   return NaN
 }
 
-function processes(id) {
+function processes(d, id) {
+  const cg = `${d.cgroupParent}/${id}`
   let pids = []
-  for (const f of [`/sys/fs/cgroup/pids/sbx/${id}/cgroup.procs`, `/sys/fs/cgroup/unified/sbx/${id}/cgroup.procs`, `/sys/fs/cgroup/memory/sbx/${id}/cgroup.procs`]) {
+  for (const f of [`/sys/fs/cgroup/pids/${cg}/cgroup.procs`, `/sys/fs/cgroup/unified/${cg}/cgroup.procs`, `/sys/fs/cgroup/memory/${cg}/cgroup.procs`]) {
     try { pids = readFileSync(f, 'utf8').trim().split('\n').filter(Boolean); if (pids.length) break } catch {}
   }
   return pids.map((pid) => {
@@ -66,20 +70,25 @@ async function firstRuns(d, label, rounds, waitPool) {
   console.log(`${label}: create + first runCode p50 ${(pct(create, 50) + pct(first, 50)).toFixed(1)} ms`)
 }
 
-function agentBench(args) {
-  const r = spawnSync('/usr/bin/python3', [join(TOP, 'bench/code-agent.py'), ...args], { encoding: 'utf8' })
-  return (r.stdout || r.stderr).trim()
+// Asynchronously: a synchronous child would block this event loop for seconds, and the SDK's
+// kept-alive connections would then be reused after sbxd closed them for idleness (6 s) before
+// Node had read the close: "fetch failed: other side closed" (any server that closes idle
+// connections does the same to a client whose loop stalls past its timeout).
+async function agentBench(args) {
+  const r = await promisify(execFile)('/usr/bin/python3', [join(TOP, 'bench/code-agent.py'), ...args],
+    { encoding: 'utf8' }).catch((e) => e)
+  return (r.stdout || r.stderr || String(r)).trim()
 }
 
 const LANGS = ['python', 'javascript', 'r', 'java']
 
-async function perLanguage(sbx, sock) {
+async function perLanguage(d, sbx, sock) {
   for (const lang of LANGS) {
     const n = lang === 'java' ? Math.min(N, 200) : N * 3
-    console.log(`${lang}: '1+1' warm on its default context, at the agent: ${agentBench([sock, String(n), '1+1', lang])}`)
+    console.log(`${lang}: '1+1' warm on its default context, at the agent: ${await agentBench([sock, String(n), '1+1', lang])}`)
   }
   for (const lang of LANGS)
-    console.log(`${lang}: cold context (POST /contexts + DELETE), at the agent: ${agentBench(['--create', sock, lang, '5'])}`)
+    console.log(`${lang}: cold context (POST /contexts + DELETE), at the agent: ${await agentBench(['--create', sock, lang, '5'])}`)
   for (const lang of LANGS) {
     const ts = []
     for (let i = 0; i < 5; i++) {
@@ -96,7 +105,7 @@ async function perLanguage(sbx, sock) {
     return [['kernel.py', 'python'], ['kernel.mjs', 'javascript'], ['kernel.R', 'r'], ['SbxKernel', 'java']]
       .find(([k]) => c.includes(k))?.[1]
   }
-  const kernels = processes(sbx.sandboxId).map((p) => ({ ...p, lang: label(p.pid) })).filter((p) => p.lang)
+  const kernels = processes(d, sbx.sandboxId).map((p) => ({ ...p, lang: label(p.pid) })).filter((p) => p.lang)
   console.log('idle default kernels: ' + kernels.map((p) =>
     `${p.lang} rss ${(p.rss / 1024).toFixed(1)} MiB pss ${(p.pss / 1024).toFixed(1)} MiB`).join('; '))
 }
@@ -107,14 +116,13 @@ try {
   const sbx = await Sandbox.create(sdkOpts(cold))
   const sock = join(cold.state, 'sandboxes', sbx.sandboxId, 'agent.sock')
   await sleep(1000)
-  const mem = processes(sbx.sandboxId)
-  const cg = cgroupBytes(sbx.sandboxId)
+  const mem = processes(cold, sbx.sandboxId)
+  const cg = cgroupBytes(cold, sbx.sandboxId)
   console.log(`idle sandbox with its default python context: cgroup ${(cg / 1048576).toFixed(1)} MiB; ` +
     mem.map((p) => `${p.cmd.split('/').pop()} rss ${(p.rss / 1024).toFixed(1)} MiB pss ${(p.pss / 1024).toFixed(1)} MiB`).join('; '))
 
   // At the agent: frames straight on agent.sock (bench/code-agent.py, a lean client).
-  const r = spawnSync('/usr/bin/python3', [join(TOP, 'bench/code-agent.py'), sock, String(N * 3)], { encoding: 'utf8' })
-  console.log(`runCode('1+1') warm, at the agent (frames on agent.sock): ${(r.stdout || r.stderr).trim()}`)
+  console.log(`runCode('1+1') warm, at the agent (frames on agent.sock): ${await agentBench([sock, String(N * 3)])}`)
 
   for (let i = 0; i < 20; i++) await sbx.runCode('1+1')
   const viaSdk = []
@@ -134,7 +142,7 @@ try {
     js.push(performance.now() - t0)
   }
   console.log(`runCode('1+1', javascript) warm, SDK through sbxd: ${fmt(js)}`)
-  await perLanguage(sbx, sock)
+  await perLanguage(cold, sbx, sock)
   await sbx.kill()
 } finally {
   await cold.stop()

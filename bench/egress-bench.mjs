@@ -10,7 +10,7 @@
 // Usage (root): node bench/egress-bench.mjs [N=30]
 import { execFileSync } from 'node:child_process'
 import { performance } from 'node:perf_hooks'
-import { sleep } from '../tests/integration/sbxd.mjs'
+import { sleep } from './lifecycle-lib.mjs'
 import { OUT, e2b, pct, fmt, withEgressSbxd } from './egress-lib.mjs'
 
 const N = Number(process.argv[2] || 30)

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto'
 import { writeFileSync, rmSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { TOP, startSbxd, fmt } from './lifecycle-lib.mjs'
+import { TOP, startSbxd, fmt, e2bFor } from './lifecycle-lib.mjs'
 
 process.env.SBX_BUILD ||= join(TOP, 'build-envd')
 const N = Number(process.argv[2] || 1000)
@@ -22,10 +22,7 @@ const MB = 1024 * 1024
 const SIZE = 100 * MB
 
 const srv = await startSbxd()
-process.env.E2B_API_URL = srv.url
-process.env.E2B_SANDBOX_URL = srv.url
-process.env.E2B_API_KEY = srv.key
-const { Sandbox } = await import(join(TOP, 'tests/node_modules/e2b/dist/index.mjs'))
+const { Sandbox } = await e2bFor(srv)
 
 const rate = (ms) => `${(SIZE / MB / (ms / 1000)).toFixed(0)} MB/s (${ms.toFixed(0)} ms)`
 let sbx

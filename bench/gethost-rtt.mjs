@@ -10,14 +10,11 @@ import { performance } from 'node:perf_hooks'
 import { writeFileSync, rmSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { TOP, startSbxd, fmt, sleep } from './lifecycle-lib.mjs'
+import { TOP, startSbxd, fmt, sleep, e2bFor } from './lifecycle-lib.mjs'
 
 const N = Number(process.argv[2] || 500)
 const srv = await startSbxd(['--pool-size', '0'])
-process.env.E2B_API_URL = srv.url
-process.env.E2B_SANDBOX_URL = srv.url
-process.env.E2B_API_KEY = srv.key
-const { Sandbox } = await import(join(TOP, 'tests/node_modules/e2b/dist/index.mjs'))
+const { Sandbox } = await e2bFor(srv)
 const { request, websocket, startServer, SERVER } = await import(join(TOP, 'tests/compat/ports-lib.mjs'))
 
 async function series(url, n) {

@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { TOP, startSbxd, sleep } from './lifecycle-lib.mjs'
+import { TOP, startSbxd, sleep, e2bFor } from './lifecycle-lib.mjs'
 import { flood } from '../tests/integration/flood-lib.mjs'
 
 process.env.SBX_BUILD ||= join(TOP, 'build')
@@ -17,10 +17,7 @@ const N = Number(process.argv[2] || 2000)
 const ROUNDS = Number(process.argv[3] || 5)
 
 const srv = await startSbxd(['--pool-size', '0'])
-process.env.E2B_API_URL = srv.url
-process.env.E2B_SANDBOX_URL = srv.url
-process.env.E2B_API_KEY = srv.key
-const { Sandbox } = await import(join(TOP, 'tests/node_modules/e2b/dist/index.mjs'))
+const { Sandbox } = await e2bFor(srv)
 const addr = { host: '127.0.0.1', port: Number(new URL(srv.url).port) }
 
 function status() {

@@ -41,7 +41,7 @@ for (let i = 0; i < M; i++) boxes.push((await cold.api('POST', '/v2/sandboxes', 
 await sleep(2000)
 const after = memAvailable()
 let cg = 0
-for (const b of boxes) cg += Number(readFileSync(`/sys/fs/cgroup/memory/sbx/${b.sandboxID}/memory.usage_in_bytes`, 'utf8'))
+for (const b of boxes) cg += Number(readFileSync(`/sys/fs/cgroup/memory/${cold.cgroupParent}/${b.sandboxID}/memory.usage_in_bytes`, 'utf8'))
 console.log(`memory per idle sandbox: ${(cg / M / 1048576).toFixed(2)} MiB charged to its cgroup (agent + its disk's page cache or tmpfs), ` +
   `${((before - after) / M / 1048576).toFixed(2)} MiB of host MemAvailable (incl. kernel: page tables, mounts, namespaces) (n=${M})`)
 const pause = [], resume = []

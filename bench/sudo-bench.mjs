@@ -6,15 +6,12 @@
 // Usage: node bench/sudo-bench.mjs [N=500]
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { TOP, startSbxd, fmt } from './lifecycle-lib.mjs'
+import { TOP, startSbxd, fmt, e2bFor } from './lifecycle-lib.mjs'
 
 process.env.SBX_BUILD ||= join(TOP, 'build')
 const N = Number(process.argv[2] || 500)
 const srv = await startSbxd()
-process.env.E2B_API_URL = srv.url
-process.env.E2B_SANDBOX_URL = srv.url
-process.env.E2B_API_KEY = srv.key
-const { Sandbox } = await import(join(TOP, 'tests/node_modules/e2b/dist/index.mjs'))
+const { Sandbox } = await e2bFor(srv)
 
 try {
   const sbx = await Sandbox.create()

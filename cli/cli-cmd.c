@@ -120,11 +120,14 @@ static int sandbox_list(struct cli *c)
                 print_json(cJSON_GetObjectItemCaseSensitive(o, "sandboxes"));
                 return 0;
         }
-        printf("%-22s %-20s %-22s %s\n", "ID", "TEMPLATE", "STARTED", "ENDS");
+        printf("%-22s %-20s %-7s %-22s %-22s %s\n", "ID", "TEMPLATE", "STATE", "STARTED", "ENDS",
+               "DISK");
         cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(o, "sandboxes"))
         {
-                printf("%-22s %-20s %-22s %s\n", str(s, "id"), str(s, "template"),
-                       str(s, "started_at"), str(s, "end_at"));
+                char disk[64];
+                cli_disk_figure(s, "disk_used", "disk_mb", disk, sizeof(disk));
+                printf("%-22s %-20s %-7s %-22s %-22s %s\n", str(s, "id"), str(s, "template"),
+                       str(s, "state"), str(s, "started_at"), str(s, "end_at"), disk);
         }
         return 0;
 }

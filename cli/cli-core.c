@@ -105,10 +105,11 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
         return k;
 }
 
-int cli_http(const struct cli *c, const char *method, const char *path, const char *ctype,
-             const void *body, size_t len, const char *extra, struct cli_resp *ret)
+/* Perform h (its body options set, NULL when curl_easy_init() failed) as method to c's URL +
+ * path, with the key, ctype and extra as headers, the answer into ret; then free h. */
+static int perform(const struct cli *c, CURL *h, const char *method, const char *path,
+                   const char *ctype, const char *extra, struct cli_resp *ret)
 {
-        CURL *h = curl_easy_init();
         struct curl_slist *hs = NULL;
         char auth[512], ct[256], url[8192];
         *ret = (struct cli_resp){0};
@@ -132,10 +133,6 @@ int cli_http(const struct cli *c, const char *method, const char *path, const ch
         curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
         curl_easy_setopt(h, CURLOPT_HEADERDATA, ret);
         curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-        if (body) {
-                curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-                curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-        }
         CURLcode rc = curl_easy_perform(h);
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &ret->status);
         curl_slist_free_all(hs);
@@ -147,6 +144,35 @@ int cli_http(const struct cli *c, const char *method, const char *path, const ch
                 return -EHOSTUNREACH;
         }
         return 0;
+}
+
+int cli_http(const struct cli *c, const char *method, const char *path, const char *ctype,
+             const void *body, size_t len, const char *extra, struct cli_resp *ret)
+{
+        CURL *h = curl_easy_init();
+        if (h && body) {
+                curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+                curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+        }
+        return perform(c, h, method, path, ctype, extra, ret);
+}
+
+static size_t read_file(char *buf, size_t size, size_t n, void *ud)
+{
+        return fread(buf, size, n, ud);
+}
+
+int cli_http_upload(const struct cli *c, const char *path, const char *ctype, FILE *f,
+                    uint64_t size, struct cli_resp *ret)
+{
+        CURL *h = curl_easy_init();
+        if (h) {
+                curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+                curl_easy_setopt(h, CURLOPT_READFUNCTION, read_file);
+                curl_easy_setopt(h, CURLOPT_READDATA, f);
+                curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)size);
+        }
+        return perform(c, h, "POST", path, ctype, NULL, ret);
 }
 
 int cli_fail(const struct cli_resp *r)

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* sbx image import | ls | rm: sbxd's /v1/images (api/openapi/sbx-v1.yaml). */
-#include <curl/curl.h>
+/* sbx image import | ls | rm (pull: cli-pull.c): sbxd's /v1/images (api/openapi/sbx-v1.yaml). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,65 +14,6 @@ static int usage_error(const char *msg)
 {
         fprintf(stderr, "sbx: %s (see sbx --help)\n", msg);
         return 2;
-}
-
-static size_t read_file(char *buf, size_t size, size_t n, void *ud)
-{
-        return fread(buf, size, n, ud);
-}
-
-static size_t on_body(char *p, size_t size, size_t n, void *ud)
-{
-        struct cli_resp *r = ud;
-        size_t len = size * n;
-        if (r->len + len > CLI_MAX_RESPONSE)
-                return 0;
-        char *b = realloc(r->body, r->len + len + 1);
-        if (!b)
-                return 0;
-        memcpy(b + r->len, p, len);
-        r->len += len;
-        b[r->len] = 0;
-        r->body = b;
-        return len;
-}
-
-/* POST the archive as the body, streamed from the file (the server bounds it). */
-static int upload(const struct cli *c, const char *path, FILE *f, curl_off_t size,
-                  struct cli_resp *ret)
-{
-        CURL *h = curl_easy_init();
-        struct curl_slist *hs = NULL;
-        char auth[512], url[8192];
-        *ret = (struct cli_resp){0};
-        if (!h)
-                return -ENOMEM;
-        snprintf(url, sizeof(url), "%s%s", c->url, path);
-        snprintf(auth, sizeof(auth), "Authorization: Bearer %s", c->key ? c->key : "");
-        hs = curl_slist_append(hs, auth);
-        hs = curl_slist_append(hs, "Content-Type: application/x-tar");
-        hs = curl_slist_append(hs, "Expect:");
-        curl_easy_setopt(h, CURLOPT_URL, url);
-        curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "POST");
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hs);
-        curl_easy_setopt(h, CURLOPT_READFUNCTION, read_file);
-        curl_easy_setopt(h, CURLOPT_READDATA, f);
-        curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, size);
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-        curl_easy_setopt(h, CURLOPT_WRITEDATA, ret);
-        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-        CURLcode rc = curl_easy_perform(h);
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &ret->status);
-        curl_slist_free_all(hs);
-        curl_easy_cleanup(h);
-        if (!ret->body && !(ret->body = strdup("")))
-                return -ENOMEM;
-        if (rc != CURLE_OK) {
-                fprintf(stderr, "sbx: %s: %s\n", c->url, curl_easy_strerror(rc));
-                return -EHOSTUNREACH;
-        }
-        return 0;
 }
 
 static int cmd_import(struct cli *c, int argc, char **argv)
@@ -111,7 +51,7 @@ static int cmd_import(struct cli *c, int argc, char **argv)
         snprintf(path, sizeof(path), "/v1/images?name=%s%s%s%s%s", en ? en : "", et ? "&tag=" : "",
                  et ? et : "", er ? "&ref=" : "", er ? er : "");
         struct cli_resp r;
-        int e = upload(c, path, f, (curl_off_t)st.st_size, &r);
+        int e = cli_http_upload(c, path, "application/x-tar", f, (uint64_t)st.st_size, &r);
         fclose(f);
         if (e < 0 || r.status >= 400) {
                 e = e < 0 ? 1 : cli_fail(&r);
@@ -204,12 +144,14 @@ static int cmd_rm(struct cli *c, int argc, char **argv)
 int cli_cmd_image(struct cli *c, int argc, char **argv)
 {
         if (argc < 1)
-                return usage_error("image import|ls|rm");
+                return usage_error("image import|pull|ls|rm");
+        if (strcmp(argv[0], "pull") == 0)
+                return cli_cmd_image_pull(c, argc - 1, argv + 1);
         if (strcmp(argv[0], "import") == 0)
                 return cmd_import(c, argc - 1, argv + 1);
         if (strcmp(argv[0], "ls") == 0 || strcmp(argv[0], "list") == 0)
                 return cmd_ls(c);
         if (strcmp(argv[0], "rm") == 0)
                 return cmd_rm(c, argc - 1, argv + 1);
-        return usage_error("image import|ls|rm");
+        return usage_error("image import|pull|ls|rm");
 }

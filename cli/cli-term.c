@@ -22,9 +22,10 @@
 
 #include "cli.h"
 #include "macros.h"
+#include "ws-socket.h"
 
 struct term {
-        int sock;
+        struct ws_socket ws;
         int exit_code;
         bool closed;
 };
@@ -90,33 +91,13 @@ static int handshake(const struct cli *c, int fd, const char *host, const char *
 
 static ssize_t on_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags, void *ud)
 {
-        struct term *t = ud;
-        ssize_t n = recv(t->sock, buf, len, MSG_DONTWAIT);
-        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-                wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
-                return -1;
-        }
-        if (n <= 0) {
-                wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
-                return -1;
-        }
-        return n;
+        return ws_socket_recv(ctx, &((struct term *)ud)->ws, buf, len);
 }
 
 static ssize_t on_send(wslay_event_context_ptr ctx, const uint8_t *d, size_t len, int flags,
                        void *ud)
 {
-        struct term *t = ud;
-        ssize_t n = send(t->sock, d, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-                wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
-                return -1;
-        }
-        if (n < 0) {
-                wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
-                return -1;
-        }
-        return n;
+        return ws_socket_send(ctx, &((struct term *)ud)->ws, d, len);
 }
 
 static int genmask(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, void *ud)
@@ -160,11 +141,8 @@ static void run(wslay_event_context_ptr ctx, struct term *t)
                         winch = 0;
                         send_size(ctx);
                 }
-                struct pollfd p[2] = {
-                    {.fd = t->sock,
-                     .events = (short)((wslay_event_want_read(ctx) ? POLLIN : 0) |
-                                       (wslay_event_want_write(ctx) ? POLLOUT : 0))},
-                    {.fd = in_open ? STDIN_FILENO : -1, .events = POLLIN}};
+                struct pollfd p[2] = {{.fd = t->ws.fd, .events = ws_socket_poll_events(ctx)},
+                                      {.fd = in_open ? STDIN_FILENO : -1, .events = POLLIN}};
                 if (poll(p, 2, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -193,13 +171,13 @@ int cli_cmd_terminal(struct cli *c, const char *id)
         struct term t = {.exit_code = 1};
         struct termios saved, raw;
         bool tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
-        t.sock = tcp_connect(c->url, host, sizeof(host), port, sizeof(port));
-        if (t.sock < 0) {
-                fprintf(stderr, "sbx: cannot connect to %s: %s\n", c->url, strerror(-t.sock));
+        t.ws.fd = tcp_connect(c->url, host, sizeof(host), port, sizeof(port));
+        if (t.ws.fd < 0) {
+                fprintf(stderr, "sbx: cannot connect to %s: %s\n", c->url, strerror(-t.ws.fd));
                 return 1;
         }
-        if (handshake(c, t.sock, host, port, id) < 0) {
-                close(t.sock);
+        if (handshake(c, t.ws.fd, host, port, id) < 0) {
+                close(t.ws.fd);
                 return 1;
         }
         struct wslay_event_callbacks cb = {.recv_callback = on_recv,
@@ -208,7 +186,7 @@ int cli_cmd_terminal(struct cli *c, const char *id)
                                            .on_msg_recv_callback = on_msg};
         wslay_event_context_ptr ctx;
         if (wslay_event_context_client_init(&ctx, &cb, &t) != 0) {
-                close(t.sock);
+                close(t.ws.fd);
                 return 1;
         }
         if (tty) {
@@ -222,6 +200,6 @@ int cli_cmd_terminal(struct cli *c, const char *id)
         if (tty)
                 tcsetattr(STDIN_FILENO, TCSANOW, &saved);
         wslay_event_context_free(ctx);
-        close(t.sock);
+        close(t.ws.fd);
         return t.exit_code;
 }

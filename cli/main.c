@@ -15,8 +15,12 @@ static const char usage[] =
     "  files ls ID [PATH] | files get ID PATH [LOCAL] | files put ID LOCAL PATH\n"
     "  sandbox terminal ID\n"
     "  image import NAME[:TAG] FILE [--ref REF]   an OCI layout or docker save archive\n"
+    "  image pull REF [--name NAME[:TAG]] [--username USER --password-stdin]\n"
+    "                      an image from its registry (python:3.12, ghcr.io/org/app:1, ...)\n"
     "  image ls | image rm NAME[:TAG]...\n"
     "  keys | status\n"
+    "  storage             the storage pool: size, used, free, and each sandbox's disk\n"
+    "  storage grow SIZE   grow the pool's image (e.g. 64G) while sandboxes run\n"
     "  node ls | node drain NAME [--move] | node undrain NAME   cluster nodes (sbxd --cluster);\n"
     "                      --move: its sandboxes move to other nodes (paused to disk, resumed\n"
     "                      there under the same id: files kept, processes restarted)\n"
@@ -61,6 +65,8 @@ int main(int argc, char **argv)
                 r = cli_cmd_image(&c, n, rest);
         else if (strcmp(cmd, "node") == 0 || strcmp(cmd, "nodes") == 0)
                 r = cli_cmd_node(&c, n, rest);
+        else if (strcmp(cmd, "storage") == 0)
+                r = cli_cmd_storage(&c, n, rest);
         else if (strcmp(cmd, "mcp") == 0)
                 r = cli_cmd_mcp(&c, n, rest);
         else {

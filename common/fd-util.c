@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,30 @@ int write_full(int fd, const void *buf, size_t len)
                         return -EIO;
                 p += n;
                 len -= (size_t)n;
+        }
+        return 0;
+}
+
+int send_all_wait(int fd, const void *buf, size_t len, int timeout_ms)
+{
+        const char *d = buf;
+        while (len > 0) {
+                ssize_t k = send(fd, d, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (k > 0) {
+                        d += k;
+                        len -= (size_t)k;
+                        continue;
+                }
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+                        return k == 0 ? -EPIPE : -errno;
+                struct pollfd p = {.fd = fd, .events = POLLOUT};
+                int n = poll(&p, 1, timeout_ms);
+                if (n == 0)
+                        return -ETIMEDOUT;
+                if (n < 0 && errno != EINTR)
+                        return -errno;
         }
         return 0;
 }

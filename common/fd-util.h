@@ -10,6 +10,10 @@
 /* Write all of buf, retrying on EINTR/short writes. Sockets use MSG_NOSIGNAL (-EPIPE, no signal).
  */
 int write_full(int fd, const void *buf, size_t len);
+/* All of buf to the socket fd without ever blocking in send() (MSG_DONTWAIT, MSG_NOSIGNAL): a
+ * full send buffer is waited for, at most timeout_ms each time (-ETIMEDOUT). -EPIPE when the
+ * peer is gone, send's or poll's -errno. */
+int send_all_wait(int fd, const void *buf, size_t len, int timeout_ms);
 /* Read exactly len bytes. Returns 0, -EPIPE on EOF before any byte, -EPROTO on EOF mid-way. */
 int read_exact(int fd, void *buf, size_t len);
 /* Read a whole (small) fd into a NUL-terminated malloc'd buffer, failing past max bytes. */

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sbx-agent: PID 1 of a sandbox. Start-up contract in guest-agent/README.md. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/init.h"
 #include "core/build-relay.h"
@@ -18,6 +21,11 @@ int main(int argc, char **argv)
         socklen_t len = sizeof(accepting);
 
         log_setup("sbx-agent", 0);
+        /* In a sandbox stderr is a FIFO that sbxd drains at a bounded rate
+         * (server/lifecycle/agent-log.h): past it a line is dropped, never waited for. */
+        struct stat st;
+        if (fstat(STDERR_FILENO, &st) == 0 && S_ISFIFO(st.st_mode))
+                (void)fcntl(STDERR_FILENO, F_SETFL, fcntl(STDERR_FILENO, F_GETFL) | O_NONBLOCK);
         if (e) {
                 char *end;
                 long v = strtol(e, &end, 10);

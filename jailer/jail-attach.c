@@ -144,6 +144,10 @@ int jail_attach_run(int spec_fd, int status_fd, int pidfd)
         r = open_sandbox(pidfd, &ns, &root, &pid);
         if (r >= 0)
                 r = jail_net_egress_ns(e, ns);
+        /* the files as sandbox root writes them: its upper may be an idmapped pool subvolume */
+        int bits = r >= 0 ? jail_fs_become(uid) : -EBADF;
+        if (r >= 0 && bits < 0)
+                r = jail_errorf(bits, "taking sandbox root's file-system ids: %m");
         if (r >= 0 && (r = jail_mount_write_resolv_conf(root, uid, e->gw4)) < 0) {
                 jail_errorf(r, "writing the sandbox's /etc/resolv.conf: %m");
                 (void)jail_net_egress_remove(e);
@@ -152,6 +156,8 @@ int jail_attach_run(int spec_fd, int status_fd, int pidfd)
                 jail_errorf(r, "adding the egress CA to " SBX_JAIL_CA_BUNDLE ": %m");
                 (void)jail_net_egress_remove(e);
         }
+        if (bits >= 0)
+                (void)jail_fs_restore(bits);
         if (r < 0)
                 log_error("attach-egress failed: %s",
                           jail_error_message() ? jail_error_message() : strerror(-r));

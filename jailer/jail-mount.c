@@ -4,6 +4,7 @@
 #include "jail-ca.h"
 #include "jail-error.h"
 #include "log.h"
+#include "loop-util.h"
 #include "macros.h"
 #include "missing-syscalls.h"
 
@@ -17,7 +18,10 @@
 #include <linux/loop.h>
 #include <sys/ioctl.h>
 #include <sys/file.h>
+#include <sys/fsuid.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
+#include <linux/securebits.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -187,7 +191,8 @@ static int mount_lower(int stage_fd, const char *layer, size_t i, int *userns_fd
 {
         char name[32];
         snprintf(name, sizeof(name), "lower/%zu", i);
-        if (mkdirat(stage_fd, name, 0700) < 0)
+        /* a pool upper's mount points exist already (mount_upper_subvol) */
+        if (mkdirat(stage_fd, name, 0700) < 0 && errno != EEXIST)
                 return -errno;
         _cleanup_close_ int tfd = openat(stage_fd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (tfd < 0)
@@ -226,49 +231,28 @@ static int mount_upper_tmpfs(const struct sbx_jail_spec *s)
 static int mount_upper_image(const struct sbx_jail_spec *s)
 {
         _cleanup_close_ int img = open(s->disk_image, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-        _cleanup_close_ int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
-        if (img < 0 || ctl < 0)
+        _cleanup_close_ int lfd = -EBADF;
+        char dev[32];
+        if (img < 0)
                 return -errno;
-        struct loop_config cfg = {
-            .fd = (uint32_t)img,
-            .info = {.lo_flags = LO_FLAGS_AUTOCLEAR | LO_FLAGS_DIRECT_IO},
-        };
-        /* LOOP_CTL_GET_FREE hands the same free device to every jailer that asks before one of
-         * them configures it: 200 concurrent creates lost all 32 attempts now and then. Jailers
-         * take turns (an flock on loop-control, released with ctl); the retries remain for
-         * other programs that attach loop devices meanwhile. */
-        if (flock(ctl, LOCK_EX) < 0)
+        /* Jailers (and sbxd's volume mounts) take turns on loop-control: 200 concurrent creates
+         * once lost all their attempts to LOOP_CTL_GET_FREE handing out one device twice. */
+        int r = loop_attach(img, dev, sizeof(dev), &lfd);
+        if (r < 0)
+                return r;
+        /* Mounted, the fs holds the device; closing lfd leaves autoclear to the unmount. Not
+         * mounted, closing lfd detaches it. */
+        if (mount(dev, s->rootfs, "ext4", MS_NOSUID | MS_NODEV | MS_NOATIME,
+                  "errors=remount-ro,noinit_itable") < 0)
                 return -errno;
-        for (int attempt = 0; attempt < 32; attempt++) {
-                char dev[32];
-                int n = ioctl(ctl, LOOP_CTL_GET_FREE);
-                if (n < 0)
-                        return -errno;
-                snprintf(dev, sizeof(dev), "/dev/loop%d", n);
-                _cleanup_close_ int lfd = open(dev, O_RDWR | O_CLOEXEC);
-                if (lfd < 0)
-                        return -errno;
-                if (ioctl(lfd, LOOP_CONFIGURE, &cfg) < 0) {
-                        if (errno == EBUSY) /* another jailer took it first */
-                                continue;
-                        return -errno;
-                }
-                (void)flock(ctl, LOCK_UN); /* configured: the device is ours */
-                /* Mounted, the fs holds the device; closing lfd leaves autoclear to the
-                 * unmount. Not mounted, closing lfd detaches it. */
-                if (mount(dev, s->rootfs, "ext4", MS_NOSUID | MS_NODEV | MS_NOATIME,
-                          "errors=remount-ro,noinit_itable") < 0)
-                        return -errno;
-                _cleanup_close_ int root = open(s->rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (root < 0 || fchmod(root, 0700) < 0 ||
-                    (unlinkat(root, "lost+found", AT_REMOVEDIR) < 0 && errno != ENOENT)) {
-                        int r = -errno;
-                        umount2(s->rootfs, MNT_DETACH);
-                        return r;
-                }
-                return 0;
+        _cleanup_close_ int root = open(s->rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (root < 0 || fchmod(root, 0700) < 0 ||
+            (unlinkat(root, "lost+found", AT_REMOVEDIR) < 0 && errno != ENOENT)) {
+                r = -errno;
+                umount2(s->rootfs, MNT_DETACH);
+                return r;
         }
-        return -EBUSY;
+        return 0;
 }
 
 int jail_mount_upper_host(const struct sbx_jail_spec *s)
@@ -287,22 +271,75 @@ int jail_mount_upper_host(const struct sbx_jail_spec *s)
         return 0;
 }
 
+/* The storage pool's subvolume at spec->upper_subvol, bound on rootfs idmapped through the
+ * sandbox's user namespace (files stored with the ids the sandbox sees, as volumes are), after
+ * its lower/<i> mount points are made on the raw subvolume (through the idmap, host root maps
+ * to nothing and could not create them). No loop device, no file system of its own: its size
+ * is the subvolume's qgroup limit, and a write past it is EDQUOT from write() itself. */
+static int mount_upper_subvol(const struct sbx_jail_spec *s, int userns_fd)
+{
+        if (userns_fd < 0)
+                return jail_errorf(-EOPNOTSUPP, "a pool upper needs idmapped mounts");
+        _cleanup_close_ int sub =
+            open(s->upper_subvol, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (sub < 0)
+                return jail_errorf(-errno, "upper %s: %m", s->upper_subvol);
+        _cleanup_close_ int lower = openat(sub, "lower", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (lower < 0)
+                return jail_errorf(-errno, "upper %s/lower: %m", s->upper_subvol);
+        for (size_t i = 0; i < s->n_layers; i++) {
+                char name[32];
+                snprintf(name, sizeof(name), "%zu", i);
+                if (mkdirat(lower, name, 0700) < 0 && errno != EEXIST)
+                        return jail_errorf(-errno, "upper %s/lower/%s: %m", s->upper_subvol, name);
+        }
+        _cleanup_close_ int tfd = open(s->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (tfd < 0)
+                return -errno;
+        int r = bind_at(sub, "", tfd, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, userns_fd, 0);
+        return r < 0 ? jail_errorf(r, "upper %s on %s: %m", s->upper_subvol, s->rootfs) : 0;
+}
+
+int jail_fs_become(uid_t uid_base)
+{
+        int bits = prctl(PR_GET_SECUREBITS);
+        if (bits < 0 || prctl(PR_SET_SECUREBITS, bits | SECBIT_NO_SETUID_FIXUP) < 0)
+                return -errno;
+        (void)setfsgid(uid_base);
+        (void)setfsuid(uid_base);
+        return bits;
+}
+
+int jail_fs_restore(int bits)
+{
+        (void)setfsuid(0);
+        (void)setfsgid(0);
+        return prctl(PR_SET_SECUREBITS, bits) < 0 ? -errno : 0;
+}
+
 static int mount_overlay(const struct sbx_jail_spec *s, int *userns_fd)
 {
-        if (!s->upper_on_host) {
-                int r = mount_upper_tmpfs(s);
-                if (r < 0)
-                        return r;
-        }
+        int r;
+        if (s->upper_subvol)
+                r = mount_upper_subvol(s, *userns_fd);
+        else
+                r = s->upper_on_host ? 0 : mount_upper_tmpfs(s);
+        if (r < 0)
+                return r;
         _cleanup_close_ int stage = open(s->rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (stage < 0)
                 return -errno;
-        if (mkdirat(stage, "upper", 0755) < 0 || fchmodat(stage, "upper", 0755, 0) < 0 ||
-            fchownat(stage, "upper", s->uid_base, s->uid_base, 0) < 0 ||
-            mkdirat(stage, "work", 0700) < 0 || mkdirat(stage, "lower", 0700) < 0)
+        if (!s->upper_subvol &&
+            (mkdirat(stage, "upper", 0755) < 0 || fchmodat(stage, "upper", 0755, 0) < 0 ||
+             fchownat(stage, "upper", s->uid_base, s->uid_base, 0) < 0 ||
+             mkdirat(stage, "work", 0700) < 0 || mkdirat(stage, "lower", 0700) < 0))
                 return -errno;
         for (size_t i = 0; i < s->n_layers; i++) {
-                int r = mount_lower(stage, s->layers[i], i, userns_fd);
+                /* a pool upper has no fallback: its lowers must be idmapped like it */
+                int keep = *userns_fd;
+                r = mount_lower(stage, s->layers[i], i, userns_fd);
+                if (r >= 0 && s->upper_subvol && keep >= 0 && *userns_fd < 0)
+                        r = jail_errorf(-EOPNOTSUPP, "layer %s: cannot idmap", s->layers[i]);
                 if (r < 0)
                         return r;
         }
@@ -318,7 +355,7 @@ static int mount_overlay(const struct sbx_jail_spec *s, int *userns_fd)
         snprintf(data + o, cap - o, ",upperdir=upper,workdir=work");
         if (fchdir(stage) < 0)
                 return -errno;
-        int r = mount("overlay", s->rootfs, "overlay", MS_NOSUID | MS_NODEV, data) < 0 ? -errno : 0;
+        r = mount("overlay", s->rootfs, "overlay", MS_NOSUID | MS_NODEV, data) < 0 ? -errno : 0;
         if (chdir("/") < 0 && r == 0)
                 r = -errno;
         return r;
@@ -393,6 +430,26 @@ static int mount_agent(const struct sbx_jail_spec *s, int root_fd)
                 return tfd;
         return bind_at(AT_FDCWD, s->agent, tfd,
                        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, -1, 0);
+}
+
+/* What sbx places in every sandbox besides the agent (sudo, the code interpreter's kernels):
+ * a read-only, nosuid, nodev bind of the host dir spec->runtime, idmapped like a read-only
+ * bind (host root's files show as sandbox root's, every other host id's as nobody's). Like the
+ * agent, nothing under it can be changed from inside (EROFS), whatever a snapshot's upper
+ * holds at the mountpoint: the bind covers it. */
+static int mount_runtime(const struct sbx_jail_spec *s, int root_fd, int userns_fd)
+{
+        _cleanup_close_ int pfd = mkdir_in_root(root_fd, "/.sbx", 0755, s->uid_base);
+        if (pfd < 0)
+                return pfd;
+        _cleanup_close_ int tfd = mkdir_in_root(root_fd, JAIL_RUNTIME_PATH, 0755, s->uid_base);
+        if (tfd < 0)
+                return tfd;
+        uint64_t attrs = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+        int r = bind_at(AT_FDCWD, s->runtime, tfd, attrs, userns_fd, 0);
+        if (r < 0 && userns_fd >= 0 && idmap_unsupported(r))
+                r = bind_at(AT_FDCWD, s->runtime, tfd, attrs, -1, 0);
+        return r;
 }
 
 /* Device nodes bound from the host's devtmpfs, as bubblewrap's --dev does. The userns cannot
@@ -521,8 +578,22 @@ int jail_mount_write_resolv_conf(int root_fd, uid_t uid, const uint8_t gw4[4])
         return 0;
 }
 
+static int mount_root(const struct sbx_jail_spec *s, int userns_fd, int bind_userns_fd,
+                      int *ret_idmapped);
+
 int jail_mount_root(const struct sbx_jail_spec *s, int userns_fd, int bind_userns_fd,
                     int *ret_idmapped)
+{
+        int bits = s->upper_subvol ? jail_fs_become(s->uid_base) : 0;
+        if (bits < 0)
+                return jail_errorf(bits, "taking sandbox root's file-system ids: %m");
+        int r = mount_root(s, userns_fd, bind_userns_fd, ret_idmapped);
+        int b = s->upper_subvol ? jail_fs_restore(bits) : 0;
+        return r < 0 ? r : b < 0 ? jail_errorf(b, "back to host root's ids: %m") : r;
+}
+
+static int mount_root(const struct sbx_jail_spec *s, int userns_fd, int bind_userns_fd,
+                      int *ret_idmapped)
 {
         int ufd = userns_fd;
         int r = mount_overlay(s, &ufd);
@@ -540,6 +611,8 @@ int jail_mount_root(const struct sbx_jail_spec *s, int userns_fd, int bind_usern
         r = mount_agent(s, root_fd);
         if (r < 0)
                 return jail_errorf(r, "agent %s on " JAIL_AGENT_PATH ": %m", s->agent);
+        if (s->runtime && (r = mount_runtime(s, root_fd, ufd >= 0 ? bind_userns_fd : -1)) < 0)
+                return jail_errorf(r, "runtime %s on " JAIL_RUNTIME_PATH ": %m", s->runtime);
         r = mount_dev(s, root_fd);
         if (r < 0)
                 return r;

@@ -17,6 +17,8 @@
 
 /* Where the agent binary appears inside the sandbox (read-only bind of spec->agent). */
 #define JAIL_AGENT_PATH "/.sbx/sbx-agent"
+/* Where spec->runtime appears (read-only bind of a host dir: sudo, kernels). */
+#define JAIL_RUNTIME_PATH "/.sbx/runtime"
 /* The sandbox's own boot_id (escape battery G1): a fresh random UUID written there at every
  * start by the parent, bound read-only over /proc/sys/kernel/random/boot_id by the child, so
  * sandboxes, and clones started from one snapshot, never share it. */
@@ -42,6 +44,17 @@ int jail_mount_upper_host(const struct sbx_jail_spec *spec);
  * (-1: binds are not idmapped). *ret_idmapped says whether idmapping took effect. */
 int jail_mount_root(const struct sbx_jail_spec *spec, int userns_fd, int bind_userns_fd,
                     int *ret_idmapped);
+
+/* Sandbox root's file-system ids (fsuid/fsgid = uid_base) with every capability kept
+ * (SECBIT_NO_SETUID_FIXUP), for what the jailer writes into a root whose upper is a pool
+ * subvolume: overlayfs creates its work dirs, whiteouts and copied-up files with its mounter's
+ * credentials, and the jailer's own files (the agent's mount point, /etc/resolv.conf, boot_id,
+ * the CA bundle) with the caller's; through an idmapped upper host root maps to nothing
+ * (EOVERFLOW). Capabilities are untouched, so these are the operations host root would make,
+ * with files owned by sandbox root, as the jailer chowns them anyway. jail_fs_become() returns
+ * the securebits jail_fs_restore() puts back (host root's ids again), or -errno. */
+int jail_fs_become(uid_t uid_base);
+int jail_fs_restore(int bits);
 
 /* /etc/resolv.conf in the root of root_fd replaced by "nameserver <gw4>" (the egress link's host
  * end, where sbxd's resolver answers), owned by uid; paths resolved inside the root. Used at

@@ -13,15 +13,16 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
-/* What the agent may keep inside its user namespace: Docker's default set minus CAP_MKNOD and
- * CAP_NET_RAW, plus CAP_DAC_READ_SEARCH. Enough to serve several users (setuid/setgid/chown,
- * files of any user, signals, setpcap to shed caps for user processes); no CAP_SYS_ADMIN, so
- * no mounts or namespace tricks even if seccomp were bypassed (CVE-2022-0492 needs it). */
+/* What the agent holds inside its user namespace, for its whole life (jailer/README.md step
+ * 20 says what each is for): sandbox root's six file and user capabilities, which it acts
+ * with and hands to root's processes (guest-agent/core/users.h agent_user_caps()), plus
+ * CAP_KILL (signals to every user's processes) and CAP_SETPCAP (shedding the bounding set of
+ * each process it starts). Nothing else: no CAP_SYS_ADMIN (no mounts or namespace tricks
+ * even past seccomp, CVE-2022-0492), none of Docker's NET_BIND_SERVICE, SYS_CHROOT,
+ * AUDIT_WRITE, SETFCAP or DAC_READ_SEARCH, which nothing of the agent's uses. */
 static const cap_value_t agent_caps[] = {
-    CAP_CHOWN,       CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH,  CAP_FOWNER,
-    CAP_FSETID,      CAP_KILL,         CAP_SETGID,           CAP_SETUID,
-    CAP_SETPCAP,     CAP_SETFCAP,      CAP_NET_BIND_SERVICE, CAP_SYS_CHROOT,
-    CAP_AUDIT_WRITE,
+    CAP_CHOWN,  CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_FSETID,
+    CAP_SETUID, CAP_SETGID,       CAP_KILL,   CAP_SETPCAP,
 };
 
 /* cur = max = value; without CAP_SYS_RESOURCE a hard limit cannot be raised: take

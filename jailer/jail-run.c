@@ -413,7 +413,8 @@ static int step_mount_root(struct jail *j)
         if (userns < 0)
                 return fail(j, STEP_MOUNT_ROOT, -errno, "open child user namespace");
         _cleanup_close_ int bind_userns = -EBADF;
-        if (j->spec->n_binds > 0 && (bind_userns = root_only_userns(j->spec->uid_base)) < 0)
+        if ((j->spec->n_binds > 0 || j->spec->runtime) &&
+            (bind_userns = root_only_userns(j->spec->uid_base)) < 0)
                 return fail(j, STEP_MOUNT_ROOT, bind_userns, "user namespace for the binds");
         int r = jail_mount_root(j->spec, userns, bind_userns, &j->idmapped);
         return r < 0 ? fail(j, STEP_MOUNT_ROOT, r, "build root") : 0;

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "buf.h"
+#include "format-util.h"
 #include "mcp-internal.h"
 
 cJSON *mcp_text_result(const char *text, bool is_error)
@@ -30,10 +31,7 @@ cJSON *mcp_text_result(const char *text, bool is_error)
 cJSON *mcp_failure(const char *fmt, ...)
 {
         char msg[1024];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
-        va_end(ap);
+        (void)FORMAT_VARARGS(msg, sizeof(msg), fmt);
         return mcp_text_result(msg, true);
 }
 

@@ -4,11 +4,15 @@
 #   asan      the unit tests again, built with ASan+UBSan
 #   format    clang-format check of every C file
 #   layers    every #include points the way scripts/layers.conf allows (scripts/check-layers.py)
+#   docs      what docs/ and the READMEs name exists: files, functions, the jailer's step
+#             numbers; each folder's README names its C files (scripts/check-docs.py)
 #   clang     everything built with clang and -Werror (build dir <build>-clang)
 #   cppcheck  static analysis of the C sources (scripts/cppcheck-suppressions.txt says what is
 #             suppressed and why)
-#   node      integration, compat (real npm SDKs) and security suites against a real sbxd
-#   cleanup   nothing left behind: no sandbox cgroups, processes, mounts or dirs
+#   node      integration, compat (real npm SDKs), security, TypeScript client and console
+#             (headless chromium) suites against a real sbxd
+#   python    the Python client's suites (pytest) against a real sbxd
+#   cleanup   nothing this run left behind: no sandbox cgroups, processes, mounts or dirs
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -16,6 +20,9 @@ build=${1:-build}
 pass=0
 fail=0
 failed_suites=()
+# what a run before this one left on the host (cgroups, loop devices...) is not this run's
+hostbefore=$(mktemp /tmp/sbx-host-before.XXXXXX)
+bash scripts/check-clean.sh --before "$hostbefore"
 
 count() { # suite name, passed, failed
         pass=$((pass + $2))
@@ -84,6 +91,15 @@ else
         count layers 0 1
 fi
 
+# ---- docs: what the documents name exists ----
+echo "== docs"
+if python3 scripts/check-docs.py >/tmp/sbx-docs.log 2>&1; then
+        count docs 1 0
+else
+        head -n 20 /tmp/sbx-docs.log
+        count docs 0 1
+fi
+
 # ---- clang: the whole tree with a second compiler, warnings as errors ----
 echo "== clang (clang -Werror build)"
 started=$SECONDS
@@ -119,7 +135,7 @@ fi
 echo "   cppcheck took $((SECONDS - started)) s"
 
 # ---- node suites against a real sbxd ----
-echo "== node suites (integration, compat, security)"
+echo "== node suites (integration, compat, security, console)"
 (cd tests && npm ci --no-audit --no-fund --silent >/tmp/sbx-npm.log 2>&1) || {
         cat /tmp/sbx-npm.log
         count npm 0 1
@@ -127,7 +143,10 @@ echo "== node suites (integration, compat, security)"
 # A log of this run's own (runs in parallel must not share one); -a: test output may hold
 # binary bytes, which would turn grep's answer into "binary file matches".
 nodelog=$(mktemp /tmp/sbx-node.XXXXXX.log)
-bash scripts/test-node.sh "$build" 2>&1 | tee "$nodelog"
+noderecord=$(mktemp /tmp/sbx-node-state.XXXXXX)
+SBX_KEEP_STATE=1 SBX_STATE_RECORD=$noderecord bash scripts/test-node.sh "$build" 2>&1 | tee "$nodelog"
+nodestate=$(cat "$noderecord" 2>/dev/null)
+rm -f "$noderecord"
 np=$(grep -aE '^# pass ' "$nodelog" | tail -n 1 | awk '{print $3}')
 nf=$(grep -aE '^# fail ' "$nodelog" | tail -n 1 | awk '{print $3}')
 if [ -z "$np" ]; then
@@ -136,10 +155,33 @@ else
         count node "$np" "${nf:-0}"
 fi
 
+# ---- python: the Python client (tests/clients/python, Debian's pytest) against its own sbxd ----
+echo "== python (the Python client against a real sbxd)"
+pylog=$(mktemp /tmp/sbx-python.XXXXXX.log)
+bash scripts/test-python.sh "$build" 2>&1 | tee "$pylog"
+summary=$(grep -aE '^=* *[0-9]+ (passed|failed|errors?)' "$pylog" | tail -n 1)
+pp=$(echo "$summary" | grep -oE '[0-9]+ passed' | head -n 1 | awk '{print $1}')
+pf=$(echo "$summary" | grep -oE '[0-9]+ (failed|errors?)' | awk '{s += $1} END {print s + 0}')
+if [ -z "$pp" ] && [ "${pf:-0}" -eq 0 ]; then
+        count python 0 1
+else
+        count python "${pp:-0}" "$pf"
+fi
+
 # ---- cleanup ----
 echo "== cleanup"
-if bash scripts/check-clean.sh; then count cleanup 1 0; else count cleanup 0 1; fi
+if bash scripts/check-clean.sh "$nodestate" "$hostbefore"; then
+        count cleanup 1 0
+        # the node suites' state dir (gigabytes of templates): kept only when something failed
+        if [ "$fail" -eq 0 ] && [ -n "$nodestate" ] && [ -d "$nodestate" ] &&
+                ! grep -q " $nodestate" /proc/self/mountinfo; then
+                rm -rf --one-file-system "$nodestate"
+        fi
+else
+        count cleanup 0 1
+fi
 
+rm -f "$hostbefore"
 [ ${#failed_suites[@]} -eq 0 ] || echo "failed suites: ${failed_suites[*]}"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

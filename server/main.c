@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -19,8 +20,11 @@
 #include "cluster/cluster-http.h"
 #include "cluster/cluster-volumes.h"
 #include "cluster/layer-pull.h"
+#include "lifecycle/agent-log.h"
 #include "lifecycle/adopt.h"
 #include "storage/disk-image.h"
+#include "storage/disk-pool.h"
+#include "lifecycle/upper.h"
 #include "storage/secret-store.h"
 #include "storage/volume.h"
 #include "fd-util.h"
@@ -37,16 +41,35 @@
 #include "lifecycle/monitor.h"
 #include "macros.h"
 #include "lifecycle/pool.h"
+#include "pull/pull.h"
 #include "channel/agent-req.h"
 #include "lifecycle/sampler.h"
 #include "lifecycle/sandbox.h"
 #include "core/server.h"
+#include "ui/ui.h"
 
 static int write_port_file(const char *path, unsigned port)
 {
         char buf[16];
         snprintf(buf, sizeof(buf), "%u\n", port);
         return write_file_atomic(path, buf, strlen(buf), 0644);
+}
+
+/* The host[:port] of --public-url as the default domain, when it is a host name that can
+ * carry "<port>-<id>." labels (not an address, not localhost itself: server/README.md
+ * "Sandbox ports"). */
+static bool public_url_domain(const char *url, char *buf, size_t size)
+{
+        if (!url)
+                return false;
+        const char *a = strstr(url, "://") + 3;
+        size_t l = strcspn(a, "/");
+        if (a[0] == '[' || l >= size || strspn(a, "0123456789.:") == l ||
+            strncasecmp(a, "localhost", 9) == 0)
+                return false;
+        memcpy(buf, a, l);
+        buf[l] = 0;
+        return true;
 }
 
 /* The `domain` of create's answer: sandbox.getHost(port) is "<port>-<id>.<domain>". The
@@ -58,10 +81,25 @@ static void set_domain(const struct sbxd_config *cfg, unsigned port)
         char d[SBXD_DOMAIN_MAX + 16];
         if (cfg->domain)
                 snprintf(d, sizeof(d), "%s", cfg->domain);
-        else
+        else if (!public_url_domain(cfg->public_url, d, sizeof(d)))
                 snprintf(d, sizeof(d), SBXD_DEFAULT_DOMAIN ":%u", port);
         sandbox_json_set_domain(d);
         log_info("sandbox ports: %s://<port>-<sandboxID>.%s", cfg->tls_cert ? "https" : "http", d);
+}
+
+/* The egress policy in force, said once at start (server/README.md "Egress"). */
+static void log_egress_policy(const struct sbxd_config *cfg)
+{
+        static const char *const cap[] = {
+            [EGRESS_MAX_NONE] = "none: every sandbox has loopback only, whatever it asks",
+            [EGRESS_MAX_LISTED] = "listed: a sandbox reaches only what its allowOut lists; "
+                                  "allow_internet_access is not honoured (--egress-max any "
+                                  "honours it)",
+            [EGRESS_MAX_ANY] = "any: allow_internet_access and allowOut are honoured",
+        };
+        log_info("egress: a sandbox that asks for nothing gets %s; --egress-max %s",
+                 cfg->egress_allow ? "the internet (--egress allow)" : "loopback only",
+                 cap[cfg->egress_max]);
 }
 
 /* The three lines users export (stdout), and the log line. */
@@ -71,12 +109,16 @@ static void announce(const struct sbxd_config *cfg, const struct keys *keys, uns
                            : strcmp(cfg->host, "::") == 0    ? "::1"
                                                              : cfg->host;
         const char *lb = strchr(host, ':') ? "[" : "", *rb = *lb ? "]" : "";
-        char url[160], path[4096];
+        char url[160], path[4096], pub[SBXD_PUBLIC_URL_MAX + 2];
         snprintf(url, sizeof(url), "%s://%s%s%s:%u\n", cfg->tls_cert ? "https" : "http", lb, host,
                  rb, port);
-        printf("export E2B_API_URL=%s", url);
-        printf("export E2B_SANDBOX_URL=%s", url);
-        printf("export E2B_VOLUME_API_URL=%s", url); /* Volume file operations */
+        /* clients behind --public-url reach sbxd there; the sbx CLI on this host (the url
+         * file) keeps the address sbxd listens on */
+        snprintf(pub, sizeof(pub), "%s%s", cfg->public_url ? cfg->public_url : url,
+                 cfg->public_url ? "\n" : "");
+        printf("export E2B_API_URL=%s", pub);
+        printf("export E2B_SANDBOX_URL=%s", pub);
+        printf("export E2B_VOLUME_API_URL=%s", pub); /* Volume file operations */
         printf("export E2B_API_KEY=%s\n", keys->key[0]);
         fflush(stdout);
         /* For the sbx CLI on this machine (cli/README.md): the URL beside the keys. */
@@ -86,6 +128,7 @@ static void announce(const struct sbxd_config *cfg, const struct keys *keys, uns
                 log_warning_errno(r, "writing %s: %m", path);
         log_info("listening on %s%s%s:%u (state %s, jailer %s, agent %s)", lb, host, rb, port,
                  cfg->state_dir, cfg->jailer, cfg->agent);
+        log_egress_policy(cfg);
 }
 
 /* Graceful stop: no new connections, in-flight requests get up to DRAIN_MS to finish. */
@@ -154,6 +197,37 @@ static int start_cluster(struct server *srv, unsigned port)
         return 0;
 }
 
+/* The storage pool (storage/disk-pool.h), unless --disk asks for images or tmpfs: where the
+ * kernel has no btrfs (or it cannot be set up) the ext4 images take over, said once here and on
+ * /metrics (sbx_storage_backend). --disk pool makes that a failure instead. */
+static int open_storage_pool(struct server *srv, struct sbxd_config *cfg)
+{
+        char why[160] = "";
+        bool must = cfg->disk_mode == SBXD_DISK_POOL;
+        if (cfg->disk_mode != SBXD_DISK_AUTO && !must)
+                return 0;
+        int r = disk_pool_available(cfg->state_dir, why, sizeof(why)) ? 0 : -EOPNOTSUPP;
+        if (r >= 0)
+                r = disk_pool_open(cfg->state_dir, cfg->storage_pool_bytes, &srv->disk_pool);
+        if (r < 0 && why[0] == 0)
+                snprintf(why, sizeof(why), "%s", strerror(-r));
+        if (r < 0 && must)
+                return log_error_errno(r, "storage pool: %s", why);
+        if (r < 0) {
+                log_warning("storage pool: %s: sandbox disks are preallocated ext4 images", why);
+                return 0;
+        }
+        struct disk_pool_space sp;
+        if (disk_pool_space(srv->disk_pool, &sp) >= 0) {
+                cfg->pool_fs_bytes = sp.size;
+                log_info("storage pool: btrfs at %s (%s), %llu MiB, %llu MiB free; sandbox "
+                         "disks are subvolumes with qgroup limits",
+                         disk_pool_root(srv->disk_pool), disk_pool_kind(srv->disk_pool),
+                         (unsigned long long)(sp.size >> 20), (unsigned long long)(sp.free >> 20));
+        }
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         struct sbxd_config cfg = {};
@@ -177,6 +251,13 @@ int main(int argc, char **argv)
                 config_done(&cfg);
                 return 2;
         }
+        /* before any thread: libcurl's global start is not thread-safe */
+        char perr[PULL_ERR_MAX];
+        if (pull_setup(&cfg, perr) < 0) {
+                fprintf(stderr, "sbxd: %s\n", perr);
+                config_done(&cfg);
+                return 2;
+        }
 
         signal(SIGPIPE, SIG_IGN);
         sigemptyset(&mask);
@@ -191,6 +272,8 @@ int main(int argc, char **argv)
                 log_warning_errno(errno, "PR_SET_CHILD_SUBREAPER: %m");
 
         if (state_dir_setup(cfg.state_dir) < 0)
+                goto fail;
+        if (open_storage_pool(&srv, &cfg) < 0)
                 goto fail;
         r = config_derive_limits(&cfg);
         if (r < 0) {
@@ -217,6 +300,12 @@ int main(int argc, char **argv)
         if (access(cfg.agent, X_OK) < 0)
                 log_warning("agent %s is not executable yet: creating sandboxes will fail",
                             cfg.agent);
+        /* Checked once: sandboxes of every template get it, or none does (saying so here). */
+        srv.runtime_ok = access(cfg.runtime, R_OK | X_OK) == 0;
+        if (!srv.runtime_ok)
+                log_warning("runtime %s is missing: sandboxes get no sudo and no code "
+                            "interpreter but what their template ships",
+                            cfg.runtime);
 
         char why[600] = "";
         r = host_claims_open(cfg.state_dir, &host, why, sizeof(why));
@@ -224,9 +313,13 @@ int main(int argc, char **argv)
                 log_error_errno(r, "%s", why);
                 goto fail;
         }
+        ui_load(&srv, cfg.console_dir);
         r = registry_new(&srv.registry);
         if (r >= 0) {
                 registry_set_host(srv.registry, host);
+                r = agent_log_start(); /* before adoption: adopted agents' logs are drained */
+        }
+        if (r >= 0) {
                 r = volume_store_open(cfg.state_dir, &srv.volumes);
         }
         if (r >= 0)
@@ -254,7 +347,12 @@ int main(int argc, char **argv)
                         log_info("layer store: %d unreferenced layer(s) removed", g);
                 r = sampler_start(&srv);
         }
-        if (r >= 0 && !cfg.tmpfs_disks)
+        if (r >= 0) {
+                int g = lifecycle_upper_gc(&srv);
+                if (g > 0)
+                        log_info("storage pool: %d subvolume(s) nothing refers to removed", g);
+        }
+        if (r >= 0 && !cfg.tmpfs_disks && !srv.disk_pool)
                 srv.disk_images =
                     disk_image_probe(cfg.state_dir, (uint64_t)TEMPLATE_DEFAULT_DISK_MB << 20);
         if (r >= 0)
@@ -302,9 +400,11 @@ int main(int argc, char **argv)
         registry_free(srv.registry);
         volume_store_free(srv.volumes); /* mounts in use stay with their sandboxes */
         secret_store_free(srv.secrets); /* after the egress: its proxy reads secrets */
+        ui_free(&srv);
         char url_path[4096];
         snprintf(url_path, sizeof(url_path), "%s/" SBXD_URL_FILE, cfg.state_dir);
-        (void)unlink(url_path); /* nobody listens there any more */
+        (void)unlink(url_path);               /* nobody listens there any more */
+        disk_pool_close(srv.disk_pool, true); /* kept mounted while sandbox dirs remain */
         host_claims_close(host);
         state_dir_release(cfg.state_dir);
         config_done(&cfg);
@@ -323,6 +423,8 @@ fail:
         volume_store_free(srv.volumes);
         egress_free(srv.egress);
         secret_store_free(srv.secrets);
+        ui_free(&srv);
+        disk_pool_close(srv.disk_pool, true);
         host_claims_close(host);
         state_dir_release(cfg.state_dir);
         config_done(&cfg);

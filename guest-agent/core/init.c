@@ -16,14 +16,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/provision.h"
 #include "core/server.h"
 #include "log.h"
 #include "macros.h"
 #include "time-util.h"
 
-#define USER_HOME     "/home/user"
-#define USER_UID      1000
-#define USER_GID      1000
 #define STOP_GRACE_MS 2000
 
 static const struct agent_init_hooks *hooks;
@@ -37,8 +35,6 @@ void agent_init_wake(void)
 
 int agent_init_setup(void)
 {
-        struct stat st;
-
         /* No ptrace or /proc/1/mem access to the agent from user code, and no core dumps. */
         if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
                 return log_error_errno(errno, "prctl(PR_SET_DUMPABLE): %m");
@@ -47,20 +43,10 @@ int agent_init_setup(void)
                 (void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
         umask(022);
 
-        /* The template's lower layer has /home/user owned by an id that is unmapped in this
-         * user namespace. Only that directory: lchown never follows a planted symlink. */
-        if (lstat(USER_HOME, &st) == 0 && S_ISDIR(st.st_mode)) {
-                if (lchown(USER_HOME, USER_UID, USER_GID) < 0)
-                        log_warning_errno(errno, "chown %s: %m", USER_HOME);
-        }
-        if (lstat("/tmp", &st) < 0) {
-                if (mkdir("/tmp", 01777) < 0)
-                        log_warning_errno(errno, "mkdir /tmp: %m");
-        }
-        if (lstat("/tmp", &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) != 01777) {
-                if (chmod("/tmp", 01777) < 0)
-                        log_warning_errno(errno, "chmod /tmp: %m");
-        }
+        /* The user, its home, /tmp, sudo: what E2B's build adds to every image. Outside a pid
+         * namespace (development) the host's files are left alone. */
+        if (getpid() == 1)
+                agent_provision();
         return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "connect.h"
+#include "format-util.h"
 #include "json-util.h"
 #include "macros.h"
 
@@ -97,25 +98,15 @@ int agent_respond_head_list(struct agent_request *r, int status, const struct sb
 int agent_respond_head(struct agent_request *r, int status, const char *const *headers)
 {
         struct sbx_header hs[16];
-        struct sbx_resp_head h = {.status = (uint16_t)status, .headers = hs};
-        _cleanup_free_ uint8_t *buf = NULL;
-        size_t len;
-        int e;
+        size_t n = 0;
 
-        for (size_t i = 0; headers && headers[2 * i]; i++) {
-                if (i >= ELEMENTSOF(hs))
+        for (; headers && headers[2 * n]; n++) {
+                if (n >= ELEMENTSOF(hs))
                         return -E2BIG;
-                hs[i].name = headers[2 * i];
-                hs[i].value = headers[2 * i + 1];
-                h.n_headers++;
+                hs[n].name = headers[2 * n];
+                hs[n].value = headers[2 * n + 1];
         }
-        e = sbx_resp_head_encode(&h, &buf, &len);
-        if (e < 0)
-                return e;
-        r->resp_started = true;
-        r->status = status;
-        e = sbx_frame_write(r->fd, SBX_FRAME_RESP_HEAD, buf, len);
-        return e < 0 ? e : status;
+        return agent_respond_head_list(r, status, hs, n);
 }
 
 int agent_respond_data(struct agent_request *r, const void *buf, size_t len)
@@ -169,71 +160,39 @@ int agent_respond_envelope(struct agent_request *r, uint8_t flags, const char *j
 
 int agent_respond_rest_error(struct agent_request *r, int status, const char *fmt, ...)
 {
-        _cleanup_free_ char *msg = NULL, *body = NULL;
+        _cleanup_free_ char *msg = FORMAT_VARARGS_DUP(fmt), *body = NULL;
         size_t len;
-        va_list ap;
         int e;
 
-        va_start(ap, fmt);
-        e = vasprintf(&msg, fmt, ap);
-        va_end(ap);
-        if (e < 0) {
-                msg = NULL;
+        if (!msg)
                 return -ENOMEM;
-        }
         if (r->route && r->route->rest_error)
                 return r->route->rest_error(r, status, msg);
         e = agent_rest_error_json(status, msg, &body, &len);
-        if (e < 0)
-                return e;
-        return agent_respond(r, status, "application/json; charset=utf-8", body, len);
+        return e < 0 ? e : agent_respond(r, status, "application/json; charset=utf-8", body, len);
 }
 
 int agent_respond_connect_error(struct agent_request *r, const char *code, const char *fmt, ...)
 {
-        _cleanup_free_ char *msg = NULL, *body = NULL;
+        _cleanup_free_ char *msg = FORMAT_VARARGS_DUP(fmt), *body = NULL;
         size_t len;
-        va_list ap;
-        int e;
+        int e = msg ? agent_connect_error_json(code, msg, &body, &len) : -ENOMEM;
 
-        va_start(ap, fmt);
-        e = vasprintf(&msg, fmt, ap);
-        va_end(ap);
-        if (e < 0) {
-                msg = NULL;
-                return -ENOMEM;
-        }
-        e = agent_connect_error_json(code, msg, &body, &len);
-        if (e < 0)
-                return e;
-        return agent_respond(r, connect_code_http_status(code), "application/json", body, len);
+        return e < 0 ? e
+                     : agent_respond(r, connect_code_http_status(code), "application/json", body,
+                                     len);
 }
 
 int agent_respond_stream_error(struct agent_request *r, const char *code, const char *fmt, ...)
 {
         static const char *const headers[] = {"Content-Type", "application/connect+json", NULL};
-        _cleanup_free_ char *msg = NULL, *body = NULL;
+        _cleanup_free_ char *msg = FORMAT_VARARGS_DUP(fmt), *body = NULL;
         size_t len;
-        va_list ap;
-        int e;
+        int e = msg ? agent_end_stream_json(code, msg, &body, &len) : -ENOMEM;
 
-        va_start(ap, fmt);
-        e = vasprintf(&msg, fmt, ap);
-        va_end(ap);
-        if (e < 0) {
-                msg = NULL;
-                return -ENOMEM;
-        }
-        e = agent_end_stream_json(code, msg, &body, &len);
-        if (e < 0)
-                return e;
-        if (!r->resp_started) {
+        if (e >= 0 && !r->resp_started)
                 e = agent_respond_head(r, 200, headers);
-                if (e < 0)
-                        return e;
-        }
-        e = agent_respond_envelope(r, CONNECT_FLAG_END_STREAM, body, len);
-        if (e < 0)
-                return e;
-        return agent_respond_end(r);
+        if (e >= 0)
+                e = agent_respond_envelope(r, CONNECT_FLAG_END_STREAM, body, len);
+        return e < 0 ? e : agent_respond_end(r);
 }

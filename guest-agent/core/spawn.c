@@ -76,6 +76,26 @@ static const char *env_path(const char *const *envp)
 }
 
 /* execvpe() searches the agent's PATH; this searches the new environment's. */
+/*
+ * envd's commands.run and the SDK's PTY start "/bin/bash -l -c CMD" and "/bin/bash -i -l": an
+ * image without bash (busybox, Alpine) runs them with its /bin/sh, which takes the same
+ * options (guest-agent/README.md, "Images"). Returns only when that fails too; no allocation
+ * (the child of a threaded process).
+ */
+static void exec_sh_for_bash(const char *const *argv, const char *const *envp)
+{
+        const char *sh_argv[SPAWN_SH_MAX_ARGS + 1];
+        size_t n = 0;
+        for (; n < SPAWN_SH_MAX_ARGS && argv[n]; n++)
+                sh_argv[n] = argv[n];
+        if (n == SPAWN_SH_MAX_ARGS && argv[n])
+                return;
+        sh_argv[0] = SPAWN_SH;
+        sh_argv[n] = NULL;
+        execve(SPAWN_SH, (char *const *)sh_argv, (char *const *)envp);
+        errno = ENOENT; /* what the caller reports: bash is missing */
+}
+
 _noreturn_ static void exec_search(const char *const *argv, const char *const *envp)
 {
         const char *file = argv[0];
@@ -87,6 +107,8 @@ _noreturn_ static void exec_search(const char *const *argv, const char *const *e
                 child_fail("exec", file, ENOENT);
         if (strchr(file, '/')) {
                 execve(file, (char *const *)argv, (char *const *)envp);
+                if (errno == ENOENT && strcmp(file, SPAWN_BASH) == 0)
+                        exec_sh_for_bash(argv, envp);
                 child_fail("exec", file, errno);
         }
         path = env_path(envp);

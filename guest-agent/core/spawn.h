@@ -13,6 +13,12 @@
 
 #include "core/users.h"
 
+/* argv[0] "/bin/bash" runs "/bin/sh" with the same arguments when the image has no bash (at
+ * most SPAWN_SH_MAX_ARGS of them; core/spawn.c exec_sh_for_bash()). */
+#define SPAWN_BASH        "/bin/bash"
+#define SPAWN_SH          "/bin/sh"
+#define SPAWN_SH_MAX_ARGS 256
+
 struct agent_spawn {
         const char *const *argv; /* argv[0] is the command as given (searched in PATH) */
         const char *const *envp; /* the complete environment; its PATH drives the search */

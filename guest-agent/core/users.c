@@ -185,9 +185,8 @@ uint64_t agent_user_caps(uid_t uid)
 {
         /* Docker's default set for a container's root cut to owning files (chown, a mode or
          * time on a file of another user, set-id bits kept on write) and switching users (apt's
-         * download user, su, runuser, useradd). Not CAP_DAC_READ_SEARCH (open_by_handle_at),
-         * CAP_SETPCAP, CAP_SETFCAP, CAP_KILL, CAP_NET_BIND_SERVICE, CAP_SYS_CHROOT,
-         * CAP_AUDIT_WRITE, which the agent keeps for itself. */
+         * download user, su, runuser, useradd). Not CAP_KILL and CAP_SETPCAP, the two the
+         * agent holds besides these (jailer/jail-proc.c). */
         if (uid != 0)
                 return 0;
         return AGENT_CAP_BIT(CAP_CHOWN) | AGENT_CAP_BIT(CAP_DAC_OVERRIDE) |

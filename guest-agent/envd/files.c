@@ -22,6 +22,7 @@
 #include "envd/multipart.h"
 #include "core/path.h"
 #include "fd-util.h"
+#include "format-util.h"
 #include "macros.h"
 #include "missing-syscalls.h"
 #include "json-util.h"
@@ -323,14 +324,10 @@ static int upload_fail(struct upload *up, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int upload_fail(struct upload *up, int status, const char *fmt, ...)
 {
-        va_list ap;
         if (up->status)
                 return -ECANCELED;
         up->status = status;
-        va_start(ap, fmt);
-        if (vasprintf(&up->message, fmt, ap) < 0)
-                up->message = NULL;
-        va_end(ap);
+        up->message = FORMAT_VARARGS_DUP(fmt);
         return -ECANCELED;
 }
 
@@ -372,7 +369,11 @@ static void upload_done(struct upload *up)
 
 /* Open the target for writing in place, as envd does (O_CREAT|O_TRUNC): a watcher of the
  * directory sees the file itself created and written, a symlink is written through (magic
- * links are refused), hard links and the inode are kept. Only regular files are written. */
+ * links are refused), hard links and the inode are kept. Only regular files are written.
+ * The file is given to the user as envd gives it (envd, root, chowns what it writes), which
+ * watchers see: a new file is CREATE, CHMOD, then WRITE; an existing one CHMOD (the chown
+ * before its truncation), then WRITE. A file the user may write but does not own keeps its
+ * owner (the chown is refused, as envd's would not be: it runs as root). */
 static int open_target(struct upload *up, const char *base)
 {
         struct open_how how = {.resolve = RESOLVE_NO_MAGICLINKS};
@@ -402,7 +403,7 @@ static int open_target(struct upload *up, const char *base)
                 else if (!S_ISREG(st.st_mode))
                         return -EINVAL;
                 else
-                        how.flags = flags | O_TRUNC, how.mode = 0; /* no mode without O_CREAT */
+                        how.flags = flags, how.mode = 0; /* truncated below, after the chown */
                 up->fd = openat2(up->dirfd, base, &how, sizeof(how));
                 if (up->fd < 0 && errno != ENOENT)
                         return negative_errno();
@@ -413,6 +414,12 @@ static int open_target(struct upload *up, const char *base)
         if (fstat(up->fd, &st) < 0 || !S_ISREG(st.st_mode) || fcntl(up->fd, F_SETFL, 0) < 0) {
                 up->fd = safe_close(up->fd);
                 return -EINVAL;
+        }
+        (void)!fchown(up->fd, up->user->uid, up->user->gid);
+        if (!up->created && ftruncate(up->fd, 0) < 0) {
+                int e = negative_errno();
+                up->fd = safe_close(up->fd);
+                return e;
         }
         /* Not the agent's own /proc files (nothing there is created: none to remove). */
         int e = agent_fs_check_fd(up->fd);

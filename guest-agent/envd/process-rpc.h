@@ -2,7 +2,8 @@
 /*
  * envd's process.Process service over Connect (JSON codec; docs/e2b-wire.md §3.3, §3.5), on
  * the process table's C API (proc/process.h): the Start and Connect server streams
- * (envd/process-start.c, envd/process-connect.c) and the unary RPCs (envd/process-rpc.c).
+ * (envd/process-start.c, envd/process-connect.c, both written by envd/process-stream.c) and the
+ * unary RPCs (envd/process-rpc.c).
  * Errors are worded as envd words them: an unknown pid or tag is not_found.
  */
 #pragma once

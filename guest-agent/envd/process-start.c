@@ -1,28 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * process.Process/Start (docs/e2b-wire.md §3.3): the StartRequest becomes a process of the
- * table (agent_proc_spawn()), and its events become ProcessEvents on the Connect stream:
- * `start`, `data` as read, `keepalive` after Keepalive-Ping-Interval of silence, `end`, then
- * the end of the stream; a deadline (Connect-Timeout-Ms) ends it with deadline_exceeded. This
- * connection's thread pumps the process; when the client leaves, the process keeps running and
- * its output goes to its retained log only, for Connect.
+ * table (agent_proc_spawn()), and its events become ProcessEvents on the Connect stream
+ * (envd/process-stream.h). This connection's thread pumps the process; when the client leaves,
+ * the process keeps running and its output goes to its retained log only, for Connect.
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 
-#include "connect.h"
 #include "core/config.h"
-#include "core/server.h"
 #include "envd/connect-json.h"
 #include "envd/process-rpc.h"
+#include "envd/process-stream.h"
 #include "json-util.h"
 #include "macros.h"
 #include "proc/process-env.h"
 #include "proc/process.h"
-#include "time-util.h"
 
 #define MAX_ARGS         4096u
 #define MAX_REQUEST_ENVS 4096u
@@ -145,110 +139,6 @@ static const char *spawn_error_code(int e)
         }
 }
 
-/* ---- the stream ---- */
-
-struct start_stream {
-        struct agent_request *r;
-        pid_t pid;
-        int keepalive_ms;
-        int64_t next_keepalive;
-};
-
-/* The client is gone or unusable: stop sending, give the connection slot back (the thread
- * keeps pumping), and detach. */
-static int start_detach(struct start_stream *s, int e)
-{
-        (void)shutdown(s->r->fd, SHUT_RDWR);
-        agent_server_release_slot(s->r);
-        return e < 0 ? e : -EPIPE;
-}
-
-static int start_send(struct start_stream *s, int built, char *json, size_t len)
-{
-        int e = built < 0 ? built : agent_respond_envelope(s->r, 0, json, len);
-        free(json);
-        s->next_keepalive = now_ms() + s->keepalive_ms;
-        return e < 0 ? start_detach(s, e) : 0;
-}
-
-static int start_started(void *userdata, pid_t pid)
-{
-        static const char *const headers[] = {"Content-Type", "application/connect+json", NULL};
-        struct start_stream *s = userdata;
-        char *json = NULL;
-        size_t len = 0;
-        int e;
-
-        s->pid = pid;
-        e = agent_respond_head(s->r, 200, headers);
-        if (e < 0)
-                return start_detach(s, e);
-        e = cj_event_start((uint32_t)pid, &json, &len);
-        return start_send(s, e, json, len);
-}
-
-static int start_output(void *userdata, enum agent_output_stream stream, const uint8_t *buf,
-                        size_t len)
-{
-        struct start_stream *s = userdata;
-        char *json = NULL;
-        size_t n = 0;
-        /* A blocking write: while the client is slow the pump does not read the pipes, so the
-         * process blocks on a full pipe (backpressure) and nothing piles up here. */
-        int e = cj_event_data(stream, buf, len, &json, &n);
-        return start_send(s, e, json, n);
-}
-
-static int start_prepare(void *userdata, struct pollfd fds[AGENT_PROC_LISTENER_FDS],
-                         int *timeout_ms)
-{
-        struct start_stream *s = userdata;
-        int64_t left = s->next_keepalive - now_ms();
-
-        fds[0] = (struct pollfd){.fd = s->r->fd, .events = POLLIN | POLLRDHUP};
-        *timeout_ms = (int)MAX(left, (int64_t)0);
-        return 0;
-}
-
-static int start_dispatch(void *userdata, const struct pollfd fds[AGENT_PROC_LISTENER_FDS])
-{
-        struct start_stream *s = userdata;
-
-        if (fds[0].revents) {
-                char c;
-                /* The request (with its END) has been read completely: anything readable now is
-                 * EOF, an error or a protocol violation. In all cases the client is gone. */
-                ssize_t n = recv(s->r->fd, &c, 1, MSG_DONTWAIT);
-                if (!(n < 0 && (errno == EAGAIN || errno == EINTR)))
-                        return start_detach(s, -ECONNRESET);
-        }
-        if (now_ms() >= s->next_keepalive) {
-                char *json = NULL;
-                size_t len = 0;
-                int e = cj_event_keepalive(&json, &len);
-                return start_send(s, e, json, len);
-        }
-        return 0;
-}
-
-static int start_exited(void *userdata, const struct agent_exit *ex, bool deadline_killed)
-{
-        struct start_stream *s = userdata;
-        _cleanup_free_ char *end = NULL, *eos = NULL;
-        size_t end_len, eos_len;
-        int e;
-
-        if (deadline_killed)
-                return agent_respond_stream_error(
-                    s->r, "deadline_exceeded", "process %d killed: timeout exceeded", (int)s->pid);
-        if ((e = cj_event_end(ex, &end, &end_len)) < 0 ||
-            (e = agent_respond_envelope(s->r, 0, end, end_len)) < 0 ||
-            (e = agent_end_stream_json(NULL, NULL, &eos, &eos_len)) < 0 ||
-            (e = agent_respond_envelope(s->r, CONNECT_FLAG_END_STREAM, eos, eos_len)) < 0)
-                return e;
-        return agent_respond_end(s->r);
-}
-
 /* ---- Start ---- */
 
 int agent_process_handle_start(struct agent_request *r)
@@ -306,19 +196,8 @@ int agent_process_handle_start(struct agent_request *r)
         if (e < 0)
                 return agent_respond_stream_error(r, spawn_error_code(e), "%s", err);
 
-        struct start_stream s = {
-            .r = r,
-            .keepalive_ms =
-                agent_parse_keepalive(agent_request_header(r, "Keepalive-Ping-Interval")) * 1000,
-        };
-        s.next_keepalive = now_ms() + s.keepalive_ms;
-        const struct agent_proc_listener l = {
-            .userdata = &s,
-            .started = start_started,
-            .output = start_output,
-            .exited = start_exited,
-            .prepare = start_prepare,
-            .dispatch = start_dispatch,
-        };
+        struct agent_process_stream s;
+        agent_process_stream_init(&s, r, 0, true);
+        const struct agent_proc_listener l = agent_process_stream_listener(&s);
         return agent_proc_run(p, &l);
 }

@@ -24,6 +24,7 @@
 #include "fd-util.h"
 #include "macros.h"
 #include "random-util.h"
+#include "thread-util.h"
 #include "json-util.h"
 #include "time-util.h"
 
@@ -173,6 +174,43 @@ static int emit(struct watch *w, const char *name, const char *type, event_cb cb
         return cb(ud, ev);
 }
 
+/* A directory that appeared under a recursive watch gets its inotify watch only once its
+ * creation is read, so what was made in it before (mkdir d/n then a write to d/n/f.txt, the
+ * usual sequence) would never be reported: its entries are reported as found, a file that
+ * has content as created and written, as if the watch had been there (E2B's watcher reports
+ * the nested file's write). */
+static int emit_tree(struct watch *w, const char *rel, unsigned level, event_cb cb, void *ud)
+{
+        _cleanup_free_ char *path = NULL;
+        if (level >= WATCH_MAX_DEPTH || asprintf(&path, "%s/%s", w->root, rel) < 0)
+                return level >= WATCH_MAX_DEPTH ? 0 : -ENOMEM;
+        if (agent_fs_check_path(path, true) < 0)
+                return 0;
+        DIR *d = opendir(path);
+        if (!d)
+                return 0;
+        struct dirent *de;
+        int e = 0;
+        while (e >= 0 && (de = readdir(d))) {
+                _cleanup_free_ char *sub = NULL;
+                struct stat st;
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+                    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                if (asprintf(&sub, "%s/%s", rel, de->d_name) < 0) {
+                        e = -ENOMEM;
+                        break;
+                }
+                e = emit(w, sub, "EVENT_TYPE_CREATE", cb, ud);
+                if (e >= 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+                        e = emit(w, sub, "EVENT_TYPE_WRITE", cb, ud);
+                if (e >= 0 && S_ISDIR(st.st_mode))
+                        e = emit_tree(w, sub, level + 1, cb, ud);
+        }
+        closedir(d);
+        return e;
+}
+
 /* Read what inotify has queued and hand each FilesystemEvent to cb. */
 static int watch_drain(struct watch *w, event_cb cb, void *ud)
 {
@@ -199,11 +237,14 @@ static int watch_drain(struct watch *w, event_cb cb, void *ud)
                                 continue;
                         if (asprintf(&name, "%s%s%s", rel, *rel ? "/" : "", ie->name) < 0)
                                 return -ENOMEM;
-                        if (w->recursive && (ie->mask & (IN_CREATE | IN_MOVED_TO)) &&
-                            (ie->mask & IN_ISDIR))
+                        bool new_dir = w->recursive && (ie->mask & (IN_CREATE | IN_MOVED_TO)) &&
+                                       (ie->mask & IN_ISDIR);
+                        if (new_dir)
                                 (void)watch_add_dir(w, name, 0);
                         if (ie->mask & (IN_CREATE | IN_MOVED_TO))
                                 e = emit(w, name, "EVENT_TYPE_CREATE", cb, ud);
+                        if (e >= 0 && new_dir)
+                                e = emit_tree(w, name, 0, cb, ud);
                         if (e >= 0 && (ie->mask & IN_MOVED_FROM))
                                 e = emit(w, name, "EVENT_TYPE_RENAME", cb, ud);
                         if (e >= 0 && (ie->mask & IN_ATTRIB))
@@ -387,8 +428,57 @@ static int queue_event(void *userdata, cJSON *ev)
         return 0;
 }
 
+/* Polling watchers are drained as things happen, not only when polled: a recursive watch
+ * must add a new directory's inotify watch before what is made in it is missed (envd's
+ * watchers run all the time as well). One thread for all of them; each drain under the
+ * watcher owner's fs credentials, as GetWatcherEvents does. */
+#define WATCHERS_DRAIN_POLL_MS 200
+
+static void drain_ready(const struct pollfd *pfd, size_t n)
+{
+        for (struct watch *w = watchers; w; w = w->next) {
+                bool ready = false;
+                for (size_t i = 0; i < n; i++)
+                        ready |= pfd[i].fd == w->fd && (pfd[i].revents & POLLIN);
+                if (!ready)
+                        continue;
+                _cleanup_(agent_user_done) struct agent_user owner = {0};
+                _cleanup_fs_creds_ int creds = watch_become(w, &owner) >= 0;
+                if (creds)
+                        (void)watch_drain(w, queue_event, w);
+        }
+}
+
+static void *watchers_drain_main(void *arg)
+{
+        (void)arg;
+        for (;;) {
+                struct pollfd pfd[AGENT_WATCHERS_MAX];
+                size_t n = 0;
+                pthread_mutex_lock(&watchers_lock);
+                for (struct watch *w = watchers; w && n < AGENT_WATCHERS_MAX; w = w->next)
+                        pfd[n++] = (struct pollfd){.fd = w->fd, .events = POLLIN};
+                pthread_mutex_unlock(&watchers_lock);
+                /* a watcher removed meanwhile: its fd is matched against the list again below,
+                 * under the lock, before anything is read */
+                if (poll(pfd, n, WATCHERS_DRAIN_POLL_MS) <= 0)
+                        continue;
+                pthread_mutex_lock(&watchers_lock);
+                drain_ready(pfd, n);
+                pthread_mutex_unlock(&watchers_lock);
+        }
+        return NULL;
+}
+
+static void watchers_drain_start(void)
+{
+        if (thread_start_detached(watchers_drain_main, NULL, 0) < 0)
+                fprintf(stderr, "sbx-agent: the watchers' drain thread did not start\n");
+}
+
 int agent_watch_handle_create(struct agent_request *r)
 {
+        static pthread_once_t drain_once = PTHREAD_ONCE_INIT;
         struct watch *w = NULL;
         char hex[33], json[96];
         int e;
@@ -412,6 +502,7 @@ int agent_watch_handle_create(struct agent_request *r)
         watchers = w;
         n_watchers++;
         pthread_mutex_unlock(&watchers_lock);
+        pthread_once(&drain_once, watchers_drain_start);
         snprintf(json, sizeof(json), "{\"watcherId\":\"%s\"}", w->id);
         return agent_respond(r, 200, "application/json", json, strlen(json));
 }

@@ -31,7 +31,7 @@ struct pump {
         struct stream so, se;
         bool client_gone, done, dead, out_eof, err_eof;
         int64_t last_write_ms, kill_at_ms;
-        int bash_status;
+        int shell_status;
 };
 
 static void interrupt(struct pump *p)
@@ -116,8 +116,9 @@ static void stream_tick(struct pump *p, struct stream *s, bool all)
                 stream_emit(p, s, utf8_complete_prefix(s->pend.p, s->pend.len));
 }
 
-/* Bash stderr: user bytes go to the stream, the marker of the current line ends the run. */
-static void bash_stderr(struct pump *p, const char *data, size_t n)
+/* A shell kernel's stderr: user bytes go to the stream, the marker of the current line ends
+ * the run. */
+static void shell_stderr(struct pump *p, const char *data, size_t n)
 {
         struct code_kernel *k = p->k;
         size_t start, end;
@@ -139,7 +140,7 @@ static void bash_stderr(struct pump *p, const char *data, size_t n)
                 buf_consume(&k->rbuf, end);
                 if (seq == k->seq) {
                         p->done = true;
-                        p->bash_status = status;
+                        p->shell_status = status;
                 }
         }
 }
@@ -163,8 +164,8 @@ static void read_pipe(struct pump *p, int fd, bool is_err, bool *eof)
                 if (n < 0)
                         return;
                 total += (size_t)n;
-                if (is_err && p->k->lang == CODE_LANG_BASH)
-                        bash_stderr(p, buf, (size_t)n);
+                if (is_err && p->k->lang->transport == CODE_TRANSPORT_SHELL)
+                        shell_stderr(p, buf, (size_t)n);
                 else
                         stream_feed(p, is_err ? &p->se : &p->so, buf, (size_t)n);
         }
@@ -280,25 +281,30 @@ static bool env_name_ok(const char *s)
         return true;
 }
 
-static int kernel_request(struct code_kernel *k, const struct code_exec *x, struct buf *b)
+/* A shell kernel's request: one command line (code-lang.h, CODE_TRANSPORT_SHELL). */
+static int shell_request(struct code_kernel *k, const struct code_exec *x, struct buf *b)
 {
         const cJSON *v;
+        int e = buf_printf(b, "__sbx_run %u ", ++k->seq);
 
-        if (k->lang == CODE_LANG_BASH) {
-                int e = buf_printf(b, "__sbx_run %u ", ++k->seq);
+        if (e >= 0)
+                e = bash_quote(b, x->code, x->code_len);
+        cJSON_ArrayForEach(v, x->env_vars)
+        {
+                if (!cJSON_IsString(v) || !env_name_ok(v->string))
+                        continue; /* never let a key reach the command line unquoted */
                 if (e >= 0)
-                        e = bash_quote(b, x->code, x->code_len);
-                cJSON_ArrayForEach(v, x->env_vars)
-                {
-                        if (!cJSON_IsString(v) || !env_name_ok(v->string))
-                                continue; /* never let a key reach the command line unquoted */
-                        if (e >= 0)
-                                e = buf_printf(b, " %s ", v->string);
-                        if (e >= 0)
-                                e = bash_quote(b, v->valuestring, strlen(v->valuestring));
-                }
-                return e < 0 ? e : buf_add(b, "\n", 1);
+                        e = buf_printf(b, " %s ", v->string);
+                if (e >= 0)
+                        e = bash_quote(b, v->valuestring, strlen(v->valuestring));
         }
+        return e < 0 ? e : buf_add(b, "\n", 1);
+}
+
+static int kernel_request(struct code_kernel *k, const struct code_exec *x, struct buf *b)
+{
+        if (k->lang->transport == CODE_TRANSPORT_SHELL)
+                return shell_request(k, x, b);
         cJSON *o = cJSON_CreateObject();
         cJSON *genv = genv_update(k);
         char *s;
@@ -309,8 +315,8 @@ static int kernel_request(struct code_kernel *k, const struct code_exec *x, stru
                 cJSON_AddItemToObject(o, "env", cJSON_Duplicate(x->env_vars, 1));
         if (genv)
                 cJSON_AddItemToObject(o, "genv", genv);
-        if (x->lang == CODE_LANG_TYPESCRIPT)
-                cJSON_AddStringToObject(o, "lang", "typescript");
+        if (k->lang->dialect)
+                cJSON_AddStringToObject(o, "lang", k->lang->dialect);
         s = cJSON_PrintUnformatted(o);
         cJSON_Delete(o);
         if (!s)
@@ -359,7 +365,7 @@ static void pump_once(struct pump *p)
         if (f[0].revents)
                 read_sock(p);
         if (k->sock < 0 && p->err_eof)
-                p->dead = true; /* bash is gone */
+                p->dead = true; /* the shell is gone */
         if (f[4].revents && !p->done && !p->dead) {
                 /* The kernel exited, though something it started may hold its end of the
                  * protocol open: what it wrote before is all there is. */
@@ -391,12 +397,12 @@ static void finish(struct pump *p)
                     "restarted: the kernel died; the next execution starts a fresh one\","
                     "\"traceback\":\"\"}";
                 emit(p, died, sizeof(died) - 1);
-        } else if (p->k->lang == CODE_LANG_BASH && p->bash_status != 0) {
+        } else if (p->k->lang->transport == CODE_TRANSPORT_SHELL && p->shell_status != 0) {
                 /* bash_kernel reports a failing command line as an error named "". */
                 int n = snprintf(line, sizeof(line),
                                  "{\"type\":\"error\",\"name\":\"\",\"value\":\"%d\","
                                  "\"traceback\":\"\"}",
-                                 p->bash_status);
+                                 p->shell_status);
                 emit(p, line, (size_t)n);
         }
         emit(p, "{\"type\":\"end_of_execution\"}", 27);
@@ -422,6 +428,10 @@ int code_exec_run(struct agent_request *r, struct code_kernel *k, const struct c
                      "{\"type\":\"number_of_executions\",\"execution_count\":%u}",
                      x->execution_count);
         emit(&p, line, (size_t)n);
+        if (x->notice) {
+                stream_feed(&p, &p.se, x->notice, strlen(x->notice));
+                stream_tick(&p, &p.se, true);
+        }
         e = kernel_request(k, x, &req);
         if (e >= 0)
                 e = code_kernel_send(k, req.p, req.len);

@@ -26,7 +26,7 @@ struct code_exec {
         const char *code;
         size_t code_len;
         const cJSON *env_vars; /* object of strings, or NULL */
-        enum code_lang lang;   /* the language asked for (typescript runs on javascript) */
+        const char *notice;    /* a stderr line sent before the execution's output, or NULL */
 };
 
 /*

@@ -128,49 +128,6 @@ void iso_timestamp(char out[static 40])
         snprintf(out, 40, "%s.%06dZ", base, (int)(ts.tv_nsec / 1000));
 }
 
-static const char *const lang_names[] = {
-    [CODE_LANG_PYTHON] = "python",
-    [CODE_LANG_JAVASCRIPT] = "javascript",
-    [CODE_LANG_TYPESCRIPT] = "typescript",
-    [CODE_LANG_BASH] = "bash",
-    [CODE_LANG_R] = "r",
-    [CODE_LANG_JAVA] = "java",
-};
-
-enum code_lang code_lang_parse(const char *name)
-{
-        char buf[32];
-        size_t n;
-
-        if (!name)
-                return CODE_LANG_PYTHON;
-        while (isspace((unsigned char)*name))
-                name++;
-        n = strlen(name);
-        while (n > 0 && isspace((unsigned char)name[n - 1]))
-                n--;
-        if (n == 0)
-                return CODE_LANG_PYTHON;
-        if (n >= sizeof(buf))
-                return CODE_LANG_UNKNOWN;
-        for (size_t i = 0; i < n; i++)
-                buf[i] = (char)tolower((unsigned char)name[i]);
-        buf[n] = '\0';
-        if (strcmp(buf, "js") == 0)
-                return CODE_LANG_JAVASCRIPT;
-        if (strcmp(buf, "ts") == 0)
-                return CODE_LANG_TYPESCRIPT;
-        for (size_t i = 0; i < CODE_LANG_UNKNOWN; i++)
-                if (strcmp(buf, lang_names[i]) == 0)
-                        return (enum code_lang)i;
-        return CODE_LANG_UNKNOWN;
-}
-
-const char *code_lang_name(enum code_lang l)
-{
-        return l < CODE_LANG_UNKNOWN ? lang_names[l] : "unknown";
-}
-
 int bash_quote(struct buf *b, const char *s, size_t n)
 {
         int e = buf_adds(b, "$'");

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Pure helpers of the code interpreter (no I/O, unit-tested): JSON
- * strings from untrusted bytes (invalid UTF-8 becomes U+FFFD), ISO-8601 timestamps, language
- * names, bash $'...' quoting and the bash kernel's completion marker.
+ * strings from untrusted bytes (invalid UTF-8 becomes U+FFFD), ISO-8601 timestamps, bash $'...'
+ * quoting and the bash kernel's completion marker.
  */
 #pragma once
 
@@ -21,21 +21,6 @@ size_t utf8_complete_prefix(const char *s, size_t n);
 
 /* Current UTC time as 2026-11-29T15:41:15.123456Z (out >= 32 bytes). */
 void iso_timestamp(char out[static 40]);
-
-enum code_lang {
-        CODE_LANG_PYTHON,
-        CODE_LANG_JAVASCRIPT,
-        CODE_LANG_TYPESCRIPT,
-        CODE_LANG_BASH,
-        CODE_LANG_R,
-        CODE_LANG_JAVA,
-        CODE_LANG_UNKNOWN,
-};
-
-/* E2B's normalisation: lower-cased and trimmed, "js" -> javascript, "ts" -> typescript, empty
- * or NULL -> python. Unknown names give CODE_LANG_UNKNOWN. */
-enum code_lang code_lang_parse(const char *name);
-const char *code_lang_name(enum code_lang l);
 
 /* Append s[0..n) as a bash $'...' word (every byte survives, NUL excepted). */
 int bash_quote(struct buf *b, const char *s, size_t n);

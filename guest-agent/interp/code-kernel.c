@@ -25,26 +25,7 @@
 #include "time-util.h"
 
 #define DEFAULT_PATH    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-#define PYTHON_BIN      "/usr/bin/python3"
-#define NODE_BIN        "/usr/bin/node"
-#define BASH_BIN        "/bin/bash"
-#define R_BIN           "/usr/bin/Rscript"
-#define JAVA_BIN        "/usr/bin/java"
 #define CODE_SOCKET_DIR "/run/sbx-code"
-
-/* How the agent and a kernel speak (code-kernel.h). */
-enum transport {
-        TRANSPORT_SOCKET, /* python, javascript, java */
-        TRANSPORT_FIFO,   /* r: base R has no unix sockets */
-        TRANSPORT_STDIN,  /* bash */
-};
-
-static enum transport transport_of(enum code_lang l)
-{
-        return l == CODE_LANG_BASH ? TRANSPORT_STDIN
-               : l == CODE_LANG_R  ? TRANSPORT_FIFO
-                                   : TRANSPORT_SOCKET;
-}
 
 const char *code_kernels_dir(void)
 {
@@ -52,11 +33,44 @@ const char *code_kernels_dir(void)
         return d && *d ? d : CODE_KERNELS_DIR_DEFAULT;
 }
 
+/* A row's kernel program: in code_kernels_dir(), or the absolute path of a template's. */
+static char *program_path(const struct code_language *lang)
+{
+        char *p;
+
+        if (lang->program[0] == '/')
+                return strdup(lang->program);
+        return asprintf(&p, "%s/%s", code_kernels_dir(), lang->program) < 0 ? NULL : p;
+}
+
 bool code_kernels_available(void)
 {
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/python/kernel.py", code_kernels_dir());
-        return access(path, R_OK) == 0;
+        _cleanup_free_ char *path = program_path(code_language_default());
+        return path && access(path, R_OK) == 0;
+}
+
+const char *code_kernel_preload(const struct code_language *lang)
+{
+        return lang->preload && access(lang->preload, R_OK) == 0 ? lang->preload : NULL;
+}
+
+/* name in the agent's PATH (the template's, else the default), as the kernel's shell will find
+ * it: images put python3 in /usr/local/bin (python:3.x) or /usr/bin (Debian). */
+static bool in_path(const char *name)
+{
+        const char *path = getenv("PATH");
+        char buf[4096];
+        if (!path || !*path)
+                path = DEFAULT_PATH;
+        for (const char *p = path;; p++) {
+                const char *end = strchrnul(p, ':');
+                int n = snprintf(buf, sizeof(buf), "%.*s/%s", (int)(end - p), p, name);
+                if (end > p && n > 0 && (size_t)n < sizeof(buf) && access(buf, X_OK) == 0)
+                        return true;
+                if (!*end)
+                        return false;
+                p = end;
+        }
 }
 
 bool code_kernel_alive(struct code_kernel *k)
@@ -355,79 +369,35 @@ static int kernel_user(struct agent_user *ret)
         return 0;
 }
 
-/* A kernel's command line (argv points into it and at literals). */
+/* A kernel's command line (argv points into it and at its row's literals). */
 struct kernel_cmd {
-        const char *argv[24];
-        char *script; /* the kernel program in code_kernels_dir() */
+        const char *argv[4 + CODE_LANG_MAX_ARGS + 1];
+        char *program; /* the kernel program's path */
 };
 
 static void kernel_cmd_done(struct kernel_cmd *c)
 {
-        free(c->script);
+        free(c->program);
 }
 
 /* -ENOENT when the interpreter or the kernel program is missing (a template without R). */
-static int kernel_cmd(enum code_lang lang, struct kernel_cmd *c)
+static int kernel_cmd(const struct code_language *lang, struct kernel_cmd *c)
 {
-        static const char *const prog[] = {
-            [CODE_LANG_PYTHON] = "python/kernel.py",
-            [CODE_LANG_JAVASCRIPT] = "javascript/kernel.mjs",
-            [CODE_LANG_BASH] = "bash/kernelrc",
-            [CODE_LANG_R] = "r/kernel.R",
-            [CODE_LANG_JAVA] = "java/" CODE_JAVA_JAR,
-        };
-        static const char *const bin[] = {
-            [CODE_LANG_PYTHON] = PYTHON_BIN, [CODE_LANG_JAVASCRIPT] = NODE_BIN,
-            [CODE_LANG_BASH] = BASH_BIN,     [CODE_LANG_R] = R_BIN,
-            [CODE_LANG_JAVA] = JAVA_BIN,
-        };
         size_t n = 0;
 
-        if (lang >= ELEMENTSOF(prog) || !prog[lang])
-                return -EINVAL;
-        if (asprintf(&c->script, "%s/%s", code_kernels_dir(), prog[lang]) < 0) {
-                c->script = NULL;
+        c->program = program_path(lang);
+        if (!c->program)
                 return -ENOMEM;
-        }
-        if (access(bin[lang], X_OK) < 0 || access(c->script, R_OK) < 0)
+        if (!in_path(lang->interpreter) || access(c->program, R_OK) < 0)
                 return -ENOENT;
         /* A shell sets the umask and execs the kernel (same pid), code-kernel.h. */
         c->argv[n++] = "/bin/sh";
         c->argv[n++] = "-c";
         c->argv[n++] = "umask " CODE_KERNEL_UMASK " && exec \"$0\" \"$@\"";
-        c->argv[n++] = bin[lang];
-        switch (lang) {
-        case CODE_LANG_BASH:
-                c->argv[n++] = "--noprofile";
-                c->argv[n++] = "--rcfile";
-                c->argv[n++] = c->script;
-                c->argv[n++] = "--noediting";
-                c->argv[n++] = "-i";
-                break;
-        case CODE_LANG_R:
-                c->argv[n++] = "--no-save";
-                c->argv[n++] = "--no-restore";
-                c->argv[n++] = c->script;
-                break;
-        case CODE_LANG_JAVA:
-                /* Start-up and memory over peak speed (interp/README.md, "Java"): the serial
-                 * collector, a small initial heap, C1 only; JVM warnings to stderr, never to
-                 * the user's stdout. */
-                c->argv[n++] = "-XX:+UseSerialGC";
-                c->argv[n++] = "-XX:TieredStopAtLevel=1";
-                c->argv[n++] = "-Xms16m";
-                c->argv[n++] = "-Xlog:disable";
-                c->argv[n++] = "-Xlog:all=warning:stderr";
-                /* Per-execution env vars reach System.getenv() (kernels/java/SbxKernel.java). */
-                c->argv[n++] = "--add-opens=java.base/java.util=ALL-UNNAMED";
-                c->argv[n++] = "-cp";
-                c->argv[n++] = c->script;
-                c->argv[n++] = "SbxKernel";
-                break;
-        default:
-                c->argv[n++] = c->script;
-                break;
-        }
+        c->argv[n++] = lang->interpreter;
+        for (size_t i = 0; i < CODE_LANG_MAX_ARGS && lang->args[i]; i++)
+                c->argv[n++] =
+                    strcmp(lang->args[i], CODE_ARG_PROGRAM) == 0 ? c->program : lang->args[i];
         return 0;
 }
 
@@ -435,7 +405,7 @@ static int kernel_cmd(enum code_lang lang, struct kernel_cmd *c)
 static int spawn_kernel(struct code_kernel *k, const char *cwd, bool preload,
                         const char *rendezvous)
 {
-        _cleanup_free_ char *var = NULL;
+        _cleanup_free_ char *var = NULL, *preload_var = NULL;
         _cleanup_strv_free_ char **env = NULL;
         struct kernel_cmd cmd = {0};
         struct agent_user u = {0};
@@ -451,29 +421,30 @@ static int spawn_kernel(struct code_kernel *k, const char *cwd, bool preload,
                 kernel_cmd_done(&cmd);
                 return e;
         }
-        switch (transport_of(k->lang)) {
-        case TRANSPORT_SOCKET:
+        switch (k->lang->transport) {
+        case CODE_TRANSPORT_SOCKET:
                 e = asprintf(&var, "SBX_KERNEL_SOCKET=%s", rendezvous);
                 break;
-        case TRANSPORT_FIFO:
+        case CODE_TRANSPORT_FIFO:
                 e = asprintf(&var, "SBX_KERNEL_FIFO=%s", rendezvous);
                 break;
-        case TRANSPORT_STDIN:
+        case CODE_TRANSPORT_SHELL:
                 e = asprintf(&var, "SBX_KERNEL_NONCE=%s", k->nonce);
                 break;
         }
         if (e < 0)
                 var = NULL;
         extra[ne++] = var;
-        if (preload)
-                extra[ne++] = "SBX_KERNEL_PRELOAD=1";
+        if (preload && code_kernel_preload(k->lang) &&
+            asprintf(&preload_var, "SBX_KERNEL_PRELOAD=%s", k->lang->preload) >= 0)
+                extra[ne++] = preload_var;
         e = var ? kernel_env(&u, extra, &env, &k->genv) : -ENOMEM;
         if (e >= 0) {
                 struct agent_spawn s = {.argv = cmd.argv,
                                         .envp = (const char *const *)env,
                                         .cwd = cwd,
                                         .user = &u,
-                                        .stdin_pipe = k->lang == CODE_LANG_BASH};
+                                        .stdin_pipe = k->lang->transport == CODE_TRANSPORT_SHELL};
                 e = agent_spawn(&s, &sp);
         }
         agent_user_done(&u);
@@ -494,61 +465,59 @@ static void log_start_failure(struct code_kernel *k, int e)
         char buf[2048];
         ssize_t n = k->err_fd >= 0 ? read(k->err_fd, buf, sizeof(buf) - 1) : -1;
 
-        if (k->lang == CODE_LANG_BASH && k->rbuf.len) {
+        if (k->lang->transport == CODE_TRANSPORT_SHELL && k->rbuf.len) {
                 n = (ssize_t)MIN(k->rbuf.len, sizeof(buf) - 1);
                 memcpy(buf, k->rbuf.p, (size_t)n);
         }
         buf[n > 0 ? n : 0] = '\0';
-        log_warning_errno(e, "%s kernel did not start: %m%s%s", code_lang_name(k->lang),
-                          n > 0 ? ": " : "", buf);
+        log_warning_errno(e, "%s kernel did not start: %m%s%s", k->lang->name, n > 0 ? ": " : "",
+                          buf);
 }
 
-int code_kernel_start(enum code_lang lang, const char *cwd, bool preload, int timeout_ms,
-                      struct code_kernel **ret)
+int code_kernel_start(const struct code_language *lang, const char *cwd, bool preload,
+                      int timeout_ms, struct code_kernel **ret)
 {
         _cleanup_close_ int lfd = -EBADF;
         char name[108] = "";
         int64_t deadline = now_ms() + timeout_ms;
         struct code_kernel *k;
-        enum transport t;
+        enum code_transport t = lang->transport;
         int e = 0;
 
         k = calloc(1, sizeof(*k));
         if (!k)
                 return -ENOMEM;
-        *k =
-            (struct code_kernel){.lang = lang == CODE_LANG_TYPESCRIPT ? CODE_LANG_JAVASCRIPT : lang,
-                                 .pidfd = -EBADF,
-                                 .sock = -EBADF,
-                                 .req_fd = -EBADF,
-                                 .in_fd = -EBADF,
-                                 .out_fd = -EBADF,
-                                 .err_fd = -EBADF};
-        t = transport_of(k->lang);
+        *k = (struct code_kernel){.lang = lang,
+                                  .pidfd = -EBADF,
+                                  .sock = -EBADF,
+                                  .req_fd = -EBADF,
+                                  .in_fd = -EBADF,
+                                  .out_fd = -EBADF,
+                                  .err_fd = -EBADF};
         switch (t) {
-        case TRANSPORT_STDIN:
+        case CODE_TRANSPORT_SHELL:
                 e = random_hex(k->nonce, 16);
                 break;
-        case TRANSPORT_SOCKET:
+        case CODE_TRANSPORT_SOCKET:
                 e = lfd = listen_path(name);
                 break;
-        case TRANSPORT_FIFO:
+        case CODE_TRANSPORT_FIFO:
                 e = make_fifos(k, name);
                 break;
         }
         if (e >= 0)
                 e = spawn_kernel(k, cwd, preload, name);
-        if (e >= 0 && t == TRANSPORT_SOCKET) {
+        if (e >= 0 && t == CODE_TRANSPORT_SOCKET) {
                 e = accept_kernel(lfd, k, deadline);
                 if (e >= 0)
                         k->sock = e;
         }
-        if (t == TRANSPORT_SOCKET && name[0])
+        if (t == CODE_TRANSPORT_SOCKET && name[0])
                 (void)unlink(name);
         if (e >= 0)
                 e = wait_ready(k, deadline);
         /* The kernel opened its FIFOs before it said it was ready. */
-        if (t == TRANSPORT_FIFO && name[0])
+        if (t == CODE_TRANSPORT_FIFO && name[0])
                 fifo_unlink(name);
         if (e < 0) {
                 if (e != -ENOENT)

@@ -2,12 +2,11 @@
 /*
  * Kernel processes of the code interpreter (guest-agent/interp/kernels/). A kernel is a user
  * process started through agent_spawn (CODE_KERNEL_USER: root's six capabilities, its own session),
- * with stdout/stderr pipes that carry the user's output. Python, JavaScript and Java kernels
- * connect back to a one-shot unix socket in a root-only directory (the peer's pid is checked) that
- * carries the protocol both ways; the R kernel reads and writes two FIFOs there instead (base R
- * has no unix sockets); the bash kernel is an interactive bash that reads command lines on its
- * stdin and ends each with a marker on stderr (interp/code-json.h). A kernel is owned by one
- * context and used by one execution at a time (the context's exec lock).
+ * with stdout/stderr pipes that carry the user's output, and the command line and transport
+ * of its language's row (interp/code-lang.h): a one-shot unix socket in a root-only directory
+ * (the peer's pid is checked), two FIFOs there, or an interactive shell's stdin and a marker on
+ * its stderr. A kernel is owned by one context and used by one execution at a time (the
+ * context's exec lock).
  */
 #pragma once
 
@@ -15,10 +14,11 @@
 #include <sys/types.h>
 
 #include "interp/code-json.h"
+#include "interp/code-lang.h"
 
-#define CODE_KERNELS_DIR_DEFAULT "/opt/sbx/kernels"
-/* The Java kernel as the template build compiles it (kernels/java/). */
-#define CODE_JAVA_JAR "sbx-kernel.jar"
+/* The kernel programs: sbx's runtime, bound read-only from the host in every sandbox
+ * (guest-agent/README.md, "Runtime"); they run with the image's own interpreters. */
+#define CODE_KERNELS_DIR_DEFAULT "/.sbx/runtime/kernels"
 /*
  * Kernels run as root whatever the /init default user is, as E2B's Jupyter server (a root
  * systemd service) runs its kernels: a context may use /root, HOME is /root. Sandbox root
@@ -32,34 +32,39 @@
 #define CODE_KERNEL_UMASK "002"
 
 struct code_kernel {
-        enum code_lang lang; /* python, javascript (also typescript), bash, r, java */
-        pid_t pid;           /* session and process-group leader */
-        int pidfd;           /* readable once the kernel exited */
-        int sock;            /* protocol: the socket (python, javascript, java) or the
-                                answer FIFO (r, O_NONBLOCK), else -EBADF */
-        int req_fd;          /* r: the request FIFO, else -EBADF */
-        bool genv_sent;      /* the first request carried the whole global env */
-        int in_fd;           /* bash: stdin pipe for command lines, else -EBADF */
-        int out_fd, err_fd;  /* user stdout/stderr, O_NONBLOCK */
-        char nonce[33];      /* bash: marker nonce */
-        unsigned seq;        /* bash: last command line sent */
-        char **genv;         /* the global env the kernel last got (strv) */
-        struct buf rbuf;     /* unparsed protocol bytes (socket, or bash stderr) */
+        const struct code_language *lang; /* the row it was started from */
+        pid_t pid;                        /* session and process-group leader */
+        int pidfd;                        /* readable once the kernel exited */
+        int sock;           /* protocol: the socket (CODE_TRANSPORT_SOCKET) or the answer FIFO
+                               (CODE_TRANSPORT_FIFO, O_NONBLOCK), else -EBADF */
+        int req_fd;         /* the request FIFO (CODE_TRANSPORT_FIFO), else -EBADF */
+        bool genv_sent;     /* the first request carried the whole global env */
+        int in_fd;          /* stdin pipe for command lines (CODE_TRANSPORT_SHELL), else -EBADF */
+        int out_fd, err_fd; /* user stdout/stderr, O_NONBLOCK */
+        char nonce[33];     /* CODE_TRANSPORT_SHELL: the marker's nonce */
+        unsigned seq;       /* CODE_TRANSPORT_SHELL: the last command line sent */
+        char **genv;        /* the global env the kernel last got (strv) */
+        struct buf rbuf;    /* unparsed protocol bytes (socket, or bash stderr) */
 };
 
 /* The kernels directory: $SBX_CODE_KERNELS_DIR or CODE_KERNELS_DIR_DEFAULT. */
 const char *code_kernels_dir(void);
-/* Whether this sandbox's template ships kernels (the python kernel exists). */
+/* Whether the kernel programs are there (the default language's program exists): every
+ * sandbox with sbx's runtime. */
 bool code_kernels_available(void);
+/* The preload list of lang's row when the template ships it (the file exists), else NULL: its
+ * default context's kernel imports it, and /init prewarms that kernel (code-lang.h). */
+const char *code_kernel_preload(const struct code_language *lang);
 
 /*
- * Start a kernel for lang in cwd as CODE_KERNEL_USER and wait until it is ready (preload: the
- * python kernel imports its template's preload list first). timeout_ms bounds the wait.
- * -ENOENT unknown user or missing interpreter, -ETIMEDOUT, -ECHILD when the kernel exited
- * while starting (e.g. cwd missing), other -errno. On failure nothing is left running.
+ * Start a kernel of lang in cwd as CODE_KERNEL_USER and wait until it is ready (preload: it
+ * imports code_kernel_preload(lang) first, when there is one). timeout_ms bounds the wait.
+ * -ENOENT unknown user, missing interpreter (lang->interpreter, searched in the agent's PATH,
+ * which is the template's) or kernel program, -ETIMEDOUT, -ECHILD when the kernel exited while
+ * starting (e.g. cwd missing), other -errno. On failure nothing is left running.
  */
-int code_kernel_start(enum code_lang lang, const char *cwd, bool preload, int timeout_ms,
-                      struct code_kernel **ret);
+int code_kernel_start(const struct code_language *lang, const char *cwd, bool preload,
+                      int timeout_ms, struct code_kernel **ret);
 
 /* SIGKILL the kernel's process group (if still alive) and free everything. NULL is fine. */
 void code_kernel_free(struct code_kernel *k);

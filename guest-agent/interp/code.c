@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "interp/code-exec.h"
+#include "interp/code-inside.h"
 #include "interp/code-kernel.h"
 #include "log.h"
 #include "macros.h"
@@ -30,7 +31,7 @@
 struct code_context {
         struct code_context *next;
         char id[37];
-        enum code_lang lang;
+        const struct code_language *lang;
         char *cwd;
         unsigned refs;   /* table lock */
         bool removed;    /* table lock */
@@ -40,11 +41,11 @@ struct code_context {
         pthread_mutex_t exec_lock;
         struct code_kernel *kernel; /* exec lock */
         unsigned count;             /* exec lock */
+        bool lost;                  /* exec lock: its kernel died; the next execution says so */
 };
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct code_context *contexts;
-static struct code_context *defaults[CODE_LANG_UNKNOWN];
 static unsigned n_contexts;
 static bool defaults_made;
 
@@ -63,7 +64,7 @@ static void uuid4(char out[static 37])
 }
 
 /* Caller holds table_lock. The table keeps creation order, which GET /contexts answers in. */
-static struct code_context *ctx_new_locked(enum code_lang lang, const char *cwd)
+static struct code_context *ctx_new_locked(const struct code_language *lang, const char *cwd)
 {
         struct code_context *c, **tail = &contexts;
 
@@ -105,20 +106,34 @@ static void ctx_unref(struct code_context *c)
         free(c);
 }
 
+/* Caller holds table_lock. lang's default context: in the table, or made now (NULL when the
+ * table is full). */
+static struct code_context *ctx_default_locked(const struct code_language *lang)
+{
+        struct code_context *c;
+
+        for (c = contexts; c; c = c->next)
+                if (c->is_default && c->lang == lang)
+                        return c;
+        c = ctx_new_locked(lang, DEFAULT_CWD);
+        if (c)
+                c->is_default = true;
+        return c;
+}
+
+/* The default contexts that exist from the start (code-lang.h), in the rows' order. */
 static void make_defaults_locked(void)
 {
         if (defaults_made)
                 return;
         defaults_made = true;
-        defaults[CODE_LANG_PYTHON] = ctx_new_locked(CODE_LANG_PYTHON, DEFAULT_CWD);
-        defaults[CODE_LANG_JAVASCRIPT] = ctx_new_locked(CODE_LANG_JAVASCRIPT, DEFAULT_CWD);
-        for (int i = 0; i < CODE_LANG_UNKNOWN; i++)
-                if (defaults[i])
-                        defaults[i]->is_default = true;
+        for (size_t i = 0; i < code_languages_n; i++)
+                if (code_languages[i].default_context)
+                        (void)ctx_default_locked(&code_languages[i]);
 }
 
 /* A referenced context: by id, or the default one of lang (created when missing). */
-static struct code_context *ctx_get(const char *id, enum code_lang lang)
+static struct code_context *ctx_get(const char *id, const struct code_language *lang)
 {
         struct code_context *c = NULL;
 
@@ -127,12 +142,8 @@ static struct code_context *ctx_get(const char *id, enum code_lang lang)
         if (id) {
                 for (c = contexts; c && strcmp(c->id, id) != 0; c = c->next)
                         ;
-        } else if (lang < CODE_LANG_UNKNOWN) {
-                c = defaults[lang];
-                if (!c && (c = ctx_new_locked(lang, DEFAULT_CWD))) {
-                        c->is_default = true;
-                        defaults[lang] = c;
-                }
+        } else if (lang) {
+                c = ctx_default_locked(lang);
         }
         if (c)
                 c->refs++;
@@ -151,9 +162,6 @@ static void ctx_remove(struct code_context *c)
                         n_contexts--;
                         break;
                 }
-        for (int i = 0; i < CODE_LANG_UNKNOWN; i++)
-                if (defaults[i] == c)
-                        defaults[i] = NULL;
         pthread_mutex_unlock(&table_lock);
         ctx_unref(c);
 }
@@ -197,8 +205,10 @@ static int ctx_ensure_kernel(struct code_context *c, int timeout_ms)
 
         if (c->kernel && code_kernel_alive(c->kernel))
                 return 0;
+        if (c->kernel) /* killed or exited between executions (a kill from inside) */
+                c->lost = true;
         pthread_mutex_lock(&table_lock);
-        preload = c->is_default && c->lang == CODE_LANG_PYTHON;
+        preload = c->is_default;
         pthread_mutex_unlock(&table_lock);
         e = code_kernel_start(c->lang, c->cwd, preload, timeout_ms, &k);
         if (e < 0) {
@@ -240,12 +250,13 @@ static cJSON *ctx_json(const struct code_context *c)
 {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "id", c->id);
-        cJSON_AddStringToObject(o, "language", code_lang_name(c->lang));
+        cJSON_AddStringToObject(o, "language", c->lang->name);
         cJSON_AddStringToObject(o, "cwd", c->cwd);
         return o;
 }
 
-static const char *kernel_error(int e)
+/* Why a kernel of lang did not start; buf holds the message when it names the interpreter. */
+static const char *kernel_error(int e, const struct code_language *lang, char *buf, size_t size)
 {
         switch (e) {
         case -ETIMEDOUT:
@@ -253,10 +264,22 @@ static const char *kernel_error(int e)
         case -ECHILD:
                 return "the kernel exited while starting";
         case -ENOENT:
-                return "unknown user or missing interpreter";
+                snprintf(buf, size,
+                         "%s not found: this sandbox's image has no %s in its PATH (the code "
+                         "interpreter runs %s kernels with the image's own %s%s%s)",
+                         lang->interpreter, lang->interpreter, lang->name, lang->interpreter,
+                         lang->requires ? ", " : "", lang->requires ? lang->requires : "");
+                return buf;
         default:
                 return strerror(-e);
         }
+}
+
+/* A missing interpreter is a 404: the only status besides 502 whose body the SDKs put in the
+ * error they throw (NotFoundError), so the user reads which interpreter the image lacks. */
+static int kernel_error_status(int e)
+{
+        return e == -ENOENT ? 404 : 500;
 }
 
 /* Body as a JSON object; answers 4xx itself and returns NULL then (*ret_e set). */
@@ -295,15 +318,13 @@ static bool string_map(const cJSON *o)
         return true;
 }
 
-static int run_execute(struct agent_request *r, struct code_context *c, const cJSON *body,
-                       enum code_lang lang)
+static int run_execute(struct agent_request *r, struct code_context *c, const cJSON *body)
 {
         const cJSON *code = cJSON_GetObjectItemCaseSensitive(body, "code");
         const cJSON *env = cJSON_GetObjectItemCaseSensitive(body, "env_vars");
         struct code_exec x = {.code = code->valuestring,
                               .code_len = strlen(code->valuestring),
-                              .env_vars = cJSON_IsObject(env) ? env : NULL,
-                              .lang = lang};
+                              .env_vars = cJSON_IsObject(env) ? env : NULL};
         int e;
 
         pthread_mutex_lock(&c->exec_lock);
@@ -317,14 +338,29 @@ static int run_execute(struct agent_request *r, struct code_context *c, const cJ
         e = ctx_ensure_kernel(c, START_TIMEOUT_MS);
         if (e < 0) {
                 pthread_mutex_unlock(&c->exec_lock);
-                return respond_text(r, 500, "Failed to start the %s kernel: %s",
-                                    code_lang_name(c->lang), kernel_error(e));
+                char why[512];
+                return respond_text(r, kernel_error_status(e), "Failed to start the %s kernel: %s",
+                                    c->lang->name, kernel_error(e, c->lang, why, sizeof(why)));
         }
         e = agent_respond_head(r, 200, NULL);
+        char notice[256];
+        if (e >= 0 && c->lost) {
+                /* The kernel was started again (supervised: on the next use, as here); what
+                 * the context held is gone, and the execution says so before its output. */
+                snprintf(notice, sizeof(notice),
+                         "The %s kernel of this context had stopped (killed or exited) and was "
+                         "started again: variables, imports and definitions of earlier "
+                         "executions are lost.\n",
+                         c->lang->name);
+                x.notice = notice;
+                c->lost = false;
+        }
         if (e >= 0) {
                 x.execution_count = ++c->count;
-                if (code_exec_run(r, c->kernel, &x) == -ECHILD)
+                if (code_exec_run(r, c->kernel, &x) == -ECHILD) {
                         ctx_set_kernel(c, NULL);
+                        c->lost = true;
+                }
         }
         pthread_mutex_unlock(&c->exec_lock);
         return e;
@@ -332,8 +368,8 @@ static int run_execute(struct agent_request *r, struct code_context *c, const cJ
 
 static int handle_execute(struct agent_request *r)
 {
+        const struct code_language *l = code_language_default();
         const cJSON *code, *ctx_id, *lang;
-        enum code_lang l = CODE_LANG_PYTHON;
         struct code_context *c;
         cJSON *body;
         int e;
@@ -355,8 +391,8 @@ static int handle_execute(struct agent_request *r)
                 return respond_text(r, 400, "Only one of context_id or language can be provided");
         }
         if (cJSON_IsString(lang)) {
-                l = code_lang_parse(lang->valuestring);
-                if (l == CODE_LANG_UNKNOWN) {
+                l = code_language_find(lang->valuestring);
+                if (!l) {
                         e = respond_text(r, 500,
                                          "Failed to create context: no kernel for language '%s'",
                                          lang->valuestring);
@@ -372,9 +408,7 @@ static int handle_execute(struct agent_request *r)
                 cJSON_Delete(body);
                 return e;
         }
-        if (cJSON_IsString(ctx_id))
-                l = c->lang;
-        e = run_execute(r, c, body, l);
+        e = run_execute(r, c, body);
         ctx_unref(c);
         cJSON_Delete(body);
         return e;
@@ -385,8 +419,8 @@ static int handle_execute(struct agent_request *r)
 static int handle_create(struct agent_request *r)
 {
         const cJSON *lang, *cwd;
+        const struct code_language *l;
         struct code_context *c;
-        enum code_lang l;
         const char *dir;
         struct stat st;
         cJSON *body;
@@ -397,9 +431,9 @@ static int handle_create(struct agent_request *r)
                 return e;
         lang = cJSON_GetObjectItemCaseSensitive(body, "language");
         cwd = cJSON_GetObjectItemCaseSensitive(body, "cwd");
-        l = code_lang_parse(cJSON_IsString(lang) ? lang->valuestring : NULL);
+        l = code_language_find(cJSON_IsString(lang) ? lang->valuestring : NULL);
         dir = cJSON_IsString(cwd) && *cwd->valuestring ? cwd->valuestring : DEFAULT_CWD;
-        if (l == CODE_LANG_UNKNOWN) {
+        if (!l) {
                 e = respond_text(r, 500, "Failed to create context: no kernel for language '%s'",
                                  lang->valuestring);
                 goto out;
@@ -423,7 +457,9 @@ static int handle_create(struct agent_request *r)
         pthread_mutex_unlock(&c->exec_lock);
         if (e < 0) {
                 ctx_remove(c);
-                e = respond_text(r, 500, "Failed to create context: %s", kernel_error(e));
+                char why[512];
+                e = respond_text(r, kernel_error_status(e), "Failed to create context: %s",
+                                 kernel_error(e, c->lang, why, sizeof(why)));
         } else {
                 e = respond_json(r, 200, ctx_json(c));
         }
@@ -459,7 +495,7 @@ static int ctx_lookup(struct agent_request *r, const char *id, struct code_conte
 
         if (e < 0)
                 return e;
-        c = ctx_get(id, CODE_LANG_UNKNOWN);
+        c = ctx_get(id, NULL);
         if (!c)
                 return respond_text(r, 404, "Context %s not found", id);
         *ret = c;
@@ -489,24 +525,27 @@ static int handle_restart(struct agent_request *r, const char *id)
         ctx_kill_kernel(c);
         pthread_mutex_lock(&c->exec_lock);
         ctx_set_kernel(c, NULL);
+        c->lost = false; /* the client asked for it: nothing to tell */
         e = ctx_ensure_kernel(c, START_TIMEOUT_MS);
         pthread_mutex_unlock(&c->exec_lock);
         ctx_unref(c);
+        char why[512];
         if (e < 0)
-                return respond_text(r, 500, "Failed to restart context %s: %s", id,
-                                    kernel_error(e));
+                return respond_text(r, kernel_error_status(e), "Failed to restart context %s: %s",
+                                    id, kernel_error(e, c->lang, why, sizeof(why)));
         return agent_respond(r, 200, "application/json", "null", 4);
 }
 
 /* ---- handlers (the route table's port-49999 rows: guest-agent/routes.c) ---- */
 
-/* Not a code-interpreter template. E2B's proxy would answer 502, which the SDKs turn into a
- * misleading "sandbox timeout"; a 404 that says why becomes NotFoundError(<this text>). */
+/* A sandbox without sbx's runtime (sbxd started without one). E2B's proxy would answer 502,
+ * which the SDKs turn into a misleading "sandbox timeout"; a 404 that says why becomes
+ * NotFoundError(<this text>). */
 static int no_kernels(struct agent_request *r)
 {
         static const char msg[] = "{\"code\":404,\"message\":\"no code interpreter in "
-                                  "this sandbox: its template ships no kernels (use "
-                                  "code-interpreter-v1)\"}";
+                                  "this sandbox: sbxd runs without its runtime (the "
+                                  "kernels)\"}";
         (void)agent_request_discard_body(r, 16u * 1024u * 1024u);
         return agent_respond(r, 404, "application/json", msg, sizeof(msg) - 1);
 }
@@ -559,20 +598,33 @@ int agent_code_handle_context(struct agent_request *r)
         return agent_code_handle_not_found(r);
 }
 
-void agent_code_on_init(void)
+/* Start lang's default context's kernel and wait (bounded) until it is ready. */
+static void prewarm(const struct code_language *lang)
 {
-        struct code_context *c;
+        struct code_context *c = ctx_get(NULL, lang);
         int e;
 
-        if (!code_kernels_available())
-                return;
-        c = ctx_get(NULL, CODE_LANG_PYTHON);
         if (!c)
                 return;
         pthread_mutex_lock(&c->exec_lock);
         e = ctx_ensure_kernel(c, PREWARM_WAIT_MS);
         pthread_mutex_unlock(&c->exec_lock);
         if (e < 0)
-                log_warning_errno(e, "prewarming the python kernel: %m");
+                log_warning_errno(e, "prewarming the %s kernel: %m", lang->name);
         ctx_unref(c);
+}
+
+void agent_code_on_init(void)
+{
+        static pthread_once_t inside_once = PTHREAD_ONCE_INIT;
+
+        if (!code_kernels_available())
+                return;
+        /* A template that ships a language's preload list is a code-interpreter template. */
+        for (size_t i = 0; i < code_languages_n; i++) {
+                if (!code_kernel_preload(&code_languages[i]))
+                        continue;
+                pthread_once(&inside_once, code_inside_start);
+                prewarm(&code_languages[i]);
+        }
 }

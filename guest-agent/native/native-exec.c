@@ -14,7 +14,6 @@
 
 #include "buf.h"
 #include "core/config.h"
-#include "envd/process-rpc.h"
 #include "json-util.h"
 #include "macros.h"
 #include "native/native.h"
@@ -128,37 +127,17 @@ static int collect_dispatch(void *userdata, const struct pollfd fds[AGENT_PROC_L
 /* Run spec to its end, collecting at most max bytes into c. Answers the error itself (returning
  * its status, or -errno) unless it returns 0. */
 static int run_collect(struct agent_request *r, const char *user,
-                       const struct agent_proc_spec *spec_in, size_t max, struct collect *c)
+                       const struct agent_proc_spec *spec, size_t max, struct collect *c)
 {
-        /* A copy: it points at this frame's user and config, which must not outlive it. */
-        struct agent_proc_spec local = *spec_in, *spec = &local;
-        _cleanup_(agent_user_done) struct agent_user u = {0};
-        _cleanup_json_ cJSON *config = NULL;
-        _cleanup_free_ char *name = NULL;
-        char err[AGENT_PROC_ERR_MAX];
         struct agent_proc *p;
         int64_t t0 = now_ms();
         int e;
 
         *c = (struct collect){.r = r, .max = max, .backstop = t0 + spec->timeout_ms + BACKSTOP_MS};
-        e = native_user_lookup(user, &u, &name);
-        if (e == -ENOENT || e == -EINVAL)
-                return native_error(r, 400, "bad_request", "unknown user: invalid username: '%s'",
-                                    name ? name : "");
-        if (e < 0)
-                return native_error(r, 400, "bad_request", "user lookup: %s", strerror(-e));
-        /* The caller's spec stays as it was: the user and config live in this frame only. */
-        struct agent_proc_spec run = *spec;
-        run.user = &u;
-        /* What envd's List shows for it. */
-        run.config = config = agent_process_config_json(spec->argv, NULL, NULL);
-        if (!config)
-                return native_error(r, 500, "internal", "out of memory");
-        e = agent_proc_spawn(&run, &p, err);
-        if (e == -EIO)
-                return native_error(r, 500, "internal", "%s", err);
-        if (e < 0)
-                return native_error(r, 400, "bad_request", "%s", err);
+        /* List shows its argv only */
+        e = native_spawn(r, user, spec, NULL, NULL, "", NULL, &p);
+        if (e != 0)
+                return e;
 
         const struct agent_proc_listener l = {
             .userdata = c,

@@ -19,6 +19,7 @@
 #include "core/fs-check.h"
 #include "core/path.h"
 #include "core/users.h"
+#include "envd/files.h"
 #include "json-util.h"
 #include "macros.h"
 #include "native/native.h"
@@ -299,4 +300,35 @@ int native_fs_handle_remove(struct agent_request *r)
         if (e < 0)
                 return fs_fail(r, e, "remove", c.path);
         return agent_respond(r, 204, NULL, NULL, 0);
+}
+
+/* ---- /v1/files: envd's /files handlers, with the native ?user= ---- */
+
+/* envd's handlers take the user as ?username=; the native API names it ?user= and allows only
+ * "user" or "root". The query the handler sees gets username= first (the first value wins). */
+static int with_user(struct agent_request *r, int (*handler)(struct agent_request *r))
+{
+        _cleanup_free_ char *uq = native_query(r, "user"), *query = NULL;
+        const char *user, *saved = r->head.query;
+        if (native_user_name(uq, &user) < 0)
+                return native_error(r, 400, "bad_request", "user must be \"user\" or \"root\"");
+        if (!user)
+                return handler(r);
+        if (asprintf(&query, "username=%s%s%s", user, saved && *saved ? "&" : "",
+                     saved ? saved : "") < 0)
+                return native_error(r, 500, "internal", "out of memory");
+        r->head.query = query;
+        int e = handler(r);
+        r->head.query = saved;
+        return e;
+}
+
+int native_files_handle_get(struct agent_request *r)
+{
+        return with_user(r, agent_files_handle_get);
+}
+
+int native_files_handle_put(struct agent_request *r)
+{
+        return with_user(r, agent_files_handle_post);
 }

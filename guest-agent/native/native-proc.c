@@ -5,6 +5,12 @@
  * (stdout and stderr interleaved as produced; the last NATIVE_LOG_MAX bytes are kept, offsets
  * stay absolute) and its exit status. At most NATIVE_MAX_PROCS entries: starting another
  * drops the oldest exited one, or is refused while all run.
+ *
+ * A process started with "stdin": true reads a pipe that POST /v1/processes/{pid}/stdin writes
+ * (the body's bytes as they arrive, each write waiting at most NATIVE_STDIN_WAIT_MS for a
+ * process that does not read; ?close=true closes it after them); otherwise its stdin is
+ * /dev/null. GET /v1/processes/{pid}?wait_ms=N answers once the process has exited or after N
+ * ms (at most NATIVE_WAIT_MAX_MS), whichever comes first.
  */
 #include <errno.h>
 #include <poll.h>
@@ -16,15 +22,17 @@
 #include <time.h>
 
 #include "core/config.h"
-#include "envd/process-rpc.h"
 #include "json-util.h"
 #include "macros.h"
 #include "native/native.h"
 #include "proc/process.h"
 #include "thread-util.h"
+#include "time-util.h"
 
-#define NATIVE_LOG_MAX   (1024u * 1024u)
-#define NATIVE_MAX_PROCS 64u
+#define NATIVE_LOG_MAX       (1024u * 1024u)
+#define NATIVE_MAX_PROCS     64u
+#define NATIVE_STDIN_WAIT_MS 30000 /* a stdin write waits this long for a process to read */
+#define NATIVE_WAIT_MAX_MS   50000 /* longest wait_ms (below sbxd's relay timeout, 60 s) */
 
 struct mproc {
         struct mproc *next;
@@ -32,6 +40,7 @@ struct mproc {
         cJSON *cmd;                   /* the request's cmd, as given */
         int64_t started_at, ended_at; /* unix ms */
         bool running;
+        bool stdin_pipe; /* started with "stdin": true */
         int exit_code;
         char status[96];
         uint8_t *log;
@@ -171,6 +180,7 @@ static cJSON *proc_json(const struct mproc *p)
         if (!o || !cJSON_AddNumberToObject(o, "pid", p->pid) ||
             !cJSON_AddItemToObject(o, "cmd", cJSON_Duplicate(p->cmd, 1)) ||
             !cJSON_AddStringToObject(o, "status", p->running ? "running" : "exited") ||
+            !cJSON_AddBoolToObject(o, "stdin", p->stdin_pipe) ||
             !(p->running ? cJSON_AddNullToObject(o, "exit_code")
                          : cJSON_AddNumberToObject(o, "exit_code", p->exit_code)) ||
             !cJSON_AddNumberToObject(o, "started_at_ms", (double)p->started_at) ||
@@ -202,41 +212,16 @@ static struct mproc *mproc_new(const cJSON *cmd)
         return p;
 }
 
-/* Spawn spec for p (user by name, NULL: the default). Answers errors (returns the status). */
-static int mproc_spawn(struct agent_request *r, struct mproc *p, const char *user,
-                       const struct agent_proc_spec *spec_in)
+/* Room for one more managed process (the oldest finished one dropped if need be), else the 409
+ * answered: native_spawn()'s admit. */
+static int admit_proc(struct agent_request *r)
 {
-        /* A copy: it points at this frame's user and config, which must not outlive it. */
-        struct agent_proc_spec local = *spec_in, *spec = &local;
-        _cleanup_(agent_user_done) struct agent_user u = {0};
-        _cleanup_json_ cJSON *config = NULL;
-        _cleanup_free_ char *name = NULL;
-        char err[AGENT_PROC_ERR_MAX];
-        int e;
-
-        e = native_user_lookup(user, &u, &name);
-        if (e == -ENOENT || e == -EINVAL)
-                return native_error(r, 400, "bad_request", "invalid username: '%s'",
-                                    name ? name : "");
-        if (e < 0)
-                return native_error(r, 400, "bad_request", "user lookup: %s", strerror(-e));
-        /* The caller's spec stays as it was: the user and config live in this frame only. */
-        struct agent_proc_spec run = *spec;
-        run.user = &u;
-        run.config = config = agent_process_config_json(spec->argv, spec->envs, spec->cwd);
-        if (!config)
-                return native_error(r, 500, "internal", "out of memory");
         pthread_mutex_lock(&lock);
-        e = make_room();
+        int e = make_room();
         pthread_mutex_unlock(&lock);
         if (e == -EBUSY)
                 return native_error(r, 409, "conflict", "%u managed processes are running already",
                                     NATIVE_MAX_PROCS);
-        e = agent_proc_spawn(&run, &p->h, err);
-        if (e == -EIO)
-                return native_error(r, 500, "internal", "%s", err);
-        if (e < 0)
-                return native_error(r, 400, "bad_request", "%s", err);
         return 0;
 }
 
@@ -254,12 +239,15 @@ int native_proc_handle_start(struct agent_request *r)
         const cJSON *cwd = cJSON_GetObjectItemCaseSensitive(body, "cwd");
         const cJSON *env = cJSON_GetObjectItemCaseSensitive(body, "env");
         const cJSON *u = cJSON_GetObjectItemCaseSensitive(body, "user");
+        const cJSON *in = cJSON_GetObjectItemCaseSensitive(body, "stdin");
         if ((e = native_argv(cmd, &argv, &msg)) < 0)
                 e = native_error(r, 400, "bad_request", "%s", msg);
         else if (cwd && !cJSON_IsNull(cwd) && !cJSON_IsString(cwd))
                 e = native_error(r, 400, "bad_request", "cwd must be a string");
         else if (env && !cJSON_IsNull(env) && !cJSON_IsObject(env))
                 e = native_error(r, 400, "bad_request", "env must be an object of strings");
+        else if (in && !cJSON_IsNull(in) && !cJSON_IsBool(in))
+                e = native_error(r, 400, "bad_request", "stdin must be a boolean");
         else if (native_user_name(cJSON_IsString(u) ? u->valuestring : NULL, &user) < 0)
                 e = native_error(r, 400, "bad_request", "user must be \"user\" or \"root\"");
         else if (!(p = mproc_new(cmd)))
@@ -272,8 +260,10 @@ int native_proc_handle_start(struct agent_request *r)
             .argv = (const char *const *)argv,
             .cwd = cJSON_IsString(cwd) ? cwd->valuestring : NULL,
             .envs = cJSON_IsObject(env) ? env : NULL,
+            .stdin_pipe = cJSON_IsTrue(in),
         };
-        e = mproc_spawn(r, p, user, &spec);
+        p->stdin_pipe = spec.stdin_pipe;
+        e = native_spawn(r, user, &spec, spec.envs, spec.cwd, "", admit_proc, &p->h);
         if (e != 0) {
                 p->refs = 1;
                 pthread_mutex_lock(&lock);
@@ -418,10 +408,43 @@ static int handle_logs(struct agent_request *r, int pid)
         return e;
 }
 
+/* Wait (lock held) until process pid has exited, wait_ms passed or the client left. */
+static void wait_exit(struct agent_request *r, int pid, int64_t wait_ms)
+{
+        int64_t deadline = now_ms() + wait_ms;
+        struct mproc *p = find(pid);
+        if (!p)
+                return;
+        p->refs++; /* a DELETE may unlink it meanwhile */
+        while (p->running) {
+                int64_t left = deadline - now_ms();
+                if (left <= 0)
+                        break;
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                int64_t ns = ts.tv_nsec + MIN(left, 1000) * 1000000;
+                ts.tv_sec += ns / 1000000000;
+                ts.tv_nsec = ns % 1000000000;
+                pthread_cond_timedwait(&changed, &lock, &ts);
+                struct pollfd pf = {.fd = r->fd, .events = POLLRDHUP};
+                if (poll(&pf, 1, 0) > 0)
+                        break; /* sbxd hung up: nobody waits for the answer */
+        }
+        mproc_unref(p);
+}
+
 static int handle_get(struct agent_request *r, int pid, bool remove)
 {
+        _cleanup_free_ char *w = remove ? NULL : native_query(r, "wait_ms");
+        char *end = NULL;
+        long wait_ms = w ? strtol(w, &end, 10) : 0;
+        if (w && (!*w || *end || wait_ms < 0 || wait_ms > NATIVE_WAIT_MAX_MS))
+                return native_error(r, 400, "bad_request", "wait_ms must be 0..%d",
+                                    NATIVE_WAIT_MAX_MS);
         (void)agent_request_discard_body(r, 64 * 1024);
         pthread_mutex_lock(&lock);
+        if (wait_ms > 0)
+                wait_exit(r, pid, wait_ms);
         struct mproc *p = find(pid);
         _cleanup_json_ cJSON *o = p ? proc_json(p) : NULL;
         if (p && remove && !p->running)
@@ -430,6 +453,64 @@ static int handle_get(struct agent_request *r, int pid, bool remove)
         if (!p)
                 return native_error(r, 404, "not_found", "no managed process %d", pid);
         return o ? native_json(r, 200, o) : native_error(r, 500, "internal", "out of memory");
+}
+
+static int stdin_fail(struct agent_request *r, int pid, int e)
+{
+        switch (-e) {
+        case ESRCH:
+                return native_error(r, 409, "conflict", "process %d has already exited", pid);
+        case EBADF:
+        case EPIPE:
+                return native_error(r, 409, "conflict", "the stdin of process %d is closed", pid);
+        case ETIMEDOUT:
+                return native_error(r, 504, "timeout",
+                                    "process %d did not read its stdin for %d ms", pid,
+                                    NATIVE_STDIN_WAIT_MS);
+        default:
+                return native_error(r, 500, "internal", "writing to process %d: %s", pid,
+                                    strerror(-e));
+        }
+}
+
+/* POST /v1/processes/{pid}/stdin[?close=true]: the body's bytes to the process's stdin pipe as
+ * they arrive (nothing is buffered here), then EOF when asked. */
+static int handle_stdin(struct agent_request *r, int pid)
+{
+        _cleanup_free_ char *cl = native_query(r, "close");
+        const struct agent_selector sel = {.pid = (uint32_t)pid};
+        bool close_after = cl && (strcmp(cl, "true") == 0 || strcmp(cl, "1") == 0);
+        pthread_mutex_lock(&lock);
+        struct mproc *p = find(pid);
+        bool running = p && p->running, piped = p && p->stdin_pipe;
+        pthread_mutex_unlock(&lock);
+        if (!p)
+                return native_error(r, 404, "not_found", "no managed process %d", pid);
+        if (!piped)
+                return native_error(r, 409, "conflict",
+                                    "process %d was started without \"stdin\": true", pid);
+        if (!running)
+                return stdin_fail(r, pid, -ESRCH);
+        for (;;) {
+                const uint8_t *buf;
+                size_t len;
+                int e = agent_request_read_body(r, &buf, &len);
+                if (e < 0)
+                        return e;
+                if (e == 0)
+                        break;
+                e = agent_proc_write_input(&sel, false, buf, len, r->fd, NATIVE_STDIN_WAIT_MS);
+                if (e == -ECONNRESET)
+                        return e; /* the client left: nobody to answer */
+                if (e < 0)
+                        return stdin_fail(r, pid, e);
+        }
+        if (close_after) {
+                int e = agent_proc_close_stdin(&sel);
+                if (e < 0)
+                        return stdin_fail(r, pid, e);
+        }
+        return agent_respond(r, 204, NULL, NULL, 0);
 }
 
 int native_proc_handle_item(struct agent_request *r)
@@ -459,5 +540,7 @@ int native_proc_handle_item(struct agent_request *r)
                 return handle_logs(r, (int)pid);
         if (strcmp(end, "/signal") == 0 && streq_ptr(m, "POST"))
                 return handle_signal(r, (int)pid, 0);
+        if (strcmp(end, "/stdin") == 0 && streq_ptr(m, "POST"))
+                return handle_stdin(r, (int)pid);
         return native_handle_not_found(r);
 }

@@ -11,6 +11,8 @@
 
 #include "core/config.h"
 #include "core/http.h"
+#include "envd/process-rpc.h"
+#include "format-util.h"
 #include "json-util.h"
 #include "macros.h"
 #include "native-error.h"
@@ -57,17 +59,10 @@ int native_rest_error(struct agent_request *r, int status, const char *message)
 
 int native_error(struct agent_request *r, int status, const char *code, const char *fmt, ...)
 {
-        _cleanup_free_ char *msg = NULL;
-        va_list ap;
-        int n;
+        _cleanup_free_ char *msg = FORMAT_VARARGS_DUP(fmt);
 
-        va_start(ap, fmt);
-        n = vasprintf(&msg, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-                msg = NULL;
+        if (!msg)
                 return -ENOMEM;
-        }
         if (!r->body_done)
                 (void)agent_request_discard_body(r, NATIVE_MAX_BODY);
         return reply_error(r, status, code, msg);
@@ -123,7 +118,9 @@ int native_user_name(const char *v, const char **ret)
         return 0;
 }
 
-int native_user_lookup(const char *name, struct agent_user *ret, char **ret_name)
+/* name (NULL: the /init default user) looked up; *ret_name set (caller frees) also when it
+ * is unknown (-ENOENT, as agent_user_lookup()). */
+static int user_lookup(const char *name, struct agent_user *ret, char **ret_name)
 {
         _cleanup_free_ char *n = NULL;
         int e;
@@ -137,6 +134,38 @@ int native_user_lookup(const char *name, struct agent_user *ret, char **ret_name
         e = agent_user_lookup(n, ret);
         *ret_name = TAKE_PTR(n);
         return e;
+}
+
+int native_spawn(struct agent_request *r, const char *user, const struct agent_proc_spec *spec,
+                 const cJSON *list_envs, const char *list_cwd, const char *what,
+                 int (*admit)(struct agent_request *r), struct agent_proc **ret)
+{
+        _cleanup_(agent_user_done) struct agent_user u = {0};
+        _cleanup_json_ cJSON *config = NULL;
+        _cleanup_free_ char *name = NULL;
+        char err[AGENT_PROC_ERR_MAX];
+        int e;
+
+        e = user_lookup(user, &u, &name);
+        if (e == -ENOENT || e == -EINVAL)
+                return native_error(r, 400, "bad_request", "%sinvalid username: '%s'", what,
+                                    name ? name : "");
+        if (e < 0)
+                return native_error(r, 400, "bad_request", "%suser lookup: %s", what, strerror(-e));
+        /* The caller's spec stays as it was: the user and config live in this frame only. */
+        struct agent_proc_spec run = *spec;
+        run.user = &u;
+        run.config = config = agent_process_config_json(spec->argv, list_envs, list_cwd);
+        if (!config)
+                return native_error(r, 500, "internal", "out of memory");
+        if (admit && (e = admit(r)) != 0)
+                return e;
+        e = agent_proc_spawn(&run, ret, err);
+        if (e == -EIO)
+                return native_error(r, 500, "internal", "%s%s", what, err);
+        if (e < 0)
+                return native_error(r, 400, "bad_request", "%s%s", what, err);
+        return 0;
 }
 
 int native_argv(const cJSON *cmd, char ***ret, const char **ret_msg)

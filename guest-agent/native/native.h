@@ -9,15 +9,16 @@
  *
  *   POST   /v1/exec                    one process, output collected (exec limits below)
  *   POST   /v1/run-code                one snippet (python, node, bash, sh)
- *   GET    /v1/files?path=             bytes (envd's GET /files)
- *   PUT    /v1/files?path=             raw body → the file (envd's POST /files)
+ *   GET    /v1/files?path=&user=       bytes (envd's GET /files, user as its username)
+ *   PUT    /v1/files?path=&user=       raw body → the file (envd's POST /files)
  *   GET    /v1/fs/list|stat?path=      directory entries / one entry
  *   POST   /v1/fs/mkdir|move           {path} / {from,to}
  *   DELETE /v1/fs?path=&recursive=     remove
  *   GET    /v1/fs/search?path=&name=&content=&max_results=   bounded walk
  *   GET    /v1/fs/watch?path=&recursive=                     text/event-stream
- *   POST   /v1/processes, GET /v1/processes[/{pid}[/logs]], POST /v1/processes/{pid}/signal,
- *   DELETE /v1/processes/{pid}         managed processes (native/native-proc.c)
+ *   POST   /v1/processes, GET /v1/processes[/{pid}[?wait_ms=]|/{pid}/logs],
+ *   POST   /v1/processes/{pid}/signal|stdin, DELETE /v1/processes/{pid}
+ *                                      managed processes (native/native-proc.c)
  *   GET    /v1/terminal?cols=&rows=    full-duplex PTY (native/native-term.c)
  *
  * Processes are the process table's (proc/process.h): users, environment, cwd, PTYs, deadlines
@@ -30,6 +31,7 @@
 
 #include "core/request.h"
 #include "core/users.h"
+#include "proc/process.h"
 
 #define NATIVE_MAX_BODY        (8u * 1024u * 1024u)
 #define NATIVE_TIMEOUT_DEFAULT 30000                 /* ms, exec and run-code */
@@ -43,6 +45,9 @@
 int native_handle_exec(struct agent_request *r);
 int native_handle_run_code(struct agent_request *r);
 int native_handle_terminal(struct agent_request *r);
+/* GET and PUT /v1/files: envd's /files handlers with ?user= (user or root). */
+int native_files_handle_get(struct agent_request *r);
+int native_files_handle_put(struct agent_request *r);
 int native_fs_handle_list(struct agent_request *r);
 int native_fs_handle_stat(struct agent_request *r);
 int native_fs_handle_mkdir(struct agent_request *r);
@@ -53,7 +58,7 @@ int native_fs_handle_watch(struct agent_request *r);
 /* POST and GET /v1/processes. */
 int native_proc_handle_start(struct agent_request *r);
 int native_proc_handle_list(struct agent_request *r);
-/* Everything else under /v1/processes: /{pid}, /{pid}/logs, /{pid}/signal. */
+/* Everything else under /v1/processes: /{pid}, /{pid}/logs, /{pid}/signal, /{pid}/stdin. */
 int native_proc_handle_item(struct agent_request *r);
 /* Any other /v1/ path: 404 not_found. */
 int native_handle_not_found(struct agent_request *r);
@@ -79,9 +84,16 @@ int native_read_json(struct agent_request *r, cJSON **ret);
 char *native_query(const struct agent_request *r, const char *key);
 /* "user" or "root" from a JSON field / query value; NULL → default user. -EINVAL otherwise. */
 int native_user_name(const char *v, const char **ret);
-/* Look up name (NULL: the /init default user). -ENOENT with *ret_name set (caller frees) for
- * an unknown user, as agent_user_lookup(). */
-int native_user_lookup(const char *name, struct agent_user *ret, char **ret_name);
+/* Spawn spec as the user named user (NULL: the /init default user), with what envd's List shows
+ * for it (agent_process_config_json() of spec's argv and of list_envs and list_cwd, each NULL to
+ * leave out). admit (NULL: none) runs just before the spawn and refuses it by answering and
+ * returning non-zero. 0 with *ret (agent_proc_run() consumes it); else the error was answered,
+ * every message prefixed with what (e.g. "starting the terminal: "), and its status is returned:
+ * 400 for an unknown user or a refused spawn, 500 when out of memory or when the process started
+ * but its stdin data could not be set up. */
+int native_spawn(struct agent_request *r, const char *user, const struct agent_proc_spec *spec,
+                 const cJSON *list_envs, const char *list_cwd, const char *what,
+                 int (*admit)(struct agent_request *r), struct agent_proc **ret);
 /* argv from "cmd": a non-empty array of strings (execve) or a string (sh -c). */
 int native_argv(const cJSON *cmd, char ***ret, const char **ret_msg);
 /* Copy s[0..len) replacing invalid UTF-8 (and NUL) with U+FFFD (JSON strings must be UTF-8).

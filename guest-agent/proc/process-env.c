@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/config.h"
+#include "core/spawn.h"
 #include "macros.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -51,6 +53,9 @@ int agent_process_build_env(const struct agent_user *u, const cJSON *envs, char 
 
         if (!path || !*path)
                 path = DEFAULT_PATH;
+        /* envd's SHELL is bash; an image without bash (busybox, Alpine) gets the user's own
+         * shell, which is what runs the commands there (core/spawn.h). */
+        const char *shell = access(SPAWN_BASH, X_OK) == 0 || !u->shell ? SPAWN_BASH : u->shell;
 
         r = agent_config_envs(&global);
         if (r < 0)
@@ -64,7 +69,7 @@ int agent_process_build_env(const struct agent_user *u, const cJSON *envs, char 
         if ((r = env_setf(l, &n, "PATH", path)) < 0 || (r = env_setf(l, &n, "HOME", u->home)) < 0 ||
             (r = env_setf(l, &n, "USER", u->name)) < 0 ||
             (r = env_setf(l, &n, "LOGNAME", u->name)) < 0 ||
-            (r = env_setf(l, &n, "SHELL", "/bin/bash")) < 0)
+            (r = env_setf(l, &n, "SHELL", shell)) < 0)
                 return r;
         for (char **g = global; *g; g++)
                 if ((r = env_set(l, &n, *g)) < 0)

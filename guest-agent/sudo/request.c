@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/config.h"
+#include "format-util.h"
 #include "macros.h"
 #include "sudo/sudo.h"
 
@@ -170,12 +171,7 @@ static int push(char **l, size_t *n, char *s)
 static char *printfs(const char *fmt, ...) _printf_(1, 2);
 static char *printfs(const char *fmt, ...)
 {
-        va_list ap;
-        char *s = NULL;
-        va_start(ap, fmt);
-        int k = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        return k < 0 ? NULL : s;
+        return FORMAT_VARARGS_DUP(fmt);
 }
 
 static int command(const struct agent_sudo_request *r, const struct agent_user *target,

@@ -21,8 +21,10 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/provision.h"
 #include "core/spawn.h"
 #include "core/users.h"
+#include "format-util.h"
 #include "log.h"
 #include "thread-util.h"
 #include "macros.h"
@@ -98,10 +100,7 @@ static void answer_error(int c, const char *fmt, ...) _printf_(2, 3);
 static void answer_error(int c, const char *fmt, ...)
 {
         char msg[2 + ERR_MAX];
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(msg + 2, ERR_MAX, fmt, ap);
-        va_end(ap);
+        int n = FORMAT_VARARGS(msg + 2, ERR_MAX, fmt);
         size_t len = n < 0 ? 0 : MIN((size_t)n, (size_t)ERR_MAX - 1);
         msg[0] = (char)(len & 0xff);
         msg[1] = (char)(len >> 8);
@@ -254,10 +253,19 @@ static int check_peer(int c, struct agent_user *caller)
                 agent_user_done(caller);
                 r = -EPERM;
         }
+        /* E2B's build gives "user" passwordless sudo in every template, whoever the default
+         * user is (a build step's is root): core/provision.h */
+        if (r == -EPERM || (r < 0 && cr.uid != 0)) {
+                r = agent_user_lookup(PROVISION_USER, caller);
+                if (r == 0 && caller->uid != cr.uid) {
+                        agent_user_done(caller);
+                        r = -EPERM;
+                }
+        }
         if (r < 0) {
                 answer_error(c,
                              "uid %u may not use sudo in this sandbox (only the default user, "
-                             "%s, and root may)",
+                             "%s, " PROVISION_USER " and root may)",
                              (unsigned)cr.uid, name);
                 log_refused(&cr);
                 return -EPERM;

@@ -37,11 +37,34 @@ static bool alias_valid(const char *s)
         return true;
 }
 
+/* 8-4-4-4-12 hex digits, or 32 without the dashes: E2B refuses such tags (a tag must not be
+ * mistaken for a build id). */
+static bool is_uuid(const char *s)
+{
+        size_t l = strlen(s), hex = 0;
+        if (l != 36 && l != 32)
+                return false;
+        for (size_t i = 0; i < l; i++) {
+                if (l == 36 && (i == 8 || i == 13 || i == 18 || i == 23)) {
+                        if (s[i] != '-')
+                                return false;
+                } else if (isxdigit((unsigned char)s[i]))
+                        hex++;
+        }
+        return hex == 32;
+}
+
+void build_tag_lower(char *s)
+{
+        for (; *s; s++)
+                *s = (char)tolower((unsigned char)*s);
+}
+
 bool build_tag_valid(const char *s)
 {
         size_t l = strlen(s);
         if (l == 0 || l > BUILD_TAG_MAX || !(isalnum((unsigned char)s[0]) || s[0] == '_') ||
-            strstr(s, ".."))
+            strstr(s, "..") || is_uuid(s))
                 return false;
         for (size_t i = 0; i < l; i++)
                 if (!isalnum((unsigned char)s[i]) && !strchr("._-", s[i]))
@@ -107,8 +130,9 @@ static int request_tags(const cJSON *body, const char *name_tag, cJSON **ret, ch
                 if (!cJSON_IsString(t) || !build_tag_valid(t->valuestring))
                         return ERR(-EINVAL,
                                    "invalid tag: tags are [A-Za-z0-9_][A-Za-z0-9._-]*, at most %d "
-                                   "characters",
+                                   "characters, not a UUID",
                                    BUILD_TAG_MAX);
+                build_tag_lower(t->valuestring);
                 if (!has_tag_string(tags, t->valuestring))
                         cJSON_AddItemToArray(tags, cJSON_CreateString(t->valuestring));
         }
@@ -204,20 +228,28 @@ static int find_or_create_template(struct build_service *b, const char *alias, c
 int build_request(struct build_service *b, const cJSON *body, cJSON **ret, char *err)
 {
         const char *name = str(body, "name") ? str(body, "name") : str(body, "alias");
-        char alias[128], tid[BUILD_TEMPLATE_ID_MAX], bid[BUILD_ID_MAX], ts[32];
+        char alias[BUILD_ALIAS_MAX + BUILD_TAG_MAX + 3], tid[BUILD_TEMPLATE_ID_MAX],
+            bid[BUILD_ID_MAX], ts[32];
         if (!name)
                 return ERR(-EINVAL, "name is required");
+        if (strlen(name) >= sizeof(alias))
+                return ERR(-EINVAL, "invalid template name '%.64s...': too long", name);
         snprintf(alias, sizeof(alias), "%s", name);
         char *colon = strchr(alias, ':');
-        if (colon)
+        if (colon) {
                 *colon++ = 0;
+                build_tag_lower(colon);
+        }
         if (!alias_valid(alias))
                 return ERR(-EINVAL,
                            "invalid template name '%s': [a-z0-9][a-z0-9_-]*, at most %d "
                            "characters, optionally :tag",
                            name, BUILD_ALIAS_MAX);
         if (colon && !build_tag_valid(colon))
-                return ERR(-EINVAL, "invalid tag '%s'", colon);
+                return ERR(-EINVAL,
+                           "invalid tag '%s': [A-Za-z0-9_][A-Za-z0-9._-]*, at most %d "
+                           "characters, not a UUID",
+                           colon, BUILD_TAG_MAX);
         unsigned cpu = 0, mem = 0, disk = 0;
         _cleanup_json_ cJSON *tags = NULL;
         int r = request_tags(body, colon, &tags, err);
@@ -470,10 +502,14 @@ static int check_spec(struct build_service *b, const char *tid, const cJSON *bod
         bool has_img = img && *img, has_tpl = tpl && *tpl;
         if (has_img == has_tpl)
                 return ERR(-EINVAL, "exactly one of fromImage or fromTemplate must be given");
-        if (cJSON_GetObjectItemCaseSensitive(body, "fromImageRegistry"))
-                return ERR(-EINVAL,
-                           "registry credentials are not supported: sbx builds from images "
-                           "imported with `sbx image import` (no registry is contacted)");
+        const cJSON *reg = cJSON_GetObjectItemCaseSensitive(body, "fromImageRegistry");
+        if (reg && !cJSON_IsNull(reg)) {
+                if (!has_img)
+                        return ERR(-EINVAL, "fromImageRegistry goes with fromImage");
+                int r = build_registry_check(reg, err);
+                if (r < 0)
+                        return r;
+        }
         static const char *const cmds[] = {"startCmd", "readyCmd"};
         for (size_t k = 0; k < ELEMENTSOF(cmds); k++) {
                 const cJSON *c = cJSON_GetObjectItemCaseSensitive(body, cmds[k]);
@@ -525,8 +561,14 @@ int build_start(struct build_service *b, const char *tid, const char *bid, const
                 r = ERR(-EBUSY, "build '%s' was started already", bid);
         if (r >= 0)
                 r = check_spec(b, tid, body, err);
+        const cJSON *reg = cJSON_GetObjectItemCaseSensitive(body, "fromImageRegistry");
+        bool creds = r >= 0 && reg && !cJSON_IsNull(reg);
         if (r >= 0) {
-                cJSON_AddItemToObject(rec, "spec", cJSON_Duplicate(body, 1));
+                cJSON *spec = cJSON_Duplicate(body, 1);
+                if (creds) /* the record keeps no secret */
+                        cJSON_ReplaceItemInObjectCaseSensitive(spec, "fromImageRegistry",
+                                                               build_registry_redacted(reg));
+                cJSON_AddItemToObject(rec, "spec", spec);
                 set_str(rec, "updatedAt", ts);
                 r = build_enqueue(b, bid);
                 if (r == -EDQUOT)
@@ -538,6 +580,9 @@ int build_start(struct build_service *b, const char *tid, const char *bid, const
                 if (r < 0)
                         ERR(r, "recording the build failed: %s", strerror(-r));
         }
+        /* still under the lock: no worker has taken the build yet */
+        if (r >= 0 && creds && (r = build_registry_keep(b, bid, reg)) < 0)
+                ERR(r, "keeping the registry credentials failed");
         pthread_mutex_unlock(&b->lock);
         if (r >= 0)
                 build_log(b, bid, NULL, "info", "Build queued (%d at once, the rest wait)",

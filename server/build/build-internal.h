@@ -10,11 +10,14 @@
 #include <stdio.h>
 
 #include "build/build.h"
+#include "core/validate.h" /* TEMPLATE_NAME_MAX */
 #include "macros.h"
 
 struct egress_build;
+struct build_creds;
 
-#define BUILD_STOP_WAIT_S 20 /* shutdown waits this long for running builds to give up */
+#define BUILD_STOP_WAIT_S      20   /* shutdown waits this long for running builds to give up */
+#define BUILD_PULL_PROGRESS_MS 5000 /* a pull's progress goes to the build log this often */
 
 struct build_service {
         struct server *srv;
@@ -26,6 +29,8 @@ struct build_service {
         pthread_t workers[BUILD_WORKERS];
         size_t n_workers;
         bool stopping;
+        int stop_flag;             /* __atomic: stopping, for a pull to poll (pull/pull.h) */
+        struct build_creds *creds; /* fromImageRegistry of queued builds (build-base.c) */
         char **allow; /* egress: the hosts of the host's apt sources (build-mirrors.h) */
         size_t n_allow;
 };
@@ -57,6 +62,15 @@ void build_log(struct build_service *b, const char *bid, const char *step, const
 /* Mark build bid finished: "ready", or "error" with message and step (may be NULL). */
 void build_finish(struct build_service *b, const char *bid, const char *status, const char *message,
                   const char *step);
+
+/* fromImageRegistry (build-base.c): whether reg can be used (-EINVAL with err); what the build
+ * record keeps of it (no secret); its credentials kept in memory for build bid until its run
+ * takes them (under b->lock; the password never reaches a file). */
+int build_registry_check(const cJSON *reg, char *err);
+cJSON *build_registry_redacted(const cJSON *reg);
+int build_registry_keep(struct build_service *b, const char *bid, const cJSON *reg);
+void build_registry_take(struct build_service *b, const char *bid, char **ret_user,
+                         char **ret_password);
 
 /* The worker's part: run build bid to its end (build-run.c). */
 void build_run(struct build_service *b, const char *bid);
@@ -93,8 +107,13 @@ static inline void set_str(cJSON *o, const char *name, const char *v)
         cJSON_AddStringToObject(o, name, v);
 }
 
-/* A tag: [A-Za-z0-9_][A-Za-z0-9._-]*, at most BUILD_TAG_MAX. */
+/* A tag: [A-Za-z0-9_][A-Za-z0-9._-]*, at most BUILD_TAG_MAX, no "..", not a UUID. */
 bool build_tag_valid(const char *s);
+/* every "alias:tag" a build publishes is a template name sandboxes can be created from */
+_Static_assert(BUILD_ALIAS_MAX + 1 + BUILD_TAG_MAX <= TEMPLATE_NAME_MAX, "alias:tag must fit");
+/* A tag as E2B keeps it: lowercased in place (E2B's API lowercases every tag it is given, so
+ * "V1" and "v1" name one tag). */
+void build_tag_lower(char *s);
 
 /* RFC 3339 of now with milliseconds (buf: 32 bytes). */
 void build_now(char buf[static 32]);

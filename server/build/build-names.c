@@ -225,8 +225,12 @@ static int tag_list(const cJSON *body, const char *field, cJSON **ret, char *err
                 if (!cJSON_IsString(t) || !build_tag_valid(t->valuestring))
                         return ERR(-EINVAL,
                                    "invalid tag in %s: [A-Za-z0-9_][A-Za-z0-9._-]*, at most %d "
-                                   "characters",
+                                   "characters, not a UUID",
                                    field, BUILD_TAG_MAX);
+        }
+        cJSON_ArrayForEach(t, tags)
+        {
+                build_tag_lower(t->valuestring);
         }
         *ret = cJSON_Duplicate(tags, 1);
         return 0;

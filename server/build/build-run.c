@@ -31,22 +31,35 @@
         "Acquire::http::Proxy \"http://127.0.0.1:3142\";\n"                                        \
         "Acquire::https::Proxy \"http://127.0.0.1:3142\";\n"
 
-/* COPY: $1 source (as the SDK names it), $2 destination, $3 mode ("" none), $4 the archive. */
+/* COPY: $1 source (as the SDK names it), $2 destination, $3 mode ("" none), $4 the archive (the
+ * SDK's tar of what the source matched, paths relative to the build context). E2B's semantics
+ * (and Docker's COPY): the source's base is the part before its first glob character, cut at
+ * the last slash before it (doublestar's SplitPattern of "src/"); a directory there (a copied
+ * folder, or the folder a glob matched in) is merged into the destination, its contents, not
+ * itself: a glob in folder/ copied to folder gives folder/test.txt, not folder/folder/test.txt.
+ * A file or a symlink goes to the destination's exact path, or inside it when it ends with a
+ * slash or is a directory. mode applies to the files and directories copied (not to a
+ * symlink). A source the archive does not hold fails the step. */
 #define COPY_SCRIPT                                                                                \
         "set -e\n"                                                                                 \
-        "src=${1#./}; src=${src%/}; dest=$2; mode=$3\n"                                            \
+        "src=$1; dest=$2; mode=$3\n"                                                               \
         "tmp=$(mktemp -d /tmp/.sbx-copy.XXXXXX); trap 'rm -rf \"$tmp\"' EXIT\n"                    \
         "tar -xf \"$4\" -C \"$tmp\" --no-same-owner\n"                                             \
-        "[ -z \"$mode\" ] || find \"$tmp\" -type f -exec chmod \"$mode\" {} +\n"                   \
-        "todir=0; case \"$dest\" in */) todir=1;; *) [ -d \"$dest\" ] && todir=1;; esac\n"         \
-        "if [ -n \"$src\" ] && [ \"$src\" != . ] && [ -d \"$tmp/$src\" ] && "                      \
-        "[ ! -L \"$tmp/$src\" ]; then\n"                                                           \
-        "  mkdir -p \"$dest\"; cp -a \"$tmp/$src/.\" \"$dest/\"\n"                                 \
-        "elif [ -n \"$src\" ] && { [ -e \"$tmp/$src\" ] || [ -L \"$tmp/$src\" ]; }; then\n"        \
-        "  if [ $todir = 1 ]; then mkdir -p \"$dest\"; cp -a \"$tmp/$src\" \"$dest/\";\n"          \
-        "  else mkdir -p \"$(dirname \"$dest\")\"; cp -a \"$tmp/$src\" \"$dest\"; fi\n"            \
+        "p=\"$src/\"; pre=${p%%[*?[{]*}\n"                                                         \
+        "case \"$pre\" in */*) base=${pre%/*};; *) base=.;; esac\n"                                \
+        "entry=\"$tmp/${base:-.}\"\n"                                                              \
+        "if [ -L \"$entry\" ] || [ -f \"$entry\" ]; then\n"                                        \
+        "  [ -L \"$entry\" ] || [ -z \"$mode\" ] || chmod \"$mode\" \"$entry\"\n"                  \
+        "  case \"$dest\" in */) mkdir -p \"$dest\";; *) mkdir -p \"$(dirname \"$dest\")\";; "     \
+        "esac\n"                                                                                   \
+        "  cp -a --remove-destination \"$entry\" \"$dest\"\n"                                      \
+        "elif [ -d \"$entry\" ]; then\n"                                                           \
+        "  [ -z \"$mode\" ] || chmod -R \"$mode\" \"$entry\"\n"                                    \
+        "  mkdir -p \"$dest\"\n"                                                                   \
+        "  (cd \"$entry\" && tar -cf - .) | tar -xf - -C \"$dest\" --keep-directory-symlink "      \
+        "--no-overwrite-dir\n"                                                                     \
         "else\n"                                                                                   \
-        "  mkdir -p \"$dest\"; cp -a \"$tmp/.\" \"$dest/\"\n"                                      \
+        "  echo \"source path does not exist: $src\" >&2; exit 1\n"                                \
         "fi\n"
 
 /* COPY as root: $1 the destination. Prints the owner of the directory the copy writes into
@@ -89,6 +102,10 @@ static void run_done(struct run *x)
         cJSON_Delete(x->pending_dirs);
         free(x->user);
         free(x->workdir);
+        if (x->reg_password)
+                explicit_bzero(x->reg_password, strlen(x->reg_password));
+        free(x->reg_user);
+        free(x->reg_password);
         egress_build_stop(x->egress);
         if (x->run_dir[0])
                 rm_rf(x->run_dir);
@@ -523,6 +540,7 @@ void build_run(struct build_service *b, const char *bid)
                 const cJSON *v = cJSON_GetObjectItemCaseSensitive(rec, sizes[i]);
                 *dst[i] = cJSON_IsNumber(v) ? (unsigned)v->valuedouble : 0;
         }
+        build_registry_take(b, bid, &x.reg_user, &x.reg_password);
         if (rec && spec) {
                 set_str(rec, "status", "building");
                 cJSON_AddItemToObject(rec, "spec", cJSON_Duplicate(spec, 1));

@@ -26,8 +26,9 @@ struct run {
         char *user, *workdir;
         cJSON *pending_dirs; /* WORKDIR dirs not created yet (by the next step that runs) */
         unsigned cpu, mem, disk, min_free_mb;
-        bool force;         /* the whole build ignores the cache */
-        char run_dir[4096]; /* <state>/build/run/<bid>: bound at BUILD_RUN_MOUNT */
+        bool force; /* the whole build ignores the cache (and pulls its image again) */
+        char *reg_user, *reg_password; /* fromImageRegistry's credentials, or NULL */
+        char run_dir[4096];            /* <state>/build/run/<bid>: bound at BUILD_RUN_MOUNT */
         struct egress_build *egress;
         size_t log_count;
         char step[16]; /* the step being run, as the log's "step" */

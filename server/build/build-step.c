@@ -18,6 +18,7 @@
 #include "channel/agent-exec.h"
 #include "json-util.h"
 #include "lifecycle/lifecycle.h"
+#include "lifecycle/upper.h"
 #include "lifecycle/registry.h"
 #include "lifecycle/sandbox.h"
 #include "log.h"
@@ -207,24 +208,30 @@ static int run_cmds(struct run *x, struct sandbox *s, const struct step_cmd *cmd
                 flush_line(o, 0);
                 flush_line(o, 1);
                 free(o);
+                /* in E2B's words: "failed to run command '<cmd>': command failed:
+                 * <Connect code>: <message>" (agent_exec_run() gives the code) */
                 if (r < 0)
-                        return ERR(r == -ENOENT ? -EINVAL : r, "the command could not run: %s",
+                        return ERR(r == -ENOENT ? -EINVAL : r,
+                                   "failed to run command '%s': command failed: %s", cmds[i].cmd,
                                    why[0] ? why : strerror(-r));
                 if (code != 0)
                         return ERR(-ECANCELED,
-                                   code < 0 ? "the command was killed (signal or the %d s step "
-                                              "timeout)"
-                                            : "the command exited with code %d",
-                                   code < 0 ? BUILD_STEP_TIMEOUT_MS / 1000 : code);
+                                   code < 0 ? "failed to run command '%s': the command was killed "
+                                              "(signal or the %d s step timeout)"
+                                            : "failed to run command '%s': the command exited with "
+                                              "code %d",
+                                   cmds[i].cmd, code < 0 ? BUILD_STEP_TIMEOUT_MS / 1000 : code);
         }
         return 0;
 }
 
 /* The upper minus the run dir's mount point (the jailer made it for the bind). */
-static void drop_mountpoint(const struct sandbox *s)
+static void drop_mountpoint(const struct server *srv, const struct sandbox *s)
 {
         char upper[4300];
-        snprintf(upper, sizeof(upper), "%s/rootfs/upper", s->dir);
+        uid_t base;
+        if (lifecycle_upper_dir(srv, s, upper, sizeof(upper), &base) < 0)
+                return;
         int fd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd >= 0) {
                 (void)unlinkat(fd, &BUILD_RUN_MOUNT[1], AT_REMOVEDIR);
@@ -245,10 +252,9 @@ int build_step_sandbox(struct run *x, const struct step_cmd *cmds, size_t n, con
                 return r;
         r = run_cmds(x, s, cmds, n, err);
         if (r >= 0) {
-                drop_mountpoint(s);
+                drop_mountpoint(x->b->srv, s);
                 layer_store_read_lock();
-                r = layer_store_ingest_upper(x->b->state, s->dir, registry_uid_base(s->slot),
-                                             UID_SLOT_SIZE, ret_hex);
+                r = lifecycle_upper_ingest(x->b->srv, s, ret_hex);
                 if (r >= 0) {
                         char ref[LAYER_ID_MAX + 8];
                         snprintf(ref, sizeof(ref), LAYER_PREFIX "%s", ret_hex);

@@ -92,13 +92,16 @@ static bool has_string(const cJSON *a, const char *s)
 int brec_resolve(struct build_service *b, const char *ref, char ret_tid[BUILD_TEMPLATE_ID_MAX],
                  char ret_tag[BUILD_TAG_MAX + 1])
 {
-        char name[128], dir[4096];
+        char name[TEMPLATE_NAME_MAX + 2], dir[4096];
+        if (strlen(ref) >= sizeof(name))
+                return -ENOENT;
         snprintf(name, sizeof(name), "%s", ref);
         char *colon = strchr(name, ':');
         if (colon) {
                 *colon = 0;
                 if (strlen(colon + 1) > BUILD_TAG_MAX)
                         return -ENOENT;
+                build_tag_lower(colon + 1);
         }
         if (!*name || strlen(name) >= sizeof(name) - 1 || strchr(name, '/') || strchr(name, '.'))
                 return -ENOENT;
@@ -134,19 +137,20 @@ int brec_resolve(struct build_service *b, const char *ref, char ret_tid[BUILD_TE
 }
 
 /* The sbx template names a tag of t publishes under: "<id>[:tag]" and "<alias>[:tag]". */
-static size_t tag_names(const cJSON *t, const char *tag, char out[][80], size_t max)
+static size_t tag_names(const cJSON *t, const char *tag, char out[][TEMPLATE_NAME_MAX + 1],
+                        size_t max)
 {
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(t, "templateID"), *n;
         size_t k = 0;
         bool plain = strcmp(tag, "default") == 0;
         if (cJSON_IsString(id) && k < max)
-                snprintf(out[k++], 80, "%s%s%s", id->valuestring, plain ? "" : ":",
-                         plain ? "" : tag);
+                snprintf(out[k++], TEMPLATE_NAME_MAX + 1, "%s%s%s", id->valuestring,
+                         plain ? "" : ":", plain ? "" : tag);
         cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(t, "names"))
         {
                 if (cJSON_IsString(n) && k < max)
-                        snprintf(out[k++], 80, "%s%s%s", n->valuestring, plain ? "" : ":",
-                                 plain ? "" : tag);
+                        snprintf(out[k++], TEMPLATE_NAME_MAX + 1, "%s%s%s", n->valuestring,
+                                 plain ? "" : ":", plain ? "" : tag);
         }
         return k;
 }
@@ -169,7 +173,7 @@ static int write_template_json(struct build_service *b, const char *name, const 
 int brec_publish(struct build_service *b, const cJSON *t, const char *bid, const cJSON *tpl)
 {
         const cJSON *tags = cJSON_GetObjectItemCaseSensitive(t, "tags"), *e;
-        char names[8][80];
+        char names[8][TEMPLATE_NAME_MAX + 1];
         int r = 0;
         cJSON_ArrayForEach(e, tags)
         {
@@ -185,7 +189,7 @@ int brec_publish(struct build_service *b, const cJSON *t, const char *bid, const
 
 void brec_unpublish_tag(struct build_service *b, const cJSON *t, const char *tag)
 {
-        char names[8][80], dir[4096];
+        char names[8][TEMPLATE_NAME_MAX + 1], dir[4096];
         size_t n = tag_names(t, tag, names, ELEMENTSOF(names));
         for (size_t i = 0; i < n; i++) {
                 snprintf(dir, sizeof(dir), "%s/templates/%s", b->state, names[i]);
@@ -384,6 +388,7 @@ void build_service_stop(struct build_service *b)
                 return;
         pthread_mutex_lock(&b->lock);
         b->stopping = true;
+        __atomic_store_n(&b->stop_flag, 1, __ATOMIC_RELAXED); /* a pull gives up */
         pthread_cond_broadcast(&b->cond);
         pthread_mutex_unlock(&b->lock);
         /* A worker in a step notices within a second (agent_req_shutdown() ends its waits on

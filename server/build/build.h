@@ -30,10 +30,12 @@
 #define BUILD_LOG_PAGE        1000 /* entries one status answer carries at most */
 #define BUILD_KEEP_BUILDS     16   /* build records (and logs) kept per template */
 #define BUILD_ALIAS_MAX       40   /* [a-z0-9][a-z0-9_-]* */
-#define BUILD_TAG_MAX         20   /* [A-Za-z0-9_][A-Za-z0-9._-]* */
-#define BUILD_MAX_TAGS        16   /* tags in one request */
-#define BUILD_ID_MAX          37   /* a build id: a UUID */
-#define BUILD_TEMPLATE_ID_MAX 21   /* a template id: 20 lowercase hex digits */
+/* [a-z0-9_][a-z0-9._-]*, no "..", not a UUID: E2B's tags (lowercased as E2B does), as long as
+ * an OCI image tag may be; "alias:tag" fits TEMPLATE_NAME_MAX (core/validate.h) */
+#define BUILD_TAG_MAX         128
+#define BUILD_MAX_TAGS        16 /* tags in one request */
+#define BUILD_ID_MAX          37 /* a build id: a UUID */
+#define BUILD_TEMPLATE_ID_MAX 21 /* a template id: 20 lowercase hex digits */
 #define BUILD_ERR_MAX         512
 
 struct build_service;

@@ -115,8 +115,12 @@ static int on_message(struct exec_state *st, uint8_t flags, const uint8_t *msg, 
         if (flags & CONNECT_FLAG_END_STREAM) {
                 const cJSON *err = cJSON_GetObjectItemCaseSensitive(j, "error");
                 const cJSON *m = cJSON_GetObjectItemCaseSensitive(err, "message");
+                const cJSON *code = cJSON_GetObjectItemCaseSensitive(err, "code");
                 if (err && !st->ended) {
-                        snprintf(st->errmsg, st->errlen, "%s",
+                        /* "<Connect code>: <message>", as Connect's clients say it */
+                        snprintf(st->errmsg, st->errlen, "%s%s%s",
+                                 cJSON_IsString(code) ? code->valuestring : "",
+                                 cJSON_IsString(code) ? ": " : "",
                                  cJSON_IsString(m) ? m->valuestring : "the process failed");
                         return -EIO;
                 }

@@ -34,7 +34,8 @@ struct agent_exec {
 
 /* Run e in the sandbox at sandbox_dir. Returns 0 with *ret_exit_code (-1 when killed by a
  * signal or past its deadline; 0 when detached) once the process ended, or -errno: -EPROTO
- * for an answer that is not envd's, -ETIMEDOUT, -ENOENT (no such user or directory, with
- * the agent's message in errmsg), others from the channel. */
+ * for an answer that is not envd's, -ETIMEDOUT, -ENOENT (refused before it started: a
+ * missing directory, with the agent's message in errmsg), -EIO (refused in the stream, an
+ * unknown user: "<Connect code>: <message>" in errmsg), others from the channel. */
 int agent_exec_run(const char *sandbox_dir, const struct agent_exec *e, int *ret_exit_code,
                    char *errmsg, size_t errlen);

@@ -4,45 +4,27 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 
+#include "fd-util.h"
 #include "log.h"
-#include "thread-util.h"
 #include "macros.h"
 #include "time-util.h"
 
-static int send_all(int fd, const uint8_t *d, size_t n)
-{
-        while (n > 0) {
-                ssize_t k = send(fd, d, n, MSG_NOSIGNAL);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        return k < 0 ? -errno : -EPIPE;
-                d += k;
-                n -= (size_t)k;
-        }
-        return 0;
-}
-
-/* The relay: both sockets blocking, polled; every AGENT_WAIT_TICK_MS the stop flag is looked
- * at (agent_req_stopping()). Once the client stopped writing, the agent's END is waited for
+/* The relay: both sockets blocking, polled (a write to the client waits AGENT_UPGRADE_SEND_MS
+ * at most for room); every AGENT_WAIT_TICK_MS the stop flag is looked at
+ * (agent_req_stopping()). Once the client stopped writing, the agent's END is waited for
  * AGENT_UPGRADE_LINGER_MS at most (a server that never closes would hold the relay). */
 static void relay(struct agent_req *q, int sock, const char *extra, size_t extra_len)
 {
         _cleanup_free_ uint8_t *buf = malloc(AGENT_UPGRADE_CHUNK);
         bool client_open = true;
         int64_t linger_end = 0;
-        struct timeval tv = {.tv_sec = AGENT_UPGRADE_SEND_MS / 1000};
 
         (void)fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) & ~O_NONBLOCK);
-        (void)setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
         if (!buf || agent_req_set_timeouts(q, 0, AGENT_UPGRADE_SEND_MS) < 0)
                 return;
         if (extra_len > 0 && agent_req_send(q, extra, extra_len) < 0)
@@ -71,7 +53,8 @@ static void relay(struct agent_req *q, int sock, const char *extra, size_t extra
                 if (p[1].revents) {
                         const uint8_t *d;
                         uint32_t len;
-                        if (agent_req_next(q, &d, &len) <= 0 || send_all(sock, d, len) < 0)
+                        if (agent_req_next(q, &d, &len) <= 0 ||
+                            send_all_wait(sock, d, len, AGENT_UPGRADE_SEND_MS) < 0)
                                 return;
                 }
         }
@@ -79,51 +62,44 @@ static void relay(struct agent_req *q, int sock, const char *extra, size_t extra
 
 static void relay_run(struct agent_upgraded *u)
 {
-        relay(u->q, u->sock, u->extra, u->extra_len);
-        log_debug("%s: upgraded connection ended", u->name);
+        relay(u->q, u->up.sock, u->up.extra, u->up.extra_len);
+        log_debug("%s: upgraded connection ended", u->up.name);
 }
 
-static void *upgraded_thread(void *arg)
+static void upgraded_run(struct http_upgrade *up)
 {
-        struct agent_upgraded *u = arg;
+        struct agent_upgraded *u = up->userdata;
         u->run(u);
+}
+
+static void upgraded_done(struct http_upgrade *up)
+{
+        struct agent_upgraded *u = up->userdata;
         agent_req_free(u->q);
-        MHD_upgrade_action(u->urh, MHD_UPGRADE_ACTION_CLOSE);
         if (u->done)
                 u->done(u->done_arg);
         free(u);
-        return NULL;
-}
-
-static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls, const char *extra,
-                       size_t extra_len, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
-{
-        struct agent_upgraded *u = cls;
-        u->sock = sock;
-        u->extra = extra;
-        u->extra_len = extra_len;
-        u->urh = urh;
-        if (thread_start_detached(upgraded_thread, u, AGENT_UPGRADE_STACK) < 0) {
-                log_warning("%s: no thread for the upgraded connection", u->name);
-                agent_req_free(u->q);
-                if (u->done)
-                        u->done(u->done_arg);
-                free(u);
-                MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
-        }
 }
 
 struct MHD_Response *agent_upgrade_response(void (*run)(struct agent_upgraded *u), const char *name,
                                             struct agent_upgraded **ret_u)
 {
         struct agent_upgraded *u = calloc(1, sizeof(*u));
-        struct MHD_Response *resp = u ? MHD_create_response_for_upgrade(on_upgrade, u) : NULL;
+        if (!u)
+                return NULL;
+        u->up = (struct http_upgrade){
+            .userdata = u,
+            .run = upgraded_run,
+            .done = upgraded_done,
+            .stack = AGENT_UPGRADE_STACK,
+        };
+        snprintf(u->up.name, sizeof(u->up.name), "%s", name);
+        u->run = run;
+        struct MHD_Response *resp = http_upgrade_response(&u->up);
         if (!resp) {
                 free(u);
                 return NULL;
         }
-        u->run = run;
-        snprintf(u->name, sizeof(u->name), "%s", name);
         *ret_u = u;
         return resp;
 }
@@ -139,11 +115,7 @@ int agent_mhd_upgrade(struct request *req, struct agent_req **q, const struct sb
         if (!resp)
                 return -ENOMEM;
         for (size_t i = 0; i < h->n_headers; i++) {
-                const char *n = h->headers[i].name, *v = h->headers[i].value;
-                if ((http_hop_by_hop(n) && strcasecmp(n, "Upgrade") != 0) ||
-                    strcasecmp(n, "Content-Length") == 0 || strcasecmp(n, "Date") == 0)
-                        continue;
-                if (MHD_add_response_header(resp, n, v) != MHD_YES) {
+                if (http_upgrade_relay_header(resp, h->headers[i].name, h->headers[i].value) < 0) {
                         MHD_destroy_response(resp);
                         free(u);
                         return -EPROTO;

@@ -13,6 +13,7 @@
 
 #include "channel/agent-req.h"
 #include "http/http.h"
+#include "http/upgrade.h"
 
 #define AGENT_UPGRADE_CHUNK     (64 * 1024) /* one read from the client */
 #define AGENT_UPGRADE_SEND_MS   60000 /* a write to the agent or the client may block this long */
@@ -21,24 +22,18 @@
 
 /* A connection libmicrohttpd hands over after a 101, and the agent request behind it. */
 struct agent_upgraded {
+        struct http_upgrade up;                /* the client's side: up.sock, up.extra, up.name */
         struct agent_req *q;                   /* owned: freed once run returns */
-        char name[ROUTE_ID_MAX];               /* "req=<id>", a sandbox id: for log lines */
         void (*run)(struct agent_upgraded *u); /* the exchange, in the thread */
-        MHD_socket sock;   /* the client's socket (one end of a socketpair under TLS) */
-        const char *extra; /* bytes the client sent past its head: valid until run returns */
-        size_t extra_len;
-        struct MHD_UpgradeResponseHandle *urh;
-        void (*done)(void *arg); /* called once the exchange is over (NULL: none) */
+        void (*done)(void *arg);               /* once the exchange is over (NULL: none) */
         void *done_arg;
 };
 
 /* A 101 response (the caller adds its headers and queues it) whose upgrade runs run(u) in a
- * detached thread of its own, AGENT_UPGRADE_STACK deep (under TLS, MHD's connection thread
- * carries the bytes between the TLS session and the socket only once its callback returns, so
- * the exchange must not run in it); then u->q is freed, the client's connection closed and u
- * freed. *ret_u is u: the caller hands it the agent request (u->q). NULL when out of memory.
- * When the 101 never goes out MHD never calls back: u and its agent connection stay until the
- * sandbox goes. */
+ * detached thread of its own, AGENT_UPGRADE_STACK deep (http/upgrade.h); then the client's
+ * connection is closed, u->q freed and u freed. *ret_u is u: the caller hands it the agent
+ * request (u->q). NULL when out of memory. When the 101 never goes out MHD never calls back: u
+ * and its agent connection stay until the sandbox goes. */
 struct MHD_Response *agent_upgrade_response(void (*run)(struct agent_upgraded *u), const char *name,
                                             struct agent_upgraded **ret_u);
 

@@ -20,31 +20,12 @@
 #include "macros.h"
 #include "native/v1.h"
 
-/* The sandbox a control-plane path names: /sandboxes/<id>[/...], /v2/sandboxes/<id>[/...],
- * /v1/sandboxes/<id>[/...]. */
-static bool path_sandbox_id(const char *path, char id[static ROUTE_ID_MAX])
+/* An item of node's page says where it runs: the console's node column (an sbx extension the
+ * SDKs ignore). */
+static void tag_node(cJSON *item, const char *node)
 {
-        static const char *const prefixes[] = {"/sandboxes/", "/v2/sandboxes/", "/v1/sandboxes/"};
-        for (size_t i = 0; i < ELEMENTSOF(prefixes); i++) {
-                size_t pl = strlen(prefixes[i]);
-                if (strncmp(path, prefixes[i], pl) != 0)
-                        continue;
-                const char *s = path + pl;
-                size_t l = strcspn(s, "/");
-                if (l == 0 || l >= ROUTE_ID_MAX)
-                        return false;
-                memcpy(id, s, l);
-                id[l] = 0;
-                return true;
-        }
-        return false;
-}
-
-static bool is_list(const char *method, const char *path)
-{
-        return strcmp(method, "GET") == 0 &&
-               (strcmp(path, "/sandboxes") == 0 || strcmp(path, "/sandboxes/") == 0 ||
-                strcmp(path, "/v2/sandboxes") == 0 || strcmp(path, "/v2/sandboxes/") == 0);
+        if (cJSON_IsObject(item) && !cJSON_GetObjectItemCaseSensitive(item, "node"))
+                cJSON_AddStringToObject(item, "node", node);
 }
 
 /* One item of a node's page, with its sort key. */
@@ -104,8 +85,10 @@ static int aggregate_list(struct request *req)
                         total += strtoull(a.total_running, NULL, 10);
                 }
                 cJSON *it;
-                while (page && (it = cJSON_DetachItemFromArray(page, 0)))
+                while (page && (it = cJSON_DetachItemFromArray(page, 0))) {
+                        tag_node(it, nodes[i].name);
                         cJSON_AddItemToArray(all, it);
+                }
                 cJSON_Delete(page);
                 forward_answer_done(&a);
         }
@@ -161,21 +144,20 @@ static int aggregate_list(struct request *req)
         return r;
 }
 
-/* A request with CLUSTER_HOP_HEADER: from another node when signed (this node answers it
- * itself: false), else refused 401 in the shape of the API asked. */
-static bool take_hop(struct request *req, const char *hop, int *ret)
+bool cluster_hop(struct request *req, int *ret)
 {
+        const char *hop = http_header(req, CLUSTER_HOP_HEADER);
+        if (!hop)
+                return false;
         int r = hop_auth_check(hop, req->method, req->target);
         if (r == 0) {
-                if (strcmp(req->path, CLUSTER_FILES_OWNER_PATH) != 0)
-                        return false;
-                *ret = owner_find_answer_files(req); /* node-only */
-                return true;
+                req->from_node = true; /* answered here, whatever its row says */
+                return false;
         }
         log_warning("cluster: refused a request with an invalid " CLUSTER_HOP_HEADER
                     " header (%s): %s %s",
                     hop_auth_strerror(r), req->method, req->path);
-        if (strncmp(req->path, "/v1/", 4) == 0 || strncmp(req->path, "/mcp", 4) == 0)
+        if (route_errors_for_path(req->path) == ERRORS_NATIVE)
                 *ret = v1_reply_error(req, 401, "unauthorized",
                                       CLUSTER_HOP_HEADER " is for sbxd nodes: %s",
                                       hop_auth_strerror(r));
@@ -184,12 +166,6 @@ static bool take_hop(struct request *req, const char *hop, int *ret)
                                         CLUSTER_HOP_HEADER " is for sbxd nodes: %s",
                                         hop_auth_strerror(r));
         return true;
-}
-
-static bool is_native_list(const char *method, const char *path)
-{
-        return strcmp(method, "GET") == 0 &&
-               (strcmp(path, "/v1/sandboxes") == 0 || strcmp(path, "/v1/sandboxes/") == 0);
 }
 
 /* The native list: every live node's {"sandboxes":[…]} (asked with CLUSTER_HOP_HEADER: its
@@ -212,8 +188,10 @@ static int aggregate_native_list(struct request *req)
                         log_warning("cluster: listing on node %s: %s", nodes[i].name,
                                     a.status ? "error answer" : "no answer");
                 cJSON *it;
-                while (cJSON_IsArray(items) && (it = cJSON_DetachItemFromArray(items, 0)))
+                while (cJSON_IsArray(items) && (it = cJSON_DetachItemFromArray(items, 0))) {
+                        tag_node(it, nodes[i].name);
                         cJSON_AddItemToArray(all, it);
+                }
                 cJSON_Delete(page);
                 forward_answer_done(&a);
         }
@@ -223,41 +201,11 @@ static int aggregate_native_list(struct request *req)
         return v1_reply_json(req, 200, o, NULL, NULL);
 }
 
-bool cluster_intercept(struct request *req, const struct route_target *t, int *ret)
+bool cluster_forward_sandbox(struct request *req, const char *id, int *ret)
 {
         struct cluster *c = req->srv->cluster;
-        const char *hop = http_header(req, CLUSTER_HOP_HEADER);
-        if (hop)
-                return take_hop(req, hop, ret);
-        char id[ROUTE_ID_MAX];
-        bool has_id = false;
-        /* Any request classified by sandbox id (E2b-Sandbox-Id, a sandbox Host): whatever
-         * port it names, it goes where the sandbox lives. */
-        if (t->kind != ROUTE_CONTROL && t->id[0]) {
-                snprintf(id, sizeof(id), "%s", t->id);
-                has_id = true;
-        } else if (t->kind == ROUTE_CONTROL)
-                has_id = path_sandbox_id(req->path, id);
-        if (!has_id) {
-                if (t->kind != ROUTE_CONTROL)
-                        return false;
-                if (is_list(req->method, req->path)) {
-                        if (http_auth_check(req, AUTH_API_KEY) < 0)
-                                return false; /* the route table's own refusal */
-                        *ret = aggregate_list(req);
-                        return true;
-                }
-                if (is_native_list(req->method, req->path)) {
-                        if (http_auth_check(req, AUTH_BEARER) < 0)
-                                return false; /* the route table's own refusal */
-                        *ret = aggregate_native_list(req);
-                        return true;
-                }
-                /* no sandbox id: a volume's request, a session or a signature that names a
-                 * sandbox elsewhere */
-                return cluster_volumes_intercept(req, ret) || owner_find_mcp(req, ret) ||
-                       owner_find_signed_files(req, ret);
-        }
+        if (req->from_node || !id[0])
+                return false;
         struct sandbox *s = registry_get(req->srv->registry, id);
         if (s) {
                 sandbox_unref(s);
@@ -285,22 +233,51 @@ bool cluster_intercept(struct request *req, const struct route_target *t, int *r
         return true;
 }
 
-/* The template a create asks for: E2B's templateID; the native API's template, "base" when
- * absent or null. NULL when not a create or not a string (the local handler refuses it). */
-static const char *create_template(struct request *req, bool *ret_native)
+bool cluster_route(struct request *req, const struct route *rt, int *ret)
 {
-        const char *p = req->path;
-        *ret_native = strcmp(p, "/v1/sandboxes") == 0 || strcmp(p, "/v1/sandboxes/") == 0;
-        if (strcmp(req->method, "POST") != 0 ||
-            (!*ret_native && strcmp(p, "/sandboxes") != 0 && strcmp(p, "/sandboxes/") != 0 &&
-             strcmp(p, "/v2/sandboxes") != 0 && strcmp(p, "/v2/sandboxes/") != 0))
-                return NULL;
+        if (req->from_node)
+                return false;
+        switch (rt->place) {
+        case PLACE_LOCAL:
+        case PLACE_CREATE: /* placed once the body is in: cluster_place_create() */
+        case PLACE_CREATE_NATIVE:
+        case PLACE_CREATE_VOLUME:
+                return false;
+        case PLACE_SANDBOX:
+                return cluster_forward_sandbox(req, req->args.v[0], ret);
+        case PLACE_VOLUME:
+                return cluster_volumes_forward(req, req->args.v[0], ret);
+        case PLACE_LIST:
+                *ret = aggregate_list(req);
+                return true;
+        case PLACE_LIST_NATIVE:
+                *ret = aggregate_native_list(req);
+                return true;
+        case PLACE_LIST_VOLUMES:
+                *ret = cluster_volumes_list(req);
+                return true;
+        case PLACE_SESSION:
+                return owner_find_mcp(req, ret);
+        case PLACE_SIGNED_FILES:
+                return owner_find_signed_files(req, ret);
+        case PLACE_NODE_ONLY:
+                *ret = v1_reply_error(req, 403, "forbidden",
+                                      "a route between cluster nodes (they send %s)",
+                                      CLUSTER_HOP_HEADER);
+                return true;
+        }
+        return false;
+}
+
+/* The template a create asks for: E2B's templateID; the native API's template, "base" when
+ * absent or null. NULL when not a string (the local handler refuses it). */
+static const char *create_template(struct request *req, bool native)
+{
         const cJSON *body = req->body ? req->body->json : NULL;
         if (!cJSON_IsObject(body))
                 return NULL;
-        const cJSON *t =
-            cJSON_GetObjectItemCaseSensitive(body, *ret_native ? "template" : "templateID");
-        if (*ret_native && (!t || cJSON_IsNull(t)))
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(body, native ? "template" : "templateID");
+        if (native && (!t || cJSON_IsNull(t)))
                 return "base";
         return cJSON_IsString(t) ? t->valuestring : NULL;
 }
@@ -308,14 +285,16 @@ static const char *create_template(struct request *req, bool *ret_native)
 int cluster_place_create(struct request *req)
 {
         struct cluster *c = req->srv->cluster;
-        bool native;
-        int r = cluster_volumes_place(req); /* POST /volumes */
-        if (r != 0)
-                return r;
-        const char *tmpl =
-            http_header(req, CLUSTER_HOP_HEADER) ? NULL : create_template(req, &native);
+        enum route_place place = req->route->place;
+        bool native = place == PLACE_CREATE_NATIVE;
+        if (req->from_node)
+                return 0;
+        if (place == PLACE_CREATE_VOLUME)
+                return cluster_volumes_place(req);
+        const char *tmpl = place == PLACE_CREATE || native ? create_template(req, native) : NULL;
         if (!tmpl)
                 return 0;
+        int r;
         bool self = false, pinned = false;
         char addr[CLUSTER_ADDR_MAX + 1], msg[256];
         /* an E2B create naming volumes goes where they are */
@@ -331,8 +310,7 @@ int cluster_place_create(struct request *req)
         if (self)
                 return 0;
         struct forward_answer a;
-        const struct buf *b = &req->body->raw;
-        r = forward_buffered(req, addr, "POST", req->target, b->p ? b->p : "", b->len, &a);
+        r = forward_buffered_body(req, addr, &a);
         if (r < 0 || a.status == 0) {
                 forward_answer_done(&a);
                 if (native)
@@ -342,11 +320,7 @@ int cluster_place_create(struct request *req)
                 return http_reply_error(req, -EHOSTUNREACH, NULL,
                                         "node lost: the node placed on (%s) did not answer", addr);
         }
-        r = http_reply_bytes(
-            req, (unsigned)a.status, a.content_type ? a.content_type : "application/json",
-            a.body ? a.body : "", a.len, a.retry_after ? "Retry-After" : NULL, a.retry_after);
-        forward_answer_done(&a);
-        return r;
+        return forward_reply_answer(req, &a);
 }
 
 int cluster_hook_created(struct server *srv, const char *id)

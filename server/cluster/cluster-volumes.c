@@ -9,7 +9,6 @@
 
 #include "cluster/etcd.h"
 #include "cluster/forward.h"
-#include "cluster/volume-path.h"
 #include "core/validate.h"
 #include "json-util.h"
 #include "log.h"
@@ -61,24 +60,6 @@ size_t cluster_volume_mount_names(const cJSON *body, const char *names[], size_t
         return n;
 }
 
-/* The value of key exactly: 0 with *ret (malloc'd), -ENOENT, or etcd's error. */
-static int get_key(struct etcd *e, const char *key, char **ret)
-{
-        struct etcd_kv *kvs = NULL;
-        size_t n = 0;
-        int r = etcd_range_prefix(e, key, &kvs, &n, NULL);
-        if (r < 0)
-                return r;
-        r = -ENOENT;
-        for (size_t i = 0; i < n && r == -ENOENT; i++)
-                if (strcmp(kvs[i].key, key) == 0) {
-                        *ret = TAKE_PTR(kvs[i].value);
-                        r = 0;
-                }
-        etcd_kvs_free(kvs, n);
-        return r;
-}
-
 /* The node holding the volume named name (and its id): 0, -ENOENT, or etcd's error. */
 static int name_node(struct etcd *e, const char *name, char id[static VOLUME_ID_LEN + 1],
                      char node[static CLUSTER_NAME_MAX + 1])
@@ -86,7 +67,7 @@ static int name_node(struct etcd *e, const char *name, char id[static VOLUME_ID_
         char key[KEY_MAX];
         snprintf(key, sizeof(key), CLUSTER_VOLUME_NAMES_KEY "%s", name);
         _cleanup_free_ char *v = NULL;
-        int r = get_key(e, key, &v);
+        int r = etcd_get(e, key, &v);
         if (r < 0)
                 return r;
         return cluster_volume_name_parse(v, id, node) < 0 ? -ENOENT : 0;
@@ -131,7 +112,7 @@ static int id_node(struct etcd *e, const char *id, char node[static CLUSTER_NAME
         char key[KEY_MAX];
         snprintf(key, sizeof(key), CLUSTER_VOLUMES_KEY "%s", id);
         _cleanup_free_ char *v = NULL;
-        int r = get_key(e, key, &v);
+        int r = etcd_get(e, key, &v);
         if (r < 0)
                 return r;
         snprintf(node, CLUSTER_NAME_MAX + 1, "%s", v);
@@ -215,20 +196,18 @@ static int aggregate_list(struct request *req)
         return http_reply_cjson(req, 200, all, NULL, NULL);
 }
 
-bool cluster_volumes_intercept(struct request *req, int *ret)
+int cluster_volumes_list(struct request *req)
+{
+        return aggregate_list(req);
+}
+
+bool cluster_volumes_forward(struct request *req, const char *id, int *ret)
 {
         struct cluster *c = req->srv->cluster;
-        if (strcmp(req->method, "GET") == 0 && strcmp(req->path, "/volumes") == 0) {
-                if (http_auth_check(req, AUTH_API_KEY) < 0)
-                        return false; /* the route table's own refusal */
-                *ret = aggregate_list(req);
-                return true;
-        }
-        char id[VOLUME_ID_LEN + 1], node[CLUSTER_NAME_MAX + 1], addr[CLUSTER_ADDR_MAX + 1];
+        char node[CLUSTER_NAME_MAX + 1], addr[CLUSTER_ADDR_MAX + 1];
         struct volume_info v;
-        if (!cluster_volume_path_id(req->path, id) || !volume_id_valid(id) ||
-            volume_get(req->srv->volumes, id, &v) == 0)
-                return false; /* not a volume's, or this node's: answered here */
+        if (!volume_id_valid(id) || volume_get(req->srv->volumes, id, &v) == 0)
+                return false; /* not a volume id, or this node's: answered here */
         int r = id_node(cluster_etcd(c), id, node);
         if (r == -ENOENT || (r == 0 && strcmp(node, cluster_self(c)) == 0))
                 return false; /* no such volume: the local 404 */
@@ -268,26 +247,18 @@ static int count_volumes(struct etcd *e, const struct cluster_node *nodes, size_
 static int forward_create(struct request *req, const char *addr)
 {
         struct forward_answer a;
-        const struct buf *b = &req->body->raw;
-        int r = forward_buffered(req, addr, "POST", req->target, b->p ? b->p : "", b->len, &a);
+        int r = forward_buffered_body(req, addr, &a);
         if (r < 0 || a.status == 0) {
                 forward_answer_done(&a);
                 return http_reply_error(req, -EAGAIN, NULL,
                                         "node lost: the node placed on (%s) did not answer", addr);
         }
-        r = http_reply_bytes(
-            req, (unsigned)a.status, a.content_type ? a.content_type : "application/json",
-            a.body ? a.body : "", a.len, a.retry_after ? "Retry-After" : NULL, a.retry_after);
-        forward_answer_done(&a);
-        return r;
+        return forward_reply_answer(req, &a);
 }
 
 int cluster_volumes_place(struct request *req)
 {
         struct cluster *c = req->srv->cluster;
-        if (strcmp(req->method, "POST") != 0 || strcmp(req->path, "/volumes") != 0 ||
-            http_header(req, CLUSTER_HOP_HEADER))
-                return 0;
         const cJSON *body = req->body ? req->body->json : NULL;
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(body, "name");
         if (!cJSON_IsString(name) || !volume_name_valid(name->valuestring))

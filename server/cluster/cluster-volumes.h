@@ -39,13 +39,15 @@ char *cluster_volume_name_format(const char *id, const char *node);
  * malformed entries are skipped (the local create refuses them). Returns the count. */
 size_t cluster_volume_mount_names(const cJSON *body, const char *names[], size_t max);
 
-/* First call, for a request naming no sandbox: a volume another node holds (forwarded, or
- * "node lost"), or the list of every node's volumes. false: answer locally. */
-bool cluster_volumes_intercept(struct request *req, int *ret);
+/* First call of a PLACE_VOLUME row: the volume id another node holds is forwarded there
+ * (true), or answered "node lost"; false: answer locally (this node's, or no such volume). */
+bool cluster_volumes_forward(struct request *req, const char *id, int *ret);
+/* GET /volumes (PLACE_LIST_VOLUMES): every live node's volumes; a lost node's from etcd. */
+int cluster_volumes_list(struct request *req);
 
-/* Last call of POST /volumes (not from another node): 0 to create here, else the status of
- * the answer given (the name taken elsewhere, no node can take it, the placed node's
- * answer). */
+/* Last call of POST /volumes (PLACE_CREATE_VOLUME, not from another node): 0 to create here,
+ * else the status of the answer given (the name taken elsewhere, no node can take it, the
+ * placed node's answer). */
 int cluster_volumes_place(struct request *req);
 
 /* An E2B sandbox create whose volumeMounts name volumes of the cluster (the native API mounts

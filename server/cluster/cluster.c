@@ -34,6 +34,8 @@ struct cluster {
         char name[CLUSTER_NAME_MAX + 1];
         char addr[CLUSTER_ADDR_MAX + 1];
         int64_t lease;
+        bool holds_name;      /* nodes/<name> is this process's (under its lease) */
+        bool told_taken;      /* the "name held by another node" error was logged */
         int64_t last_ok_ms;   /* __atomic: the last beat etcd took */
         pthread_mutex_t lock; /* nodes, map */
         struct cluster_node *nodes;
@@ -325,6 +327,7 @@ static int beat_once(struct cluster *c)
                         c->lease = 0;
                 }
         }
+        bool fresh = !c->lease;
         if (!c->lease) {
                 r = etcd_lease_grant(c->etcd, CLUSTER_LEASE_TTL_S, &c->lease);
                 if (r < 0)
@@ -333,14 +336,61 @@ static int beat_once(struct cluster *c)
         _cleanup_free_ char *rec = self_record(c);
         char key[200];
         snprintf(key, sizeof(key), CLUSTER_PREFIX "nodes/%s", c->name);
-        r = rec ? etcd_put(c->etcd, key, rec, c->lease) : -ENOMEM;
+        /* The record is claimed, never overwritten: under our own lease, or when nobody holds
+         * the name (a new lease, or our record was deleted). Two nodes with one name (hosts
+         * cloned from one image share their host name) would otherwise overwrite each other
+         * and each take the other's sandboxes for its own. */
+        bool put = false;
+        r = rec ? etcd_put_claim(c->etcd, key, rec, c->lease, fresh ? 0 : c->lease, &put) : -ENOMEM;
+        if (r >= 0 && !put && !fresh)
+                r = etcd_put_claim(c->etcd, key, rec, c->lease, 0, &put);
         if (r < 0)
                 return r;
+        c->holds_name = put;
+        if (!put) {
+                if (!c->told_taken && c->beat_started)
+                        log_error("cluster: node name %s is held by another live node: this node "
+                                  "is no longer registered (give each node its own --node-name)",
+                                  c->name);
+                c->told_taken = true;
+                return -EADDRINUSE;
+        }
+        c->told_taken = false;
         __atomic_store_n(&c->last_ok_ms, now_ms(), __ATOMIC_RELAXED);
         r = load_nodes(c);
         if (r >= 0)
                 reconcile(c);
         return r;
+}
+
+/* The first registration. A record of this name may be the last run of this same node,
+ * killed less than a lease ago: it goes when its lease expires, so the claim is retried for
+ * that long; a name still held then belongs to another live node, and this one refuses to
+ * start, naming it (server/cluster/README.md "Nodes"). */
+static int claim_name(struct cluster *c)
+{
+        int64_t end = now_ms() + (CLUSTER_LEASE_TTL_S + 2) * 1000;
+        for (;;) {
+                int r = beat_once(c);
+                if (r != -EADDRINUSE)
+                        return r;
+                if (now_ms() >= end) {
+                        char key[200], addr[CLUSTER_ADDR_MAX + 1] = "?";
+                        _cleanup_free_ char *v = NULL;
+                        snprintf(key, sizeof(key), CLUSTER_PREFIX "nodes/%s", c->name);
+                        if (etcd_get(c->etcd, key, &v) >= 0) {
+                                _cleanup_json_ cJSON *o = cJSON_Parse(v);
+                                const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "addr");
+                                if (cJSON_IsString(a))
+                                        snprintf(addr, sizeof(addr), "%s", a->valuestring);
+                        }
+                        log_error("cluster: node name %s is held by another live node (at %s): "
+                                  "two nodes cannot share a name; give this one --node-name",
+                                  c->name, addr);
+                        return r;
+                }
+                nap(c, 500);
+        }
 }
 
 static void *beat_main(void *p)
@@ -381,7 +431,7 @@ int cluster_start(struct server *srv, const char *etcd, const char *name, const 
         if (r >= 0)
                 r = load_map(c, &rev);
         if (r >= 0)
-                r = beat_once(c);
+                r = claim_name(c);
         if (r < 0) {
                 cluster_stop(c);
                 return r;
@@ -413,7 +463,7 @@ void cluster_stop(struct cluster *c)
                 pthread_join(c->beat, NULL);
         if (c->watch_started)
                 pthread_join(c->watch, NULL);
-        if (c->etcd && c->lease) {
+        if (c->etcd && c->lease && c->holds_name) {
                 /* a clean stop: the others stop placing here at once; the mappings stay
                  * (the sandboxes keep running and are adopted at the next start) */
                 char key[200];
@@ -460,21 +510,14 @@ int cluster_lookup(struct cluster *c, const char *id)
 {
         char key[200];
         snprintf(key, sizeof(key), CLUSTER_PREFIX "sandboxes/%s", id);
-        struct etcd_kv *kvs = NULL;
-        size_t n = 0;
-        int r = etcd_range_prefix(c->etcd, key, &kvs, &n, NULL);
+        _cleanup_free_ char *node = NULL;
+        int r = etcd_get(c->etcd, key, &node);
         if (r < 0)
                 return r;
-        bool found = false;
-        for (size_t i = 0; i < n; i++)
-                if (strcmp(kvs[i].key, key) == 0) {
-                        pthread_mutex_lock(&c->lock);
-                        map_set_locked(c, id, kvs[i].value);
-                        pthread_mutex_unlock(&c->lock);
-                        found = true;
-                }
-        etcd_kvs_free(kvs, n);
-        return found ? 0 : -ENOENT;
+        pthread_mutex_lock(&c->lock);
+        map_set_locked(c, id, node);
+        pthread_mutex_unlock(&c->lock);
+        return 0;
 }
 
 static bool has_template(const struct cluster_node *n, const char *tmpl)

@@ -231,6 +231,23 @@ int etcd_range_prefix(struct etcd *e, const char *prefix, struct etcd_kv **ret, 
         return 0;
 }
 
+int etcd_get(struct etcd *e, const char *key, char **ret)
+{
+        struct etcd_kv *kvs = NULL;
+        size_t n = 0;
+        int r = etcd_range_prefix(e, key, &kvs, &n, NULL);
+        if (r < 0)
+                return r;
+        r = -ENOENT;
+        for (size_t i = 0; i < n && r == -ENOENT; i++)
+                if (strcmp(kvs[i].key, key) == 0) {
+                        *ret = TAKE_PTR(kvs[i].value);
+                        r = 0;
+                }
+        etcd_kvs_free(kvs, n);
+        return r;
+}
+
 int etcd_put(struct etcd *e, const char *key, const char *value, int64_t lease)
 {
         if (strlen(value) > ETCD_MAX_VALUE)
@@ -251,10 +268,14 @@ int etcd_put(struct etcd *e, const char *key, const char *value, int64_t lease)
         return call(e, "/v3/kv/put", req, &ans);
 }
 
-int etcd_put_absent(struct etcd *e, const char *key, const char *value)
+int etcd_put_claim(struct etcd *e, const char *key, const char *value, int64_t lease, int64_t held,
+                   bool *ret_put)
 {
         if (strlen(value) > ETCD_MAX_VALUE)
                 return -EMSGSIZE;
+        char lease_s[24], held_s[24];
+        snprintf(lease_s, sizeof(lease_s), "%" PRId64, lease);
+        snprintf(held_s, sizeof(held_s), "%" PRId64, held);
         _cleanup_free_ char *k = b64(key);
         _cleanup_free_ char *v = b64(value);
         _cleanup_json_ cJSON *req = cJSON_CreateObject();
@@ -263,10 +284,11 @@ int etcd_put_absent(struct etcd *e, const char *key, const char *value)
         cJSON *c = cJSON_CreateObject(), *op = cJSON_CreateObject();
         cJSON *put = op ? cJSON_AddObjectToObject(op, "request_put") : NULL;
         if (!k || !v || !cmp || !ok || !c || !put || !cJSON_AddStringToObject(c, "key", k) ||
-            !cJSON_AddStringToObject(c, "target", "CREATE") ||
+            !cJSON_AddStringToObject(c, "target", held ? "LEASE" : "CREATE") ||
             !cJSON_AddStringToObject(c, "result", "EQUAL") ||
-            !cJSON_AddStringToObject(c, "create_revision", "0") ||
-            !cJSON_AddStringToObject(put, "key", k) || !cJSON_AddStringToObject(put, "value", v)) {
+            !cJSON_AddStringToObject(c, held ? "lease" : "create_revision", held ? held_s : "0") ||
+            !cJSON_AddStringToObject(put, "key", k) || !cJSON_AddStringToObject(put, "value", v) ||
+            (lease && !cJSON_AddStringToObject(put, "lease", lease_s))) {
                 cJSON_Delete(c);
                 cJSON_Delete(op);
                 return -ENOMEM;
@@ -274,7 +296,16 @@ int etcd_put_absent(struct etcd *e, const char *key, const char *value)
         cJSON_AddItemToArray(cmp, c);
         cJSON_AddItemToArray(ok, op);
         _cleanup_json_ cJSON *ans = NULL;
-        return call(e, "/v3/kv/txn", req, &ans);
+        int r = call(e, "/v3/kv/txn", req, &ans);
+        if (r >= 0)
+                *ret_put = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ans, "succeeded"));
+        return r;
+}
+
+int etcd_put_absent(struct etcd *e, const char *key, const char *value)
+{
+        bool put;
+        return etcd_put_claim(e, key, value, 0, 0, &put);
 }
 
 int etcd_delete(struct etcd *e, const char *key)

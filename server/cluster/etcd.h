@@ -37,11 +37,19 @@ void etcd_kvs_free(struct etcd_kv *kvs, size_t n);
 /* Every key under prefix (sorted by key), and the store's revision. */
 int etcd_range_prefix(struct etcd *e, const char *prefix, struct etcd_kv **ret, size_t *ret_n,
                       int64_t *ret_rev);
+/* The value of key itself (not of keys it is a prefix of): 0 with *ret (malloc'd), -ENOENT,
+ * or etcd's error. */
+int etcd_get(struct etcd *e, const char *key, char **ret);
 /* value at key, attached to lease (0: none). */
 int etcd_put(struct etcd *e, const char *key, const char *value, int64_t lease);
 /* value at key only when key does not exist (a transaction on its create revision): 0 either
  * way (read the key to learn which value won). */
 int etcd_put_absent(struct etcd *e, const char *key, const char *value);
+/* value at key attached to lease, only when key does not exist (held == 0) or is attached to the
+ * lease held (a transaction on its create revision, resp. its lease): *ret_put says whether it
+ * was written. A name held under a lease of another process is never overwritten. */
+int etcd_put_claim(struct etcd *e, const char *key, const char *value, int64_t lease, int64_t held,
+                   bool *ret_put);
 int etcd_delete(struct etcd *e, const char *key);
 int etcd_lease_grant(struct etcd *e, unsigned ttl_s, int64_t *ret_id);
 /* Refresh a lease: its remaining TTL, -ENOENT when it has expired. */

@@ -4,17 +4,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "channel/agent-req.h"
+#include "http/upgrade.h"
+#include "fd-util.h"
 #include "log.h"
-#include "thread-util.h"
 #include "macros.h"
 #include "time-util.h"
 
@@ -42,50 +41,26 @@ unsigned forward_upgrade_active(void)
 }
 
 struct forward_splice {
-        unsigned refs; /* the request's and the splice's (__atomic) */
-        bool started;  /* on_upgrade ran: the splice holds its reference */
+        unsigned refs;          /* the request's and the splice's (__atomic) */
+        struct http_upgrade up; /* up.started: the splice holds its reference */
         struct owner_conn *c;
-        char rid[24];
-        MHD_socket sock;
-        const char *extra;
-        size_t extra_len;
-        struct MHD_UpgradeResponseHandle *urh;
 };
 
-/* All of d to a non-blocking fd, FORWARD_UPGRADE_SEND_MS at most per wait. */
-static int send_all(int fd, const char *d, size_t n)
-{
-        while (n > 0) {
-                ssize_t k = send(fd, d, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-                if (k > 0) {
-                        d += k;
-                        n -= (size_t)k;
-                        continue;
-                }
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
-                        return -EPIPE;
-                struct pollfd p = {.fd = fd, .events = POLLOUT};
-                if (poll(&p, 1, FORWARD_UPGRADE_SEND_MS) == 0)
-                        return -ETIMEDOUT;
-        }
-        return 0;
-}
-
 /* Both ways until both ends closed their side, an error, the idle bound, or sbxd stops. */
-static void splice_run(struct forward_splice *s)
+static void splice_relay(struct forward_splice *s)
 {
-        int fds[2] = {s->sock, s->c->fd}; /* from: 0 the client, 1 the owner */
+        int fds[2] = {s->up.sock, s->c->fd}; /* from: 0 the client, 1 the owner */
         bool open_in[2] = {true, true};
         _cleanup_free_ char *buf = malloc(FORWARD_UPGRADE_CHUNK);
         if (!buf)
                 return;
-        (void)fcntl(s->sock, F_SETFL, fcntl(s->sock, F_GETFL) | O_NONBLOCK);
+        (void)fcntl(s->up.sock, F_SETFL, fcntl(s->up.sock, F_GETFL) | O_NONBLOCK);
         /* what each side sent before the splice: the client's bytes MHD read past the head,
          * the owner's bytes read past its 101 */
-        if ((s->extra_len > 0 && send_all(fds[1], s->extra, s->extra_len) < 0) ||
-            (s->c->len > 0 && send_all(fds[0], s->c->buf + s->c->off, s->c->len) < 0))
+        if ((s->up.extra_len > 0 &&
+             send_all_wait(fds[1], s->up.extra, s->up.extra_len, FORWARD_UPGRADE_SEND_MS) < 0) ||
+            (s->c->len > 0 &&
+             send_all_wait(fds[0], s->c->buf + s->c->off, s->c->len, FORWARD_UPGRADE_SEND_MS) < 0))
                 return;
         s->c->len = 0;
         int64_t last = now_ms();
@@ -97,7 +72,7 @@ static void splice_run(struct forward_splice *s)
                         return;
                 if (n <= 0) {
                         if (now_ms() - last > FORWARD_UPGRADE_IDLE_MS) {
-                                log_info("req=%s: upgraded relay idle %d s: closed", s->rid,
+                                log_info("%s: upgraded relay idle %d s: closed", s->up.name,
                                          FORWARD_UPGRADE_IDLE_MS / 1000);
                                 return;
                         }
@@ -117,7 +92,7 @@ static void splice_run(struct forward_splice *s)
                                 continue;
                         }
                         last = now_ms();
-                        if (send_all(fds[1 - i], buf, (size_t)k) < 0)
+                        if (send_all_wait(fds[1 - i], buf, (size_t)k, FORWARD_UPGRADE_SEND_MS) < 0)
                                 return;
                 }
         }
@@ -132,32 +107,16 @@ static void splice_unref(struct forward_splice *s)
         forward_upgrade_unreserve();
 }
 
-static void *splice_thread(void *arg)
+static void splice_run(struct http_upgrade *up)
 {
-        struct forward_splice *s = arg;
-        splice_run(s);
-        log_debug("req=%s: upgraded forward ended", s->rid);
-        MHD_upgrade_action(s->urh, MHD_UPGRADE_ACTION_CLOSE);
-        splice_unref(s);
-        return NULL;
+        struct forward_splice *s = up->userdata;
+        splice_relay(s);
+        log_debug("%s: upgraded forward ended", s->up.name);
 }
 
-static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls, const char *extra,
-                       size_t extra_len, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
+static void splice_done(struct http_upgrade *up)
 {
-        struct forward_splice *s = cls;
-        s->started = true;
-        /* a thread of its own: under TLS, MHD's connection thread carries the bytes between
-         * the TLS session and sock once this returns. extra lives until MHD_upgrade_action(). */
-        s->sock = sock;
-        s->extra = extra;
-        s->extra_len = extra_len;
-        s->urh = urh;
-        if (thread_start_detached(splice_thread, s, FORWARD_UPGRADE_STACK) < 0) {
-                log_warning("req=%s: no thread for the upgraded forward", s->rid);
-                MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
-                splice_unref(s);
-        }
+        splice_unref(up->userdata);
 }
 
 void forward_upgrade_drop(struct forward_splice *s)
@@ -165,8 +124,9 @@ void forward_upgrade_drop(struct forward_splice *s)
         if (!s)
                 return;
         /* never handed over (the 101 did not go out): the splice's reference goes too. On
-         * the connection's thread, as on_upgrade: the two never run at once. */
-        if (!s->started)
+         * the connection's thread, as the upgrade callback (http/upgrade.c): the two never
+         * run at once. */
+        if (!s->up.started)
                 __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL);
         splice_unref(s);
 }
@@ -182,7 +142,14 @@ int forward_upgrade_queue(struct request *req, struct owner_conn *c, const struc
 {
         *ret = NULL;
         struct forward_splice *s = calloc(1, sizeof(*s));
-        struct MHD_Response *resp = s ? MHD_create_response_for_upgrade(on_upgrade, s) : NULL;
+        if (s)
+                s->up = (struct http_upgrade){
+                    .userdata = s,
+                    .run = splice_run,
+                    .done = splice_done,
+                    .stack = FORWARD_UPGRADE_STACK,
+                };
+        struct MHD_Response *resp = s ? http_upgrade_response(&s->up) : NULL;
         if (!resp) {
                 free(s);
                 owner_conn_release(c, false);
@@ -190,13 +157,9 @@ int forward_upgrade_queue(struct request *req, struct owner_conn *c, const struc
                 return -ENOMEM;
         }
         s->c = c;
-        snprintf(s->rid, sizeof(s->rid), "%s", req->rid);
+        snprintf(s->up.name, sizeof(s->up.name), "req=%s", req->rid);
         for (size_t i = 0; i < h->n_headers; i++) {
-                const char *n = h->headers[i].name, *v = h->headers[i].value;
-                if ((http_hop_by_hop(n) && strcasecmp(n, "Upgrade") != 0) ||
-                    strcasecmp(n, "Content-Length") == 0 || strcasecmp(n, "Date") == 0)
-                        continue;
-                if (MHD_add_response_header(resp, n, v) != MHD_YES) {
+                if (http_upgrade_relay_header(resp, h->headers[i].name, h->headers[i].value) < 0) {
                         MHD_destroy_response(resp);
                         splice_free(s);
                         return -EPROTO;

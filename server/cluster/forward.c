@@ -10,7 +10,6 @@
 #include <strings.h>
 
 #include "buf.h"
-#include "cluster/volume-path.h"
 #include "cluster/hop-auth.h"
 #include "core/errors.h"
 #include "json-util.h"
@@ -451,13 +450,28 @@ void forward_answer_done(struct forward_answer *a)
         *a = (struct forward_answer){};
 }
 
+int forward_buffered_body(struct request *req, const char *addr, struct forward_answer *ret)
+{
+        const struct buf *b = &req->body->raw;
+        return forward_buffered(req, addr, req->method, req->target, b->p ? b->p : "", b->len, ret);
+}
+
+int forward_reply_answer(struct request *req, struct forward_answer *a)
+{
+        int r = http_reply_bytes(
+            req, (unsigned)a->status, a->content_type ? a->content_type : "application/json",
+            a->body ? a->body : "", a->len, a->retry_after ? "Retry-After" : NULL, a->retry_after);
+        forward_answer_done(a);
+        return r;
+}
+
 int forward_reply_lost(struct request *req, const char *node, const char *why)
 {
         const char *id = req->sandbox_id[0] ? req->sandbox_id : NULL;
-        char msg[512], vol[VOLUME_ID_LEN + 1];
-        if (!id && cluster_volume_path_id(req->path, vol))
-                snprintf(msg, sizeof(msg), "node lost: volume %s lives on node %s, which %s", vol,
-                         node, why);
+        char msg[512];
+        if (!id && req->route && req->route->place == PLACE_VOLUME)
+                snprintf(msg, sizeof(msg), "node lost: volume %s lives on node %s, which %s",
+                         req->args.v[0], node, why);
         else
                 snprintf(msg, sizeof(msg), "node lost: sandbox %s lives on node %s, which %s",
                          req->sandbox_id, node, why);

@@ -51,3 +51,8 @@ struct forward_answer {
 int forward_buffered(struct request *req, const char *addr, const char *method, const char *target,
                      const char *body, size_t len, struct forward_answer *ret);
 void forward_answer_done(struct forward_answer *a);
+/* forward_buffered() of req itself: its method, target and buffered body (BODY_BUFFERED). */
+int forward_buffered_body(struct request *req, const char *addr, struct forward_answer *ret);
+/* Answer req with a as the node answered it (status, body, Content-Type, else
+ * application/json, and Retry-After), then free a. Returns the status queued. */
+int forward_reply_answer(struct request *req, struct forward_answer *a);

@@ -106,22 +106,18 @@ const char *hop_auth_strerror(int r)
         }
 }
 
-/* The stored secret, if any: 0 with it in out, -ENOENT, or the etcd error. */
+/* The stored secret, if any: 0 with it in out, -ENOENT (also for a value of another length),
+ * or the etcd error. */
 static int read_secret(struct etcd *e, const char *key, char out[static HOP_AUTH_SECRET_LEN + 1])
 {
-        struct etcd_kv *kvs = NULL;
-        size_t n = 0;
-        int r = etcd_range_prefix(e, key, &kvs, &n, NULL);
+        _cleanup_free_ char *v = NULL;
+        int r = etcd_get(e, key, &v);
         if (r < 0)
                 return r;
-        r = -ENOENT;
-        for (size_t i = 0; i < n; i++)
-                if (strcmp(kvs[i].key, key) == 0 && strlen(kvs[i].value) == HOP_AUTH_SECRET_LEN) {
-                        memcpy(out, kvs[i].value, HOP_AUTH_SECRET_LEN + 1);
-                        r = 0;
-                }
-        etcd_kvs_free(kvs, n);
-        return r;
+        if (strlen(v) != HOP_AUTH_SECRET_LEN)
+                return -ENOENT;
+        memcpy(out, v, HOP_AUTH_SECRET_LEN + 1);
+        return 0;
 }
 
 int hop_auth_load(struct etcd *e, const char *key)

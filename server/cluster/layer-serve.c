@@ -22,25 +22,12 @@
 
 #define SERVE_BLOCK (64 * 1024)
 
-/* Only another node calls these: it says so with CLUSTER_HOP_HEADER, which cluster_intercept()
- * has verified (signed with the cluster's secret: cluster/hop-auth.h) before any route runs;
- * the key is checked by the route's Bearer auth, the same key file on every node. */
-static int node_only(struct request *req)
-{
-        if (!req->srv->cluster)
-                return v1_reply_error(req, 404, "not_found", "this sbxd runs without --cluster");
-        if (!http_header(req, CLUSTER_HOP_HEADER))
-                return v1_reply_error(req, 403, "forbidden",
-                                      "a route between cluster nodes (they send %s)",
-                                      CLUSTER_HOP_HEADER);
-        return 0;
-}
-
+/* Only another node calls these (PLACE_NODE_ONLY rows: front/routes.c refuses them without a
+ * verified CLUSTER_HOP_HEADER, cluster/hop-auth.h); the key is checked by the route's Bearer
+ * auth, the same key file on every node. */
 int cluster_handle_template_get(struct request *req)
 {
-        int r = node_only(req);
-        if (r)
-                return r;
+        int r;
         const char *name = req->args.tail ? req->args.tail + 1 : ""; /* {name*}: names of 64 */
         const char *state = req->srv->config->state_dir;
         if (!template_name_valid(name))
@@ -60,19 +47,9 @@ int cluster_handle_template_get(struct request *req)
                 r = -EINVAL;
         /* every layer as a store ref: a template's own layer dirs are put in the store (hard
          * links, cached per dir), as a snapshot of a sandbox of it would */
-        cJSON *refs = r >= 0 ? cJSON_CreateArray() : NULL, *l;
-        if (r >= 0 && !refs)
-                r = -ENOMEM;
-        cJSON *from = r >= 0 ? t.layers : NULL;
-        cJSON_ArrayForEach(l, from)
-        {
-                char hex[LAYER_ID_MAX], ref[LAYER_ID_MAX + 8];
-                if (!layer_store_is_layer(state, l->valuestring, hex) &&
-                    (r = layer_store_import_dir(state, l->valuestring, hex)) < 0)
-                        break;
-                snprintf(ref, sizeof(ref), LAYER_PREFIX "%s", hex);
-                cJSON_AddItemToArray(refs, cJSON_CreateString(ref));
-        }
+        cJSON *refs = NULL;
+        if (r >= 0)
+                r = template_store_refs(state, &t, &refs);
         layer_store_unlock();
         template_done(&t);
         if (r < 0) {
@@ -83,6 +60,8 @@ int cluster_handle_template_get(struct request *req)
                 return v1_reply_error(req, 500, NULL, "template '%s': %s", name, strerror(-r));
         }
         cJSON_ReplaceItemInObjectCaseSensitive(j, "layers", refs);
+        /* a pool snapshot's upper is the top layer now: the other node has its own pool */
+        cJSON_DeleteItemFromObjectCaseSensitive(j, "upper");
         return http_reply_cjson(req, 200, j, NULL, NULL);
 }
 
@@ -139,11 +118,8 @@ static void send_free(void *cls)
 
 int cluster_handle_layer_get(struct request *req)
 {
-        int r = node_only(req);
-        if (r)
-                return r;
         const char *hex = req->args.tail ? req->args.tail + 1 : ""; /* {hex*}: 64 characters */
-        r = layer_store_has(req->srv->config->state_dir, hex);
+        int r = layer_store_has(req->srv->config->state_dir, hex);
         if (r < 0)
                 return v1_reply_error(req, 400, "bad_request", "not a layer id");
         if (r == 0)

@@ -18,6 +18,7 @@
 #include "lifecycle/lifecycle.h"
 #include "lifecycle/registry.h"
 #include "lifecycle/sandbox.h"
+#include "lifecycle/upper.h"
 #include "log.h"
 #include "macros.h"
 #include "native/v1.h"
@@ -155,11 +156,7 @@ static int adopt_here(struct server *srv, const char *addr, const char *text, st
 
 int cluster_handle_adopt(struct request *req)
 {
-        struct server *srv = req->srv;
-        if (!srv->cluster)
-                return v1_reply_error(req, 404, "not_found", "this sbxd runs without --cluster");
-        if (!http_header(req, CLUSTER_HOP_HEADER))
-                return v1_reply_error(req, 403, "forbidden", "a route between cluster nodes");
+        struct server *srv = req->srv; /* a PLACE_NODE_ONLY row: another node asks */
         const cJSON *body = req->body ? req->body->json : NULL;
         const cJSON *from = cJSON_GetObjectItemCaseSensitive(body, "from");
         const cJSON *record = cJSON_GetObjectItemCaseSensitive(body, "record");
@@ -254,6 +251,18 @@ static int move_record(struct server *srv, const struct sandbox *s, cJSON **ret)
                 int r = cJSON_IsString(l) ? 0 : -EINVAL;
                 if (r >= 0 && !layer_store_is_layer(state, l->valuestring, hex))
                         r = layer_store_import_dir(state, l->valuestring, hex);
+                if (r < 0) {
+                        cJSON_Delete(refs);
+                        return r;
+                }
+                snprintf(ref, sizeof(ref), LAYER_PREFIX "%s", hex);
+                cJSON_AddItemToArray(refs, cJSON_CreateString(ref));
+        }
+        /* A persisted sandbox on the storage pool keeps its files in its subvolume, not in its
+         * layers: they leave the node as one more layer, hashed (and copied) now. */
+        if (lifecycle_upper_in_pool(srv, s)) {
+                char hex[LAYER_ID_MAX], ref[LAYER_ID_MAX + 8];
+                int r = lifecycle_upper_ingest(srv, s, hex);
                 if (r < 0) {
                         cJSON_Delete(refs);
                         return r;

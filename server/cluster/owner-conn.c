@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "fd-util.h"
 #include "http/framing.h"
 #include "macros.h"
 #include "time-util.h"
@@ -172,26 +173,7 @@ int owner_conn_open(const char *addr, bool fresh, struct owner_conn **ret)
 
 int owner_conn_send(struct owner_conn *c, const void *data, size_t len)
 {
-        const char *d = data;
-        while (len > 0) {
-                ssize_t k = send(c->fd, d, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-                if (k > 0) {
-                        d += k;
-                        len -= (size_t)k;
-                        continue;
-                }
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
-                        return k == 0 ? -EPIPE : -errno;
-                struct pollfd p = {.fd = c->fd, .events = POLLOUT};
-                int n = poll(&p, 1, OWNER_SEND_MS);
-                if (n == 0)
-                        return -ETIMEDOUT;
-                if (n < 0 && errno != EINTR)
-                        return -errno;
-        }
-        return 0;
+        return send_all_wait(c->fd, data, len, OWNER_SEND_MS);
 }
 
 /* Wait until the owner's socket is readable; a client hang-up meanwhile: -ECONNABORTED. */

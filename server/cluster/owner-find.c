@@ -32,10 +32,8 @@ bool owner_find_mcp(struct request *req, int *ret)
         struct cluster *c = req->srv->cluster;
         const char *sid = http_header(req, "Mcp-Session-Id");
         char node[CLUSTER_NAME_MAX + 1], addr[CLUSTER_ADDR_MAX + 1];
-        bool mcp = strcmp(req->path, "/mcp") == 0 || strcmp(req->path, "/mcp/") == 0;
-        if (!mcp || !sid || !session_node(sid, node) || strcmp(node, cluster_self(c)) == 0 ||
-            http_auth_check(req, AUTH_BEARER) < 0)
-                return false; /* here (a caller without the key: the route table's 401) */
+        if (!sid || !session_node(sid, node) || strcmp(node, cluster_self(c)) == 0)
+                return false; /* here */
         if (cluster_node_addr(c, node, addr, sizeof(addr)) < 0) {
                 /* its state was in that node's memory: gone with it (MCP's own 404: the client
                  * starts a new session) */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The node of a request that names no sandbox id (cluster-http.c's intercept calls these):
+ * The node of a request that names no sandbox id (cluster_route() calls these for the rows
+ * placed PLACE_SESSION and PLACE_SIGNED_FILES):
  *  - an MCP request (/mcp) whose Mcp-Session-Id starts with another node's name: the session
  *    lives there (its state is in that node's memory, native/mcp-host.c names its ids
  *    "<node>-<32 hex>"), so the request is forwarded there;
@@ -24,5 +25,5 @@
 bool owner_find_mcp(struct request *req, int *ret);
 bool owner_find_signed_files(struct request *req, int *ret);
 
-/* The answer to CLUSTER_FILES_OWNER_PATH (the caller checked the hop header). */
+/* The answer to CLUSTER_FILES_OWNER_PATH, a PLACE_NODE_ONLY row (front/routes.c). */
 int owner_find_answer_files(struct request *req);

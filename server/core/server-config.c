@@ -24,11 +24,13 @@ static const char usage[] =
     "  --jailer     sbx-jailer binary (default: ../jailer/sbx-jailer next to sbxd's build dir,\n"
     "               else <prefix>/libexec/sbx/sbx-jailer, else " SBXD_LIBEXEC_DIR "/sbx-jailer)\n"
     "  --agent      sbx-agent binary (same search with guest-agent/sbx-agent)\n"
+    "  --runtime    dir bound read-only at /.sbx/runtime in every sandbox: sudo, the code\n"
+    "               interpreter's kernels (default: runtime next to the agent binary)\n"
     "  --port-file  write the bound port there once listening\n"
     "  --pool-size N             warm sandboxes per pooled template (default 2, 0: off)\n"
     "  --pool-templates A,B      templates with a warm pool\n"
     "                            (default base,code-interpreter-v1)\n"
-    "  --max-sandboxes N         running + paused sandboxes (default 2048; then 429)\n"
+    "  --max-sandboxes N         running + paused sandboxes (default 8192; then 429)\n"
     "  --max-creates N           cold creates in flight (default 32; more wait their turn)\n"
     "  --create-wait S           how long a create waits for its turn (default 60; then 429;\n"
     "                            0: refuse at once)\n"
@@ -36,18 +38,22 @@ static const char usage[] =
     "never)\n"
     "  --delete-paused-after S   kill a sandbox paused for S seconds (default 0: never; e.g.\n"
     "                            604800 for 7 days)\n"
-    "  --disk image|tmpfs        a sandbox's disk: an ext4 image on a loop device (default;\n"
-    "                            tmpfs when loop devices or mkfs.ext4 are missing) or a tmpfs\n"
-    "                            (faster, but charged to the sandbox's memory)\n"
-    "  --disk-reserve MB         state-disk space never promised to sandbox disks (default 5%\n"
-    "                            of the file system, at most 1024)\n"
+    "  --disk pool|image|tmpfs   a sandbox's disk: a btrfs subvolume of the storage pool\n"
+    "                            (default where the kernel has btrfs), an ext4 image on a loop\n"
+    "                            device (the default otherwise; tmpfs when loop devices or\n"
+    "                            mkfs.ext4 are missing) or a tmpfs (charged to its memory)\n"
+    "  --storage-pool SIZE       the pool image's size when the state dir is not on btrfs\n"
+    "                            (e.g. 64G, 512M; default a quarter of the free space, 2..256\n"
+    "                            GiB); a larger size grows an existing pool\n"
+    "  --disk-reserve MB         pool (or state-disk) space never given to sandboxes (default\n"
+    "                            5% of the pool or file system, at most 1024)\n"
     "  --disk-overcommit R       promise sandbox disks up to R times the free space, as sparse\n"
     "                            files (default 1: each disk is preallocated, never "
     "overcommitted)\n"
     "  --max-sandbox-cpus N      most CPUs one sandbox may ask for (default: the host's)\n"
     "  --max-sandbox-memory MB   most memory one sandbox may ask for (default 3/4 of the host's)\n"
-    "  --max-sandbox-disk MB     largest disk one sandbox may ask for (default half the state\n"
-    "                            file system)\n"
+    "  --max-sandbox-disk MB     largest disk one sandbox may ask for (default 262144 with\n"
+    "                            the storage pool, else half the state file system)\n"
     "  --total-memory MB         memory limit of all sandboxes together (default: the host's\n"
     "                            memory less 10%, at least 512 MiB, kept for the host)\n"
     "  --total-pids N            task limit of all sandboxes together (default 3/4 of the\n"
@@ -58,20 +64,37 @@ static const char usage[] =
     "                            request past it is answered 503)\n"
     "  --egress deny|allow       egress of a sandbox that asks for nothing (default deny)\n"
     "  --egress-max none|listed|any  the most egress any sandbox gets: none, only its allowOut\n"
-    "                            list, or the internet too (default any)\n"
+    "                            list, or the internet too (default listed: what\n"
+    "                            allow_internet_access asks is honoured only with any, which\n"
+    "                            --egress allow implies)\n"
     "  --egress-dns ADDR         upstream DNS server of the sandboxes' resolver (default: the\n"
     "                            first nameserver of /etc/resolv.conf)\n"
     "  --domain DOMAIN           sandbox ports are <port>-<id>.DOMAIN, as sandbox.getHost()\n"
     "                            returns them (default sbx.localhost:<listening port>)\n"
     "  --tls-cert FILE           serve HTTPS with this PEM certificate (chain), valid for\n"
     "  --tls-key FILE            DOMAIN and *.DOMAIN, and this PEM key (both or neither)\n"
+    "  --public-url URL          where clients reach sbxd (behind a proxy): upload links and\n"
+    "                            the printed URLs use it, and a host name in it is the default\n"
+    "                            DOMAIN (default: the scheme sbxd serves, the client's Host)\n"
     "  --egress-upstream-ca FILE  a PEM bundle the egress proxy trusts for servers, besides the\n"
     "                            host's CA bundle\n"
     "  --cluster etcd://H:P[,H:P] cluster mode: register in etcd, place creates on any node,\n"
     "                            forward other nodes' sandbox traffic (off by default)\n"
     "  --node-name NAME          this node's name in the cluster (default: the host name)\n"
     "  --advertise HOST:PORT     where the other nodes reach this one (default: the listen\n"
-    "                            address with the bound port)\n";
+    "                            address with the bound port)\n"
+    "  --console-dir DIR|none    the web console's files, served at /ui/ (default: console/\n"
+    "                            next to sbxd's build dir, else <prefix>/share/sbx/console,\n"
+    "                            else " SBXD_CONSOLE_DIR "; none: no console)\n"
+    "  --max-layer-size SIZE     most one image layer may hold uncompressed, imported or\n"
+    "                            pulled (bytes, or with K, M, G, T; default 16G, at most 64G)\n"
+    "  --registry-mirror URL     pull docker.io images from this registry first (repeatable,\n"
+    "                            tried in order, then docker.io): http(s)://HOST[:PORT]\n"
+    "  --registry-ca FILE        a PEM bundle pulls trust for registries, besides the host's\n"
+    "                            CA bundle\n"
+    "  --insecure-registry HOST[:PORT]  pull from this registry over plain HTTP or unverified\n"
+    "                            HTTPS (repeatable; loopback registries may use plain HTTP\n"
+    "                            without it)\n";
 
 int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, socklen_t *ret_len,
                         char **ret_host)
@@ -164,6 +187,38 @@ int config_resolve_helper(const char *rel, char **ret)
         return 0;
 }
 
+int config_resolve_console(char **ret)
+{
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (n < 0)
+                return -errno;
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash)
+                *slash = 0;
+        /* the build tree (build/server/sbxd → build/console), a --prefix install, /usr */
+        for (int i = 0; i < 3; i++) {
+                _cleanup_free_ char *cand = NULL, *index = NULL;
+                int k = i == 0   ? asprintf(&cand, "%s/../console", exe)
+                        : i == 1 ? asprintf(&cand, "%s/../share/sbx/console", exe)
+                                 : asprintf(&cand, "%s", SBXD_CONSOLE_DIR);
+                if (k < 0)
+                        return -ENOMEM;
+                char *r = realpath(cand, NULL);
+                if (!r)
+                        continue;
+                if (asprintf(&index, "%s/index.html", r) >= 0 && access(index, R_OK) == 0) {
+                        *ret = r;
+                        return 0;
+                }
+                free(r);
+        }
+        /* none yet: the installed place, which the start-up log names */
+        *ret = strdup(SBXD_CONSOLE_DIR);
+        return *ret ? 0 : -ENOMEM;
+}
+
 static int absolutize(const char *p, char **ret)
 {
         if (p[0] == '/') {
@@ -185,10 +240,12 @@ void config_done(struct sbxd_config *c)
         free(c->state_dir);
         free(c->jailer);
         free(c->agent);
+        free(c->runtime);
         free(c->port_file);
         free(c->pool_templates);
         free(c->cgroup_parent);
         free(c->domain);
+        free(c->public_url);
         free(c->tls_cert);
         free(c->tls_key);
         free(c->tls_cert_pem);
@@ -198,12 +255,21 @@ void config_done(struct sbxd_config *c)
         free(c->cluster);
         free(c->node_name);
         free(c->advertise);
+        free(c->console_dir);
+        for (size_t i = 0; i < c->n_registry_mirrors; i++)
+                free(c->registry_mirrors[i]);
+        free(c->registry_mirrors);
+        for (size_t i = 0; i < c->n_insecure_registries; i++)
+                free(c->insecure_registries[i]);
+        free(c->insecure_registries);
+        free(c->registry_ca);
         *c = (struct sbxd_config){};
 }
 
 #define OPT_DOMAIN          1030
 #define OPT_TLS_CERT        1031
 #define OPT_TLS_KEY         1032
+#define OPT_PUBLIC_URL      1033
 #define OPT_DELETE_PAUSED   1010
 #define OPT_DISK_RESERVE    1011
 #define OPT_DISK_OVERCOMMIT 1012
@@ -222,6 +288,13 @@ void config_done(struct sbxd_config *c)
 #define OPT_CLUSTER         1025
 #define OPT_NODE_NAME       1026
 #define OPT_ADVERTISE       1027
+#define OPT_STORAGE_POOL    1028
+#define OPT_CONSOLE_DIR     1040
+#define OPT_RUNTIME         1050
+#define OPT_MAX_LAYER       1060
+#define OPT_REG_MIRROR      1061
+#define OPT_REG_CA          1062
+#define OPT_REG_INSECURE    1063
 
 /* A positive decimal number up to max into *ret. */
 static int parse_u64(const char *name, const char *arg, uint64_t max, uint64_t *ret)
@@ -371,6 +444,151 @@ static bool domain_valid(const char *d)
                atoi(port) <= 65535;
 }
 
+/* --public-url: http:// or https://, a host (a name, an IPv4 address or a bracketed IPv6
+ * one) with an optional :PORT, an optional path prefix; no query, no fragment, no user. */
+static bool public_url_valid(const char *u)
+{
+        size_t l = strlen(u), skip = strncmp(u, "https://", 8) == 0  ? 8
+                                     : strncmp(u, "http://", 7) == 0 ? 7
+                                                                     : 0;
+        if (!skip || l > SBXD_PUBLIC_URL_MAX)
+                return false;
+        const char *a = u + skip, *path = strchr(a, '/');
+        size_t al = path ? (size_t)(path - a) : strlen(a);
+        char auth[SBXD_PUBLIC_URL_MAX + 1];
+        memcpy(auth, a, al);
+        auth[al] = 0;
+        if (path && strspn(path, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                 "0123456789._~/-") != strlen(path))
+                return false;
+        if (auth[0] != '[')
+                return domain_valid(auth);
+        const char *e = strchr(auth, ']');
+        return e && e - auth > 1 &&
+               strspn(auth + 1, "0123456789abcdefABCDEF:.") == (size_t)(e - auth - 1) &&
+               (!e[1] || (e[1] == ':' && domain_valid(e + 2) &&
+                          strspn(e + 2, "0123456789") == strlen(e + 2)));
+}
+
+/* The runtime dir beside the agent binary (guest-agent/meson.build lays it out there). */
+static int runtime_next_to(const char *agent, char **ret)
+{
+        const char *slash = strrchr(agent, '/');
+        if (asprintf(ret, "%.*s/runtime", slash ? (int)(slash - agent) : 1, slash ? agent : ".") <
+            0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* SIZE: bytes, or with a K, M, G or T suffix (powers of 1024), 1 MiB .. max. */
+static int parse_size(const char *name, const char *arg, uint64_t max, uint64_t *ret)
+{
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(arg, &end, 10);
+        static const char units[] = "KMGT";
+        const char *u = *end ? strchr(units, *end) : NULL;
+        unsigned shift = u ? 10u * (unsigned)(u - units + 1) : 0;
+        if (end == arg || errno || arg[0] == '-' || (*end && (!u || end[1])) ||
+            v > (max >> shift) || (v << shift) < (1u << 20) || (v << shift) > max) {
+                fprintf(stderr, "sbxd: bad --%s '%s' (1M..%lluG: bytes, or with K, M, G, T)\n",
+                        name, arg, (unsigned long long)(max >> 30));
+                return -EINVAL;
+        }
+        *ret = (uint64_t)v << shift;
+        return 0;
+}
+
+/* HOST[:PORT]: a registry's host as image references write it (a name or an IPv4 address,
+ * lower case, an optional port; "[V6]:PORT" too). */
+static bool registry_host_valid(const char *h)
+{
+        size_t l = strlen(h);
+        if (l == 0 || l > 255)
+                return false;
+        if (h[0] == '[') {
+                const char *e = strchr(h, ']');
+                return e && e > h + 1 &&
+                       strspn(h + 1, "0123456789abcdefABCDEF:.") == (size_t)(e - h - 1) &&
+                       (!e[1] ||
+                        (e[1] == ':' && e[2] && strspn(e + 2, "0123456789") == strlen(e + 2) &&
+                         strlen(e + 2) <= 5));
+        }
+        size_t host = strcspn(h, ":");
+        if (host == 0 || h[0] == '.' || h[0] == '-' ||
+            strspn(h, "abcdefghijklmnopqrstuvwxyz0123456789.-") != host)
+                return false;
+        const char *port = h + host;
+        return !*port || (port[1] && strlen(port + 1) <= 5 &&
+                          strspn(port + 1, "0123456789") == strlen(port + 1));
+}
+
+static int push_str(char ***v, size_t *n, const char *s)
+{
+        if (*n == SBXD_MAX_REGISTRY_OPTIONS)
+                return -E2BIG;
+        char **nv = realloc(*v, (*n + 1) * sizeof(**v));
+        if (!nv)
+                return -ENOMEM;
+        *v = nv;
+        if (!(nv[*n] = strdup(s)))
+                return -ENOMEM;
+        (*n)++;
+        return 0;
+}
+
+/* --max-layer-size, --registry-mirror, --registry-ca, --insecure-registry. */
+static int parse_registry(int opt, const char *arg, struct sbxd_config *c)
+{
+        int r;
+        switch (opt) {
+        case OPT_MAX_LAYER:
+                return parse_size("max-layer-size", arg, SBXD_MAX_LAYER_LIMIT, &c->max_layer_bytes);
+        case OPT_REG_MIRROR: {
+                /* http(s)://HOST[:PORT] with at most a trailing slash: a registry's root */
+                const char *h = strncmp(arg, "https://", 8) == 0  ? arg + 8
+                                : strncmp(arg, "http://", 7) == 0 ? arg + 7
+                                                                  : NULL;
+                char host[300];
+                snprintf(host, sizeof(host), "%s", h ? h : "");
+                size_t hl = strlen(host);
+                if (hl && host[hl - 1] == '/')
+                        host[hl - 1] = 0;
+                if (!h || strlen(h) >= sizeof(host) - 1 || !registry_host_valid(host)) {
+                        fprintf(stderr,
+                                "sbxd: bad --registry-mirror '%s' (http(s)://HOST[:PORT], no "
+                                "path)\n",
+                                arg);
+                        return -EINVAL;
+                }
+                r = push_str(&c->registry_mirrors, &c->n_registry_mirrors, arg);
+                break;
+        }
+        case OPT_REG_INSECURE:
+                if (!registry_host_valid(arg)) {
+                        fprintf(stderr, "sbxd: bad --insecure-registry '%s' (HOST[:PORT])\n", arg);
+                        return -EINVAL;
+                }
+                r = push_str(&c->insecure_registries, &c->n_insecure_registries, arg);
+                break;
+        case OPT_REG_CA:
+                if (access(arg, R_OK) < 0) {
+                        fprintf(stderr, "sbxd: --registry-ca '%s': %m\n", arg);
+                        return -EINVAL;
+                }
+                free(c->registry_ca);
+                return (c->registry_ca = realpath(arg, NULL)) ? 0 : -ENOMEM;
+        default:
+                return -EINVAL;
+        }
+        if (r == -E2BIG)
+                fprintf(stderr,
+                        "sbxd: at most %d of each of --registry-mirror and "
+                        "--insecure-registry\n",
+                        SBXD_MAX_REGISTRY_OPTIONS);
+        return r;
+}
+
 int config_parse(int argc, char **argv, struct sbxd_config *ret)
 {
         static const struct option opts[] = {
@@ -378,6 +596,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"state-dir", required_argument, NULL, 's'},
             {"jailer", required_argument, NULL, 'j'},
             {"agent", required_argument, NULL, 'a'},
+            {"runtime", required_argument, NULL, OPT_RUNTIME},
             {"port-file", required_argument, NULL, 'p'},
             {"help", no_argument, NULL, 'h'},
             {"pool-size", required_argument, NULL, 1000},
@@ -388,6 +607,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"disk", required_argument, NULL, 1005},
             {"delete-paused-after", required_argument, NULL, OPT_DELETE_PAUSED},
             {"disk-reserve", required_argument, NULL, OPT_DISK_RESERVE},
+            {"storage-pool", required_argument, NULL, OPT_STORAGE_POOL},
             {"disk-overcommit", required_argument, NULL, OPT_DISK_OVERCOMMIT},
             {"max-sandbox-cpus", required_argument, NULL, OPT_MAX_CPUS},
             {"max-sandbox-memory", required_argument, NULL, OPT_MAX_MEMORY},
@@ -399,6 +619,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"domain", required_argument, NULL, OPT_DOMAIN},
             {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
             {"tls-key", required_argument, NULL, OPT_TLS_KEY},
+            {"public-url", required_argument, NULL, OPT_PUBLIC_URL},
             {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
             {"egress", required_argument, NULL, OPT_EGRESS},
             {"egress-max", required_argument, NULL, OPT_EGRESS_MAX},
@@ -407,21 +628,30 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
             {"cluster", required_argument, NULL, OPT_CLUSTER},
             {"node-name", required_argument, NULL, OPT_NODE_NAME},
             {"advertise", required_argument, NULL, OPT_ADVERTISE},
+            {"console-dir", required_argument, NULL, OPT_CONSOLE_DIR},
+            {"max-layer-size", required_argument, NULL, OPT_MAX_LAYER},
+            {"registry-mirror", required_argument, NULL, OPT_REG_MIRROR},
+            {"registry-ca", required_argument, NULL, OPT_REG_CA},
+            {"insecure-registry", required_argument, NULL, OPT_REG_INSECURE},
             {},
         };
         const char *listen = SBXD_DEFAULT_LISTEN, *state = SBXD_DEFAULT_STATE_DIR;
-        const char *jailer = NULL, *agent = NULL, *port_file = NULL;
-        struct sbxd_config c = {.pool_size = SBXD_DEFAULT_POOL_SIZE,
-                                .max_sandboxes = SBXD_DEFAULT_MAX_SANDBOXES,
-                                .max_creates = SBXD_DEFAULT_MAX_CREATES,
-                                .create_wait_s = SBXD_DEFAULT_CREATE_WAIT_S,
-                                .max_connections = SBXD_DEFAULT_MAX_CONNECTIONS,
-                                .disk_overcommit = 1.0,
-                                .egress_max = EGRESS_MAX_ANY};
+        const char *jailer = NULL, *agent = NULL, *runtime = NULL, *port_file = NULL;
+        /* what is parsed so far is freed on every refusal */
+        _cleanup_(config_done) struct sbxd_config c = {.pool_size = SBXD_DEFAULT_POOL_SIZE,
+                                                       .max_sandboxes = SBXD_DEFAULT_MAX_SANDBOXES,
+                                                       .max_creates = SBXD_DEFAULT_MAX_CREATES,
+                                                       .create_wait_s = SBXD_DEFAULT_CREATE_WAIT_S,
+                                                       .max_connections =
+                                                           SBXD_DEFAULT_MAX_CONNECTIONS,
+                                                       .disk_overcommit = 1.0,
+                                                       .egress_max = EGRESS_MAX_LISTED,
+                                                       .max_layer_bytes = SBXD_DEFAULT_MAX_LAYER};
         const char *egress_dns = NULL;
+        bool egress_max_given = false;
         const char *pool_templates = SBXD_DEFAULT_POOL_TEMPLATES;
         const char *cgroup_parent = "sbx";
-        const char *domain = NULL, *tls_cert = NULL, *tls_key = NULL;
+        const char *domain = NULL, *tls_cert = NULL, *tls_key = NULL, *console_dir = NULL;
         int o, r;
 
         while ((o = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
@@ -437,6 +667,9 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                         break;
                 case 'a':
                         agent = optarg;
+                        break;
+                case OPT_RUNTIME:
+                        runtime = optarg;
                         break;
                 case 'p':
                         port_file = optarg;
@@ -470,6 +703,19 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                 case OPT_TLS_CERT:
                         tls_cert = optarg;
                         break;
+                case OPT_PUBLIC_URL:
+                        if (!public_url_valid(optarg)) {
+                                fprintf(stderr,
+                                        "sbxd: bad --public-url '%s' (http:// or https://, a "
+                                        "host with an optional :PORT and path, at most %d "
+                                        "bytes)\n",
+                                        optarg, SBXD_PUBLIC_URL_MAX);
+                                return -EINVAL;
+                        }
+                        free(c.public_url);
+                        c.public_url =
+                            strndup(optarg, strlen(optarg) - (optarg[strlen(optarg) - 1] == '/'));
+                        break;
                 case OPT_TLS_KEY:
                         tls_key = optarg;
                         break;
@@ -492,6 +738,7 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                 case OPT_EGRESS_DNS:
                         if (parse_egress(o, optarg, &c, &egress_dns) < 0)
                                 return -EINVAL;
+                        egress_max_given |= o == OPT_EGRESS_MAX;
                         break;
                 case OPT_EGRESS_CA:
                         if (access(optarg, R_OK) < 0) {
@@ -537,12 +784,39 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                         c.advertise = strdup(optarg);
                         break;
                 }
+                case OPT_CONSOLE_DIR:
+                        console_dir = optarg;
+                        break;
                 case 1005:
-                        if (strcmp(optarg, "image") != 0 && strcmp(optarg, "tmpfs") != 0) {
-                                fprintf(stderr, "sbxd: --disk takes image or tmpfs\n");
+                        if (strcmp(optarg, "pool") == 0)
+                                c.disk_mode = SBXD_DISK_POOL;
+                        else if (strcmp(optarg, "image") == 0)
+                                c.disk_mode = SBXD_DISK_IMAGE;
+                        else if (strcmp(optarg, "tmpfs") == 0)
+                                c.disk_mode = SBXD_DISK_TMPFS;
+                        else {
+                                fprintf(stderr, "sbxd: --disk takes pool, image or tmpfs\n");
                                 return -EINVAL;
                         }
-                        c.tmpfs_disks = strcmp(optarg, "tmpfs") == 0;
+                        c.tmpfs_disks = c.disk_mode == SBXD_DISK_TMPFS;
+                        break;
+                case OPT_STORAGE_POOL:
+                        if (config_parse_size(optarg, &c.storage_pool_bytes) < 0 ||
+                            c.storage_pool_bytes < SBXD_STORAGE_POOL_MIN ||
+                            c.storage_pool_bytes > SBXD_STORAGE_POOL_MAX) {
+                                fprintf(stderr,
+                                        "sbxd: bad --storage-pool '%s' (a size such as 64G or "
+                                        "512M, 256M..64T)\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        break;
+                case OPT_MAX_LAYER:
+                case OPT_REG_MIRROR:
+                case OPT_REG_CA:
+                case OPT_REG_INSECURE:
+                        if (parse_registry(o, optarg, &c) < 0)
+                                return -EINVAL;
                         break;
                 case OPT_DISK_RESERVE:
                 case OPT_DISK_OVERCOMMIT:
@@ -571,6 +845,10 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                 fprintf(stderr, "sbxd: bad --listen '%s' (want HOST:PORT)\n", listen);
                 return -EINVAL;
         }
+        /* --egress allow alone is the operator's opt-in to the internet: it lifts the default
+         * cap (listed) with it; only an explicit lower --egress-max contradicts it. */
+        if (c.egress_allow && !egress_max_given)
+                c.egress_max = EGRESS_MAX_ANY;
         if (c.egress_allow && c.egress_max != EGRESS_MAX_ANY) {
                 fprintf(stderr, "sbxd: --egress allow needs --egress-max any\n");
                 return -EINVAL;
@@ -587,6 +865,9 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
         if (r >= 0)
                 r = agent ? absolutize(agent, &c.agent)
                           : config_resolve_helper("guest-agent/sbx-agent", &c.agent);
+        if (r >= 0)
+                r = runtime ? absolutize(runtime, &c.runtime)
+                            : runtime_next_to(c.agent, &c.runtime);
         if (r >= 0 && port_file)
                 r = absolutize(port_file, &c.port_file);
         if (r >= 0 && tls_cert)
@@ -595,11 +876,13 @@ int config_parse(int argc, char **argv, struct sbxd_config *ret)
                 r = absolutize(tls_key, &c.tls_key);
         if (r >= 0 && domain && !(c.domain = strdup(domain)))
                 r = -ENOMEM;
-        if (r < 0 || !c.listen || !c.pool_templates || !c.cgroup_parent) {
-                config_done(&c);
+        if (r >= 0 && !(console_dir && strcmp(console_dir, "none") == 0))
+                r = console_dir ? absolutize(console_dir, &c.console_dir)
+                                : config_resolve_console(&c.console_dir);
+        if (r < 0 || !c.listen || !c.pool_templates || !c.cgroup_parent)
                 return r < 0 ? r : -ENOMEM;
-        }
         *ret = c;
+        c = (struct sbxd_config){};
         return 0;
 }
 
@@ -633,12 +916,36 @@ static uint64_t read_u64(const char *path)
         return strtoull(buf, NULL, 10);
 }
 
+int config_parse_size(const char *arg, uint64_t *ret)
+{
+        char *end;
+        errno = 0;
+        if (!*arg || arg[0] == '-')
+                return -EINVAL;
+        unsigned long long v = strtoull(arg, &end, 10);
+        unsigned shift = 20; /* a bare number is MiB */
+        if (*end && !end[1]) {
+                const char *units = "KMGT";
+                const char *u = strchr(units, *end & ~0x20);
+                if (!u)
+                        return -EINVAL;
+                shift = 10 * (unsigned)(u - units + 1);
+                end++;
+        }
+        if (errno || *end || end == arg || v == 0 || v > (UINT64_MAX >> shift))
+                return -EINVAL;
+        *ret = (uint64_t)v << shift;
+        return 0;
+}
+
 int config_derive_limits(struct sbxd_config *c)
 {
         struct statvfs sv;
         if (statvfs(c->state_dir, &sv) < 0)
                 return -errno;
-        uint64_t fs_mb = (uint64_t)sv.f_blocks * sv.f_frsize >> 20;
+        /* with the pool, sandbox disks live there: its size, not the state file system's */
+        uint64_t fs_mb =
+            c->pool_fs_bytes ? c->pool_fs_bytes >> 20 : (uint64_t)sv.f_blocks * sv.f_frsize >> 20;
         uint64_t mem_mb = meminfo("MemTotal") >> 20;
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         if (mem_mb == 0 || cpus <= 0)
@@ -652,7 +959,11 @@ int config_derive_limits(struct sbxd_config *c)
                 c->max_memory_mb = MAX(mem_mb * 3 / 4, 1);
         /* image disks live on the state disk; tmpfs ones in memory (bounded by memoryMB) */
         if (!c->max_disk_mb)
-                c->max_disk_mb = c->tmpfs_disks ? SANDBOX_MAX_DISK_MB : MAX(fs_mb / 2, 1);
+                /* tmpfs disks are bounded by memoryMB; pool disks are thin (a disk larger
+                 * than the pool costs nothing until written, and a full pool is ENOSPC at
+                 * write()); images live on the state disk, preallocated */
+                c->max_disk_mb =
+                    c->tmpfs_disks || c->pool_fs_bytes ? SANDBOX_MAX_DISK_MB : MAX(fs_mb / 2, 1);
         if (!c->total_memory_mb) {
                 uint64_t keep =
                     MAX(mem_mb * SBXD_HOST_MEMORY_RESERVE_PCT / 100, SBXD_HOST_MEMORY_RESERVE_MIN);

@@ -10,7 +10,10 @@
 #define SBXD_DEFAULT_LISTEN    "127.0.0.1:3000"
 #define SBXD_DEFAULT_STATE_DIR "/var/lib/sbx"
 /* Installed helpers live here when no build-tree sibling exists (see config_resolve_helper). */
-#define SBXD_LIBEXEC_DIR             "/usr/libexec/sbx"
+#define SBXD_LIBEXEC_DIR "/usr/libexec/sbx"
+/* The web console's files when neither the build tree nor a --prefix install has them
+ * (config_resolve_console()). */
+#define SBXD_CONSOLE_DIR             "/usr/share/sbx/console"
 #define SBXD_DEFAULT_MAX_CONNECTIONS 1024 /* --max-connections: threads in libmicrohttpd */
 #define SBXD_MAX_CONNECTIONS_MAX     16384
 
@@ -29,6 +32,7 @@ struct sbxd_config {
         char *state_dir; /* absolute */
         char *jailer;    /* absolute path of sbx-jailer */
         char *agent;     /* absolute path of sbx-agent */
+        char *runtime;   /* absolute path of the dir bound at /.sbx/runtime (may be missing) */
         char *port_file; /* optional */
         /* lifecycle (server/README.md "Lifecycle at scale") */
         unsigned pool_size;              /* warm sandboxes kept per pooled template; 0: no pool */
@@ -40,6 +44,16 @@ struct sbxd_config {
         unsigned persist_paused_after_s; /* 0: never persist a paused sandbox to disk */
         unsigned delete_paused_after_s;  /* 0: a paused sandbox is kept until killed */
         bool tmpfs_disks; /* --disk tmpfs: no ext4 image disks (storage/disk-image.h) */
+        /* --disk pool|image|tmpfs, absent: auto (the btrfs pool where the kernel has btrfs,
+         * else images, else tmpfs; storage/disk-pool.h) */
+        enum sbxd_disk_mode {
+                SBXD_DISK_AUTO,
+                SBXD_DISK_POOL,
+                SBXD_DISK_IMAGE,
+                SBXD_DISK_TMPFS
+        } disk_mode;
+        uint64_t storage_pool_bytes; /* --storage-pool SIZE: 0 = default (storage/disk-pool.h) */
+        uint64_t pool_fs_bytes;      /* the open pool's size, set at start (0: no pool) */
         /* Host disk (storage/disk-image.h "Admission"): 0 = derived from the state file system
          * at start (config_derive_limits). */
         uint64_t disk_reserve_mb; /* free space never promised to sandbox disks */
@@ -54,6 +68,9 @@ struct sbxd_config {
         /* --domain: sandbox ports are "<port>-<id>.<domain>" (create's `domain`); NULL:
          * SBXD_DEFAULT_DOMAIN ":<bound port>" (server/README.md "Sandbox ports") */
         char *domain;
+        /* --public-url: the URL clients reach sbxd at (a proxy in front); NULL: the scheme sbxd
+         * serves and the Host the client sent (server/README.md "Command line") */
+        char *public_url;
         char *tls_cert, *tls_key; /* --tls-cert/--tls-key: PEM files; HTTPS when both are set */
         char *tls_cert_pem, *tls_key_pem; /* their contents (config_load_tls()) */
         /* Egress (server/egress/egress.h): --egress, --egress-max, --egress-dns */
@@ -65,10 +82,19 @@ struct sbxd_config {
         char *cluster;   /* etcd://host:port[,host:port...] */
         char *node_name; /* --node-name; NULL: the host name */
         char *advertise; /* --advertise HOST:PORT; NULL: the listen host and bound port */
+        /* Images (server/pull/README.md, storage/image-admit.h) */
+        uint64_t max_layer_bytes;     /* --max-layer-size: uncompressed bytes of one layer */
+        char **registry_mirrors;      /* --registry-mirror URL (repeated): docker.io pulls */
+        size_t n_registry_mirrors;    /* go there first, in order */
+        char *registry_ca;            /* --registry-ca FILE: PEM the pulls trust (absolute) */
+        char **insecure_registries;   /* --insecure-registry HOST[:PORT] (repeated): plain HTTP */
+        size_t n_insecure_registries; /* or unverified HTTPS allowed */
+        char *console_dir;            /* --console-dir: the web console's files (ui/); NULL: none */
 };
 
 #define SBXD_DOMAIN_MAX     253
 #define SBXD_DEFAULT_DOMAIN "sbx.localhost"
+#define SBXD_PUBLIC_URL_MAX 255           /* --public-url, bytes */
 #define SBXD_TLS_MAX_PEM    (1024 * 1024) /* a certificate chain or key file */
 
 /* <state>/url: the URL sbxd listens on, written once listening, removed at a clean stop
@@ -76,18 +102,25 @@ struct sbxd_config {
 #define SBXD_URL_FILE               "url"
 #define SBXD_DEFAULT_POOL_SIZE      2
 #define SBXD_DEFAULT_POOL_TEMPLATES "base,code-interpreter-v1"
-#define SBXD_DEFAULT_MAX_SANDBOXES  2048
+#define SBXD_DEFAULT_MAX_SANDBOXES  8192
 #define SBXD_DEFAULT_MAX_CREATES    32
 #define SBXD_DEFAULT_CREATE_WAIT_S  60
 /* Derived defaults (config_derive_limits): the disk reserve is 5% of the state file system, at
  * most 1 GiB; a sandbox may ask for every CPU, 3/4 of the host's memory and half the state file
  * system; all sandboxes together get the host's memory but a reserve (10%, at least 512 MiB) and
  * 3/4 of the kernel's pid space. */
-#define SBXD_DISK_RESERVE_PCT        5
-#define SBXD_DISK_RESERVE_MAX_MB     1024
-#define SBXD_MAX_OVERCOMMIT          1000
+#define SBXD_DISK_RESERVE_PCT    5
+#define SBXD_DISK_RESERVE_MAX_MB 1024
+#define SBXD_MAX_OVERCOMMIT      1000
+/* --storage-pool bounds (storage/disk-pool.h DISK_POOL_MIN_BYTES, DISK_POOL_MAX_BYTES) */
+#define SBXD_STORAGE_POOL_MIN        (256ULL << 20)
+#define SBXD_STORAGE_POOL_MAX        (64ULL << 40)
 #define SBXD_HOST_MEMORY_RESERVE_PCT 10
 #define SBXD_HOST_MEMORY_RESERVE_MIN 512
+/* --max-layer-size: default and most (storage/image-admit.h) */
+#define SBXD_DEFAULT_MAX_LAYER    (16ull << 30)
+#define SBXD_MAX_LAYER_LIMIT      (64ull << 30)
+#define SBXD_MAX_REGISTRY_OPTIONS 16 /* --registry-mirror, --insecure-registry: each */
 
 /* Parse argv into *ret (owned strings; free with config_done). Returns 0, 1 when --help was
  * printed, or -EINVAL with a message on stderr. */
@@ -102,6 +135,10 @@ int config_load_tls(struct sbxd_config *c);
  * state dir's file system. Needs the state dir to exist. -errno when the host cannot be read. */
 int config_derive_limits(struct sbxd_config *c);
 
+/* A size: digits with an optional K, M, G or T (binary units; none: MiB) into bytes. -EINVAL
+ * when malformed, zero or past 2^64. */
+int config_parse_size(const char *arg, uint64_t *ret);
+
 /* Parse "HOST:PORT" / "[V6]:PORT" into a sockaddr. Pure; used by tests. */
 int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, socklen_t *ret_len,
                         char **ret_host);
@@ -110,3 +147,6 @@ int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, sockle
  * that exists of <exe dir>/../<rel> (build tree), <exe dir>/../libexec/sbx/<base>, and
  * SBXD_LIBEXEC_DIR/<base>; the build-tree path when none exists. Returns malloc'd string. */
 int config_resolve_helper(const char *rel, char **ret);
+/* The web console's dir: the first of <dir of sbxd>/../console, <dir of sbxd>/../share/sbx/
+ * console and SBXD_CONSOLE_DIR that holds an index.html, else SBXD_CONSOLE_DIR. */
+int config_resolve_console(char **ret);

@@ -17,6 +17,7 @@ struct secret_store;
 struct build_service;
 struct egress;
 struct cluster;
+struct ui_files;
 
 struct server {
         const struct sbxd_config *config;
@@ -39,11 +40,16 @@ struct server {
         pthread_cond_t sampler_cond;
         bool stopping;              /* under sampler_lock */
         unsigned requests_inflight; /* __atomic: http/http.c, between URI log and completion */
-        bool disk_images;           /* storage/disk-image.h: ext4 image disks (else tmpfs uppers) */
+        /* storage/disk-pool.h: sandbox uppers are btrfs subvolumes of this pool; NULL when the
+         * host has no btrfs (then disk_images, else tmpfs uppers) */
+        struct disk_pool *disk_pool;
+        bool disk_images; /* storage/disk-image.h: ext4 image disks (else tmpfs uppers) */
+        bool runtime_ok;  /* config->runtime exists: bound at /.sbx/runtime */
         struct volume_store *volumes; /* storage/volume.h */
         struct build_service *build;  /* build/build.h: template builds */
         struct egress *egress;        /* egress/egress.h */
         struct secret_store *secrets; /* storage/secret-store.h */
+        struct ui_files *ui;          /* ui/ui-files.h: the web console's files; NULL: none */
         /* --cluster (cluster/cluster.h); NULL for a single node, and then nothing of the
          * cluster runs. cluster_created: called by a create before it answers;
          * cluster_pull_template: a template this node lacks, from a node that has it (0, or

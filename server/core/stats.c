@@ -131,6 +131,28 @@ static void render_sandboxes(FILE *f, const struct stats_gauges *g)
         fprintf(f, "sbx_state_disk_bytes{kind=\"used\"} %llu\n", (unsigned long long)g->disk_used);
         fprintf(f, "sbx_state_disk_bytes{kind=\"reserve\"} %llu\n",
                 (unsigned long long)g->disk_reserve);
+        if (!g->disk_backend)
+                return;
+        fprintf(f, "# HELP sbx_storage_backend What holds sandbox disks (1 for the one in use): "
+                   "the btrfs pool, ext4 images, or tmpfs.\n# TYPE sbx_storage_backend gauge\n");
+        static const char *const kinds[] = {"pool", "image", "tmpfs"};
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
+                fprintf(f, "sbx_storage_backend{kind=\"%s\"} %d\n", kinds[i],
+                        strcmp(kinds[i], g->disk_backend) == 0);
+        if (strcmp(g->disk_backend, "pool") != 0)
+                return;
+        fprintf(f, "# HELP sbx_storage_pool_bytes The storage pool: size, free, used; what the "
+                   "sandboxes' disks reference and hold exclusively.\n"
+                   "# TYPE sbx_storage_pool_bytes gauge\n");
+        const struct {
+                const char *kind;
+                uint64_t v;
+        } rows[] = {{"size", g->pool_size},           {"free", g->pool_free},
+                    {"used", g->pool_used},           {"referenced", g->pool_referenced},
+                    {"exclusive", g->pool_exclusive}, {"reserve", g->disk_reserve}};
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++)
+                fprintf(f, "sbx_storage_pool_bytes{kind=\"%s\"} %llu\n", rows[i].kind,
+                        (unsigned long long)rows[i].v);
 }
 
 static void render_connections(FILE *f)

@@ -50,5 +50,9 @@ struct stats_gauges {
         /* the state disk (storage/disk-image.h): free, promised to sandbox disks, used by them,
          * and the reserve */
         uint64_t disk_free, disk_promised, disk_used, disk_reserve;
+        /* what holds sandbox disks: "pool", "image" or "tmpfs"; with the pool, its size, free
+         * and used bytes, and the sandboxes' referenced and exclusive bytes summed */
+        const char *disk_backend;
+        uint64_t pool_size, pool_free, pool_used, pool_referenced, pool_exclusive;
 };
 int stats_render(const struct stats_gauges *g, char **ret, size_t *ret_len);

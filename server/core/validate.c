@@ -299,6 +299,19 @@ static int opt_uint(const cJSON *body, const char *name, unsigned min, unsigned 
         return 0;
 }
 
+int validate_sizes(const cJSON *body, const char *cpu, const char *memory, const char *disk,
+                   struct create_params *p, const char **ret_msg)
+{
+        int r = opt_uint(body, cpu, 1, SANDBOX_MAX_CPU, &p->cpu_count, ret_msg);
+        if (r >= 0)
+                r = opt_uint(body, memory, SANDBOX_MIN_MEMORY_MB, SANDBOX_MAX_MEMORY_MB,
+                             &p->memory_mb, ret_msg);
+        if (r >= 0)
+                r = opt_uint(body, disk, SANDBOX_MIN_DISK_MB, SANDBOX_MAX_DISK_MB, &p->disk_mb,
+                             ret_msg);
+        return r;
+}
+
 /* autoPause (bool) and autoResume ({enabled: bool}); anything else there is a 400. */
 static int lifecycle_fields(const cJSON *body, struct create_params *p, const char **ret_msg)
 {
@@ -329,14 +342,7 @@ static int lifecycle_fields(const cJSON *body, struct create_params *p, const ch
                            "filesystem-only pause is resumed by connect";
                 return -EINVAL;
         }
-        int r = opt_uint(body, "cpuCount", 1, SANDBOX_MAX_CPU, &p->cpu_count, ret_msg);
-        if (r >= 0)
-                r = opt_uint(body, "memoryMB", SANDBOX_MIN_MEMORY_MB, SANDBOX_MAX_MEMORY_MB,
-                             &p->memory_mb, ret_msg);
-        if (r >= 0)
-                r = opt_uint(body, "diskSizeMB", SANDBOX_MIN_DISK_MB, SANDBOX_MAX_DISK_MB,
-                             &p->disk_mb, ret_msg);
-        return r;
+        return validate_sizes(body, "cpuCount", "memoryMB", "diskSizeMB", p, ret_msg);
 }
 
 /* A Host value: printable ASCII, no space and nothing that ends a host in a URL. */

@@ -17,7 +17,9 @@
 #define JSON_MAX_DEPTH    32
 #define TIMEOUT_DEFAULT_S 300
 #define TIMEOUT_MAX_S     (24 * 3600) /* E2B's default team limit: 24 h */
-#define TEMPLATE_NAME_MAX 64
+/* a template's name: an alias (40) with a ":tag" of E2B's template API (128), or an imported
+ * image's "name:tag" */
+#define TEMPLATE_NAME_MAX 192
 #define MAP_MAX_ENTRIES   128
 #define MAP_MAX_KEY       256
 #define MAP_MAX_VALUE     (16 * 1024)
@@ -78,6 +80,12 @@ struct create_params {
 #define SANDBOX_MAX_MEMORY_MB (256 * 1024)
 #define SANDBOX_MIN_DISK_MB   16
 #define SANDBOX_MAX_DISK_MB   (256 * 1024)
+
+/* The optional per-sandbox sizes of a create body, under the member names each API uses (E2B:
+ * cpuCount, memoryMB, diskSizeMB; /v1: cpu_count, memory_mb, disk_mb), within the bounds
+ * above; absent or null leaves p's 0 (the template's). -EINVAL with *ret_msg. */
+int validate_sizes(const cJSON *body, const char *cpu, const char *memory, const char *disk,
+                   struct create_params *p, const char **ret_msg);
 
 /* An RFC 3339 date-time ("2025-01-15T10:30:45.123456789+02:00"; 'T' and 'Z' in either case,
  * at most 9 fraction digits) as unix microseconds, the fraction truncated as E2B does. -EINVAL

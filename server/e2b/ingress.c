@@ -32,6 +32,11 @@ int ingress_reply_refused(struct request *req, const char *id, enum ingress_verd
                      : "Sandbox is secured with traffic access token. Provided token in header "
                        "'%s' is invalid",
                  INGRESS_TOKEN_HEADER);
+        return ingress_reply_forbidden(req, id, msg);
+}
+
+int ingress_reply_forbidden(struct request *req, const char *id, const char *msg)
+{
         _cleanup_json_ cJSON *o = cJSON_CreateObject();
         if (o) {
                 cJSON_AddStringToObject(o, "sandboxId", id);

@@ -35,6 +35,8 @@ enum ingress_verdict {
 enum ingress_verdict ingress_check(const char *traffic_token, uint16_t port, const char *header);
 /* E2B's 403 for a refused verdict. Returns the status. */
 int ingress_reply_refused(struct request *req, const char *id, enum ingress_verdict v);
+/* E2B's proxy's 403 for sandbox id: {"sandboxId", "message": msg, "code": 403}. */
+int ingress_reply_forbidden(struct request *req, const char *id, const char *msg);
 /* E2B's 502 for a port nobody listens on. Returns the status. */
 int ingress_reply_port_closed(struct request *req, const char *id, uint16_t port);
 

@@ -136,13 +136,7 @@ static void authenticate(struct request *req, const struct route_target *t, cons
 /* E2B's proxy when a paused sandbox with autoResume may not be resumed by this request. */
 static int reply_resume_denied(struct request *req, const char *id)
 {
-        _cleanup_json_ cJSON *o = cJSON_CreateObject();
-        if (o) {
-                cJSON_AddStringToObject(o, "sandboxId", id);
-                cJSON_AddStringToObject(o, "message", PROXY_RESUME_DENIED_MESSAGE);
-                cJSON_AddNumberToObject(o, "code", 403);
-        }
-        return http_reply_cjson(req, 403, o, NULL, NULL);
+        return ingress_reply_forbidden(req, id, PROXY_RESUME_DENIED_MESSAGE);
 }
 
 /* A paused sandbox: resumed by credentialed traffic when it asked for that; 0 to go on. */

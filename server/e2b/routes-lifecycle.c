@@ -20,6 +20,7 @@
 #include "core/validate.h"
 #include "json-util.h"
 #include "storage/disk-image.h"
+#include "storage/disk-pool.h"
 
 #define RETRY_AFTER_S "1"
 
@@ -97,7 +98,7 @@ static int handle_metrics(struct request *req, struct sandbox *s, const cJSON *b
         int64_t start = arg_unix(req, "start"), end = arg_unix(req, "end");
         _cleanup_json_ cJSON *arr = sampler_metrics_json(s, 0, 0);
         if (cJSON_GetArraySize(arr) == 0) { /* nothing sampled yet: one sample now */
-                sampler_sample(s);
+                sampler_sample(req->srv, s);
         }
         cJSON_Delete(arr);
         arr = sampler_metrics_json(s, start, end);
@@ -187,10 +188,23 @@ static void count_sandboxes(struct server *srv, struct stats_gauges *g)
         size_t n = 0;
         if (registry_list(srv->registry, &all, &n) >= 0) {
                 for (size_t i = 0; i < n; i++) {
+                        struct disk_pool_use u;
                         g->paused += sandbox_is_paused(all[i]);
+                        if (srv->disk_pool &&
+                            disk_pool_upper_usage(srv->disk_pool, all[i]->id, &u) >= 0) {
+                                g->pool_referenced += u.referenced;
+                                g->pool_exclusive += u.exclusive;
+                        }
                         sandbox_unref(all[i]);
                 }
                 free(all);
+        }
+        struct disk_pool_space sp;
+        g->disk_backend = srv->disk_pool ? "pool" : srv->disk_images ? "image" : "tmpfs";
+        if (srv->disk_pool && disk_pool_space(srv->disk_pool, &sp) >= 0) {
+                g->pool_size = sp.size;
+                g->pool_free = sp.free;
+                g->pool_used = sp.used;
         }
         g->running = n - g->paused;
         g->pool = srv->pool ? pool_count(srv->pool) : 0;

@@ -40,13 +40,11 @@ int e2b_build_request(struct request *req)
 int e2b_build_file_link(struct request *req)
 {
         char err[BUILD_ERR_MAX] = "", base[512];
-        const char *host = http_header(req, "Host");
         const char *hash = req->args.tail ? req->args.tail + 1 : "";
-        if (!host || strlen(host) > 255 || strpbrk(host, "/\\ \t?#@"))
-                host = "127.0.0.1";
-        snprintf(base, sizeof(base), "http://%s", host);
         cJSON *o = NULL;
-        int r = build_file_link(req->srv->build, req->args.v[0], hash, base, &o, err);
+        int r = http_public_base(req, base, sizeof(base));
+        if (r >= 0)
+                r = build_file_link(req->srv->build, req->args.v[0], hash, base, &o, err);
         return reply(req, r, 201, o, err);
 }
 

@@ -151,13 +151,23 @@ static bool has_body(struct request *req)
                (cl && strtoull(cl, NULL, 10) > 0);
 }
 
+/* A row only another node may call, without --cluster: there is no other node. */
+static int no_cluster(struct request *req)
+{
+        return v1_reply_error(req, 404, "not_found", "this sbxd runs without --cluster");
+}
+
 /* First call: the framing, classify (a sandbox's traffic goes to the proxy), then the route
- * table: auth and the body's bound before any body byte, then the route's begin. */
+ * table: auth and the body's bound before any body byte, where the row's place says the request
+ * is answered (--cluster), then the route's begin. */
 static int on_first_call(struct request *req)
 {
         int fr = check_framing(req);
         if (fr != 0)
                 return fr;
+        int cr;
+        if (req->srv->cluster && cluster_hop(req, &cr))
+                return cr; /* a hop header that does not verify */
         struct route_target t;
         route_classify(http_header(req, "E2b-Sandbox-Port"), http_header(req, "E2b-Sandbox-Id"),
                        http_header(req, MHD_HTTP_HEADER_HOST), &t);
@@ -167,9 +177,9 @@ static int on_first_call(struct request *req)
                 t.kind = ROUTE_PROXY;
                 t.port = SBX_PORT_ENVD;
         }
-        int cr;
-        if (req->srv->cluster && cluster_intercept(req, &t, &cr))
-                return cr; /* --cluster: another node's sandbox, or the list of all nodes */
+        /* whatever port it names, a sandbox's traffic goes where the sandbox lives */
+        if (req->srv->cluster && t.kind != ROUTE_CONTROL && cluster_forward_sandbox(req, t.id, &cr))
+                return cr;
         switch (t.kind) {
         case ROUTE_BAD_PORT:
                 return http_reply_error(req, -EINVAL, NULL,
@@ -190,6 +200,10 @@ static int on_first_call(struct request *req)
         int r = http_auth_check(req, rt->auth);
         if (r < 0)
                 return refuse_auth(req, rt, r);
+        if (req->srv->cluster && cluster_route(req, rt, &cr))
+                return cr; /* answered by another node, or by all of them */
+        if (!req->srv->cluster && rt->place == PLACE_NODE_ONLY)
+                return no_cluster(req);
         if (rt->body == BODY_JSON || rt->body == BODY_BUFFERED) {
                 const char *cl = http_header(req, MHD_HTTP_HEADER_CONTENT_LENGTH);
                 if (cl && strtoull(cl, NULL, 10) > rt->max_body)
@@ -246,7 +260,7 @@ static int on_finish(struct request *req)
                 if (r < 0)
                         return http_reply_error(req, r, NULL, "%s", msg);
         }
-        if (req->srv->cluster) { /* --cluster: a create may be placed on another node */
+        if (req->srv->cluster) { /* --cluster: a PLACE_CREATE* row may go to another node */
                 int cr = cluster_place_create(req);
                 if (cr != 0)
                         return cr;

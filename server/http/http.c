@@ -11,6 +11,7 @@
 
 #include "core/errors.h"
 #include "core/keys.h"
+#include "format-util.h"
 #include "log.h"
 #include "macros.h"
 #include "core/stats.h"
@@ -18,6 +19,19 @@
 const char *http_header(struct request *req, const char *name)
 {
         return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+int http_public_base(struct request *req, char *buf, size_t size)
+{
+        const struct sbxd_config *c = req->srv->config;
+        if (c->public_url)
+                return (size_t)snprintf(buf, size, "%s", c->public_url) < size ? 0 : -ENAMETOOLONG;
+        const char *host = http_header(req, "Host");
+        if (!host || !*host || strlen(host) > 255 || strpbrk(host, "/\\ \t?#@%"))
+                host = "127.0.0.1";
+        return (size_t)snprintf(buf, size, "%s://%s", c->tls_cert ? "https" : "http", host) < size
+                   ? 0
+                   : -ENAMETOOLONG;
 }
 
 const char *http_arg(struct request *req, const char *name)
@@ -140,10 +154,7 @@ int http_reply_204(struct request *req)
 int http_reply_error(struct request *req, int r, const char *sandbox_id, const char *fmt, ...)
 {
         char msg[1024];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
-        va_end(ap);
+        (void)FORMAT_VARARGS(msg, sizeof(msg), fmt);
 
         unsigned status;
         _cleanup_free_ char *body = NULL;

@@ -58,6 +58,7 @@ struct request {
         size_t discarded;    /* body bytes dropped (refused, too large, not wanted) */
         bool proxied;        /* a sandbox's traffic (e2b/proxy.h), not a table route */
         bool forwarded;      /* --cluster: relayed to the sandbox's node (cluster/forward.h) */
+        bool from_node;      /* --cluster: carried a verified hop header (cluster/hop-auth.h) */
         char sandbox_id[ROUTE_ID_MAX]; /* a proxied request's sandbox, for the access log */
         /* a request of the route table (front/routes.c) */
         const struct route *route;
@@ -95,6 +96,11 @@ int http_auth_check(struct request *req, enum route_auth auth);
 
 /* Header lookup (case-insensitive). */
 const char *http_header(struct request *req, const char *name);
+/* The base URL ("https://host[:port][/prefix]", no trailing slash) of a URL sbxd hands this
+ * client (an upload link): --public-url when set, else the scheme sbxd serves (https under
+ * --tls-cert) and the Host the client sent (127.0.0.1 when it sent none, or a bad one).
+ * Returns -ENAMETOOLONG when it does not fit. */
+int http_public_base(struct request *req, char *buf, size_t size);
 /* Query argument lookup (decoded by MHD). */
 const char *http_arg(struct request *req, const char *name);
 /* Whether a request/response header is hop-by-hop (never forwarded to or from a sandbox):

@@ -69,6 +69,24 @@ enum route_errors {
         ERRORS_NATIVE, /* {"error":{"code","message"}} (native/v1.h) */
 };
 
+/* Where a row's request is answered in cluster mode (server/cluster/README.md, "Routing"):
+ * decided from the matched row, after the route lookup and the auth check. Without --cluster
+ * every row is answered here (PLACE_NODE_ONLY rows answer 404). */
+enum route_place {
+        PLACE_LOCAL,         /* this node */
+        PLACE_SANDBOX,       /* the node that owns the sandbox named by the row's {id} */
+        PLACE_VOLUME,        /* the node that holds the volume named by the row's {id} */
+        PLACE_LIST,          /* every node: E2B's sandbox list, merged in order, paged */
+        PLACE_LIST_NATIVE,   /* every node: the native sandbox list, joined */
+        PLACE_LIST_VOLUMES,  /* every node: the volume list, joined */
+        PLACE_CREATE,        /* placed once the body is in: E2B's create (volumes pin it) */
+        PLACE_CREATE_NATIVE, /* placed once the body is in: the native create */
+        PLACE_CREATE_VOLUME, /* placed once the body is in: a volume's create */
+        PLACE_SESSION,       /* the node an MCP session id names */
+        PLACE_SIGNED_FILES,  /* /files without sandbox headers: the node whose sandbox signed it */
+        PLACE_NODE_ONLY,     /* only from another node (a verified hop header); here */
+};
+
 struct request;
 
 struct route {
@@ -80,6 +98,7 @@ struct route {
         enum route_body body;
         size_t max_body; /* BODY_JSON, BODY_BUFFERED */
         enum route_errors errors;
+        enum route_place place;
         /* First call, after the auth check, before any body byte (may be NULL). */
         int (*begin)(struct request *req);
         /* BODY_STREAM: one chunk of the body. */

@@ -13,6 +13,7 @@
 
 #include "cgroup-freeze.h"
 #include "fd-util.h"
+#include "lifecycle/agent-log.h"
 #include "lifecycle/lifecycle.h"
 #include "log.h"
 #include "macros.h"
@@ -181,6 +182,11 @@ static int load_one(struct server *srv, const char *dir, struct sandbox **ret)
         s->pidfd = pidfd_open(s->pid, 0);
         if ((s->pidfd < 0 && errno != ENOSYS) || !owns_pid(s))
                 return -ESRCH;
+        /* the agent's stderr is the FIFO its start made: drain it again (agent-log.h) */
+        char fifo[4096];
+        r = agent_log_open(s->dir, &s->log, fifo, sizeof(fifo));
+        if (r < 0)
+                log_warning_errno(r, "sandbox %s: draining the agent's log: %m", s->id);
         r = registry_slot_reserve(srv->registry, s->slot);
         if (r < 0)
                 return r;

@@ -34,7 +34,8 @@ static int fill_identity(struct sandbox *s, const struct create_params *p,
         s->disk_mb = p->disk_mb ? p->disk_mb : t->disk_mb;
         if (!(s->layers = cJSON_Duplicate(t->layers, 1)) ||
             !(s->binds = cJSON_Duplicate(t->binds, 1)) ||
-            (mounts && !(s->volume_mounts = cJSON_Duplicate(mounts, 1))))
+            (mounts && !(s->volume_mounts = cJSON_Duplicate(mounts, 1))) ||
+            (t->upper_seed && !(s->upper_seed = strdup(t->upper_seed))))
                 return -ENOMEM;
         return lifecycle_apply_params(s, p);
 }

@@ -14,6 +14,7 @@
 #include "egress/egress.h"
 #include "lifecycle/jail-spawn.h"
 #include "lifecycle/registry.h"
+#include "storage/template.h"
 #include "log.h"
 #include "macros.h"
 #include "time-util.h"
@@ -58,10 +59,7 @@ static int link_ca(struct server *srv, struct sbx_jail_egress *l)
 
 int lifecycle_net_link(struct server *srv, struct sandbox *s, struct sbx_jail_spec *spec)
 {
-        pthread_mutex_lock(&s->net_lock);
-        bool has = s->net != NULL;
-        pthread_mutex_unlock(&s->net_lock);
-        if (!has)
+        if (!sandbox_has_link(s))
                 return 0;
         spec->egress = calloc(1, sizeof(*spec->egress));
         if (!spec->egress)
@@ -91,10 +89,7 @@ int lifecycle_net_rules(struct server *srv, struct sandbox *s, char *errmsg, siz
 
 void lifecycle_net_remove(struct server *srv, struct sandbox *s)
 {
-        pthread_mutex_lock(&s->net_lock);
-        bool has = s->net != NULL;
-        pthread_mutex_unlock(&s->net_lock);
-        if (has && s->slot >= 0)
+        if (sandbox_has_link(s) && s->slot >= 0)
                 (void)egress_remove(srv->egress, s->slot);
 }
 
@@ -133,6 +128,19 @@ static int attach_link(struct server *srv, struct sandbox *s, const struct net_p
         return -EIO;
 }
 
+/* A sandbox that got its link at runtime: /init again with its environment, which now
+ * carries the CA variables (lifecycle_init_agent). Processes already running keep theirs. */
+static void reinit_ca_env(struct server *srv, struct sandbox *s)
+{
+        struct template_info t = {};
+        int r = template_load(srv->config->state_dir, s->template_id, &t);
+        if (r >= 0)
+                r = lifecycle_init_agent(s, &t);
+        template_done(&t);
+        if (r < 0)
+                log_warning_errno(r, "sandbox %s: the CA variables of its new link: %m", s->id);
+}
+
 int lifecycle_set_network(struct server *srv, struct sandbox *s, const struct net_policy *asked,
                           char *errmsg, size_t errlen)
 {
@@ -141,9 +149,7 @@ int lifecycle_set_network(struct server *srv, struct sandbox *s, const struct ne
         if (link < 0)
                 return link;
         pthread_mutex_lock(&s->op_lock);
-        pthread_mutex_lock(&s->net_lock);
-        bool has = s->net != NULL;
-        pthread_mutex_unlock(&s->net_lock);
+        bool has = sandbox_has_link(s);
         int r = 0;
         if (has) /* replace the rules: one transaction */
                 r = egress_apply(srv->egress, s->slot, &eff, errmsg, errlen);
@@ -163,6 +169,8 @@ int lifecycle_set_network(struct server *srv, struct sandbox *s, const struct ne
         net_policy_done(&eff);
         if (r >= 0 && (has || link) && (r = sandbox_save(s)) == -ESRCH)
                 r = 0;
+        if (r >= 0 && !has && link && !s->persisted)
+                reinit_ca_env(srv, s); /* its new processes trust the CA like a created one's */
         return r;
 }
 

@@ -11,6 +11,8 @@
 
 #include "cgroup-freeze.h"
 #include "storage/layer-store.h"
+#include "lifecycle/agent-log.h"
+#include "lifecycle/upper.h"
 #include "lifecycle/lifecycle.h"
 #include "log.h"
 #include "macros.h"
@@ -128,6 +130,7 @@ static void unrestart_locked(struct server *srv, struct sandbox *s)
                 monitor_unwatch(srv, s);
         teardown_processes(s->id, s->pid, s->pidfd, s->dir);
         s->pidfd = safe_close(s->pidfd);
+        agent_log_close(TAKE_PTR(s->log));
         s->pid = 0;
         s->persisted = true;
 }
@@ -245,16 +248,22 @@ int lifecycle_persist(struct server *srv, struct sandbox *s)
                 r = sandbox_is_paused(s) ? 0 : -EINVAL;
                 goto out;
         }
-        r = layer_store_ingest_upper(srv->config->state_dir, s->dir, registry_uid_base(s->slot),
-                                     UID_SLOT_SIZE, hex);
+        /* A pool upper stays where it is: the subvolume outlives the processes, and a resume
+         * mounts it again. Any other upper goes into the layer store first. */
+        bool in_pool = lifecycle_upper_in_pool(srv, s);
+        if (in_pool)
+                snprintf(hex, sizeof(hex), "in the storage pool");
+        r = in_pool ? 0 : lifecycle_upper_ingest(srv, s, hex);
         cJSON *layers = r >= 0 ? cJSON_Duplicate(s->layers, 1) : NULL;
         if (r >= 0 && !layers)
                 r = -ENOMEM;
         if (r < 0)
                 goto out;
-        char path[4096];
-        layer_store_path(srv->config->state_dir, hex, path, sizeof(path));
-        cJSON_AddItemToArray(layers, cJSON_CreateString(path));
+        if (!in_pool) {
+                char path[4096];
+                layer_store_path(srv->config->state_dir, hex, path, sizeof(path));
+                cJSON_AddItemToArray(layers, cJSON_CreateString(path));
+        }
         cJSON *was = s->layers;
         s->layers = layers;
         s->persisted = true;
@@ -274,9 +283,10 @@ int lifecycle_persist(struct server *srv, struct sandbox *s)
         if (t < 0)
                 log_warning_errno(t, "sandbox %s: stopping its processes: %m", s->id);
         s->pidfd = safe_close(s->pidfd);
+        agent_log_close(TAKE_PTR(s->log));
         s->pid = 0;
         save(s); /* a record still naming the pid is fine: adoption stops what is left */
-        log_info("sandbox %s: persisted to disk (layer %.12s)", s->id, hex);
+        log_info("sandbox %s: persisted to disk (%s%.12s)", s->id, in_pool ? "" : "layer ", hex);
 out:
         pthread_mutex_unlock(&s->op_lock);
         layer_store_unlock();

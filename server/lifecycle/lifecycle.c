@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "lifecycle/lifecycle.h"
+
+#include "lifecycle/agent-log.h"
 #include "lifecycle/start-cmd.h"
 
 #include <errno.h>
@@ -13,6 +15,7 @@
 
 #include "channel/agent-client.h"
 #include "channel/agent-connect.h"
+#include "jail-egress.h"
 #include "lifecycle/jail-spawn.h"
 #include "storage/layer-store.h"
 #include "log.h"
@@ -22,8 +25,10 @@
 #include "random-util.h"
 #include "core/stats.h"
 #include "lifecycle/teardown.h"
+#include "lifecycle/upper.h"
 #include "lifecycle/volume-mounts.h"
 #include "storage/disk-image.h"
+#include "storage/disk-pool.h"
 #include "storage/template.h"
 #include "time-util.h"
 
@@ -137,6 +142,7 @@ int lifecycle_jail_spec(const struct server *srv, const struct sandbox *s,
         if (!(spec->id = strdup(s->id)) || asprintf(&spec->rootfs, "%s/rootfs", s->dir) < 0 ||
             asprintf(&spec->socket, "%s/%s", s->dir, AGENT_SOCKET_NAME) < 0 ||
             !(spec->agent = strdup(srv->config->agent)) ||
+            (srv->runtime_ok && !(spec->runtime = strdup(srv->config->runtime))) ||
             asprintf(&spec->cgroup, "%s/%s", CGROUP_PARENT, s->id) < 0)
                 return -ENOMEM;
         if ((r = spec_layers(s->layers ? s->layers : t->layers, spec, ret_msg)) < 0 ||
@@ -153,10 +159,21 @@ int lifecycle_jail_spec(const struct server *srv, const struct sandbox *s,
         spec->cpu_quota_us = (int64_t)s->cpu_count * CPU_PERIOD_US;
         spec->cpu_period_us = CPU_PERIOD_US;
         spec->disk_bytes = (uint64_t)s->disk_mb * 1024 * 1024;
-        /* the upper's file system is visible at <dir>/rootfs on the host: snapshots read it */
-        spec->upper_on_host = true;
-        if (srv->disk_images && asprintf(&spec->disk_image, "%s/" DISK_IMAGE_NAME, s->dir) < 0)
-                return -ENOMEM;
+        if (srv->disk_pool && disk_pool_has_upper(srv->disk_pool, s->id)) {
+                /* a subvolume of the pool: visible to sbxd there, mounted nowhere on the host */
+                char path[4096];
+                if ((r = disk_pool_upper_path(srv->disk_pool, s->id, path, sizeof(path))) < 0)
+                        return r;
+                if (!(spec->upper_subvol = strdup(path)))
+                        return -ENOMEM;
+        } else {
+                /* the upper's file system is visible at <dir>/rootfs on the host: snapshots
+                 * read it */
+                spec->upper_on_host = true;
+                if (srv->disk_images &&
+                    asprintf(&spec->disk_image, "%s/" DISK_IMAGE_NAME, s->dir) < 0)
+                        return -ENOMEM;
+        }
         if ((r = spec_env(t->env, spec, ret_msg)) < 0)
                 return r;
         *ret_spec = TAKE_PTR(spec);
@@ -200,6 +217,20 @@ static const char *log_tail(const char *path, char *buf, size_t size)
         return buf;
 }
 
+/* The variables that point common clients at the CA bundle of a sandbox with a link, which
+ * the jailer appends the sandboxes' CA to (server/README.md "Credentials"): Node.js, Python's
+ * requests and pip, OpenSSL-based clients that honour SSL_CERT_FILE (httpx, certifi users),
+ * curl. Under the template's and the sandbox's own variables: a value set there wins. */
+static const char *const CA_ENV_VARS[] = {"NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE",
+                                          "SSL_CERT_FILE", "PIP_CERT", "CURL_CA_BUNDLE"};
+
+static void add_ca_env(cJSON *env)
+{
+        for (size_t i = 0; i < ELEMENTSOF(CA_ENV_VARS); i++)
+                if (!cJSON_GetObjectItemCaseSensitive(env, CA_ENV_VARS[i]))
+                        cJSON_AddStringToObject(env, CA_ENV_VARS[i], SBX_JAIL_CA_BUNDLE);
+}
+
 int lifecycle_init_agent(const struct sandbox *s, const struct template_info *t)
 {
         cJSON *j = cJSON_CreateObject();
@@ -214,6 +245,8 @@ int lifecycle_init_agent(const struct sandbox *s, const struct template_info *t)
                 cJSON_DeleteItemFromObjectCaseSensitive(env, e->string);
                 cJSON_AddItemToObject(env, e->string, cJSON_Duplicate(e, 1));
         }
+        if (env && sandbox_has_link(s))
+                add_ca_env(env);
         cJSON_AddItemToObject(j, "envVars", env);
         cJSON_AddStringToObject(j, "defaultUser", t->default_user);
         cJSON_AddStringToObject(j, "defaultWorkdir", t->default_workdir);
@@ -259,17 +292,25 @@ static int start(struct server *srv, struct sandbox *s, const struct template_in
         if ((r = lifecycle_net_link(srv, s, spec)) < 0)
                 return r;
         struct jail_result jr;
-        char log_path[4096];
+        char log_path[4096], fifo[4096];
         snprintf(log_path, sizeof(log_path), "%s/%s", s->dir, SANDBOX_LOG_NAME);
+        /* the jailer's stderr, then the agent's: a FIFO sbxd drains, bounded (agent-log.h) */
+        agent_log_close(TAKE_PTR(s->log));
+        int lr = agent_log_open(s->dir, &s->log, fifo, sizeof(fifo));
+        if (lr < 0) {
+                snprintf(errmsg, errlen, "sandbox start failed at agent-log: %s", strerror(-lr));
+                return log_error_errno(lr, "sandbox %s: the agent's log: %m", s->id);
+        }
         /* the egress rules go in while the jailer works (they take a ms or two) */
         struct net_rules_args na = {srv, s, errmsg, errlen};
         int net_r;
-        r = jail_spawn_during(srv->config->jailer, log_path, spec, r > 0 ? net_rules : NULL, &na,
+        r = jail_spawn_during(srv->config->jailer, fifo, spec, r > 0 ? net_rules : NULL, &na,
                               &net_r, &jr);
         if (r >= 0 && jr.ok && net_r < 0)
                 return -EIO; /* its message is in errmsg; the caller tears down */
         if (r < 0 || !jr.ok) {
                 char tail[1024];
+                agent_log_flush(s->log);
                 snprintf(errmsg, errlen, "sandbox start failed at %s: %s", jr.step, jr.message);
                 log_error("sandbox %s: jailer failed at %s (errno %d): %s; its log: %s", s->id,
                           jr.step, jr.err, jr.message, log_tail(log_path, tail, sizeof(tail)));
@@ -282,8 +323,10 @@ static int start(struct server *srv, struct sandbox *s, const struct template_in
 
         r = lifecycle_init_agent(s, t);
         if (r < 0) {
+                char tail[1024];
                 snprintf(errmsg, errlen, "sandbox start failed at agent-init: %s", strerror(-r));
-                log_error_errno(r, "sandbox %s: agent /init failed: %m", s->id);
+                log_error_errno(r, "sandbox %s: agent /init failed: %m; its log: %s", s->id,
+                                log_tail(log_path, tail, sizeof(tail)));
                 return -EIO;
         }
         r = lifecycle_start_cmd(s, t, errmsg, errlen);
@@ -361,7 +404,21 @@ int lifecycle_spawn(struct server *srv, struct sandbox *s, const struct template
                 snprintf(errmsg, errlen, "sandbox start failed at state-dir: %s", strerror(-r));
                 return r;
         }
-        if (srv->disk_images) {
+        if (srv->disk_pool) {
+                errmsg[0] = 0;
+                r = lifecycle_upper_make(srv, s, errmsg, errlen);
+                if (r < 0) {
+                        if (!errmsg[0])
+                                snprintf(errmsg, errlen, "sandbox start failed at its disk: %s",
+                                         strerror(-r));
+                        return r;
+                }
+        } else if (s->upper_seed) {
+                snprintf(errmsg, errlen,
+                         "this snapshot lives in the storage pool, which this server runs "
+                         "without (--disk)");
+                return -EIO;
+        } else if (srv->disk_images) {
                 const struct disk_policy pol = {
                     .overcommit = srv->config->disk_overcommit,
                     .reserve_bytes = srv->config->disk_reserve_mb << 20,
@@ -385,7 +442,13 @@ void lifecycle_destroy(struct server *srv, struct sandbox *s, const char *why)
         if (!s)
                 return;
         sandbox_mark_gone(s); /* a concurrent timeout/connect must not write into the dir */
+        agent_log_close(TAKE_PTR(s->log));
         int r = teardown_sandbox(s->id, s->pid, s->pidfd, s->dir);
+        if (srv->disk_pool) { /* after its processes: nothing writes there any more */
+                int u = disk_pool_upper_remove(srv->disk_pool, s->id);
+                if (u < 0 && r >= 0)
+                        r = u;
+        }
         lifecycle_net_remove(srv, s);
         if (r < 0)
                 log_error_errno(r, "sandbox %s: teardown (%s) incomplete: %m", s->id, why);

@@ -91,7 +91,8 @@ static int fill_one(struct pool *p, const char *name, struct member *ret)
                 s->pool = true;
                 sandbox_set_started_now(s);
                 if (!(s->layers = cJSON_Duplicate(t.layers, 1)) ||
-                    !(s->binds = cJSON_Duplicate(t.binds, 1)))
+                    !(s->binds = cJSON_Duplicate(t.binds, 1)) ||
+                    (t.upper_seed && !(s->upper_seed = strdup(t.upper_seed))))
                         r = -ENOMEM;
         }
         if (r >= 0)

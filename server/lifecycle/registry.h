@@ -15,7 +15,7 @@
 
 /* uid slots of the host, shared by every sbxd on it (core/host-claim.h): as many as the egress
  * links' addressing plan has addresses for (egress/policy/link-addr.h); 2^20 + 16384 * 65536
- * host ids stay below 2^32 */
+ * host ids stay below 2^31 (no tool reads a uid as negative) */
 #define REGISTRY_MAX_SLOTS 16384
 #define UID_SLOT_BASE      (1u << 20)
 #define UID_SLOT_SIZE      65536u

@@ -13,6 +13,7 @@
 #include "storage/volume.h"
 #include "lifecycle/lifecycle.h"
 #include "log.h"
+#include "storage/disk-pool.h"
 #include "macros.h"
 #include "core/stats.h"
 #include "lifecycle/teardown.h"
@@ -47,12 +48,23 @@ static struct sandbox_metrics *metrics_of(struct sandbox *s)
         return s->metrics;
 }
 
-static void disk_usage(const struct sandbox *s, uint64_t *used, uint64_t *total)
+/* A pool sandbox's disk is its qgroup: referenced bytes (shared extents included, as its limit
+ * counts them) of its limit, as of the pool's last commit (at most 30 s old). Any other disk is
+ * the file system mounted at <dir>/rootfs. */
+static void disk_usage(const struct server *srv, const struct sandbox *s, uint64_t *used,
+                       uint64_t *total)
 {
         char path[4096];
         struct statvfs v;
+        struct disk_pool_use u;
         *used = 0;
         *total = (uint64_t)s->disk_mb * 1024 * 1024;
+        if (srv && srv->disk_pool && disk_pool_upper_usage(srv->disk_pool, s->id, &u) >= 0) {
+                *used = u.referenced;
+                if (u.limit)
+                        *total = u.limit;
+                return;
+        }
         snprintf(path, sizeof(path), "%s/rootfs", s->dir);
         if (!s->persisted && statvfs(path, &v) == 0 && v.f_blocks > 0) {
                 *used = (uint64_t)(v.f_blocks - v.f_bfree) * v.f_frsize;
@@ -60,7 +72,7 @@ static void disk_usage(const struct sandbox *s, uint64_t *used, uint64_t *total)
         }
 }
 
-void sampler_sample(struct sandbox *s)
+void sampler_sample(const struct server *srv, struct sandbox *s)
 {
         struct sandbox_metrics *m = metrics_of(s);
         if (!m || !s->dir)
@@ -89,7 +101,7 @@ void sampler_sample(struct sandbox *s)
         x.mem_cache = st.mem_cache;
         x.mem_used = st.mem_usage > st.mem_cache ? st.mem_usage - st.mem_cache : st.mem_usage;
         x.mem_total = (uint64_t)s->memory_mb * 1024 * 1024;
-        disk_usage(s, &x.disk_used, &x.disk_total);
+        disk_usage(srv, s, &x.disk_used, &x.disk_total);
         m->ring[m->head] = x;
         m->head = (m->head + 1) % SAMPLE_RING;
         m->n = MIN(m->n + 1, (size_t)SAMPLE_RING);
@@ -201,7 +213,7 @@ static void tick(struct server *srv)
         if (registry_list(srv->registry, &all, &n) < 0)
                 return;
         for (size_t i = 0; i < n; i++) {
-                sampler_sample(all[i]);
+                sampler_sample(srv, all[i]);
                 sandbox_unref(all[i]);
         }
         free(all);
@@ -211,12 +223,35 @@ static void tick(struct server *srv)
 
 #define GC_EVERY_TICKS 12 /* a minute: layers freed by killed sandboxes go */
 
+/* The pool's counterpart: below the reserve new sandboxes are refused, and running ones get
+ * ENOSPC from their writes once it is full (nothing is lost: the error is the write's). */
+static void watch_pool(struct server *srv, bool *low)
+{
+        struct disk_pool_space sp;
+        const struct sbxd_config *c = srv->config;
+        if (disk_pool_space(srv->disk_pool, &sp) < 0)
+                return;
+        bool now_low = sp.free >> 20 < c->disk_reserve_mb;
+        if (now_low && !*low)
+                log_error("storage pool: %llu MiB free of %llu MiB, below the reserve of %llu "
+                          "MiB: new sandboxes are refused (sbx storage grow SIZE adds space)",
+                          (unsigned long long)(sp.free >> 20), (unsigned long long)(sp.size >> 20),
+                          (unsigned long long)c->disk_reserve_mb);
+        else if (!now_low && *low)
+                log_info("storage pool: %llu MiB free again", (unsigned long long)(sp.free >> 20));
+        *low = now_low;
+}
+
 /* Say once when the state disk's free space falls below the reserve, and once when it is back:
  * new disks are refused meanwhile, and with overcommit running sandboxes may lose writes. */
 static void watch_state_disk(struct server *srv, bool *low)
 {
         struct statvfs sv;
         const struct sbxd_config *c = srv->config;
+        if (srv->disk_pool) {
+                watch_pool(srv, low);
+                return;
+        }
         if (!srv->disk_images || statvfs(c->state_dir, &sv) < 0)
                 return;
         uint64_t free_mb = (uint64_t)sv.f_bavail * sv.f_frsize >> 20;
@@ -254,6 +289,11 @@ static void *sampler_main(void *arg)
                 if (srv->volumes)
                         volume_store_sweep(srv->volumes);
                 size_t layers = 0;
+                /* a host fstrim may have punched the pool image through its loop device */
+                if (ticks % GC_EVERY_TICKS == 0 && srv->disk_pool &&
+                    disk_pool_keep_reserved(srv->disk_pool) < 0)
+                        log_error("storage pool: its image cannot be preallocated again: a full "
+                                  "host disk may now fail the pool's writes");
                 if (++ticks % GC_EVERY_TICKS == 0 &&
                     layer_store_usage(srv->config->state_dir, &layers) >= 0 && layers > 0) {
                         int g = layer_store_gc(srv->config->state_dir, 0);

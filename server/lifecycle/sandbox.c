@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "lifecycle/sandbox.h"
 
+#include "lifecycle/agent-log.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -40,6 +42,7 @@ void sandbox_unref(struct sandbox *s)
         if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0)
                 return;
         safe_close(s->pidfd);
+        agent_log_close(s->log);
         pthread_mutex_destroy(&s->record_lock);
         pthread_mutex_destroy(&s->op_lock);
         pthread_mutex_destroy(&s->end_lock);
@@ -48,6 +51,7 @@ void sandbox_unref(struct sandbox *s)
                 net_policy_done(s->net);
         free(s->net);
         cJSON_Delete(s->layers);
+        free(s->upper_seed);
         cJSON_Delete(s->binds);
         cJSON_Delete(s->volume_mounts);
         free(s->metrics);
@@ -239,6 +243,15 @@ int sandbox_get_net(struct sandbox *s, struct net_policy *ret)
         return r < 0 ? r : s->net != NULL;
 }
 
+bool sandbox_has_link(const struct sandbox *s)
+{
+        struct sandbox *m = (struct sandbox *)s; /* the lock only */
+        pthread_mutex_lock(&m->net_lock);
+        bool has = s->net != NULL;
+        pthread_mutex_unlock(&m->net_lock);
+        return has;
+}
+
 /* Record: "egress": {"internet", "allowOut", "denyOut", "rules"}; detail: allowInternetAccess and
  * network's lists (docs/e2b-wire.md "Egress"). */
 static void add_net(cJSON *o, const struct sandbox *s, bool record)
@@ -292,6 +305,8 @@ cJSON *sandbox_to_json(const struct sandbox *s, enum sandbox_shape shape)
                 add_opt_string(o, "trafficAccessToken", s->traffic_token);
                 add_domain(o);
                 cJSON_AddStringToObject(o, "alias", s->template_id);
+                /* what the sandbox got, after --egress and --egress-max (not what it asked) */
+                add_net(o, s, false);
                 break;
         case SHAPE_LISTED:
                 add_listed(o, s);

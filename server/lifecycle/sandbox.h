@@ -16,6 +16,7 @@
 #define TOKEN_HEX_BYTES 24 /* envdAccessToken: 48 hex digits */
 
 struct sandbox_metrics;
+struct agent_log;
 
 struct sandbox {
         char id[21];
@@ -46,12 +47,17 @@ struct sandbox {
         char mask_host[MASK_HOST_MAX + 1]; /* network.maskRequestHost, "" when unset */
         bool pool;                         /* a warm-pool member: not registered, not listed */
         cJSON *layers;                     /* owned array of absolute layer paths, bottom first */
+        /* owned, NULL unless a create from a pool snapshot: its subvolume, which the new
+         * upper is a writable snapshot of (template_info.upper_seed); not recorded */
+        char *upper_seed;
         cJSON *binds; /* owned array of {source,target,readonly} (from the template) */
         /* volumeMounts: owned array of {name, path, volumeID}, NULL when none; the first
          * volumes_held of them are counted users of their volume (storage/volume.h) until the
          * sandbox is torn down */
         cJSON *volume_mounts;
         unsigned volumes_held;
+        /* the agent's stderr drained into agent.log (lifecycle/agent-log.h), NULL when none */
+        struct agent_log *log;
         struct sandbox_metrics *metrics; /* owned sample ring, may be NULL */
         pthread_mutex_t op_lock;         /* serializes pause/resume/snapshot/persist */
         pthread_mutex_t end_lock;        /* an endAt change and its record write, together */
@@ -116,6 +122,8 @@ int sandbox_metadata_matches(const struct sandbox *s, const cJSON *filter);
 
 /* Replace s's effective egress policy (NULL: none); the old one is freed. */
 void sandbox_set_net(struct sandbox *s, struct net_policy *net);
+/* Whether s has an egress policy, and so a network link (server/README.md "Egress"). */
+bool sandbox_has_link(const struct sandbox *s);
 /* A copy of s's policy in *ret; 0 when it has none (no link), 1 when copied, -ENOMEM. */
 int sandbox_get_net(struct sandbox *s, struct net_policy *ret);
 /* The "egress" member of a record, back into a policy (adoption): NULL when absent. -EBADMSG */

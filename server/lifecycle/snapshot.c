@@ -15,6 +15,8 @@
 #include "fd-util.h"
 #include "storage/layer-store.h"
 #include "lifecycle/lifecycle.h"
+#include "lifecycle/upper.h"
+#include "storage/disk-pool.h"
 #include "log.h"
 #include "macros.h"
 #include "random-util.h"
@@ -43,24 +45,29 @@ static cJSON *read_template(struct server *srv, const char *name)
         return read_json(path);
 }
 
-/* The sandbox's upper as a store layer (frozen meanwhile unless already paused). Under the
- * store read lock. ret_hex "" for a persisted sandbox (its layers hold everything). */
-static int capture_upper(struct server *srv, struct sandbox *s, char *ret_hex)
+/* The sandbox's upper, frozen meanwhile unless already paused: a read-only snapshot of its
+ * pool subvolume named id (*ret_in_pool; O(1), nothing copied), else a store layer (ret_hex;
+ * "" for a persisted sandbox of the image fallback: its layers hold everything). Under the
+ * store read lock. */
+static int capture_upper(struct server *srv, struct sandbox *s, const char *id, char *ret_hex,
+                         bool *ret_in_pool)
 {
-        char cg[96];
+        char cg[96], path[4096];
         int r = 0;
         ret_hex[0] = 0;
         snprintf(cg, sizeof(cg), "%s/%s", CGROUP_PARENT, s->id);
         pthread_mutex_lock(&s->op_lock);
         bool was_paused = sandbox_is_paused(s);
-        if (!s->persisted) {
-                if (!was_paused)
+        *ret_in_pool = lifecycle_upper_in_pool(srv, s);
+        if (*ret_in_pool || !s->persisted) {
+                bool freeze = !was_paused && !s->persisted;
+                if (freeze)
                         r = cgroup_freeze(cg, true, FREEZE_TIMEOUT_MS);
-                if (r >= 0)
-                        r = layer_store_ingest_upper(srv->config->state_dir, s->dir,
-                                                     registry_uid_base(s->slot), UID_SLOT_SIZE,
-                                                     ret_hex);
-                if (!was_paused)
+                if (r >= 0 && *ret_in_pool)
+                        r = disk_pool_snapshot(srv->disk_pool, s->id, id, path, sizeof(path));
+                else if (r >= 0)
+                        r = lifecycle_upper_ingest(srv, s, ret_hex);
+                if (freeze)
                         cgroup_freeze(cg, false, FREEZE_TIMEOUT_MS);
         }
         pthread_mutex_unlock(&s->op_lock);
@@ -98,7 +105,7 @@ static int layer_refs(struct server *srv, const struct sandbox *s, const char *t
 }
 
 static cJSON *snapshot_json(struct server *srv, const struct sandbox *s, const char *id,
-                            const char *name, bool hidden, cJSON *layers)
+                            const char *name, bool hidden, cJSON *layers, bool in_pool)
 {
         cJSON *o = cJSON_CreateObject(), *src = read_template(srv, s->template_id);
         if (!o) {
@@ -116,6 +123,8 @@ static cJSON *snapshot_json(struct server *srv, const struct sandbox *s, const c
         cJSON_AddStringToObject(o, "fromTemplate", s->template_id);
         cJSON_AddNumberToObject(o, "createdAtUnix", (double)time(NULL));
         cJSON_AddItemToObject(o, "layers", layers);
+        if (in_pool) /* the upper every sandbox of it starts from (storage/template.h) */
+                cJSON_AddStringToObject(o, "upper", id);
         cJSON_AddItemToObject(o, "binds",
                               s->binds ? cJSON_Duplicate(s->binds, 1) : cJSON_CreateArray());
         cJSON_AddNumberToObject(o, "cpuCount", s->cpu_count);
@@ -173,12 +182,14 @@ int snapshot_create(struct server *srv, struct sandbox *s, const char *name, boo
         if (r < 0)
                 return r;
         snprintf(id, sizeof(id), "snap-%s", rnd);
+        bool in_pool = false;
         layer_store_read_lock();
-        r = capture_upper(srv, s, hex);
+        r = capture_upper(srv, s, id, hex, &in_pool);
+        bool snapped = r >= 0 && in_pool;
         cJSON *layers = NULL, *j = NULL;
         if (r >= 0)
                 r = layer_refs(srv, s, hex, &layers);
-        if (r >= 0 && !(j = snapshot_json(srv, s, id, name, hidden, layers))) {
+        if (r >= 0 && !(j = snapshot_json(srv, s, id, name, hidden, layers, in_pool))) {
                 cJSON_Delete(layers);
                 r = -ENOMEM;
         }
@@ -194,6 +205,8 @@ int snapshot_create(struct server *srv, struct sandbox *s, const char *name, boo
         }
         layer_store_unlock();
         cJSON_Delete(j);
+        if (r < 0 && snapped)
+                (void)disk_pool_snapshot_remove(srv->disk_pool, id);
         if (r < 0) {
                 snprintf(errmsg, errlen, "%s",
                          r == -ENODEV   ? "this sandbox was started without a host-visible upper "
@@ -359,6 +372,14 @@ int snapshot_delete(struct server *srv, const char *id)
                 cJSON_Delete(a);
         }
         remove_template_dir(srv, sid->valuestring);
+        /* its pool subvolume: sandboxes made from it have snapshots of their own */
+        const cJSON *up = cJSON_GetObjectItemCaseSensitive(j, "upper");
+        if (cJSON_IsString(up) && srv->disk_pool) {
+                int u = disk_pool_snapshot_remove(srv->disk_pool, up->valuestring);
+                if (u < 0)
+                        log_warning_errno(u, "snapshot %s: removing its subvolume: %m",
+                                          sid->valuestring);
+        }
         log_info("snapshot %s: deleted", sid->valuestring);
         cJSON_Delete(j);
         int r = layer_store_gc(srv->config->state_dir, 0);

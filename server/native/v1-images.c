@@ -59,14 +59,19 @@ int v1_images_import_finish(struct request *req)
                                       "archive");
         int64_t t0 = now_ms();
         _cleanup_json_ cJSON *img = NULL;
-        int r = image_import(req->srv->config->state_dir, u->fd, name, tag && *tag ? tag : NULL,
-                             ref && *ref ? ref : NULL, &img, err);
+        const struct sbxd_config *cfg = req->srv->config;
+        struct image_limits lim = image_limits_of(cfg);
+        int r = image_import(cfg->state_dir, u->fd, name, tag && *tag ? tag : NULL,
+                             ref && *ref ? ref : NULL, &lim, &img, err);
         if (r == -EINVAL)
                 return v1_reply_error(req, 400, "bad_image", "%s", err);
         if (r == -EEXIST)
                 return v1_reply_error(req, 409, "conflict", "%s", err);
+        if (r == -EFBIG)
+                return v1_reply_error(req, 413, "too_large", "%s", err);
         if (r == -ENOSPC || r == -EDQUOT)
-                return v1_reply_error(req, 507, NULL, "no space left for the image's layers");
+                return v1_reply_error(req, 507, NULL, "%s",
+                                      err[0] ? err : "no space left for the image's layers");
         if (r < 0)
                 return v1_reply_error(req, 500, NULL, "importing failed: %s", strerror(-r));
         log_info("req=%s image %s imported: %llu bytes in %lld ms", req->rid,

@@ -7,10 +7,16 @@
  *   GET    /v1/images                          {"images":[...]}
  *   GET    /v1/images/{id}                     one image (id: its template id, N or N:T)
  *   DELETE /v1/images/{id}                     204
+ *   POST   /v1/images/pull                     native/v1-images-pull.h
  */
 #pragma once
 
+#include "core/server-config.h"
 #include "http/http.h"
+#include "storage/image-admit.h"
+
+/* The admission limits of imports and pulls from sbxd's options. */
+struct image_limits v1_image_limits(const struct sbxd_config *cfg);
 
 int v1_images_import_begin(struct request *req);
 int v1_images_import_finish(struct request *req);

@@ -4,6 +4,7 @@
  * rows of the route table (front/routes.c):
  *   GET|POST /v1/sandboxes            answered here (registry, lifecycle)
  *   GET|DELETE /v1/sandboxes/{id}     answered here
+ *   POST /v1/sandboxes/{id}/pause|resume  answered here (lifecycle)
  *   /v1/sandboxes/{id}/<op>           relayed to the agent's /v1/<op> on port 0
  *                                     (native/v1-relay.h), verbatim
  *   GET /v1/sandboxes/{id}/terminal   WebSocket upgrade (native/ws-terminal.h)
@@ -19,6 +20,7 @@
 #include "lifecycle/sandbox.h"
 
 #define V1_MAX_JSON_BODY (1024 * 1024)
+#define V1_RETRY_AFTER_S "1" /* seconds, on a 429 of create */
 
 /* Handlers of the table's /v1 rows: they return their status (http/http.h). */
 int v1_check_id_begin(struct request *req); /* 404 for a malformed {id} */
@@ -26,6 +28,9 @@ int v1_handle_list(struct request *req);
 int v1_handle_create(struct request *req);
 int v1_handle_get(struct request *req);
 int v1_handle_kill(struct request *req);
+/* POST /v1/sandboxes/{id}/pause {keep_memory?} and /resume {timeout?}: the sandbox after. */
+int v1_handle_pause(struct request *req);
+int v1_handle_resume(struct request *req);
 
 /* {"error":{"code","message"}}; code NULL: derived from status. */
 int v1_reply_error(struct request *req, unsigned status, const char *code, const char *fmt, ...)

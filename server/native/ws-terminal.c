@@ -4,7 +4,6 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <nettle/base64.h>
 #include <nettle/sha1.h>
 #include <poll.h>
@@ -24,6 +23,7 @@
 #include "core/query.h"
 #include "native/v1-relay.h"
 #include "native/v1.h"
+#include "ws-socket.h"
 #include "core/validate.h"
 
 #define WS_MAX_MESSAGE        (64 * 1024) /* one client message */
@@ -31,12 +31,11 @@
 #define WS_AGENT_TIMEOUT      60000       /* a write to the agent, once the session runs */
 #define WS_AGENT_OPEN_TIMEOUT 10000
 #define WS_GUID               "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+#define WS_SESSION_ID_MAX     64 /* hex digits of a terminal session id (?session=) */
 
 struct ws_session {
-        int sock;
+        struct ws_socket ws;     /* the client's socket, and bytes MHD read past its head */
         struct agent_req *agent; /* the full-duplex request to the agent's /v1/terminal */
-        const uint8_t *extra;    /* bytes MHD read past the request head */
-        size_t extra_len;
         bool agent_done, failed;
         bool close_pending; /* wslay sends control frames first: close once drained */
         char id[ROUTE_ID_MAX];
@@ -65,40 +64,13 @@ static void accept_key(const char *key, char *out)
 
 static ssize_t on_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags, void *ud)
 {
-        struct ws_session *s = ud;
-        if (s->extra_len > 0) {
-                size_t k = MIN(len, s->extra_len);
-                memcpy(buf, s->extra, k);
-                s->extra += k;
-                s->extra_len -= k;
-                return (ssize_t)k;
-        }
-        ssize_t n = recv(s->sock, buf, len, 0);
-        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-                wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
-                return -1;
-        }
-        if (n <= 0) {
-                wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
-                return -1;
-        }
-        return n;
+        return ws_socket_recv(ctx, &((struct ws_session *)ud)->ws, buf, len);
 }
 
 static ssize_t on_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags,
                        void *ud)
 {
-        struct ws_session *s = ud;
-        ssize_t n = send(s->sock, data, len, MSG_NOSIGNAL);
-        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-                wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
-                return -1;
-        }
-        if (n < 0) {
-                wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
-                return -1;
-        }
-        return n;
+        return ws_socket_send(ctx, &((struct ws_session *)ud)->ws, data, len);
 }
 
 static void agent_send(struct ws_session *s, uint8_t tag, const void *d, size_t n)
@@ -107,7 +79,8 @@ static void agent_send(struct ws_session *s, uint8_t tag, const void *d, size_t 
         if (s->agent_done || n > WS_MAX_MESSAGE)
                 return;
         buf[0] = tag;
-        memcpy(buf + 1, d, n);
+        if (n)
+                memcpy(buf + 1, d, n);
         if (agent_req_send(s->agent, buf, n + 1) < 0)
                 s->failed = true;
 }
@@ -160,6 +133,18 @@ static void from_agent(wslay_event_context_ptr ctx, struct ws_session *s)
                 wslay_event_queue_msg(ctx, &m);
                 return;
         }
+        if (frame[0] == 2) { /* the session id (hex: anything else from the agent is dropped) */
+                char text[64 + WS_SESSION_ID_MAX];
+                size_t l = len - 1;
+                if (l == 0 || l > WS_SESSION_ID_MAX ||
+                    strspn(strndupa((const char *)frame + 1, l), "0123456789abcdef") != l)
+                        return;
+                int n = snprintf(text, sizeof(text), "{\"type\":\"session\",\"id\":\"%.*s\"}",
+                                 (int)l, (const char *)frame + 1);
+                struct wslay_event_msg m = {WSLAY_TEXT_FRAME, (const uint8_t *)text, (size_t)n};
+                wslay_event_queue_msg(ctx, &m);
+                return;
+        }
         char text[96];
         long code = len < 12 ? strtol(strndupa((const char *)frame + 1, len - 1), NULL, 10) : -1;
         int n = snprintf(text, sizeof(text), "{\"type\":\"exit\",\"exit_code\":%ld}", code);
@@ -177,15 +162,12 @@ static void session_run(struct ws_session *s)
         if (wslay_event_context_server_init(&ctx, &cb, s) != 0)
                 return;
         wslay_event_config_set_max_recv_msg_length(ctx, WS_MAX_MESSAGE);
-        (void)fcntl(s->sock, F_SETFL, fcntl(s->sock, F_GETFL) | O_NONBLOCK);
+
         while (!s->failed && (wslay_event_want_read(ctx) || wslay_event_want_write(ctx))) {
                 bool take = !s->agent_done && wslay_event_get_queued_msg_count(ctx) < WS_MAX_QUEUED;
-                struct pollfd p[2] = {
-                    {.fd = s->sock,
-                     .events = (short)((wslay_event_want_read(ctx) ? POLLIN : 0) |
-                                       (wslay_event_want_write(ctx) ? POLLOUT : 0))},
-                    {.fd = take ? agent_req_fd(s->agent) : -1, .events = POLLIN}};
-                if (s->extra_len > 0)
+                struct pollfd p[2] = {{.fd = s->ws.fd, .events = ws_socket_poll_events(ctx)},
+                                      {.fd = take ? agent_req_fd(s->agent) : -1, .events = POLLIN}};
+                if (ws_socket_has_pending(&s->ws))
                         p[0].revents = POLLIN;
                 else if (poll(p, 2, -1) < 0) {
                         if (errno == EINTR)
@@ -203,16 +185,21 @@ static void session_run(struct ws_session *s)
                         wslay_event_queue_close(ctx, 1000, NULL, 0);
                 }
         }
+        /* The client went without a close frame (a network blip, a tab that crashed): the
+         * agent keeps the shell a while for a reconnect with ?session= (api: the agent's
+         * NATIVE_TERM_DETACH). A close frame ends the shell, as does the shell's own exit. */
+        if (!s->agent_done && !wslay_event_get_close_received(ctx))
+                agent_send(s, 2, NULL, 0);
         wslay_event_context_free(ctx);
 }
 
 static void terminal_run(struct agent_upgraded *u)
 {
-        struct ws_session s = {.sock = u->sock,
-                               .agent = u->q,
-                               .extra = (const uint8_t *)u->extra,
-                               .extra_len = u->extra_len};
-        snprintf(s.id, sizeof(s.id), "%s", u->name);
+        struct ws_session s = {.ws = {.fd = u->up.sock,
+                                      .pending = (const uint8_t *)u->up.extra,
+                                      .pending_len = u->up.extra_len},
+                               .agent = u->q};
+        snprintf(s.id, sizeof(s.id), "%s", u->up.name);
         session_run(&s);
         log_info("sandbox %s: terminal session ended", s.id);
 }
@@ -224,7 +211,7 @@ static int open_agent(struct request *req, const struct sandbox *s, struct agent
 {
         _cleanup_agent_req_ struct agent_req *q = NULL;
         _cleanup_free_ char *query = NULL;
-        static const char *const keep[] = {"cols", "rows", "user"};
+        static const char *const keep[] = {"cols", "rows", "user", "session"};
         for (size_t i = 0; i < ELEMENTSOF(keep); i++) {
                 const char *v = http_arg(req, keep[i]);
                 if (v && url_query_append(&query, keep[i], v) < 0)
@@ -265,6 +252,11 @@ int ws_terminal_upgrade(struct request *req)
                     "{\"error\":{\"code\":\"upgrade_required\",\"message\":\"WebSocket "
                     "version 13 is required\"}}",
                     "Sec-WebSocket-Version", "13");
+        const char *session = http_arg(req, "session");
+        if (session && (!*session || strlen(session) > WS_SESSION_ID_MAX ||
+                        strspn(session, "0123456789abcdef") != strlen(session)))
+                return v1_reply_error(req, 400, NULL,
+                                      "session must be the hex id the terminal sent");
         _cleanup_sandbox_ struct sandbox *s = registry_get(req->srv->registry, id);
         if (!s)
                 return v1_reply_not_found(req, id);

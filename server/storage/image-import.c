@@ -21,13 +21,13 @@
 #include "missing-syscalls.h"
 #include "random-util.h"
 #include "sha256.h"
+#include "storage/image-admit.h"
 #include "storage/image-layer.h"
 #include "storage/layer-store.h"
 
 #define READ_CHUNK    (64 * 1024)
 #define MAX_LINKS     4096 /* symlinks/hard links among the archive's own members */
 #define MAX_LINK_HOPS 8
-#define PASSWD_MAX    (1024 * 1024)
 
 _printf_(2, 3) static int bad(char *err, const char *fmt, ...)
 {
@@ -59,9 +59,11 @@ int image_template_id(const char *name, const char *tag, char ret[static IMAGE_I
         if (!valid_chars(name, IMAGE_NAME_MAX, false))
                 return -EINVAL;
         if (tag && strcmp(tag, "latest") != 0) {
-                if (!valid_chars(tag, IMAGE_TAG_MAX, true))
+                if (!valid_chars(tag, IMAGE_TAG_MAX, true) ||
+                    strlen(name) + 1 + strlen(tag) > TEMPLATE_NAME_MAX)
                         return -EINVAL;
-                snprintf(ret, IMAGE_ID_MAX, "%s:%s", name, tag);
+                if ((size_t)snprintf(ret, IMAGE_ID_MAX, "%s:%s", name, tag) >= IMAGE_ID_MAX)
+                        return -EINVAL;
         } else {
                 snprintf(ret, IMAGE_ID_MAX, "%s", name);
         }
@@ -231,11 +233,70 @@ static int scan(int fd, struct image_members *m, struct links *l, char *err)
         }
 }
 
-/* ---- pass 2: the layers ---- */
+/* ---- pass 2: the layers' digests; pass 3: the layers ---- */
+
+/* The member at the outer archive's position, its bytes hashed to the end. */
+static int hash_member(struct archive *outer, char ret_hex[static 65], char *err)
+{
+        _cleanup_free_ char *buf = malloc(READ_CHUNK);
+        struct sha256 h;
+        la_ssize_t n;
+        if (!buf)
+                return -ENOMEM;
+        sha256_init(&h);
+        while ((n = archive_read_data(outer, buf, READ_CHUNK)) > 0)
+                sha256_update(&h, buf, (size_t)n);
+        if (n < 0)
+                return bad(err, "the archive is not readable: %s", archive_error_string(outer));
+        sha256_final_hex(&h, ret_hex);
+        return 0;
+}
+
+/* Each member a layer needs (outs[i].hex still empty) hashed and compared with its digest
+ * before anything is extracted: a blob that is not what the manifest names is refused
+ * whole, and nothing of a bomb is decompressed for a layer that fails its digest. */
+static int verify_layers(int fd, const struct image_plan *p, const struct links *links,
+                         const struct image_layer_out *outs, char *err)
+{
+        _cleanup_archive_ struct archive *a = NULL;
+        _cleanup_free_ bool *seen = calloc(p->n_layers, sizeof(*seen));
+        struct archive_entry *e;
+        char got[65];
+        int r = seen ? open_outer(fd, &a, err) : -ENOMEM;
+        if (r < 0)
+                return r;
+        for (;;) {
+                int k = archive_read_next_header(a, &e);
+                if (k == ARCHIVE_EOF)
+                        break;
+                if (k < ARCHIVE_WARN)
+                        return bad(err, "the archive is not a readable tar: %s",
+                                   archive_error_string(a));
+                const char *path = member_path(e);
+                if (!path || archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e))
+                        continue;
+                bool hashed = false;
+                for (size_t i = 0; i < p->n_layers; i++) {
+                        if (outs[i].hex[0] ||
+                            strcmp(links_resolve(links, p->layers[i].path), path) != 0)
+                                continue;
+                        if (!hashed && (r = hash_member(a, got, err)) < 0)
+                                return r;
+                        hashed = true;
+                        if (strcmp(got, p->layers[i].digest) != 0)
+                                return bad(err, "layer %.200s does not match its digest sha256:%s",
+                                           p->layers[i].path, p->layers[i].digest);
+                        seen[i] = true;
+                }
+        }
+        for (size_t i = 0; i < p->n_layers; i++)
+                if (!outs[i].hex[0] && !seen[i])
+                        return bad(err, "layer %.200s is not in the archive", p->layers[i].path);
+        return 0;
+}
 
 struct inner_src {
         struct archive *outer;
-        struct sha256 h;
         char buf[READ_CHUNK];
 };
 
@@ -243,68 +304,75 @@ static la_ssize_t inner_read(struct archive *a, void *ud, const void **ret)
 {
         struct inner_src *s = ud;
         la_ssize_t n = archive_read_data(s->outer, s->buf, sizeof(s->buf));
-        if (n > 0)
-                sha256_update(&s->h, s->buf, (size_t)n);
         *ret = s->buf;
         return n < 0 ? ARCHIVE_FATAL : n;
 }
 
-struct layer_out {
-        char hex[LAYER_ID_MAX]; /* the store layer, once known */
-        bool reused;            /* found by its digest, nothing read */
-        struct image_layer_stats st;
-};
-
-/* One layer member: extracted into a temp dir of the store, checked against its digest,
- * adopted into the store. */
-static int import_layer(const char *state, struct archive *outer, const struct image_layer_ref *ref,
-                        struct layer_out *out, char *err)
+int image_layer_open(struct archive **ret)
 {
-        char tmp[4096], lerr[IMAGE_LAYER_ERR_MAX], got[65];
-        _cleanup_free_ struct inner_src *src = calloc(1, sizeof(*src));
-        if (!src)
+        struct archive *a = archive_read_new();
+        if (!a)
                 return -ENOMEM;
+        int r = open_archive(a);
+        if (r < 0) {
+                archive_read_free(a);
+                return r;
+        }
+        *ret = a;
+        return 0;
+}
+
+int image_layer_store(const char *state, struct archive *inner, const char *digest,
+                      struct image_admission *adm, struct image_layer_out *out,
+                      char err[static IMAGE_ERR_MAX])
+{
+        char tmp[4096], lerr[IMAGE_LAYER_ERR_MAX], what[96];
         int r = layer_store_tmp_dir(state, tmp, sizeof(tmp));
         if (r < 0)
                 return r;
         _cleanup_close_ int root = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        struct archive *inner = archive_read_new();
-        src->outer = outer;
-        sha256_init(&src->h);
-        if (root < 0 || !inner)
-                r = root < 0 ? -errno : -ENOMEM;
-        else if ((r = open_archive(inner)) >= 0 &&
-                 archive_read_open(inner, src, NULL, inner_read, NULL) != ARCHIVE_OK)
-                r = bad(err, "layer %.16s… is not a tar archive: %s", ref->digest,
-                        archive_error_string(inner));
-        if (r >= 0) {
-                r = image_layer_extract(inner, root, &out->st, lerr);
-                if (r == -EINVAL)
-                        bad(err, "layer %.16s… refused: %s", ref->digest, lerr);
-        }
-        if (inner)
-                archive_read_free(inner);
-        /* the rest of the member (the tar's end blocks, padding) is part of its digest */
-        la_ssize_t n;
-        while (r >= 0 && (n = archive_read_data(outer, src->buf, sizeof(src->buf))) > 0)
-                sha256_update(&src->h, src->buf, (size_t)n);
-        if (r >= 0) {
-                sha256_final_hex(&src->h, got);
-                if (strcmp(got, ref->digest) != 0)
-                        r = bad(err, "layer %.200s does not match its digest sha256:%s", ref->path,
-                                ref->digest);
-        }
+        snprintf(what, sizeof(what), "layer sha256:%.12s", digest);
+        if (root < 0)
+                r = -errno;
+        else
+                r = image_layer_extract(inner, root, adm, what, &out->st, lerr);
+        if (r == -EINVAL)
+                bad(err, "layer sha256:%.16s… refused: %s", digest, lerr);
+        else if (r == -EFBIG || r == -ENOSPC)
+                snprintf(err, IMAGE_ERR_MAX, "%s", lerr);
         if (r >= 0)
                 r = layer_store_adopt(state, tmp, out->hex);
         if (r < 0) {
                 rm_rf(tmp);
                 return r;
         }
-        return layer_store_digest_record(state, ref->digest, out->hex);
+        return layer_store_digest_record(state, digest, out->hex);
+}
+
+/* One layer member, verified already (verify_layers): extracted into a temp dir of the store,
+ * adopted into the store. */
+static int import_layer(const char *state, struct archive *outer, const struct image_layer_ref *ref,
+                        struct image_admission *adm, struct image_layer_out *out, char *err)
+{
+        _cleanup_free_ struct inner_src *src = calloc(1, sizeof(*src));
+        struct archive *inner = NULL;
+        if (!src)
+                return -ENOMEM;
+        src->outer = outer;
+        int r = image_layer_open(&inner);
+        if (r >= 0 && archive_read_open(inner, src, NULL, inner_read, NULL) != ARCHIVE_OK)
+                r = bad(err, "layer %.16s… is not a tar archive: %s", ref->digest,
+                        archive_error_string(inner));
+        if (r >= 0)
+                r = image_layer_store(state, inner, ref->digest, adm, out, err);
+        if (inner)
+                archive_read_free(inner);
+        return r;
 }
 
 static int import_layers(const char *state, int fd, const struct image_plan *p,
-                         const struct links *links, struct layer_out *outs, char *err)
+                         const struct links *links, struct image_admission *adm,
+                         struct image_layer_out *outs, char *err)
 {
         size_t todo = 0;
         for (size_t i = 0; i < p->n_layers; i++) {
@@ -316,10 +384,12 @@ static int import_layers(const char *state, int fd, const struct image_plan *p,
         }
         if (todo == 0)
                 return 0;
+        int r = verify_layers(fd, p, links, outs, err);
+        if (r < 0)
+                return r;
         _cleanup_archive_ struct archive *a = NULL;
         struct archive_entry *e;
-        int r = open_outer(fd, &a, err);
-        if (r < 0)
+        if ((r = open_outer(fd, &a, err)) < 0)
                 return r;
         while (todo > 0) {
                 int k = archive_read_next_header(a, &e);
@@ -337,7 +407,8 @@ static int import_layers(const char *state, int fd, const struct image_plan *p,
                             strcmp(links_resolve(links, p->layers[i].path), path) != 0)
                                 continue;
                         if (first < 0) {
-                                if ((r = import_layer(state, a, &p->layers[i], &outs[i], err)) < 0)
+                                if ((r = import_layer(state, a, &p->layers[i], adm, &outs[i],
+                                                      err)) < 0)
                                         return r;
                                 first = (ssize_t)i;
                         } else {
@@ -353,43 +424,6 @@ static int import_layers(const char *state, int fd, const struct image_plan *p,
 }
 
 /* ---- the template ---- */
-
-/* The image's /etc/passwd entry for user (a name or a uid): from the topmost layer that has the
- * file. 1 with the name and home, 0 when there is none. */
-static int passwd_lookup(const char *state, const struct layer_out *outs, size_t n,
-                         const char *user, char **ret_name, char **ret_home)
-{
-        for (size_t i = n; i-- > 0;) {
-                char dir[4096];
-                layer_store_path(state, outs[i].hex, dir, sizeof(dir));
-                _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                struct open_how how = {.flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC,
-                                       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS};
-                _cleanup_close_ int fd =
-                    dfd < 0 ? -EBADF : openat2(dfd, "etc/passwd", &how, sizeof(how));
-                struct stat st;
-                if (fd < 0 || fstat(fd, &st) < 0)
-                        continue;
-                if (!S_ISREG(st.st_mode))
-                        return 0; /* a whiteout: removed by this layer */
-                _cleanup_free_ char *text = NULL;
-                size_t len;
-                if (read_all(fd, PASSWD_MAX, &text, &len) < 0)
-                        return 0;
-                for (char *s = text, *line; (line = strsep(&s, "\n"));) {
-                        char *f[7] = {};
-                        for (int k = 0; k < 7; k++)
-                                f[k] = strsep(&line, ":");
-                        if (!f[6] || (strcmp(f[0], user) != 0 && strcmp(f[2], user) != 0))
-                                continue;
-                        *ret_name = strdup(f[0]);
-                        *ret_home = strdup(f[5]);
-                        return *ret_name && *ret_home ? 1 : -ENOMEM;
-                }
-                return 0;
-        }
-        return 0;
-}
 
 static void now_rfc3339(char buf[32])
 {
@@ -416,13 +450,12 @@ static cJSON *env_object(const cJSON *env)
         return o;
 }
 
-/* template.json of the imported image, and its "image" object in *ret_image. */
+/* template.json of the imported image, its "image" object with extra's members over it. */
 static int build_template(const char *state, const char *id, const char *name, const char *tag,
-                          const struct image_plan *p, const struct layer_out *outs,
-                          cJSON **ret_json, cJSON *warnings)
+                          const struct image_plan *p, const struct image_layer_out *outs,
+                          const cJSON *extra, cJSON **ret_json, cJSON *warnings)
 {
         _cleanup_json_ cJSON *j = cJSON_CreateObject();
-        _cleanup_free_ char *uname = NULL, *home = NULL;
         cJSON *layers = cJSON_AddArrayToObject(j, "layers");
         cJSON *img = cJSON_CreateObject(), *ilayers = cJSON_AddArrayToObject(img, "layers");
         uint64_t size = 0, devices = 0, xattrs = 0;
@@ -461,28 +494,12 @@ static int build_template(const char *state, const char *id, const char *name, c
         if (p->env)
                 cJSON_AddItemToObject(j, "env", env_object(p->env));
 
-        /* User: a name or uid, then ":group" (the group comes from /etc/passwd anyway) */
-        _cleanup_free_ char *user =
-            strndup(p->user ? p->user : "root", strcspn(p->user ? p->user : "root", ":"));
-        if (!user)
-                return -ENOMEM;
-        int r = passwd_lookup(state, outs, p->n_layers, *user ? user : "root", &uname, &home);
-        if (r < 0)
-                return r;
-        if (r == 0 && p->user) {
-                snprintf(buf, sizeof(buf), "%.60s", p->user);
-                char msg[256];
-                snprintf(msg, sizeof(msg),
-                         "the image's User '%s' is not in its /etc/passwd: commands run as root",
-                         buf);
-                cJSON_AddItemToArray(warnings, cJSON_CreateString(msg));
-        }
+        /* As E2B's build: the template's default user is "user" in its home, whatever the
+         * image's User and WorkingDir (kept in "image"); the agent adds that user where the
+         * image lacks it (guest-agent/core/provision.h). */
         cJSON *envd = cJSON_AddObjectToObject(j, "envd");
-        cJSON_AddStringToObject(envd, "defaultUser", r > 0 ? uname : "root");
-        cJSON_AddStringToObject(envd, "defaultWorkdir",
-                                p->workdir                ? p->workdir
-                                : r > 0 && home[0] == '/' ? home
-                                                          : "/");
+        cJSON_AddStringToObject(envd, "defaultUser", IMAGE_DEFAULT_USER);
+        cJSON_AddStringToObject(envd, "defaultWorkdir", IMAGE_DEFAULT_WORKDIR);
 
         cJSON_AddStringToObject(img, "name", name);
         cJSON_AddStringToObject(img, "tag", tag ? tag : "latest");
@@ -503,6 +520,12 @@ static int build_template(const char *state, const char *id, const char *name, c
                               p->cmd ? cJSON_Duplicate(p->cmd, 1) : cJSON_CreateArray());
         cJSON_AddNumberToObject(img, "skippedDevices", (double)devices);
         cJSON_AddNumberToObject(img, "droppedXattrs", (double)xattrs);
+        const cJSON *x;
+        cJSON_ArrayForEach(x, extra)
+        {
+                cJSON_DeleteItemFromObjectCaseSensitive(img, x->string);
+                cJSON_AddItemToObject(img, x->string, cJSON_Duplicate(x, 1));
+        }
         cJSON_AddItemToObject(j, "image", img);
         *ret_json = TAKE_PTR(j);
         return 0;
@@ -550,41 +573,35 @@ static cJSON *read_json(const char *state, const char *id)
         return cJSON_ParseWithLength(text, len);
 }
 
-int image_import(const char *state, int fd, const char *name, const char *tag, const char *ref,
-                 cJSON **ret, char err[static IMAGE_ERR_MAX])
+int image_template_check(const char *state, const char *name, const char *tag,
+                         char ret_id[static IMAGE_ID_MAX], char err[static IMAGE_ERR_MAX])
 {
-        char id[IMAGE_ID_MAX];
-        struct image_members m = {};
-        struct image_plan p = {};
-        _cleanup_free_ struct links *links = calloc(1, sizeof(*links));
-        _cleanup_free_ struct layer_out *outs = calloc(IMAGE_MAX_LAYERS, sizeof(*outs));
-        _cleanup_json_ cJSON *j = NULL, *old = NULL;
-        _cleanup_json_ cJSON *warnings = cJSON_CreateArray();
-        err[0] = 0;
-        if (image_template_id(name, tag, id) < 0)
-                return bad(err, "invalid image name '%.60s%s%.20s'", name, tag ? ":" : "",
+        if (image_template_id(name, tag, ret_id) < 0)
+                return bad(err, "invalid image name '%.60s%s%.40s'", name, tag ? ":" : "",
                            tag ? tag : "");
-        if (!links || !outs || !warnings)
-                return -ENOMEM;
-        old = read_json(state, id);
+        _cleanup_json_ cJSON *old = read_json(state, ret_id);
         if (old && !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(old, "image"))) {
-                snprintf(err, IMAGE_ERR_MAX, "template '%s' exists and is not an image", id);
+                snprintf(err, IMAGE_ERR_MAX, "template '%s' exists and is not an image", ret_id);
                 return -EEXIST;
         }
-        layer_store_read_lock(); /* no gc between a layer's adoption and the template */
-        int r = scan(fd, &m, links, err);
-        if (r >= 0)
-                r = image_plan_resolve(&m, ref, "amd64", &p, err);
-        if (r >= 0)
-                r = import_layers(state, fd, &p, links, outs, err);
-        if (r >= 0)
-                r = build_template(state, id, name, tag, &p, outs, &j, warnings);
+        return 0;
+}
+
+int image_template_publish(const char *state, const char *name, const char *tag,
+                           const struct image_plan *p, const struct image_layer_out *outs,
+                           const cJSON *extra, cJSON **ret, char err[static IMAGE_ERR_MAX])
+{
+        char id[IMAGE_ID_MAX];
+        _cleanup_json_ cJSON *j = NULL;
+        _cleanup_json_ cJSON *warnings = cJSON_CreateArray();
+        int r = image_template_check(state, name, tag, id, err);
+        if (r < 0)
+                return r;
+        if (!warnings)
+                return -ENOMEM;
+        r = build_template(state, id, name, tag, p, outs, extra, &j, warnings);
         if (r >= 0)
                 r = write_template(state, id, j);
-        layer_store_unlock();
-        image_plan_done(&p);
-        image_members_done(&m);
-        links_done(links);
         if (r < 0)
                 return r;
         cJSON *img = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(j, "image"), 1);
@@ -593,6 +610,37 @@ int image_import(const char *state, int fd, const char *name, const char *tag, c
         cJSON_AddItemToObject(img, "warnings", TAKE_PTR(warnings));
         *ret = img;
         return 0;
+}
+
+int image_import(const char *state, int fd, const char *name, const char *tag, const char *ref,
+                 const struct image_limits *lim, cJSON **ret, char err[static IMAGE_ERR_MAX])
+{
+        char id[IMAGE_ID_MAX];
+        struct image_members m = {};
+        struct image_plan p = {};
+        struct image_admission adm = {.state = state, .lim = *lim};
+        _cleanup_free_ struct links *links = calloc(1, sizeof(*links));
+        _cleanup_free_ struct image_layer_out *outs = calloc(IMAGE_MAX_LAYERS, sizeof(*outs));
+        err[0] = 0;
+        int r = image_template_check(state, name, tag, id, err);
+        if (r < 0)
+                return r;
+        if (!links || !outs)
+                return -ENOMEM;
+        layer_store_read_lock(); /* no gc between a layer's adoption and the template */
+        r = scan(fd, &m, links, err);
+        if (r >= 0)
+                r = image_plan_resolve(&m, ref, "amd64", &p, err);
+        if (r >= 0)
+                r = import_layers(state, fd, &p, links, &adm, outs, err);
+        image_admit_done(&adm);
+        if (r >= 0)
+                r = image_template_publish(state, name, tag, &p, outs, NULL, ret, err);
+        layer_store_unlock();
+        image_plan_done(&p);
+        image_members_done(&m);
+        links_done(links);
+        return r;
 }
 
 static cJSON *image_of(const char *state, const char *id)

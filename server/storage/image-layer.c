@@ -19,6 +19,7 @@
 #include "fd-util.h"
 #include "macros.h"
 #include "missing-syscalls.h"
+#include "storage/image-admit.h"
 
 #define OPAQUE_XATTR  "trusted.overlay.opaque"
 #define WH_PREFIX     ".wh."
@@ -31,7 +32,20 @@ struct ctx {
         int root;
         struct image_layer_stats *st;
         char *err;
+        struct image_admission *adm; /* may be NULL */
+        const char *what;            /* the layer, for admission's messages */
+        uint64_t admitted;           /* what the layer was charged so far */
 };
+
+/* Count bytes of the layer before they are written (storage/image-admit.h). */
+static int admit(struct ctx *c, uint64_t bytes)
+{
+        char msg[IMAGE_ADMIT_ERR_MAX];
+        int r = image_admit_charge(c->adm, &c->admitted, bytes, c->what, msg);
+        if (r < 0)
+                snprintf(c->err, IMAGE_LAYER_ERR_MAX, "%s", msg);
+        return r;
+}
 
 _printf_(2, 3) static int refuse(struct ctx *c, const char *fmt, ...)
 {
@@ -236,6 +250,10 @@ static int layer_write_file(struct ctx *c, struct archive *a, struct archive_ent
         if (size < 0 || (uint64_t)size > IMAGE_LAYER_MAX_BYTES - c->st->bytes)
                 return refuse(c, "'%.200s': the layer holds more than %llu bytes", raw,
                               (unsigned long long)IMAGE_LAYER_MAX_BYTES);
+        /* counted before a byte of it is written: a bomb stops here (whole blocks, as the
+         * disk holds them) */
+        if ((r = admit(c, ((uint64_t)size + 4095) & ~(uint64_t)4095)) < 0)
+                return r;
         for (;;) {
                 const void *buf;
                 size_t len;
@@ -266,7 +284,7 @@ static int layer_write_file(struct ctx *c, struct archive *a, struct archive_ent
 static int layer_write_dir(struct ctx *c, struct archive_entry *e, int dir, const char *name)
 {
         int r = remove_at(dir, name, true);
-        if (r < 0)
+        if (r < 0 || (r = admit(c, IMAGE_ADMIT_DIR_COST)) < 0)
                 return r;
         if (mkdirat(dir, name, 0700) < 0 && errno != EEXIST)
                 return -errno;
@@ -404,10 +422,11 @@ static int one_entry(struct ctx *c, struct archive *a, struct archive_entry *e)
         }
 }
 
-int image_layer_extract(struct archive *a, int root_fd, struct image_layer_stats *stats,
+int image_layer_extract(struct archive *a, int root_fd, struct image_admission *adm,
+                        const char *what, struct image_layer_stats *stats,
                         char err[static IMAGE_LAYER_ERR_MAX])
 {
-        struct ctx c = {.root = root_fd, .st = stats, .err = err};
+        struct ctx c = {.root = root_fd, .st = stats, .err = err, .adm = adm, .what = what};
         struct archive_entry *e;
         err[0] = 0;
         for (;;) {

@@ -24,13 +24,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct archive;
+#include "core/server-config.h"
 
-#define IMAGE_LAYER_MAX_ENTRIES 1000000u      /* entries in one layer */
-#define IMAGE_LAYER_MAX_BYTES   (64ull << 30) /* file bytes in one layer, uncompressed */
-#define IMAGE_LAYER_MAX_DEPTH   128u          /* path components */
-#define IMAGE_LAYER_MAX_XATTR   (64u * 1024u) /* bytes of one xattr value */
-#define IMAGE_LAYER_ERR_MAX     512
+struct archive;
+struct image_admission;
+
+#define IMAGE_LAYER_MAX_ENTRIES 1000000u /* entries in one layer */
+/* file bytes in one layer, uncompressed: the most --max-layer-size may say (64 GiB) */
+#define IMAGE_LAYER_MAX_BYTES SBXD_MAX_LAYER_LIMIT
+#define IMAGE_LAYER_MAX_DEPTH 128u          /* path components */
+#define IMAGE_LAYER_MAX_XATTR (64u * 1024u) /* bytes of one xattr value */
+#define IMAGE_LAYER_ERR_MAX   512
 
 struct image_layer_stats {
         uint64_t entries, bytes;
@@ -40,7 +44,11 @@ struct image_layer_stats {
 };
 
 /* Extract the layer archive a (opened by the caller, positioned before its first header) into
- * the empty directory root_fd. 0, or -EINVAL with a message in err (bad or hostile input),
- * -ENOSPC/-EDQUOT, or another -errno of the file system. Adds to *stats. */
-int image_layer_extract(struct archive *a, int root_fd, struct image_layer_stats *stats,
+ * the empty directory root_fd, each file and directory admitted by adm (storage/image-admit.h;
+ * NULL: only the limits above) before it is written, what naming the layer in its messages.
+ * 0, or -EINVAL with a message in err (bad or hostile input), -EFBIG (past --max-layer-size)
+ * or -ENOSPC (past the free space) with a message in err, -EDQUOT, or another -errno of the
+ * file system. Adds to *stats. */
+int image_layer_extract(struct archive *a, int root_fd, struct image_admission *adm,
+                        const char *what, struct image_layer_stats *stats,
                         char err[static IMAGE_LAYER_ERR_MAX]);

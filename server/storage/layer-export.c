@@ -362,7 +362,7 @@ int layer_import_stream(const char *state, int fd, const char *want_hex,
                          archive_error_string(a) ? archive_error_string(a) : "?");
                 r = -EINVAL;
         } else
-                r = image_layer_extract(a, root, &stats, err);
+                r = image_layer_extract(a, root, NULL, NULL, &stats, err);
         if (a)
                 archive_read_free(a);
         if (r >= 0) {

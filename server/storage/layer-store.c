@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -24,6 +25,15 @@
 #include "sha256.h"
 
 static pthread_rwlock_t store_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+/* Pins (layer_store_pin): layers gc keeps though nothing on disk names them yet. */
+struct pin {
+        char hex[LAYER_ID_MAX];
+        unsigned count;
+};
+static pthread_mutex_t pin_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pin *pins;
+static size_t n_pins, cap_pins;
 
 void layer_store_read_lock(void)
 {
@@ -108,22 +118,38 @@ static int ingest(const char *state, int src, struct walk *w, char *ret_hex)
         return r;
 }
 
-int layer_store_ingest_upper(const char *state, const char *sandbox_dir, uid_t uid_base,
-                             uid_t uid_count, char *ret_hex)
+int layer_store_ingest_upper(const char *state, const char *upper, uid_t uid_base, uid_t uid_count,
+                             char *ret_hex)
 {
-        char path[4096];
+        char parent[4096];
         struct stat dir_st, up_st;
-        snprintf(path, sizeof(path), "%s/rootfs/upper", sandbox_dir);
-        _cleanup_close_ int src = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int src = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (src < 0)
                 return errno == ENOENT ? -ENODEV : -errno;
-        /* The tmpfs must really be mounted there (an old sandbox has an empty dir). */
-        if (fstat(src, &up_st) < 0 || stat(sandbox_dir, &dir_st) < 0)
+        /* The upper's file system must really be there: a tmpfs or an image mounted at
+         * <dir>/rootfs, a pool subvolume (a file system of its own to stat) at
+         * <pool>/sandboxes/<id>; an old sandbox has an empty dir on the state disk. */
+        snprintf(parent, sizeof(parent), "%s/../..", upper);
+        if (fstat(src, &up_st) < 0 || stat(parent, &dir_st) < 0)
                 return -errno;
         if (up_st.st_dev == dir_st.st_dev)
                 return -ENODEV;
         struct walk w = {.upper = true, .base = uid_base, .count = uid_count};
         return ingest(state, src, &w, ret_hex);
+}
+
+/* The import cache's key of a template layer dir: its path and identity; build.sh replaces a
+ * layer dir, never edits it. */
+static void import_key(const char *dir, const struct stat *st, char key[static 65])
+{
+        struct sha256 h;
+        char id[4096 + 128];
+        int n = snprintf(id, sizeof(id), "%s\n%llu %llu %lld.%09ld", dir,
+                         (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
+                         (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
+        sha256_init(&h);
+        sha256_update(&h, id, (size_t)MIN(n, (int)sizeof(id) - 1));
+        sha256_final_hex(&h, key);
 }
 
 int layer_store_import_dir(const char *state, const char *dir, char *ret_hex)
@@ -136,15 +162,7 @@ int layer_store_import_dir(const char *state, const char *dir, char *ret_hex)
         _cleanup_close_ int src = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (src < 0 || fstat(src, &st) < 0)
                 return -errno;
-        /* cache key: the dir's identity; build.sh replaces a layer dir, never edits it */
-        struct sha256 h;
-        char id[4096 + 128];
-        int n = snprintf(id, sizeof(id), "%s\n%llu %llu %lld.%09ld", dir,
-                         (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
-                         (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
-        sha256_init(&h);
-        sha256_update(&h, id, (size_t)n);
-        sha256_final_hex(&h, key);
+        import_key(dir, &st, key);
         snprintf(cache, sizeof(cache), "%s/layers/.imports/%s", state, key);
         _cleanup_close_ int cfd = open(cache, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (cfd >= 0) {
@@ -162,8 +180,10 @@ int layer_store_import_dir(const char *state, const char *dir, char *ret_hex)
         if (r >= 0) {
                 _cleanup_close_ int out =
                     open(cache, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-                if (out >= 0)
-                        write_full(out, ret_hex, 64);
+                /* the layer, then the dir it came from: gc keeps the layer while that dir is
+                 * still the one imported (imports_refs) */
+                if (out >= 0 && write_full(out, ret_hex, 64) >= 0)
+                        (void)dprintf(out, "\n%s\n", dir);
         }
         return r;
 }
@@ -194,13 +214,50 @@ static bool refs_has(const struct refs *rf, const char *hex)
         return false;
 }
 
+/* Layers no record names yet but another node is about to pull (layer_store_hold). */
+static struct {
+        char hex[LAYER_ID_MAX];
+        time_t until;
+} holds[LAYER_HOLD_MAX];
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void layer_store_hold(const char *hex)
+{
+        time_t now = time(NULL);
+        size_t pick = 0;
+        pthread_mutex_lock(&hold_lock);
+        for (size_t i = 0; i < LAYER_HOLD_MAX; i++) {
+                if (strcmp(holds[i].hex, hex) == 0) {
+                        pick = i;
+                        break;
+                }
+                if (holds[i].until < holds[pick].until)
+                        pick = i; /* the oldest (or an empty one) makes room */
+        }
+        snprintf(holds[pick].hex, sizeof(holds[pick].hex), "%s", hex);
+        holds[pick].until = now + LAYER_HOLD_S;
+        pthread_mutex_unlock(&hold_lock);
+}
+
+static bool held(const char *hex)
+{
+        time_t now = time(NULL);
+        bool found = false;
+        pthread_mutex_lock(&hold_lock);
+        for (size_t i = 0; i < LAYER_HOLD_MAX && !found; i++)
+                found = holds[i].until > now && strcmp(holds[i].hex, hex) == 0;
+        pthread_mutex_unlock(&hold_lock);
+        return found;
+}
+
 /* Every layer a JSON file's "layers" array names ("sha256:<hex>" or a store path). Returns
  * -errno when a file exists but cannot be read: gc must then keep everything. */
 static int refs_from_file(const char *state, const char *path, struct refs *rf)
 {
         _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        /* not a template's dir (templates/.fallback, a file): it names no layer */
         if (fd < 0)
-                return errno == ENOENT ? 0 : -errno;
+                return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
         _cleanup_free_ char *text = NULL;
         size_t len;
         int r = read_all(fd, 1024 * 1024, &text, &len);
@@ -243,24 +300,105 @@ static int refs_from_dir(const char *state, const char *sub, const char *file, s
         return r;
 }
 
+int layer_store_pin(const char *hex)
+{
+        if (!is_hex64(hex))
+                return -EINVAL;
+        pthread_mutex_lock(&pin_lock);
+        int r = 0;
+        size_t i;
+        for (i = 0; i < n_pins && strcmp(pins[i].hex, hex) != 0; i++)
+                ;
+        if (i == n_pins && n_pins == cap_pins) {
+                size_t cap = cap_pins ? cap_pins * 2 : 16;
+                struct pin *v = realloc(pins, cap * sizeof(*v));
+                if (v) {
+                        pins = v;
+                        cap_pins = cap;
+                } else {
+                        r = -ENOMEM;
+                }
+        }
+        if (r >= 0 && i == n_pins) {
+                memcpy(pins[n_pins].hex, hex, LAYER_ID_MAX);
+                pins[n_pins++].count = 0;
+        }
+        if (r >= 0)
+                pins[i].count++;
+        pthread_mutex_unlock(&pin_lock);
+        return r;
+}
+
+void layer_store_unpin(const char *hex)
+{
+        pthread_mutex_lock(&pin_lock);
+        for (size_t i = 0; i < n_pins; i++)
+                if (strcmp(pins[i].hex, hex) == 0) {
+                        if (--pins[i].count == 0)
+                                pins[i] = pins[--n_pins];
+                        break;
+                }
+        pthread_mutex_unlock(&pin_lock);
+}
+
+/* The layers of layers/.imports entries whose template layer dir is still the one imported: a
+ * template's own layers stay in the store while it exists, so that every snapshot of a template
+ * does not hash it again after the last one was deleted. Stale entries are removed. */
+static void imports_refs(const char *state, struct refs *rf)
+{
+        char base[4096], path[8192], buf[64 + 2 + 4096 + 2], key[65];
+        snprintf(base, sizeof(base), "%s/layers/.imports", state);
+        DIR *d = opendir(base);
+        for (struct dirent *de; d && (de = readdir(d));) {
+                if (!is_hex64(de->d_name))
+                        continue;
+                snprintf(path, sizeof(path), "%s/%s", base, de->d_name);
+                _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+                ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+                struct stat st;
+                bool current = false;
+                if (n > 66 && buf[64] == '\n') {
+                        buf[n] = 0;
+                        buf[strcspn(buf + 65, "\n") + 65] = 0;
+                        buf[64] = 0;
+                        if (stat(buf + 65, &st) == 0 && S_ISDIR(st.st_mode)) {
+                                import_key(buf + 65, &st, key);
+                                current = strcmp(key, de->d_name) == 0 && is_hex64(buf);
+                        }
+                }
+                if (current)
+                        refs_add(rf, buf);
+                else
+                        (void)unlink(path);
+        }
+        if (d)
+                closedir(d);
+}
+
 int layer_store_gc(const char *state, int startup)
 {
         struct refs rf = {};
         char base[4096], path[8192];
         int removed = 0;
         pthread_rwlock_wrlock(&store_lock);
+        pthread_mutex_lock(&pin_lock);
+        for (size_t i = 0; i < n_pins; i++)
+                refs_add(&rf, pins[i].hex);
+        pthread_mutex_unlock(&pin_lock);
         int r = refs_from_dir(state, "templates", "template.json", &rf);
         if (r >= 0)
                 r = refs_from_dir(state, "sandboxes", "sandbox.json", &rf);
         /* the template build cache (server/build/README.md): one layer per cached step */
         if (r >= 0)
                 r = refs_from_dir(state, "build/cache", "layer.json", &rf);
+        if (r >= 0)
+                imports_refs(state, &rf);
         snprintf(base, sizeof(base), "%s/layers", state);
         DIR *d = r >= 0 ? opendir(base) : NULL;
         struct dirent *de;
         while (d && (de = readdir(d))) {
                 snprintf(path, sizeof(path), "%s/%s", base, de->d_name);
-                if ((is_hex64(de->d_name) && !refs_has(&rf, de->d_name)) ||
+                if ((is_hex64(de->d_name) && !refs_has(&rf, de->d_name) && !held(de->d_name)) ||
                     (startup && strncmp(de->d_name, ".tmp-", 5) == 0)) {
                         if (rm_rf(path) >= 0)
                                 removed++;

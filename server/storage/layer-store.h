@@ -9,7 +9,8 @@
  * `truncate -s 5G` on a 1 GiB disk is a few KiB and milliseconds, not 5 GiB), and the hash
  * does not depend on where the source had its holes.
  *
- * - ingest_upper: a sandbox's writable upper (the host-visible tmpfs at <dir>/rootfs/upper,
+ * - ingest_upper: a sandbox's writable upper (the host-visible tmpfs or image at
+ *   <dir>/rootfs/upper, or its storage pool subvolume's upper/,
  *   read with openat(O_NOFOLLOW) from a dirfd: never following a sandbox-made symlink, never
  *   entering another file system), owners shifted from the sandbox's host uid range back to
  *   sandbox ids (the jailer idmaps lower layers), overlay whiteouts (0/0 char devices) and
@@ -33,7 +34,10 @@
 #include <sys/types.h>
 
 #define LAYER_ID_MAX 65 /* 64 hex + NUL */
-#define LAYER_PREFIX "sha256:"
+/* Pins (layer_store_pin): how long, and how many at once (the oldest makes room). */
+#define LAYER_HOLD_S   600
+#define LAYER_HOLD_MAX 64
+#define LAYER_PREFIX   "sha256:"
 
 void layer_store_read_lock(void);
 void layer_store_unlock(void);
@@ -43,11 +47,12 @@ void layer_store_path(const char *state, const char *hex, char *buf, size_t size
 /* Whether path is <state>/layers/<64 hex>; copies the hex to ret_hex (may be NULL). */
 int layer_store_is_layer(const char *state, const char *path, char *ret_hex);
 
-/* The upper of the sandbox at sandbox_dir (<dir>/rootfs/upper), whose ids uid_base ..
- * uid_base + uid_count - 1 on the host are ids 0.. inside. Call with the read lock held.
- * ret_hex: LAYER_ID_MAX bytes. */
-int layer_store_ingest_upper(const char *state, const char *sandbox_dir, uid_t uid_base,
-                             uid_t uid_count, char *ret_hex);
+/* A sandbox's upper dir (<dir>/rootfs/upper, or <pool>/sandboxes/<id>/upper), whose ids
+ * uid_base .. uid_base + uid_count - 1 on the host are ids 0.. inside (a pool upper: uid_base
+ * 0, its files hold the sandbox's own ids). -ENODEV when its file system is not there. Call with
+ * the read lock held. ret_hex: LAYER_ID_MAX bytes. */
+int layer_store_ingest_upper(const char *state, const char *upper, uid_t uid_base, uid_t uid_count,
+                             char *ret_hex);
 int layer_store_import_dir(const char *state, const char *dir, char *ret_hex);
 
 /* A fresh, empty <state>/layers/.tmp-<random> (0700) to build a layer in place (image
@@ -68,7 +73,19 @@ int layer_store_has(const char *state, const char *hex);
 int layer_store_digest_lookup(const char *state, const char *digest_hex, char *ret_hex);
 int layer_store_digest_record(const char *state, const char *digest_hex, const char *hex);
 
-/* Remove unreferenced layers (and, with startup, leftover temp dirs). Takes the write lock.
+/* Keep layer hex from gc while the record that will name it is being made (a pull, between
+ * a layer's adoption and its template). Counted: each pin needs its unpin. In memory only: a
+ * crash drops every pin, and gc then collects what no record names. Pin with the read lock
+ * held, so that gc cannot run between finding the layer and pinning it. */
+int layer_store_pin(const char *hex);
+void layer_store_unpin(const char *hex);
+
+/* Keep layer hex from gc for LAYER_HOLD_S although no record names it: a layer made for another
+ * node to pull (a pool snapshot's upper, read into the store when its template is asked for). */
+void layer_store_hold(const char *hex);
+
+/* Remove unreferenced, unpinned, unheld layers (and, with startup, leftover temp dirs). Takes
+ * the write lock.
  * Returns the number of layers removed. */
 int layer_store_gc(const char *state, int startup);
 

@@ -283,7 +283,7 @@ int secret_create(struct secret_store *s, const char *name, const char *value,
         int r = random_hex(x->info.id + 4, 12);
         memcpy(x->info.name, lower, sizeof(lower));
         x->info.version = 1;
-        x->info.created_ms = x->info.updated_ms = now_ms();
+        x->info.created_ms = x->info.updated_ms = wall_ms();
         x->info.metadata = meta_of(metadata);
         x->value = strdup(value);
         if (r >= 0 && (!x->info.metadata || !x->value))
@@ -319,7 +319,7 @@ int secret_update(struct secret_store *s, const char *ref, const char *value, co
                 struct secret *x = s->v[i], next = *x;
                 next.value = v;
                 next.info.version++;
-                next.info.updated_ms = MAX(now_ms(), x->info.updated_ms);
+                next.info.updated_ms = MAX(wall_ms(), x->info.updated_ms);
                 cJSON *m = metadata ? meta_of(metadata) : NULL;
                 if (metadata && !m)
                         r = -ENOMEM;

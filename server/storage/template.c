@@ -9,7 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/validate.h"
 #include "fd-util.h"
+#include "storage/layer-store.h"
+#include "storage/disk-pool.h"
 #include "macros.h"
 
 void template_done(struct template_info *t)
@@ -22,6 +25,7 @@ void template_done(struct template_info *t)
         free(t->default_workdir);
         free(t->start_cmd);
         free(t->ready_cmd);
+        free(t->upper_seed);
         *t = (struct template_info){};
 }
 
@@ -146,6 +150,12 @@ int template_load(const char *state_dir, const char *name, struct template_info 
                 r = resolve_layers(j, t.dir, state_dir, &t.layers);
         if (r >= 0)
                 r = copy_binds(j, &t.binds);
+        const cJSON *up = cJSON_GetObjectItemCaseSensitive(j, "upper");
+        if (r >= 0 && up &&
+            (!cJSON_IsString(up) || !template_name_valid(up->valuestring) ||
+             asprintf(&t.upper_seed, "%s/" DISK_POOL_DIR "/" DISK_POOL_SNAPSHOTS "/%s", state_dir,
+                      up->valuestring) < 0))
+                r = cJSON_IsString(up) && template_name_valid(up->valuestring) ? -ENOMEM : -EINVAL;
         if (r >= 0) {
                 const cJSON *env = cJSON_GetObjectItemCaseSensitive(j, "env");
                 if (cJSON_IsObject(env))
@@ -173,5 +183,40 @@ int template_load(const char *state_dir, const char *name, struct template_info 
                 return r;
         }
         *ret = t;
+        return 0;
+}
+
+int template_store_refs(const char *state_dir, const struct template_info *t, cJSON **ret)
+{
+        char hex[LAYER_ID_MAX], ref[LAYER_ID_MAX + 8], upper[4096 + 8];
+        cJSON *refs = cJSON_CreateArray();
+        const cJSON *l;
+        int r = refs ? 0 : -ENOMEM;
+        cJSON_ArrayForEach(l, (r >= 0 ? t->layers : NULL))
+        {
+                if (!cJSON_IsString(l))
+                        r = -EINVAL;
+                else if (!layer_store_is_layer(state_dir, l->valuestring, hex))
+                        r = layer_store_import_dir(state_dir, l->valuestring, hex);
+                if (r < 0)
+                        break;
+                snprintf(ref, sizeof(ref), LAYER_PREFIX "%s", hex);
+                cJSON_AddItemToArray(refs, cJSON_CreateString(ref));
+        }
+        if (r >= 0 && t->upper_seed) {
+                /* its files hold the sandbox's own ids (storage/disk-pool.h): no shift */
+                snprintf(upper, sizeof(upper), "%s/upper", t->upper_seed);
+                r = layer_store_ingest_upper(state_dir, upper, 0, 65536, hex);
+                snprintf(ref, sizeof(ref), LAYER_PREFIX "%s", hex);
+                if (r >= 0) {
+                        cJSON_AddItemToArray(refs, cJSON_CreateString(ref));
+                        layer_store_hold(hex); /* named by no record here */
+                }
+        }
+        if (r < 0) {
+                cJSON_Delete(refs);
+                return r;
+        }
+        *ret = refs;
         return 0;
 }

@@ -21,6 +21,10 @@ struct template_info {
          * sandbox after /init, and polled until it succeeds before the create answers; NULL
          * when the template has none */
         char *start_cmd, *ready_cmd;
+        /* a snapshot taken on the storage pool (template.json "upper": its name): the absolute
+         * path of its read-only subvolume, which every new sandbox's upper starts as (a
+         * writable snapshot of it, storage/disk-pool.h); NULL otherwise */
+        char *upper_seed;
 };
 
 /* Load template `name` (already validated by template_name_valid). -ENOENT when the template
@@ -28,3 +32,10 @@ struct template_info {
  * dir, non-absolute binds...). */
 int template_load(const char *state_dir, const char *name, struct template_info *ret);
 void template_done(struct template_info *t);
+
+/* t's layers as "sha256:<hex>" store refs, bottom first, for a template that leaves this node
+ * or is built on: a template's own layer dirs are put in the store (hard links, cached per dir),
+ * and a pool snapshot's upper (t->upper_seed) is read into the store as the top layer (a copy,
+ * hashed now: the only time a pool snapshot is hashed). Call with the store's read lock held;
+ * *ret is the caller's. */
+int template_store_refs(const char *state_dir, const struct template_info *t, cJSON **ret);

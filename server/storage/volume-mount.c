@@ -5,20 +5,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/loop.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "loop-util.h"
 #include "macros.h"
 
-#define LOOP_ATTACH_ATTEMPTS  32
 #define VOLUME_MOUNT_ATTEMPTS 100 /* x VOLUME_MOUNT_RETRY_US: one second at most */
 #define VOLUME_MOUNT_RETRY_US 10000
 
@@ -53,42 +50,6 @@ static int find_loop(dev_t dev, ino_t ino, char *ret_dev, size_t len)
         return r;
 }
 
-/* A free loop device configured on img (autoclear, direct I/O). Attachers take turns with an
- * flock on loop-control, as the jailer does (jailer/jail-mount.c): LOOP_CTL_GET_FREE hands the
- * same device to everyone who asks before one configures it. On success *ret_fd holds the
- * device open: closing it without a mount detaches it. */
-static int attach_loop(int img, char *ret_dev, size_t len, int *ret_fd)
-{
-        _cleanup_close_ int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
-        if (ctl < 0)
-                return -errno;
-        struct loop_config cfg = {
-            .fd = (uint32_t)img,
-            .info = {.lo_flags = LO_FLAGS_AUTOCLEAR | LO_FLAGS_DIRECT_IO},
-        };
-        if (flock(ctl, LOCK_EX) < 0)
-                return -errno;
-        for (int attempt = 0; attempt < LOOP_ATTACH_ATTEMPTS; attempt++) {
-                int n = ioctl(ctl, LOOP_CTL_GET_FREE);
-                if (n < 0)
-                        return -errno;
-                snprintf(ret_dev, len, "/dev/loop%d", n);
-                int lfd = open(ret_dev, O_RDWR | O_CLOEXEC);
-                if (lfd < 0)
-                        return -errno;
-                if (ioctl(lfd, LOOP_CONFIGURE, &cfg) < 0) {
-                        int e = errno;
-                        close(lfd);
-                        if (e == EBUSY)
-                                continue;
-                        return -e;
-                }
-                *ret_fd = lfd;
-                return 0;
-        }
-        return -EBUSY;
-}
-
 /* One try: the image's loop device, or a new one; mounted at mnt. */
 static int mount_once(int img, const struct stat *st, const char *mnt)
 {
@@ -96,7 +57,7 @@ static int mount_once(int img, const struct stat *st, const char *mnt)
         _cleanup_close_ int lfd = -EBADF;
         int r = find_loop(st->st_dev, st->st_ino, dev, sizeof(dev));
         if (r == -ENOENT)
-                r = attach_loop(img, dev, sizeof(dev), &lfd);
+                r = loop_attach(img, dev, sizeof(dev), &lfd); /* taking turns with jailers */
         if (r < 0)
                 return r;
         /* Mounted, the file system holds the device and lfd may close (autoclear is left to

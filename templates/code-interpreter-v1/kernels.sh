@@ -6,12 +6,12 @@
 #   kernels.sh --inputs                 print the inputs (for the build fingerprint)
 #
 #   home/user                        mode 0775: the kernels (root, the user's group) write there
-#   opt/sbx/kernels/                 guest-agent/interp/kernels/, the Python ones byte-compiled
-#                                    (the layer is read-only); their presence is what makes
-#                                    sbx-agent serve port 49999
 #   opt/sbx/kernels/python/preload.txt
 #                                    modules the prewarmed default python kernel imports
-#                                    before the sandbox is handed out
+#                                    before the sandbox is handed out; its presence is what
+#                                    makes /init prewarm it (the kernel programs themselves are
+#                                    sbx's runtime, bound from the host in every sandbox:
+#                                    guest-agent/README.md, "Runtime")
 #   opt/sbx/kernels/java/sbx-kernel.jar
 #                                    the Java kernel, compiled with the host's javac (Debian's
 #                                    JDK of the same release as the sandbox's); cached in
@@ -24,7 +24,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 kernels=$(cd "$here/../../guest-agent/interp/kernels" && pwd)
 PY=/usr/bin/python3
-PRELOAD="numpy pandas matplotlib matplotlib.pyplot PIL.Image"
+PRELOAD="numpy pandas matplotlib matplotlib.pyplot PIL.Image IPython.lib.pretty"
 cache=${SBX_CACHE_DIR:-/var/cache/sbx}/kernels
 
 if [ "${1:-}" = "--inputs" ]; then
@@ -41,11 +41,8 @@ umask 022
 mkdir -p "$L/home/user"
 chmod 0775 "$L/home/user"
 
-mkdir -p "$L/opt/sbx"
-cp -a "$kernels" "$L/opt/sbx/kernels"
-find "$L/opt/sbx/kernels" -name __pycache__ -prune -exec rm -rf {} +
+mkdir -p "$L/opt/sbx/kernels/python" "$L/opt/sbx/kernels/java"
 echo "$PRELOAD" > "$L/opt/sbx/kernels/python/preload.txt"
-"$PY" -m compileall -q "$L/opt/sbx/kernels/python" >/dev/null
 
 # The Java kernel, compiled once per source and JDK.
 if command -v javac >/dev/null 2>&1 && command -v jar >/dev/null 2>&1; then

@@ -14,8 +14,8 @@
 # sources for its release, the architecture and, for "packages", LOWER's own name) and kept in
 # $SBX_CACHE_DIR/debian (default /var/cache/sbx, mode 0700); a later call with the same inputs
 # prints the same path at once. Builds take a lock, so concurrent callers build once. Layers
-# of older fingerprints are removed once a new one is built (template dirs hold hard links to
-# the files, never the cache's paths).
+# of other fingerprints unused for a day are removed once a new one is built (template dirs
+# hold hard links to the files, never the cache's paths).
 #
 # HOOK (optional) runs as "HOOK ROOT" on the finished tree (rootfs: mmdebstrap's customize
 # hook; packages: inside the overlay, with ROOT the merged view, before it is unmounted).
@@ -62,6 +62,7 @@ name=$label-$kind-$fp
 out=$cache/$name
 
 if [ -d "$out" ]; then
+        touch "$out.seconds" 2>/dev/null || true # last use, for the pruning below
         echo "$out"
         exit 0
 fi
@@ -145,8 +146,13 @@ mv -T "$tmp/tree" "$out"
 secs=$((SECONDS - started))
 echo "$secs" >"$out.seconds"
 say "built $name in ${secs} s ($(du -sh "$out" | cut -f1), cached in $cache)"
-# Older fingerprints of the same kind: template dirs hold hard links, not these paths.
+# Other fingerprints of the same kind that nobody used for a day: template dirs hold hard links,
+# not these paths. One used lately stays: another checkout of another version (a branch, a
+# second worktree) builds with it, and removing it would make the two rebuild in turn.
 for old in "$cache/$label-$kind"-*; do
-        case $old in "$out" | "$out.seconds") ;; *) rm -rf "$old" ;; esac
+        case $old in "$out" | *.seconds) continue ;; esac
+        if [ -z "$(find "$old.seconds" -mmin -1440 2>/dev/null)" ]; then
+                rm -rf "$old" "$old.seconds"
+        fi
 done
 echo "$out"

@@ -2,11 +2,12 @@
 // what E2B's base image offers the default user, and none of the host's software. Needs the
 // Debian mirror at template build time: when build-all.sh fell back to the host-/usr
 // templates (<state>/templates/.fallback), these tests skip, saying why.
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Sandbox } from 'e2b'
+import { useSandbox } from '../lib/env.mjs'
 
 const STATE = process.env.SBX_TEST_STATE
 const fallback = join(STATE || '', 'templates/.fallback')
@@ -14,14 +15,7 @@ const skip = existsSync(fallback)
   ? `the Debian mirror was unreachable when the templates were built (${readFileSync(fallback, 'utf8').trim()}): base is the host-/usr template`
   : false
 let sbx
-
-before(async () => {
-  if (!skip) sbx = await Sandbox.create()
-})
-
-after(async () => {
-  if (sbx) await sbx.kill().catch(() => {})
-})
+useSandbox(() => (skip ? null : Sandbox.create()), (s) => (sbx = s))
 
 const run = async (cmd, opts) => (await sbx.commands.run(cmd, opts)).stdout
 
@@ -43,6 +37,24 @@ test('python, pip, node, npm, git and curl are there for the default user', { sk
   assert.match(await run('git --version'), /^git version /)
   assert.match(await run('curl --version'), /^curl /)
   assert.match(await run('cc --version | head -n 1'), /gcc|cc/)
+})
+
+test('an agent can check the server it started: ip, ss, socat, ping are there', { skip }, async () => {
+  const srv = await sbx.commands.run('python3 -m http.server 8765 --bind 127.0.0.1', { background: true })
+  try {
+    let ss = ''
+    for (let i = 0; i < 50 && !ss.includes(':8765'); i++) {
+      ss = await run('ss -Hltn')
+      if (!ss.includes(':8765')) await new Promise((r) => setTimeout(r, 100))
+    }
+    assert.match(ss, /LISTEN .*127\.0\.0\.1:8765/)
+    assert.match(await run('ip -o addr show lo'), /inet 127\.0\.0\.1\/8/)
+    assert.match(await run('ip route; echo ok'), /ok\n$/)
+    assert.equal(await run('printf "GET / HTTP/1.0\\r\\n\\r\\n" | socat - TCP:127.0.0.1:8765 | head -n 1'), 'HTTP/1.0 200 OK\r\n')
+    for (const tool of ['ping', 'gpg', 'patch']) assert.match(await run(`command -v ${tool}`), new RegExp(`/${tool}\n$`))
+  } finally {
+    await srv.kill()
+  }
 })
 
 test('the default user is user (1000), home /home/user, in the sudo group', { skip }, async () => {

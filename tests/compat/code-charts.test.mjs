@@ -1,18 +1,12 @@
 // matplotlib figures through `@e2b/code-interpreter` 2.8.0: a png plus the structured chart of
 // E2B's e2b_charts extractor for every chart type.
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Sandbox } from '@e2b/code-interpreter'
+import { useSandbox } from '../lib/env.mjs'
 
 let sbx
-
-before(async () => {
-  sbx = await Sandbox.create()
-})
-
-after(async () => {
-  if (sbx) await sbx.kill().catch(() => {})
-})
+useSandbox(() => Sandbox.create(), (s) => (sbx = s))
 
 async function chartOf(code) {
   const e = await sbx.runCode('import matplotlib.pyplot as plt\n' + code)

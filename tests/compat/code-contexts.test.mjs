@@ -1,19 +1,13 @@
 // Code contexts per language (python, javascript, typescript, bash) through
 // `@e2b/code-interpreter` 2.8.0: create/list/remove/restart, state, cwd, errors, interrupts.
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Sandbox } from '@e2b/code-interpreter'
 import { InvalidArgumentError, NotFoundError, TimeoutError } from 'e2b'
+import { useSandbox } from '../lib/env.mjs'
 
 let sbx
-
-before(async () => {
-  sbx = await Sandbox.create()
-})
-
-after(async () => {
-  if (sbx) await sbx.kill().catch(() => {})
-})
+useSandbox(() => Sandbox.create(), (s) => (sbx = s))
 
 test('default contexts: python and javascript in /home/user', async () => {
   const list = await sbx.listCodeContexts()

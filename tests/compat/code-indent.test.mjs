@@ -3,19 +3,13 @@
 // indentation removed from every line), with its results, charts and display data. The other
 // kernels (JavaScript, TypeScript, bash, R, Java) do not care about indentation; E2B's own
 // tests send them indented cells too.
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Sandbox } from '@e2b/code-interpreter'
+import { useSandbox } from '../lib/env.mjs'
 
 let sbx
-
-before(async () => {
-  sbx = await Sandbox.create()
-})
-
-after(async () => {
-  if (sbx) await sbx.kill().catch(() => {})
-})
+useSandbox(() => Sandbox.create(), (s) => (sbx = s))
 
 test('python: an indented cell runs; its last expression is the main result', async () => {
   const e = await sbx.runCode(`

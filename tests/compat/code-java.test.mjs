@@ -2,21 +2,15 @@
 // (`language: 'java'`): state, env vars (as system properties, as E2B's Java kernel sets them,
 // and in System.getenv) and cwd per context, streamed output, the last expression as the main
 // result, compile and runtime errors, and an interrupt on timeout that keeps the shell's state.
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Sandbox } from '@e2b/code-interpreter'
 import { TimeoutError } from 'e2b'
+import { useSandbox } from '../lib/env.mjs'
 
 let sbx
+useSandbox(() => Sandbox.create({ envs: { GLOBAL_J: 'from-create' } }), (s) => (sbx = s))
 const java = (code, opts = {}) => sbx.runCode(code, { language: 'java', ...opts })
-
-before(async () => {
-  sbx = await Sandbox.create({ envs: { GLOBAL_J: 'from-create' } })
-})
-
-after(async () => {
-  if (sbx) await sbx.kill().catch(() => {})
-})
 
 test('1+1; declarations persist; only an expression last gives a main result', async () => {
   const e = await java('1+1')
@@ -65,13 +59,25 @@ test('stdout and stderr are separate and streamed while the cell runs', async ()
       // The cell waits for a file that is only written once "ready" has arrived here.
       onStdout: (m) => {
         seen.push(m.line)
-        if (m.line === 'ready\n') sbx.files.write(go, 'x').catch(() => {})
+        if (m.line === 'ready') sbx.files.write(go, 'x').catch(() => {})
       },
     }
   )
   assert.equal(e.error, undefined, e.error?.traceback)
-  assert.deepEqual(seen, ['ready\n', 'done\n'])
-  assert.equal(e.logs.stderr.join(''), 'to stderr\n')
+  // one message per write, as IJava sends them: println's text, then its line end
+  assert.deepEqual(seen, ['ready', '\n', 'done', '\n'])
+  assert.deepEqual(e.logs.stderr, ['to stderr', '\n'])
+})
+
+test('System.out.println gives the line without its newline first, as E2B\'s Java kernel', async () => {
+  const e = await java('System.out.println("Hello, World!")')
+  assert.equal(e.logs.stdout[0], 'Hello, World!') // E2B's own test of its Java kernel
+  assert.deepEqual(e.logs.stdout, ['Hello, World!', '\n'])
+  const p = await java('System.out.print("a"); System.out.print("b");')
+  assert.deepEqual(p.logs.stdout, ['a', 'b'])
+  // a subprocess writes to the kernel's fd 1, read by lines as before
+  const sub = await java('new ProcessBuilder("echo", "from a child").inheritIO().start().waitFor();')
+  assert.deepEqual(sub.logs.stdout, ['from a child\n'])
 })
 
 test('errors: runtime exceptions by class, compile errors with the compiler message', async () => {

@@ -1,19 +1,13 @@
 // The code interpreter's Python kernel through the unmodified npm `@e2b/code-interpreter`
 // (pinned 2.8.0) against a real sbxd, template code-interpreter-v1.
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Sandbox } from '@e2b/code-interpreter'
 import { TimeoutError } from 'e2b'
+import { useSandbox } from '../lib/env.mjs'
 
 let sbx
-
-before(async () => {
-  sbx = await Sandbox.create({ envs: { GLOBAL_VAR: 'from-create' } })
-})
-
-after(async () => {
-  if (sbx) await sbx.kill().catch(() => {})
-})
+useSandbox(() => Sandbox.create({ envs: { GLOBAL_VAR: 'from-create' } }), (s) => (sbx = s))
 
 test('sandbox uses template code-interpreter-v1 and runCode("1+1") gives text "2"', async () => {
   const info = await sbx.getInfo()

@@ -1,21 +1,15 @@
 // The R kernel through `@e2b/code-interpreter` 2.8.0 (`language: 'r'`): state, env vars and cwd
 // per context, streamed output, the last expression as the main result, data frames as text and
 // HTML, plots as PNG, errors, and an interrupt on timeout that keeps the session.
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Sandbox } from '@e2b/code-interpreter'
 import { TimeoutError } from 'e2b'
+import { useSandbox } from '../lib/env.mjs'
 
 let sbx
+useSandbox(() => Sandbox.create({ envs: { GLOBAL_R: 'from-create' } }), (s) => (sbx = s))
 const r = (code, opts = {}) => sbx.runCode(code, { language: 'r', ...opts })
-
-before(async () => {
-  sbx = await Sandbox.create({ envs: { GLOBAL_R: 'from-create' } })
-})
-
-after(async () => {
-  if (sbx) await sbx.kill().catch(() => {})
-})
 
 test('1+1, state between executions, the last visible value is the main result', async () => {
   const e = await r('1+1')

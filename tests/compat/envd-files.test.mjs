@@ -1,5 +1,5 @@
 // envd filesystem service and /files through the unmodified npm `e2b` SDK (pinned 2.51.0).
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { gzipSync, gunzipSync } from 'node:zlib'
 import { createHash } from 'node:crypto'
@@ -7,17 +7,10 @@ import {
   Sandbox, FileType, FilesystemEventType, NotFoundError, FileNotFoundError,
   InvalidArgumentError, AuthenticationError, SandboxError,
 } from 'e2b'
-import { sleep, sandboxFetch } from '../lib/env.mjs'
+import { sleep, sandboxFetch, useSandbox } from '../lib/env.mjs'
 
 let sbx
-
-before(async () => {
-  sbx = await Sandbox.create()
-})
-
-after(async () => {
-  if (sbx) await sbx.kill().catch(() => {})
-})
+useSandbox(() => Sandbox.create(), (s) => (sbx = s))
 
 test('files.write then read: text round trip, owned by user', async () => {
   const info = await sbx.files.write('/home/user/a.txt', 'hello files')

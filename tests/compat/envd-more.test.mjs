@@ -1,19 +1,12 @@
 // More envd surface through the unmodified npm `e2b` SDK: handle methods, writeFiles, WatchDir
 // framing (start first, keepalives), Python-style user handling over raw Connect.
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Sandbox, FilesystemEventType } from 'e2b'
-import { sleep, sandboxFetch, envelope, parseEnvelopes } from '../lib/env.mjs'
+import { sleep, sandboxFetch, envelope, parseEnvelopes, useSandbox } from '../lib/env.mjs'
 
 let sbx
-
-before(async () => {
-  sbx = await Sandbox.create()
-})
-
-after(async () => {
-  if (sbx) await sbx.kill().catch(() => {})
-})
+useSandbox(() => Sandbox.create(), (s) => (sbx = s))
 
 test('CommandHandle: sendStdin, closeStdin, stdout/stderr getters, exitCode', async () => {
   const h = await sbx.commands.run('cat; echo done >&2', { background: true, stdin: true })

@@ -1,20 +1,13 @@
 // envd parity details that user code relies on (issue 12), through the unmodified npm `e2b` SDK:
 // uploads write the target in place, missing parents are created for the user as envd does,
 // and symlinks are reported as envd 0.6.13 (the version sbx reports) reports them.
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Sandbox, FileType, FilesystemEventType } from 'e2b'
-import { sleep, sandboxFetch } from '../lib/env.mjs'
+import { sleep, sandboxFetch, useSandbox } from '../lib/env.mjs'
 
 let sbx
-
-before(async () => {
-  sbx = await Sandbox.create()
-})
-
-after(async () => {
-  if (sbx) await sbx.kill().catch(() => {})
-})
+useSandbox(() => Sandbox.create(), (s) => (sbx = s))
 
 const waitEvent = async (events, pred) => {
   for (let i = 0; i < 50 && !events.some(pred); i++) await sleep(100)
@@ -39,6 +32,69 @@ test('files.write writes in place: a watcher sees CREATE and WRITE of the file i
   }
   assert.deepEqual([...new Set(events.map((e) => e.name))], ['out.csv'], JSON.stringify(events))
   assert.equal(await sbx.files.read('/home/user/wp/out.csv'), 'a,b\n3,4\n')
+})
+
+// The Python SDK's synchronous watch_dir polls: CreateWatcher, then GetWatcherEvents, over
+// Connect's JSON codec (docs/e2b-wire.md §3.6), as here.
+async function pollingWatcher(path, recursive) {
+  const h = { 'X-Access-Token': sbx.envdAccessToken, 'Content-Type': 'application/json' }
+  const rpc = async (m, body) => {
+    const res = await sandboxFetch(sbx.sandboxId, 49983, `/filesystem.Filesystem/${m}`, { method: 'POST', headers: h, body: JSON.stringify(body) })
+    return res.json()
+  }
+  const { watcherId } = await rpc('CreateWatcher', { path, recursive })
+  return {
+    events: async () => ((await rpc('GetWatcherEvents', { watcherId })).events || []).map((e) => `${e.type.replace('EVENT_TYPE_', '')} ${e.name}`),
+    remove: () => rpc('RemoveWatcher', { watcherId }),
+  }
+}
+
+test('a write is CREATE, CHMOD, WRITE as envd reports it; an overwrite CHMOD, WRITE', async () => {
+  await sbx.files.makeDir('/home/user/seq')
+  const w = await pollingWatcher('/home/user/seq', false)
+  const streamed = []
+  const h = await sbx.files.watchDir('/home/user/seq', (e) => streamed.push(`${e.type} ${e.name}`))
+  try {
+    await sbx.files.write('/home/user/seq/new.txt', 'first')
+    assert.deepEqual(await w.events(), ['CREATE new.txt', 'CHMOD new.txt', 'WRITE new.txt'], 'E2B\'s tests count 3 events')
+    await sbx.files.write('/home/user/seq/new.txt', 'second, longer')
+    // the truncation and the data are two writes: read apart (as a watcher that reads all the
+    // time, envd's included, may read them), they are two WRITE events
+    const merged = (await w.events()).filter((e, i, a) => e !== a[i - 1])
+    assert.deepEqual(merged, ['CHMOD new.txt', 'WRITE new.txt'])
+    await sbx.files.writeFiles([{ path: '/home/user/seq/a.txt', data: 'a' }, { path: '/home/user/seq/b.txt', data: 'b' }])
+    assert.deepEqual(await w.events(), ['CREATE a.txt', 'CHMOD a.txt', 'WRITE a.txt', 'CREATE b.txt', 'CHMOD b.txt', 'WRITE b.txt'])
+    const want = [FilesystemEventType.CREATE, FilesystemEventType.CHMOD, FilesystemEventType.WRITE].map((t) => `${t} new.txt`)
+    assert.ok(await waitEvent(streamed, (e) => e === `${FilesystemEventType.WRITE} b.txt`), JSON.stringify(streamed))
+    assert.deepEqual(streamed.filter((e) => e.endsWith(' new.txt')).slice(0, 3), want, 'the stream says the same')
+  } finally {
+    await h.stop()
+    await w.remove()
+  }
+  assert.equal(await sbx.files.read('/home/user/seq/new.txt'), 'second, longer')
+})
+
+test('a recursive polling watcher follows new folders: mkdir d/n, then a write in it', async () => {
+  await sbx.files.makeDir('/home/user/rw')
+  const w = await pollingWatcher('/home/user/rw', true)
+  try {
+    await sbx.files.makeDir('/home/user/rw/n')
+    await sbx.files.write('/home/user/rw/n/f.txt', 'nested')
+    const got = await w.events()
+    assert.ok(got.includes('CREATE n'), JSON.stringify(got))
+    assert.ok(got.includes('CREATE n/f.txt'), JSON.stringify(got))
+    assert.ok(got.includes('WRITE n/f.txt'), JSON.stringify(got))
+    // deeper, made at once by a command, and written later
+    await sbx.commands.run('mkdir -p /home/user/rw/a/b/c && echo deep > /home/user/rw/a/b/c/g.txt')
+    await sleep(300)
+    await sbx.files.write('/home/user/rw/a/b/c/g.txt', 'deeper')
+    const more = await w.events()
+    for (const e of ['CREATE a', 'CREATE a/b', 'CREATE a/b/c', 'CREATE a/b/c/g.txt'])
+      assert.ok(more.includes(e), `${e}: ${JSON.stringify(more)}`)
+    assert.ok(more.filter((e) => e === 'WRITE a/b/c/g.txt').length >= 1, JSON.stringify(more))
+  } finally {
+    await w.remove()
+  }
 })
 
 test('files.write over an existing file keeps its inode: hard links see it, a symlink is written through', async () => {

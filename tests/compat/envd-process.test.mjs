@@ -1,21 +1,14 @@
 // envd process.Process through the unmodified npm `e2b` SDK (pinned 2.51.0): commands and pty.
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import {
   Sandbox, CommandExitError, NotFoundError, TimeoutError, AuthenticationError,
   InvalidArgumentError, SandboxError,
 } from 'e2b'
-import { sleep, sandboxFetch, envelope, parseEnvelopes } from '../lib/env.mjs'
+import { sleep, sandboxFetch, envelope, parseEnvelopes, useSandbox } from '../lib/env.mjs'
 
 let sbx
-
-before(async () => {
-  sbx = await Sandbox.create()
-})
-
-after(async () => {
-  if (sbx) await sbx.kill().catch(() => {})
-})
+useSandbox(() => Sandbox.create(), (s) => (sbx = s))
 
 test('commands.run: args, envs, cwd, stdout/stderr callbacks', async () => {
   const out = []

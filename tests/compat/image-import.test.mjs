@@ -14,7 +14,6 @@ import { Sandbox } from 'e2b'
 const TOP = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const MKIMAGE = join(TOP, 'tests/integration/fixtures/mkimage.py')
 const STATE = process.env.SBX_TEST_STATE
-const AGENT = process.env.SBX_AGENT || join(TOP, 'build/guest-agent/sbx-agent')
 const URL_ = process.env.E2B_API_URL
 const KEY = process.env.E2B_API_KEY
 const work = mkdtempSync(join(tmpdir(), 'sbx-image-'))
@@ -22,8 +21,7 @@ let sbx
 
 function mkimage(name, ...args) {
   const out = join(work, name)
-  // The agent is bound in from the host, dynamically linked: the image carries its libraries.
-  execFileSync('python3', [MKIMAGE, out, '--agent', AGENT, ...args])
+  execFileSync('python3', [MKIMAGE, out, ...args])
   return out
 }
 
@@ -55,12 +53,16 @@ after(async () => {
   rmSync(work, { recursive: true, force: true })
 })
 
-test('the image config carries into the template: User, WorkingDir, Env', async () => {
-  assert.equal(await run('id -un; id -u'), 'app\n1000\n')
-  assert.equal(await run('pwd'), '/data\n')
+test('the image config carries into the template as E2B does: Env; User and WorkingDir kept aside', async () => {
+  // E2B's build runs every template as user in /home/user, whatever the image's USER and
+  // WORKDIR; its uid 1000 belongs to the image's app, so user gets the next free id
+  assert.equal(await run('id -un; id -u; id -u app'), 'user\n1001\n1000\n')
+  assert.equal(await run('pwd; stat -c %U /home/user'), '/home/user\nuser\n')
   assert.equal(await run('echo "$GREETING"'), 'hello from the image\n')
   assert.equal(await run('echo "$PATH"'), '/usr/bin:/bin\n')
   const img = (await api('GET', '/v1/images/sbx-img')).json
+  assert.equal(img.user, 'app')
+  assert.equal(img.workingDir, '/data')
   assert.deepEqual(img.entrypoint, ['/usr/bin/env'])
   assert.deepEqual(img.cmd, ['/bin/bash'])
   assert.equal(img.format, 'oci')

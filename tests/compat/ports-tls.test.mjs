@@ -6,32 +6,21 @@
 // upgrade included. The SDK runs in a child node (NODE_EXTRA_CA_CERTS is read at start-up).
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFileSync, execFile } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { mkdtempSync, writeFileSync, rmSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { startSbxd, realTemplates, REAL } from '../integration/sbxd.mjs'
+import { startSbxd, realTemplates, REAL, makeTestCerts } from '../integration/sbxd.mjs'
 import { request } from './ports-lib.mjs'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 let d, dir
 
-// A CA, and a certificate it signs for the default domain and its wildcard.
-function makeCerts(at) {
-  const ossl = (...a) => execFileSync('openssl', a, { cwd: at, stdio: ['ignore', 'ignore', 'pipe'] })
-  ossl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=sbx test CA')
-  ossl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', 'key.pem', '-out', 'req.csr', '-subj', '/CN=sbx.localhost')
-  writeFileSync(join(at, 'ext'), 'subjectAltName=DNS:sbx.localhost,DNS:*.sbx.localhost,IP:127.0.0.1\n')
-  ossl('x509', '-req', '-in', 'req.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial',
-    '-out', 'cert.pem', '-days', '2', '-extfile', 'ext')
-}
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sbx-tls-'))
-  makeCerts(dir)
+  makeTestCerts(dir)
   d = await startSbxd({
     jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
     args: ['--tls-cert', join(dir, 'cert.pem'), '--tls-key', join(dir, 'key.pem')],
@@ -121,6 +110,90 @@ test('the /v1 terminal WebSocket works over https too', async () => {
     ws.close()
   } finally {
     await request(`${base}/sandboxes/${id}`, { method: 'DELETE', ca, headers: { 'X-API-KEY': d.key } })
+  }
+})
+
+// Template.build() with a copy() step over https: the SDK PUTs the files to the upload link
+// sbxd hands out, which must be https:// like the URL the client used.
+const BUILD_CHILD = String.raw`
+import { Template, Sandbox } from 'e2b'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+const ctx = mkdtempSync(join(tmpdir(), 'sbx-tls-build-'))
+writeFileSync(join(ctx, 'hello.txt'), 'copied over tls\n')
+const tpl = Template({ fileContextPath: ctx }).fromTemplate('base').copy('hello.txt', '/home/user/hello.txt')
+await Template.build(tpl, 'tls-copy')
+const sbx = await Sandbox.create('tls-copy')
+try {
+  console.log(JSON.stringify({ text: await sbx.files.read('/home/user/hello.txt') }))
+} finally {
+  await sbx.kill()
+}
+`
+
+test('every URL sbxd hands out over https is https: upload links, and a copy() build works', async () => {
+  const ca = readFileSync(join(dir, 'ca.pem'))
+  const base = `https://127.0.0.1:${d.port}`
+  const t = await request(`${base}/v3/templates`, {
+    method: 'POST', ca, headers: { 'X-API-KEY': d.key, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'tls-link' }),
+  })
+  assert.equal(t.status, 202, t.body)
+  const link = await request(`${base}/templates/${JSON.parse(t.body).templateID}/files/${'a'.repeat(64)}`, { ca, headers: { 'X-API-KEY': d.key } })
+  assert.equal(link.status, 201)
+  assert.ok(JSON.parse(link.body).url.startsWith(`${base}/build-uploads/`), link.body)
+  const c = await request(`${base}/v2/sandboxes`, {
+    method: 'POST', ca, headers: { 'X-API-KEY': d.key, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ templateID: 'base' }),
+  })
+  assert.equal(JSON.parse(c.body).domain, `sbx.localhost:${d.port}`)
+  await request(`${base}/sandboxes/${JSON.parse(c.body).sandboxID}`, { method: 'DELETE', ca, headers: { 'X-API-KEY': d.key } })
+
+  const script = join(HERE, `.tls-build-child-${process.pid}.mjs`)
+  writeFileSync(script, BUILD_CHILD)
+  try {
+    const out = await new Promise((resolve, reject) => {
+      execFile(process.execPath, [script], {
+        cwd: HERE, timeout: 300000,
+        env: {
+          ...process.env, NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem'), E2B_API_KEY: d.key,
+          E2B_API_URL: base, E2B_SANDBOX_URL: base,
+        },
+      }, (err, stdout, stderr) => err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))
+    })
+    assert.equal(JSON.parse(out.trim().split('\n').pop()).text, 'copied over tls\n')
+  } finally {
+    rmSync(script, { force: true })
+  }
+})
+
+test('--public-url: sbxd behind a proxy hands out the proxy\'s URLs', async () => {
+  const p = await startSbxd({
+    jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
+    args: ['--public-url', 'https://sbx.example.test:8443/'],
+  })
+  try {
+    assert.match(p.stdout(), /^export E2B_API_URL=https:\/\/sbx\.example\.test:8443$/m)
+    assert.match(p.stdout(), /^export E2B_SANDBOX_URL=https:\/\/sbx\.example\.test:8443$/m)
+    const t = await p.api('POST', '/v3/templates', { body: { name: 'pub-link' } })
+    const link = await p.api('GET', `/templates/${t.json.templateID}/files/${'a'.repeat(64)}`)
+    assert.equal(link.status, 201)
+    assert.ok(link.json.url.startsWith('https://sbx.example.test:8443/build-uploads/'), link.text)
+    const c = await p.api('POST', '/v2/sandboxes', { body: { templateID: 'base' } })
+    assert.equal(c.status, 201, c.text)
+    assert.equal(c.json.domain, 'sbx.example.test:8443', 'the proxy\'s host is the default domain')
+  } finally {
+    await p.stop()
+  }
+  // the upload link follows the Host the client used when no --public-url is set
+  const q = await startSbxd({})
+  try {
+    const t = await q.api('POST', '/v3/templates', { body: { name: 'host-link' } })
+    const link = await request(`${q.url}/templates/${t.json.templateID}/files/${'a'.repeat(64)}`, { headers: { Host: 'sbx.internal:7000', 'X-API-KEY': q.key } })
+    assert.ok(JSON.parse(link.body).url.startsWith('http://sbx.internal:7000/build-uploads/'), link.body)
+  } finally {
+    await q.stop()
   }
 })
 

@@ -4,23 +4,17 @@
 // agent_user_caps(): CAP_CHOWN CAP_DAC_OVERRIDE CAP_FOWNER CAP_FSETID CAP_SETUID CAP_SETGID),
 // so useradd, chown and apt's drop to _apt work as E2B users expect, and nothing beyond them
 // (escape battery A3, A10). Other users hold nothing.
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Sandbox, CommandExitError } from 'e2b'
 import { v1 } from '../integration/v1-lib.mjs'
+import { useSandbox } from '../lib/env.mjs'
 
 // bits 0 1 3 4 6 7
 const ROOT_CAPS = '00000000000000db'
 const NONE = '0000000000000000'
 let sbx
-
-before(async () => {
-  sbx = await Sandbox.create()
-})
-
-after(async () => {
-  if (sbx) await sbx.kill().catch(() => {})
-})
+useSandbox(() => Sandbox.create(), (s) => (sbx = s))
 
 const asRoot = async (cmd) => (await sbx.commands.run(cmd, { user: 'root' })).stdout
 const refused = async (cmd) => {

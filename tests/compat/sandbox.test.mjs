@@ -1,19 +1,12 @@
 // The walking skeleton's user flows through the unmodified npm `e2b` SDK (pinned 2.51.0).
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes, createHash } from 'node:crypto'
 import { Sandbox, CommandExitError, TimeoutError, NotFoundError, SandboxError } from 'e2b'
-import { sleep, waitFor, sandboxDirs, cgroupExists, hostPidOf } from '../lib/env.mjs'
+import { sleep, waitFor, sandboxDirs, cgroupExists, hostPidOf, useSandbox } from '../lib/env.mjs'
 
 let sbx
-
-before(async () => {
-  sbx = await Sandbox.create()
-})
-
-after(async () => {
-  if (sbx) await sbx.kill().catch(() => {})
-})
+useSandbox(() => Sandbox.create(), (s) => (sbx = s))
 
 test('create returns a running sandbox of template base', async () => {
   assert.match(sbx.sandboxId, /^[a-z0-9]+$/)

@@ -5,11 +5,12 @@
 // The client is in base's own layer: when build-all.sh fell back to the host-/usr templates
 // (<state>/templates/.fallback, no Debian mirror), base has no sbx sudo and these tests skip,
 // saying why.
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Sandbox, CommandExitError, TimeoutError } from 'e2b'
+import { useSandbox } from '../lib/env.mjs'
 
 const STATE = process.env.SBX_TEST_STATE
 const fallback = join(STATE || '', 'templates/.fallback')
@@ -17,14 +18,7 @@ const skip = existsSync(fallback)
   ? `the Debian base is absent (${readFileSync(fallback, 'utf8').trim()}): base is the host-/usr template, without sbx's sudo`
   : false
 let sbx
-
-before(async () => {
-  if (!skip) sbx = await Sandbox.create()
-})
-
-after(async () => {
-  if (sbx) await sbx.kill().catch(() => {})
-})
+useSandbox(() => (skip ? null : Sandbox.create()), (s) => (sbx = s))
 
 const run = async (cmd, opts) => (await sbx.commands.run(cmd, opts)).stdout
 const fails = async (cmd, opts) => {

@@ -5,6 +5,7 @@
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import { mkdtempSync, writeFileSync, mkdirSync, existsSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
@@ -150,11 +151,22 @@ test('a step that reaches beyond the package mirrors fails, naming the host', as
   assert.ok(logs.some((l) => /Build failed at step 1/.test(l)), logs.join('\n'))
 })
 
-test('fromImage of an image that was not imported fails saying how to import it', async () => {
-  const tpl = Template().fromImage('ubuntu:22.04').runCmd('true')
+test('a step run as a user the image lacks fails in E2B\'s words', async () => {
+  // E2B's own template test expects exactly this message (envd's unauthenticated refusal)
+  const tpl = Template().fromTemplate('base').skipCache().runCmd('whoami', { user: 'root123' })
+  await assert.rejects(Template.build(tpl, 'tb-nouser'), (e) => {
+    assert.ok(e instanceof BuildError)
+    assert.ok(e.message.includes("failed to run command 'whoami': command failed: unauthenticated: invalid username: 'root123'"), e.message)
+    return true
+  })
+})
+
+test('fromImage of an image whose registry cannot be reached fails naming it and why', async () => {
+  // .invalid never resolves (RFC 2606): sbxd pulls from the registry the reference names
+  const tpl = Template().fromImage('registry.invalid/team/app:1').runCmd('true')
   await assert.rejects(Template.build(tpl, 'tb-noimage'), (e) => {
     assert.ok(e instanceof BuildError)
-    assert.match(e.message, /image 'ubuntu:22\.04' is not imported.*sbx image import ubuntu:22\.04/)
+    assert.match(e.message, /pulling 'registry\.invalid\/team\/app:1' failed: registry registry\.invalid cannot be reached over https: Couldn't resolve host name/)
     return true
   })
 })
@@ -162,8 +174,7 @@ test('fromImage of an image that was not imported fails saying how to import it'
 test('fromImage of an imported image builds on its layers and config', async () => {
   // a small image with bash (tests/integration/fixtures/mkimage.py), imported as sbx-tbimg:v1
   const file = join(ctx, 'img.tar')
-  const agent = process.env.SBX_AGENT || join(ROOT, 'build/guest-agent/sbx-agent')
-  execFileSync('python3', [join(ROOT, 'tests/integration/fixtures/mkimage.py'), file, '--agent', agent])
+  execFileSync('python3', [join(ROOT, 'tests/integration/fixtures/mkimage.py'), file])
   const imp = await fetch(`${process.env.E2B_API_URL}/v1/images?name=sbx-tbimg&tag=v1`, {
     method: 'POST', headers: { Authorization: `Bearer ${process.env.E2B_API_KEY}` }, body: readFileSync(file),
   })
@@ -172,7 +183,9 @@ test('fromImage of an imported image builds on its layers and config', async () 
   const { logs } = await build(tpl, 'tb-fromimage')
   assert.ok(logs.some((l) => /base: sbx template 'sbx-tbimg:v1'/.test(l)), logs.join('\n'))
   const s = await create('tb-fromimage')
-  assert.equal(await run(s, 'cat /data/built.txt; id -un; pwd'), 'from the image, root\napp\n/data\n')
+  // the image's template works in /home/user, as E2B's fromImage does (its WORKDIR /data is
+  // kept aside: templates/README.md, "Images"), and no step here sets another
+  assert.equal(await run(s, 'cat /data/built.txt; id -un; pwd'), 'from the image, root\napp\n/home/user\n')
   await api('DELETE', '/templates/tb-fromimage')
 })
 
@@ -246,6 +259,61 @@ test('aliases and tags: exists, name:tag, assign, list and remove', async () => 
   await Template.removeTags('tb-tags', 'prod')
   await assert.rejects(Sandbox.create('tb-tags:prod'), /not found/)
   assert.deepEqual((await Template.getTags('tb-tags')).map((t) => t.tag).sort(), ['default', 'v1', 'v2'])
+})
+
+test('copy() places files as E2B does: globs, folders, trailing slashes', async () => {
+  const c = mkdtempSync(join(tmpdir(), 'sbx-tbcopy-'))
+  try {
+    mkdirSync(join(c, 'folder', 'sub'), { recursive: true })
+    writeFileSync(join(c, 'folder', 'test.txt'), 'test\n')
+    writeFileSync(join(c, 'folder', 'sub', 'deep.txt'), 'deep\n')
+    writeFileSync(join(c, 'a.txt'), 'a\n')
+    writeFileSync(join(c, 'b.txt'), 'b\n')
+    writeFileSync(join(c, 'c.md'), 'c\n')
+    const tpl = Template({ fileContextPath: c })
+      .fromTemplate('base')
+      .copy('folder/*', 'folder') // E2B's own test: the matched files land in the destination
+      .copy('*.txt', 'txts/')
+      .copy('folder', 'merged/')
+      .copy('folder/', 'slashed')
+      .copy('a.txt', 'renamed.txt')
+      .copy('b.txt', 'folder') // an existing directory receives the file
+      .copy(['a.txt', 'c.md'], 'many/')
+    await build(tpl, 'tb-copy')
+    const s = await create('tb-copy')
+    const found = await run(s, 'cd /home/user && find folder txts merged slashed renamed.txt many -print | sort')
+    assert.deepEqual(found.trim().split('\n'), [
+      'folder', 'folder/b.txt', 'folder/sub', 'folder/sub/deep.txt', 'folder/test.txt',
+      'many', 'many/a.txt', 'many/c.md',
+      'merged', 'merged/sub', 'merged/sub/deep.txt', 'merged/test.txt',
+      'renamed.txt',
+      'slashed', 'slashed/sub', 'slashed/sub/deep.txt', 'slashed/test.txt',
+      'txts', 'txts/a.txt', 'txts/b.txt',
+    ])
+    assert.equal(await run(s, 'cat /home/user/folder/test.txt /home/user/renamed.txt'), 'test\na\n')
+  } finally {
+    rmSync(c, { recursive: true, force: true })
+  }
+})
+
+test('tags as E2B takes them: long ones, upper case folded, UUIDs refused', async () => {
+  // E2B's own tests tag builds `v1-<uuid>` (39 characters)
+  const tag = `v1-${randomUUID()}`
+  const tpl = Template().fromTemplate('base').runCmd('echo long > /tmp/version')
+  const { info } = await build(tpl, `tb-longtag:${tag}`)
+  assert.deepEqual(info.tags, [tag])
+  assert.equal(await run(await create(`tb-longtag:${tag}`), 'cat /tmp/version'), 'long\n')
+  const long = 'r'.repeat(128)
+  const assigned = await Template.assignTags(`tb-longtag:${tag}`, ['Release-2026', long])
+  assert.deepEqual(assigned.tags, ['release-2026', long], 'lowercased, as E2B does')
+  assert.equal(await run(await create('tb-longtag:release-2026'), 'cat /tmp/version'), 'long\n')
+  assert.equal(await run(await create(`tb-longtag:${long}`), 'cat /tmp/version'), 'long\n')
+  assert.deepEqual((await Template.getTags('tb-longtag')).map((t) => t.tag).sort(), [tag, 'release-2026', long].sort())
+  for (const bad of [randomUUID(), 'r'.repeat(129), 'a..b']) {
+    const r = await api('POST', '/templates/tags', { body: { target: `tb-longtag:${tag}`, tags: [bad] } })
+    assert.equal(r.status, 400, bad)
+    assert.match(r.json.message, /invalid tag/)
+  }
 })
 
 test('list, get and delete a built template', async () => {

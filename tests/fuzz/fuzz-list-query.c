@@ -95,23 +95,8 @@ static void check_files(const char *target)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-        char *copy = malloc(size + 1);
-        FUZZ_CHECK(copy);
-        memcpy(copy, data, size);
-        copy[size] = 0;
-        const char *f[FIELDS] = {};
-        char *p = copy;
-        for (int i = 0; i < FIELDS && p; i++) {
-                f[i] = p;
-                p = strchr(p, '\n');
-                if (p && i < FIELDS - 1)
-                        *p++ = 0;
-                else
-                        p = NULL;
-        }
-        for (int i = 0; i < FIELDS; i++)
-                if (f[i] && strcmp(f[i], "\x01") == 0)
-                        f[i] = NULL;
+        const char *f[FIELDS];
+        char *copy = fuzz_fields(data, size, f, FIELDS);
         struct list_params lp = {.limit = f[0],
                                  .next_token = f[1],
                                  .metadata = f[2],

@@ -131,23 +131,8 @@ static void check_query(const char *target)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-        char *copy = malloc(size + 1);
-        FUZZ_CHECK(copy);
-        memcpy(copy, data, size);
-        copy[size] = 0;
-        const char *f[FIELDS] = {};
-        char *p = copy;
-        for (int i = 0; i < FIELDS && p; i++) {
-                f[i] = p;
-                p = strchr(p, '\n');
-                if (p && i < FIELDS - 1)
-                        *p++ = 0;
-                else
-                        p = NULL;
-        }
-        for (int i = 0; i < FIELDS; i++)
-                if (f[i] && strcmp(f[i], "\x01") == 0)
-                        f[i] = NULL;
+        const char *f[FIELDS];
+        char *copy = fuzz_fields(data, size, f, FIELDS);
         check_classify(f[0], f[1], f[2]);
         const char *method = f[3] ? f[3] : "GET", *target = f[4] ? f[4] : "/";
         char *path = strndup(target, strcspn(target, "?#"));

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Shared by the libFuzzer harnesses of tests/fuzz/: a checked assertion that aborts (so
- * libFuzzer and the replay test both see a broken property as a crash), and a deterministic
+ * libFuzzer and the replay test both see a broken property as a crash), a deterministic
  * way to cut an input into chunks (streaming parsers must give the same answer however the
- * bytes arrive).
+ * bytes arrive), and an input read as lines of fields.
  */
 #pragma once
 
@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -47,4 +48,30 @@ static inline size_t fuzz_chunker_next(struct fuzz_chunker *c, size_t left)
         c->state ^= c->state << 5;
         size_t n = 1 + c->state % c->max;
         return n < left ? n : left;
+}
+
+/* The input as n fields, one a line: a NUL-terminated copy (the caller frees it) that f[]
+ * points into, the last field taking the rest; a field of the single byte 0x01 is NULL (absent),
+ * and so is every field past the input's last line. */
+static inline char *fuzz_fields(const uint8_t *data, size_t size, const char **f, int n)
+{
+        char *copy = malloc(size + 1);
+        FUZZ_CHECK(copy);
+        memcpy(copy, data, size);
+        copy[size] = 0;
+        char *p = copy;
+        for (int i = 0; i < n; i++)
+                f[i] = NULL;
+        for (int i = 0; i < n && p; i++) {
+                f[i] = p;
+                p = strchr(p, '\n');
+                if (p && i < n - 1)
+                        *p++ = 0;
+                else
+                        p = NULL;
+        }
+        for (int i = 0; i < n; i++)
+                if (f[i] && strcmp(f[i], "\x01") == 0)
+                        f[i] = NULL;
+        return copy;
 }

@@ -9,9 +9,25 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes, createHmac } from 'node:crypto'
-import { startSbxd, realTemplates, REAL, sleep } from './sbxd.mjs'
+import assert from 'node:assert/strict'
+import { startSbxd, realTemplates, REAL, TOP, sleep } from './sbxd.mjs'
 
 export const ETCD = ['/usr/bin/etcd', '/usr/local/bin/etcd'].find((p) => existsSync(p))
+// Why the cluster tests skip: only a missing etcd (false when it is installed).
+export const clusterSkip = !ETCD ? 'etcd not installed (scripts/install-deps.sh)' : false
+export const SBX = join(TOP, 'build/cli/sbx')
+const SDK = join(TOP, 'tests/node_modules/e2b/dist/index.mjs')
+
+// The e2b SDK's module, once what a cluster test runs is there: sbxd, the jailer and the agent
+// built, the SDK installed, with cli the sbx CLI built. Anything missing is a failure, not a
+// skip.
+export async function importSdk({ cli = false } = {}) {
+  const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
+  assert.ok(!missing.length, `not built: ${missing.join(', ')}`)
+  assert.ok(existsSync(SDK), 'e2b SDK not installed (npm ci in tests/)')
+  if (cli) assert.ok(existsSync(SBX), 'the sbx CLI is not built')
+  return import(SDK)
+}
 
 export function freePort() {
   return new Promise((res, rej) => {
@@ -167,4 +183,46 @@ export async function cleanNode(d) {
     const t = `/sandboxes/${s.sandboxID}`
     await fetch(`${d.url}${t}`, { method: 'DELETE', headers: h('DELETE', t) }).catch(() => {})
   }
+}
+
+// A cluster of a test file or a bench: three etcd members and n sbxd nodes, all with one API
+// key; with network (the tests) each node in a network namespace of its own (makeNetwork), else
+// (the benches) on loopback addresses. newCluster() is the empty record; startCluster() fills it
+// in (before()), every node seeing the others when it returns; stopCluster() removes whatever
+// start got to (after(), finally).
+export const newCluster = (n = 3, { network = true } = {}) =>
+  ({ n, network, key: newKey(), nodes: [], etcd: null, net: null })
+
+export async function startCluster(cl) {
+  if (cl.network) cl.net = makeNetwork(cl.n)
+  cl.etcd = await startEtcd(3, cl.net?.etcdHost)
+  for (let i = 0; i < cl.n; i++) cl.nodes.push(await startNode(i, cl.etcd, cl.key, { net: cl.net }))
+  await hopSecret(cl.etcd) // for cleanNode, while etcd has quorum
+  const auth = { Authorization: `Bearer ${cl.key}` }
+  for (let i = 0; i < 100; i++) { // every node sees the others (a list asks those it sees)
+    const ls = await Promise.all(cl.nodes.map((d) => fetch(`${d.url}/v1/nodes`, { headers: auth }).then((r) => r.json())))
+    if (ls.every((l) => l.length === cl.n)) break
+    await sleep(100)
+  }
+}
+
+// With $SBX_CLUSTER_LOGS (debugging), every node's log goes to <that dir>/<logPrefix>node<i>.log
+// first. A node a failed test left killed is started once more, alone (etcd may have lost
+// quorum), so that it adopts its sandboxes and they can be removed.
+export async function stopCluster(cl, logPrefix = '') {
+  const { nodes, net } = cl
+  if (process.env.SBX_CLUSTER_LOGS) {
+    nodes.forEach((d, i) => d && writeFileSync(join(process.env.SBX_CLUSTER_LOGS, `${logPrefix}node${i}.log`), d.stderr()))
+  }
+  for (let i = 0; i < nodes.length; i++) {
+    const d = nodes[i]
+    if (!d || (d.proc.exitCode === null && !d.proc.signalCode)) continue
+    nodes[i] = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: d, host: nodeHost(i, net),
+      wrap: net ? net.wrap(i) : [], args: ['--cgroup-parent', cgroupParent(i)] }).catch(() => null)
+  }
+  for (const d of nodes) await cleanNode(d).catch(() => {})
+  for (const d of nodes) await d?.stop().catch(() => {})
+  await cl.etcd?.stopAll()
+  net?.remove()
+  for (let i = 0; i < cl.n; i++) await removeCgroupParent(i)
 }

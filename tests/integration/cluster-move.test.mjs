@@ -9,18 +9,14 @@ import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { execFile } from 'node:child_process'
-import { TOP, REAL, sleep, startSbxd } from './sbxd.mjs'
-import { ETCD, startEtcd, startNode, newKey, owners, cleanNode, cgroupParent, makeNetwork, nodeHost, removeCgroupParent, hopSecret, hopValue } from './cluster-lib.mjs'
+import { sleep } from './sbxd.mjs'
+import { owners, hopSecret, hopValue, newCluster, startCluster, stopCluster, clusterSkip, importSdk, SBX } from './cluster-lib.mjs'
 
-const SDK = join(TOP, 'tests/node_modules/e2b/dist/index.mjs')
-const SBX = join(TOP, 'build/cli/sbx')
-const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
-const skip = !ETCD ? 'etcd not installed (scripts/install-deps.sh)' : false
+const skip = clusterSkip
 
+const cl = newCluster()
+const { nodes, key } = cl
 let etcd
-let net
-const nodes = []
-const key = newKey()
 let e2b
 const opts = () => ({ apiUrl: nodes[0].url, sandboxUrl: nodes[0].url, apiKey: key })
 const auth = { Authorization: `Bearer ${key}` }
@@ -29,37 +25,12 @@ const hop = async (method, target) => ({ 'Sbx-Cluster-Hop': hopValue(await hopSe
 
 before(async () => {
   if (skip) return
-  assert.ok(!missing.length, `not built: ${missing.join(', ')}`)
-  assert.ok(existsSync(SDK), 'e2b SDK not installed (npm ci in tests/)')
-  assert.ok(existsSync(SBX), 'the sbx CLI is not built')
-  e2b = await import(SDK)
-  net = makeNetwork(3)
-  etcd = await startEtcd(3, net.etcdHost)
-  for (let i = 0; i < 3; i++) nodes.push(await startNode(i, etcd, key, { net }))
-  for (let i = 0; i < 100; i++) {
-    const l = await fetch(`${nodes[0].url}/v1/nodes`, { headers: auth }).then((r) => r.json())
-    if (l.length === 3) break
-    await sleep(100)
-  }
+  e2b = await importSdk({ cli: true })
+  await startCluster(cl)
+  etcd = cl.etcd
 })
 
-after(async () => {
-  if (process.env.SBX_CLUSTER_LOGS) {
-    const { writeFileSync } = await import('node:fs')
-    nodes.forEach((d, i) => d && writeFileSync(join(process.env.SBX_CLUSTER_LOGS, `move-node${i}.log`), d.stderr()))
-  }
-  for (let i = 0; i < nodes.length; i++) {
-    const d = nodes[i]
-    if (!d || (d.proc.exitCode === null && !d.proc.signalCode)) continue
-    nodes[i] = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: d, host: nodeHost(i, net),
-      wrap: net.wrap(i), args: ['--cgroup-parent', cgroupParent(i)] }).catch(() => null)
-  }
-  for (const d of nodes) await cleanNode(d).catch(() => {})
-  for (const d of nodes) await d?.stop().catch(() => {})
-  await etcd?.stopAll()
-  net?.remove()
-  for (let i = 0; i < 3; i++) await removeCgroupParent(i)
-})
+after(() => stopCluster(cl, 'move-'))
 
 // A sandbox created on node i itself (the hop header: no placement), then reached through
 // node 0 with the SDK.

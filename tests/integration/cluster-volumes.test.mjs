@@ -6,19 +6,15 @@
 // session's sandbox on a drained node: refused. Skipped only when etcd is not installed.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { TOP, REAL, sleep, startSbxd } from './sbxd.mjs'
-import { ETCD, startEtcd, startNode, newKey, owners, volumeOwners, cleanNode, cgroupParent, makeNetwork, nodeHost, removeCgroupParent, hopSecret, hopValue } from './cluster-lib.mjs'
+import { sleep } from './sbxd.mjs'
+import { startNode, owners, volumeOwners, hopSecret, hopValue, newCluster, startCluster, stopCluster, clusterSkip, importSdk } from './cluster-lib.mjs'
 
-const SDK = join(TOP, 'tests/node_modules/e2b/dist/index.mjs')
-const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
-const skip = !ETCD ? 'etcd not installed (scripts/install-deps.sh)' : false
+const skip = clusterSkip
 
-let etcd
-let net
-const nodes = []
-const key = newKey()
+const cl = newCluster()
+const { nodes, key } = cl
+let etcd, net
 let e2b
 const vols = [] // { id, name, token }
 const at = (i) => ({ apiUrl: nodes[i].url, sandboxUrl: nodes[i].url, apiKey: key })
@@ -27,37 +23,13 @@ const api = (i, method, path, body) => nodes[i].api(method, path, { key, body })
 
 before(async () => {
   if (skip) return
-  assert.ok(!missing.length, `not built: ${missing.join(', ')}`)
-  assert.ok(existsSync(SDK), 'e2b SDK not installed (npm ci in tests/)')
-  e2b = await import(SDK)
-  net = makeNetwork(3)
-  etcd = await startEtcd(3, net.etcdHost)
-  for (let i = 0; i < 3; i++) nodes.push(await startNode(i, etcd, key, { net }))
-  await hopSecret(etcd) // for cleanNode, while etcd has quorum
-  for (let i = 0; i < 100; i++) { // every node sees the other two (a list asks those it sees)
-    const ls = await Promise.all(nodes.map((d) => fetch(`${d.url}/v1/nodes`, { headers: { Authorization: `Bearer ${key}` } }).then((r) => r.json())))
-    if (ls.every((l) => l.length === 3)) break
-    await sleep(100)
-  }
+  e2b = await importSdk()
+  await startCluster(cl)
+  etcd = cl.etcd
+  net = cl.net
 })
 
-after(async () => {
-  if (process.env.SBX_CLUSTER_LOGS) {
-    const { writeFileSync } = await import('node:fs')
-    nodes.forEach((d, i) => d && writeFileSync(join(process.env.SBX_CLUSTER_LOGS, `node${i}.log`), d.stderr()))
-  }
-  for (let i = 0; i < nodes.length; i++) { // a node a failed test left killed: once more, alone
-    const d = nodes[i]
-    if (!d || (d.proc.exitCode === null && !d.proc.signalCode)) continue
-    nodes[i] = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: d, host: nodeHost(i, net),
-      wrap: net.wrap(i), args: ['--cgroup-parent', cgroupParent(i)] }).catch(() => null)
-  }
-  for (const d of nodes) await cleanNode(d).catch(() => {})
-  for (const d of nodes) await d?.stop().catch(() => {})
-  await etcd?.stopAll()
-  net?.remove()
-  for (let i = 0; i < 3; i++) await removeCgroupParent(i)
-})
+after(() => stopCluster(cl))
 
 // Volumes by node: { n0: [vol...], ... } from etcd's volumes/<id> keys.
 async function byNode() {

@@ -5,66 +5,33 @@
 // has a timeout; after() removes every sandbox, process, namespace, bridge, dir and cgroup.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { request } from 'node:http'
+import { launch, newPage, signIn } from '../console/browser.mjs'
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import WebSocket from 'ws'
-import { TOP, REAL, sleep, startSbxd } from './sbxd.mjs'
+import { sleep } from './sbxd.mjs'
 import { websocket, SERVER } from '../compat/ports-lib.mjs'
-import { ETCD, startEtcd, startNode, newKey, owners, cleanNode, cgroupParent, makeNetwork, nodeHost, removeCgroupParent, hopSecret, hopValue } from './cluster-lib.mjs'
+import { startNode, owners, hopSecret, hopValue, newCluster, startCluster, stopCluster, clusterSkip, importSdk, SBX } from './cluster-lib.mjs'
 
-const SDK = join(TOP, 'tests/node_modules/e2b/dist/index.mjs')
-const SBX = join(TOP, 'build/cli/sbx')
-const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
-// Skipped only without etcd; a missing SDK or helper is a failure, not a skip.
-const skip = !ETCD ? 'etcd not installed (scripts/install-deps.sh)' : false
+const skip = clusterSkip
 
-let etcd
-let net
-const nodes = []
-const key = newKey()
+const cl = newCluster()
+const { nodes, key } = cl
+let etcd, net
 let e2b
 const opts = () => ({ apiUrl: nodes[0].url, sandboxUrl: nodes[0].url, apiKey: key })
 
 before(async () => {
   if (skip) return
-  assert.ok(!missing.length, `not built: ${missing.join(', ')}`)
-  assert.ok(existsSync(SDK), 'e2b SDK not installed (npm ci in tests/)')
-  assert.ok(existsSync(SBX), 'the sbx CLI is not built')
-  e2b = await import(SDK)
-  net = makeNetwork(3)
-  etcd = await startEtcd(3, net.etcdHost)
-  for (let i = 0; i < 3; i++) nodes.push(await startNode(i, etcd, key, { net }))
-  await hopSecret(etcd) // for cleanNode, while etcd has quorum
-  // every node sees the other two
-  for (let i = 0; i < 100; i++) {
-    const l = await fetch(`${nodes[0].url}/v1/nodes`, { headers: { Authorization: `Bearer ${key}` } }).then((r) => r.json())
-    if (l.length === 3) break
-    await sleep(100)
-  }
+  e2b = await importSdk({ cli: true })
+  await startCluster(cl)
+  etcd = cl.etcd
+  net = cl.net
 })
 
-after(async () => {
-  if (process.env.SBX_CLUSTER_LOGS) { // debugging: every node's log into that dir
-    const { writeFileSync } = await import('node:fs')
-    nodes.forEach((d, i) => d && writeFileSync(join(process.env.SBX_CLUSTER_LOGS, `node${i}.log`), d.stderr()))
-  }
-  // A node killed and not restarted (a failed test) left its sandboxes running: start it once
-  // more, alone (etcd may have lost quorum), so it adopts them and they can be removed.
-  for (let i = 0; i < nodes.length; i++) {
-    const d = nodes[i]
-    if (!d || (d.proc.exitCode === null && !d.proc.signalCode)) continue
-    nodes[i] = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: d, host: nodeHost(i, net),
-      wrap: net.wrap(i), args: ['--cgroup-parent', cgroupParent(i)] }).catch(() => null)
-  }
-  for (const d of nodes) await cleanNode(d).catch(() => {})
-  for (const d of nodes) await d?.stop().catch(() => {})
-  await etcd?.stopAll()
-  net?.remove()
-  for (let i = 0; i < 3; i++) await removeCgroupParent(i)
-})
+after(() => stopCluster(cl))
 
 const nodeOf = async (id) => (await owners(etcd))[id]
 
@@ -232,6 +199,34 @@ test('list across nodes, paged with a stable cursor', { skip, timeout: 30_000 },
   // every node answers the same list
   const other = await fetch(`${nodes[2].url}/v2/sandboxes?metadata=suite%3Dcluster`, { headers: { 'X-API-KEY': key } }).then((r) => r.json())
   assert.deepEqual(other.map((s) => s.sandboxID), seen)
+  // each item names its node (the web console's node column), the one etcd maps it to
+  const map = await owners(etcd)
+  for (const s of other) assert.equal(s.node, map[s.sandboxID], s.sandboxID)
+  const native = await fetch(`${nodes[1].url}/v1/sandboxes`, { headers: { Authorization: `Bearer ${key}` } }).then((r) => r.json())
+  for (const s of native.sandboxes.filter((x) => map[x.id])) assert.equal(s.node, map[s.id], s.id)
+})
+
+test('the web console through node 0: every node\'s sandboxes with their node, a terminal on another node\'s', { skip, timeout: 60_000 }, async () => {
+  const map = await owners(etcd)
+  const far = boxes.find((b) => map[b.sandboxId] === 'n2')
+  const browser = await launch()
+  try {
+    const page = await newPage(browser)
+    await signIn(page, nodes[0].url, key)
+    const row = page.locator(`tr[data-id="${far.sandboxId}"]`)
+    await row.waitFor()
+    assert.ok((await page.locator('thead th').allTextContents()).includes('Node'))
+    assert.equal(await row.locator('td').nth(9).textContent(), 'n2')
+    await row.locator('a').click()
+    await page.click('[role=tab]:text-is("Terminal")')
+    await page.waitForSelector('.term-status:text-is("Connected.")')
+    await page.click('.term-wrap')
+    await page.keyboard.type('echo node-$((6*7))\n')
+    await page.waitForFunction(() => /^node-42\s*$/m.test([...document.querySelectorAll('.xterm-accessibility-tree > *')].map((r) => r.textContent).join('\n')))
+    assert.deepEqual(page.problems, [])
+  } finally {
+    await browser.close()
+  }
 })
 
 test('X-Total-Running is the sum over the nodes', { skip, timeout: 30_000 }, async () => {
@@ -284,9 +279,12 @@ test('Sbx-Cluster-Hop from a client: unsigned, forged or expired is refused 401'
   const own = await fetch(`${nodes[0].url}${t}`, { headers: { 'X-API-KEY': key, 'Sbx-Cluster-Hop': hopValue(secret, 'GET', t) } }).then((r) => r.json())
   const mine = Object.entries(map).filter(([, n]) => n === 'n0').map(([id]) => id).sort()
   assert.deepEqual(own.map((x) => x.sandboxID).sort(), mine)
-  // and the node-only call does not exist for clients
-  const q = await fetch(`${nodes[0].url}/v1/cluster/files-owner?path=/x&signature=v1_x`, { headers: { Authorization: `Bearer ${key}` } })
-  assert.equal(q.status, 404)
+  // and the node-only calls are refused to clients, whatever key they hold
+  for (const path of ['/v1/cluster/files-owner?path=/x&signature=v1_x', '/v1/cluster/layers/' + '0'.repeat(64)]) {
+    const q = await fetch(`${nodes[0].url}${path}`, { headers: { Authorization: `Bearer ${key}` } })
+    assert.equal(q.status, 403, path)
+    assert.match((await q.json()).error.message, /between cluster nodes/)
+  }
 })
 
 test('native POST /v1/sandboxes is placed over the nodes, answered in the native shape', { skip, timeout: 120_000 }, async () => {

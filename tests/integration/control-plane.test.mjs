@@ -111,9 +111,11 @@ test('unknown template: 404 "template \'x\' not found"; bad names 400', async ()
   isJsonError(r, 404)
   assert.equal(r.json.message, "template 'nosuch' not found")
   isJsonError(await d.api('POST', '/sandboxes', { body: { templateID: 'nosuch', timeout: 10 } }), 404)
-  for (const templateID of ['../../etc', '../base', 'a/b', '', '.hidden', 'x'.repeat(65), 5]) {
+  for (const templateID of ['../../etc', '../base', 'a/b', '', '.hidden', 'x'.repeat(193), 5]) {
     isJsonError(await d.api('POST', '/sandboxes', { body: { templateID } }), 400)
   }
+  // an alias with a tag as long as E2B takes (a name of 192) is a name, and not found here
+  isJsonError(await d.api('POST', '/sandboxes', { body: { templateID: `${'n'.repeat(40)}:${'t'.repeat(128)}` } }), 404)
   isJsonError(await d.api('POST', '/sandboxes', { body: {} }), 400)
 })
 
@@ -157,7 +159,8 @@ test('chunked JSON bodies are accepted (the JS SDK sends them)', async () => {
 })
 
 test('unknown routes are 404 JSON', async () => {
-  for (const [m, p] of [['GET', '/'], ['GET', '/nope'], ['PUT', '/sandboxes'], ['GET', '/v2/sandboxes/x'],
+  // (GET / leads to the web console: tests/console)
+  for (const [m, p] of [['POST', '/'], ['GET', '/nope'], ['PUT', '/sandboxes'], ['GET', '/v2/sandboxes/x'],
     ['POST', '/sandboxes/abc/nope'], ['GET', '/sandboxes/abc/timeout']]) {
     isJsonError(await d.api(m, p), 404)
   }

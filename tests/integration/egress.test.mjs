@@ -40,7 +40,7 @@ before(async () => {
   await new Promise((r) => hostServer.listen(0, '::', r))
   hostPort = hostServer.address().port
   d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
-    args: ['--egress-dns', OUT.dns] })
+    args: ['--egress-dns', OUT.dns, '--egress-max', 'any'] })
 })
 
 after(async () => {
@@ -214,7 +214,7 @@ test('nothing left behind after kill, and the rules survive an sbxd restart', { 
   const s = await create({ network: { allowOut: ['www.allowed.test', OUT.b4] } })
   assert.equal((await curlIn(s, 'http://www.allowed.test/', { extra: '-4' })).out, `outside ${OUT.a4}\n`)
   await stopSbxd({ keep: true })
-  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: d, args: ['--egress-dns', OUT.dns] })
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: d, args: ['--egress-dns', OUT.dns, '--egress-max', 'any'] })
   const again = await e2b.Sandbox.connect(s.sandboxId, opts())
   assert.equal((await curlIn(again, `http://${OUT.b4}/`)).out, `outside ${OUT.b4}\n`, 'allowOut kept')
   assert.equal((await curlIn(again, `http://${OUT.a4}/`)).out, `outside ${OUT.a4}\n`, 'pinned address kept')
@@ -236,11 +236,26 @@ test('--egress allow and --egress-max: the operator\'s default and cap', { skip 
   assert.ok(!(await closed.commands.run('cat /proc/net/dev')).stdout.includes('eth0'))
   for (const s of created.splice(0)) await s.kill()
 
+  // The default install (no --egress option): allow_internet_access is not honoured, only
+  // allowOut lists are. The Python SDK sends this body on every create (allow_internet_access
+  // defaults to True there); the JS SDK sends the same field when asked.
   await stopSbxd()
   d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
-    args: ['--egress-dns', OUT.dns, '--egress-max', 'listed'] })
+    args: ['--egress-dns', OUT.dns] })
+  for (let i = 0; i < 100 && !/egress: a sandbox/.test(d.stderr()); i++) await sleep(20)
+  assert.match(d.stderr(), /egress: a sandbox that asks for nothing gets loopback only; --egress-max listed/)
+  const py = await d.api('POST', '/sandboxes', { body: { templateID: 'base', timeout: 300, metadata: {},
+    envVars: {}, secure: true, allow_internet_access: true } })
+  assert.equal(py.status, 201, py.text)
+  assert.equal(py.json.allowInternetAccess, false, 'the create answer says what the sandbox got')
+  const pySbx = await e2b.Sandbox.connect(py.json.sandboxID, opts())
+  created.push(pySbx)
+  assert.equal((await curlIn(pySbx, `http://${OUT.a4}/`)).code, 7, 'a Python SDK create gets no internet')
+  assert.equal((await curlIn(pySbx, `http://[${OUT.a6}]/`)).code, 7, 'nor IPv6')
+  assert.equal((await e2b.Sandbox.getInfo(pySbx.sandboxId, opts())).allowInternetAccess, false)
   const capped = await create({ allowInternetAccess: true })
   assert.ok(!(await capped.commands.run('cat /proc/net/dev')).stdout.includes('eth0'), 'no internet under listed')
+  assert.equal((await capped.getInfo()).allowInternetAccess, false)
   const listed = await create({ allowInternetAccess: true, network: { allowOut: [OUT.a4] } })
   assert.equal((await curlIn(listed, `http://${OUT.a4}/`)).out, `outside ${OUT.a4}\n`)
   assert.notEqual((await curlIn(listed, `http://${OUT.b4}/`)).code, 0, 'only what is listed')

@@ -5,7 +5,7 @@ import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { Sandbox } from 'e2b'
-import { startSbxd, realTemplates, REAL, sleep } from './sbxd.mjs'
+import { startSbxd, realTemplates, REAL, sleep, envdStdout } from './sbxd.mjs'
 
 const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
 const skip = missing.length ? `not built: ${missing.join(', ')}` : false
@@ -13,26 +13,7 @@ const skip = missing.length ? `not built: ${missing.join(', ')}` : false
 let d
 after(async () => { await d?.stop() })
 
-async function run(s, cmd) {
-  const body = JSON.stringify({ process: { cmd: '/bin/sh', args: ['-c', cmd] } })
-  const head = Buffer.alloc(5)
-  head.writeUInt32BE(Buffer.byteLength(body), 1)
-  const res = await fetch(d.url + '/process.Process/Start', {
-    method: 'POST',
-    headers: { 'E2b-Sandbox-Id': s.sandboxID, 'E2b-Sandbox-Port': '49983', 'X-Access-Token': s.envdAccessToken,
-      'Content-Type': 'application/connect+json', 'Connect-Protocol-Version': '1' },
-    body: Buffer.concat([head, Buffer.from(body)]),
-  })
-  const buf = Buffer.from(await res.arrayBuffer())
-  let out = ''
-  for (let off = 0; off + 5 <= buf.length;) {
-    const len = buf.readUInt32BE(off + 1)
-    const data = JSON.parse(buf.subarray(off + 5, off + 5 + len).toString())?.event?.data?.stdout
-    if (data) out += Buffer.from(data, 'base64').toString()
-    off += 5 + len
-  }
-  return out
-}
+const run = (s, cmd) => envdStdout(d.url, s.sandboxID, s.envdAccessToken, cmd)
 
 // n tasks with at most k in flight; the first failure stops every worker
 async function pool(n, k, fn) {
@@ -157,9 +138,10 @@ test('an OOM-killed sandbox is reported as such, not a silent 404', { skip }, as
   else await d.api('DELETE', `/sandboxes/${s.sandboxID}`)
 })
 
-test('disks: each size its own ext4 file system; at most 16 pristine images kept', { skip, timeout: 120_000 }, async () => {
+test('image disks: each size its own ext4 file system; at most 16 pristine images kept', { skip, timeout: 120_000 }, async () => {
   await d?.stop()
-  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates, args: ['--pool-size', '0'] })
+  // the fallback where the kernel has no btrfs (storage/disk-image.h)
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates, args: ['--pool-size', '0', '--disk', 'image'] })
   // 20 distinct sizes: 16 are cached as pristine images, the rest formatted per sandbox
   const sizes = Array.from({ length: 20 }, (_, i) => 32 + i)
   const boxes = await pool(sizes.length, 4, async (i) => {

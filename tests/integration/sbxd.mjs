@@ -46,12 +46,25 @@ export function realTemplates(state, { host = false } = {}) {
   execFileSync('bash', [s, arg], { stdio: ['ignore', 'ignore', 'inherit'], env })
 }
 
+// The storage pool's size in tests (server/storage/disk-pool.h): small, preallocated.
+export const TEST_POOL = '2G'
+
+// sbxd keeps its storage pool (<state>/pool, on a loop device) and the state dir's own bind
+// mount while sandbox dirs remain (persisted sandboxes, or after a SIGKILL): detach both
+// before the dir is removed, so nothing is deleted through a mount and no loop device stays.
+export function releaseState(state) {
+  for (const m of [join(state, 'pool'), state]) {
+    try { execFileSync('umount', ['-l', m], { stdio: 'ignore' }) } catch {}
+  }
+}
+
 // reuse: { dir, state } of an earlier startSbxd (stopped with keep: true) to restart on it.
 // args: extra sbxd arguments. wrap: a command sbxd runs under (['prlimit', '--nofile=1024']).
 // The warm pool is off unless a test turns it on
 // (['--pool-size', '2']): pool members would show up in the state dir and take uid slots.
 // host: the loopback address to listen on (127.0.0.1 unless a test spreads nodes over 127.0.0.x).
-export async function startSbxd({ jailer, agent, prepare, reuse, args: extra = [], wrap = [], host = '127.0.0.1' } = {}) {
+// env: variables added to sbxd's environment.
+export async function startSbxd({ jailer, agent, prepare, reuse, args: extra = [], wrap = [], host = '127.0.0.1', env } = {}) {
   if (!SBXD) throw new Error('sbxd binary not found: build it or set SBXD')
   const dir = reuse ? reuse.dir : mkdtempSync(join(tmpdir(), 'sbxd-it-'))
   const state = join(dir, 'state')
@@ -63,9 +76,12 @@ export async function startSbxd({ jailer, agent, prepare, reuse, args: extra = [
   if (jailer) args.push('--jailer', jailer)
   if (agent) args.push('--agent', agent)
   args.push('--pool-size', '0', ...extra)
+  // A test's storage pool is small (the default takes a quarter of the host's free space)
+  if (!extra.includes('--storage-pool') && !extra.includes('--disk')) args.push('--storage-pool', TEST_POOL)
+  const opts = { stdio: ['ignore', 'pipe', 'pipe'], env: env ? { ...process.env, ...env } : process.env }
   const proc = wrap.length
-    ? spawn(wrap[0], [...wrap.slice(1), SBXD, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-    : spawn(SBXD, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    ? spawn(wrap[0], [...wrap.slice(1), SBXD, ...args], opts)
+    : spawn(SBXD, args, opts)
   let stdout = ''
   let stderr = ''
   proc.stdout.on('data', (d) => { stdout += d })
@@ -103,8 +119,50 @@ export async function startSbxd({ jailer, agent, prepare, reuse, args: extra = [
     }
     proc.kill('SIGTERM')
     await new Promise((r) => proc.exitCode !== null || proc.signalCode ? r() : proc.once('exit', r))
-    if (!keep) rmSync(dir, { recursive: true, force: true })
+    if (!keep) {
+      releaseState(state)
+      rmSync(dir, { recursive: true, force: true })
+    }
   }
 
   return { url, port, key, state, dir, proc, api, stop, stdout: () => stdout, stderr: () => stderr }
+}
+
+// What cmd (run by /bin/sh -c in sandbox id) wrote to stdout, through envd's
+// process.Process/Start on the sbxd at url with the sandbox's envd token: raw Connect, no SDK.
+// timeoutMs (optional) bounds the whole call.
+export async function envdStdout(url, id, token, cmd, { timeoutMs } = {}) {
+  const body = JSON.stringify({ process: { cmd: '/bin/sh', args: ['-c', cmd] } })
+  const head = Buffer.alloc(5)
+  head.writeUInt32BE(Buffer.byteLength(body), 1)
+  const res = await fetch(url + '/process.Process/Start', {
+    method: 'POST',
+    headers: { 'E2b-Sandbox-Id': id, 'E2b-Sandbox-Port': '49983', 'X-Access-Token': token,
+      'Content-Type': 'application/connect+json', 'Connect-Protocol-Version': '1' },
+    body: Buffer.concat([head, Buffer.from(body)]),
+    signal: timeoutMs ? AbortSignal.timeout(timeoutMs) : undefined,
+  })
+  const buf = Buffer.from(await res.arrayBuffer())
+  let out = ''
+  for (let off = 0; off + 5 <= buf.length;) {
+    const len = buf.readUInt32BE(off + 1)
+    const data = JSON.parse(buf.subarray(off + 5, off + 5 + len).toString())?.event?.data?.stdout
+    if (data) out += Buffer.from(data, 'base64').toString()
+    off += 5 + len
+  }
+  return out
+}
+
+// A test CA (dir/ca.pem) and a certificate it signs (dir/cert.pem, dir/key.pem) for the default
+// sandbox domain sbx.localhost, its wildcard and 127.0.0.1: what sbxd's --tls-cert/--tls-key
+// take, and what a client trusts through NODE_EXTRA_CA_CERTS.
+export function makeTestCerts(dir) {
+  const ossl = (...a) => execFileSync('openssl', a, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] })
+  ossl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+    '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=sbx test CA')
+  ossl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+    '-keyout', 'key.pem', '-out', 'req.csr', '-subj', '/CN=sbx.localhost')
+  writeFileSync(join(dir, 'ext'), 'subjectAltName=DNS:sbx.localhost,DNS:*.sbx.localhost,IP:127.0.0.1\n')
+  ossl('x509', '-req', '-in', 'req.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial',
+    '-out', 'cert.pem', '-days', '2', '-extfile', 'ext')
 }

@@ -33,7 +33,7 @@ before(async () => {
   outside = await outsideUp()
   // the outside's own certificate is the upstream trust anchor of the proxy (no public CA here)
   d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
-    args: ['--egress-dns', OUT.dns, '--egress-upstream-ca', outside.cert] })
+    args: ['--egress-dns', OUT.dns, '--egress-max', 'any', '--egress-upstream-ca', outside.cert] })
 })
 
 after(async () => {
@@ -52,6 +52,8 @@ test('secrets: create, get, list, update, delete; the value is never returned', 
   assert.equal(a.version, 1)
   assert.deepEqual(a.metadata, { team: 'x' })
   assert.ok(a.createdAt instanceof Date && !isNaN(a.createdAt))
+  // a date, not the host's uptime: within a minute of now
+  assert.ok(Math.abs(a.createdAt.getTime() - Date.now()) < 60_000, a.createdAt.toISOString())
   await assert.rejects(S.create('api-key', 'other', opts()), /already exists/)
   const byName = await S.getInfo('api-key', opts())
   const byId = await S.getInfo(a.secretId, opts())
@@ -167,6 +169,43 @@ test('transform: the header reaches the server, the secret never enters the sand
   await e2b.Secret.destroy('svc-key', opts())
 })
 
+test('transform: Node fetch, urllib, requests and pip trust the CA through the variables sbx sets', { skip }, async () => {
+  const rules = { 'www.allowed.test': [{ transform: { headers: { 'X-Sbx-Static': 'clients' } } }] }
+  const s = await create({ network: { allowOut: ['www.allowed.test'], rules } })
+  const bundle = '/etc/ssl/certs/ca-certificates.crt'
+  assert.equal((await s.commands.run('echo $NODE_EXTRA_CA_CERTS $REQUESTS_CA_BUNDLE $SSL_CERT_FILE $PIP_CERT $CURL_CA_BUNDLE')).stdout,
+    `${Array(5).fill(bundle).join(' ')}\n`)
+  const url = 'https://www.allowed.test/record'
+  const clients = {
+    'node fetch': `node -e "fetch('${url}').then((r) => r.text()).then((t) => process.stdout.write(t))"`,
+    'python urllib': `python3 -c "import urllib.request as u; print(u.urlopen('${url}').read().decode(), end='')"`,
+    'python requests': `python3 -c "import requests; print(requests.get('${url}').text, end='')"`,
+  }
+  for (const [name, cmd] of Object.entries(clients)) {
+    const before = (await recorded()).length
+    const r = await s.commands.run(cmd, { timeoutMs: 60000 }).catch((e) => e)
+    assert.equal(r.stdout, 'recorded\n', `${name}: ${r.stderr || r.message}`)
+    assert.equal((await recorded()).length, before + 1)
+    assert.equal((await last())['x-sbx-static'], 'clients', `${name} went through the rule`)
+  }
+  // pip download through the rule, from an index at the rule's name
+  const pip = await s.commands.run('pip download --no-deps --disable-pip-version-check --no-cache-dir ' +
+    '--index-url https://www.allowed.test/simple/ -d /tmp/dl sbx-probe && ls /tmp/dl', { timeoutMs: 120000 }).catch((e) => e)
+  assert.match(pip.stdout, /sbx_probe-1\.0-py3-none-any\.whl\n$/, pip.stderr || pip.message)
+  assert.equal((await last())['x-sbx-static'], 'clients')
+
+  // a value the user set wins; a sandbox without a link gets none of them
+  const own = await create({ envs: { SSL_CERT_FILE: '/home/user/my.pem' }, network: { allowOut: ['www.allowed.test'], rules } })
+  assert.equal((await own.commands.run('echo $SSL_CERT_FILE $PIP_CERT')).stdout, `/home/user/my.pem ${bundle}\n`)
+  const closed = await create()
+  assert.equal((await closed.commands.run('echo "[$NODE_EXTRA_CA_CERTS$SSL_CERT_FILE$PIP_CERT]"')).stdout, '[]\n')
+  // updateNetwork giving a running sandbox its link: its new processes get them too
+  await closed.updateNetwork({ allowOut: ['www.allowed.test'], rules })
+  assert.equal((await closed.commands.run('echo $NODE_EXTRA_CA_CERTS')).stdout, `${bundle}\n`)
+  const r = await closed.commands.run(clients['node fetch'], { timeoutMs: 60000 }).catch((e) => e)
+  assert.equal(r.stdout, 'recorded\n', r.stderr || r.message)
+})
+
 test('transform: the proxy reaches nothing the sandbox could not (the host, blocked ranges)', { skip }, async () => {
   // a listener of the host's own on its outside address, port 443: the sandbox's input chain
   // refuses it, and a redirect to the proxy (which connects from the host) must not open it
@@ -211,7 +250,7 @@ test('transform: the rules, the CA and the secrets survive an sbxd restart', { s
   assert.ok(bundle.stdout.includes(ca.trim()), 'the sandbox trusts the CA')
   await d.stop({ keep: true })
   d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: d,
-    args: ['--egress-dns', OUT.dns, '--egress-upstream-ca', outside.cert] })
+    args: ['--egress-dns', OUT.dns, '--egress-max', 'any', '--egress-upstream-ca', outside.cert] })
   assert.equal(readFileSync(join(d.state, 'egress-ca', 'ca.crt'), 'utf8'), ca, 'the CA is kept')
   const again = await e2b.Sandbox.connect(s.sandboxId, opts())
   const r = await curlIn(again, 'https://www.allowed.test/record', { extra: '-4' })

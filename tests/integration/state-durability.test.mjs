@@ -1,15 +1,17 @@
 // What sbxd acknowledges survives a restart, and a restart restores what the records say:
 //  - with the state disk full, a change that cannot be recorded is refused (507) and left
-//    undone, never acknowledged and then lost (timeout, refresh, pause);
+//    undone, never acknowledged and then lost (timeout, refresh, pause), while the sandbox's
+//    own writes still land on its disk (the storage pool was preallocated) and are there after
+//    the restart;
 //  - a sandbox left frozen by an sbxd that died mid-snapshot is running again after a restart;
 //  - --delete-paused-after removes sandboxes paused for longer than the operator keeps them.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync, existsSync, openSync, writeSync, closeSync } from 'node:fs'
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, existsSync, openSync, writeSync, closeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startSbxd, realTemplates, REAL, sleep } from './sbxd.mjs'
+import { startSbxd, realTemplates, REAL, sleep, envdStdout } from './sbxd.mjs'
 
 const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
 const skip = missing.length ? `not built: ${missing.join(', ')}` : false
@@ -24,28 +26,7 @@ after(async () => {
   }
 })
 
-async function run(id, token, cmd) {
-  const body = JSON.stringify({ process: { cmd: '/bin/sh', args: ['-c', cmd] } })
-  const head = Buffer.alloc(5)
-  head.writeUInt32BE(Buffer.byteLength(body), 1)
-  const res = await fetch(d.url + '/process.Process/Start', {
-    method: 'POST',
-    headers: { 'E2b-Sandbox-Id': id, 'E2b-Sandbox-Port': '49983', 'X-Access-Token': token,
-      'Content-Type': 'application/connect+json', 'Connect-Protocol-Version': '1' },
-    body: Buffer.concat([head, Buffer.from(body)]),
-    signal: AbortSignal.timeout(10000),
-  })
-  const buf = Buffer.from(await res.arrayBuffer())
-  let out = ''
-  for (let off = 0; off + 5 <= buf.length;) {
-    const len = buf.readUInt32BE(off + 1)
-    const m = JSON.parse(buf.subarray(off + 5, off + 5 + len).toString())
-    const data = m?.event?.data?.stdout
-    if (data) out += Buffer.from(data, 'base64').toString()
-    off += 5 + len
-  }
-  return out
-}
+const run = (id, token, cmd) => envdStdout(d.url, id, token, cmd, { timeoutMs: 10000 })
 
 // Fill the file system of dir until a write fails; returns the filler's path.
 function fill(dir) {
@@ -62,20 +43,26 @@ function fill(dir) {
   return p
 }
 
-test('state disk full: timeout, refresh and pause are refused with 507 and stay undone across a restart', { skip }, async () => {
-  // A small file system of its own for the state dir.
+test('state disk full: timeout, refresh and pause are refused with 507 and stay undone across a restart; the sandbox\'s own writes still land', { skip }, async () => {
+  // A small file system of its own for the state dir, holding the storage pool (preallocated
+  // in it when sbxd starts) and the records.
+  // (a tmpfs: ext4 keeps a few blocks back after ENOSPC, enough for small records)
   mnt = mkdtempSync(join(tmpdir(), 'sbxd-full-'))
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=96m,mode=0700', 'tmpfs', mnt])
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=384m,mode=0700', 'tmpfs', mnt])
   const state = join(mnt, 'state')
   mkdirSync(state)
   realTemplates(state, { host: true }) // a small state file system
-  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: { dir: mnt }, args: ['--disk', 'tmpfs'] })
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: { dir: mnt }, args: ['--storage-pool', '256M'] })
   const c = await d.api('POST', '/v2/sandboxes', { body: { templateID: 'base', timeout: 600 } })
   assert.equal(c.status, 201, c.text)
   const s = c.json
   const before = (await d.api('GET', `/sandboxes/${s.sandboxID}`)).json.endAt
 
   const filler = fill(mnt)
+  // the records cannot be written now, but the sandbox's disk is the pool's: its writes land
+  assert.equal(await run(s.sandboxID, s.envdAccessToken,
+    'head -c 16M /dev/urandom > /home/user/w && sync && sha256sum < /home/user/w > /home/user/w.sum && ' +
+    'dd if=/home/user/w iflag=direct bs=1M 2>/dev/null | sha256sum | cmp - /home/user/w.sum && echo landed'), 'landed\n')
   const t = await d.api('POST', `/sandboxes/${s.sandboxID}/timeout`, { body: { timeout: 30 } })
   assert.equal(t.status, 507, t.text)
   assert.match(t.json.message, /could not be recorded/)
@@ -98,13 +85,15 @@ test('state disk full: timeout, refresh and pause are refused with 507 and stay 
   assert.equal((await d.api('POST', `/sandboxes/${s.sandboxID}/timeout`, { body: { timeout: 30 } })).status, 507)
   rmSync(filler)
   await d.stop({ keep: true })
-  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: { dir: mnt }, args: ['--disk', 'tmpfs'] })
+  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: { dir: mnt }, args: ['--storage-pool', '256M'] })
   const again = (await d.api('GET', `/sandboxes/${s.sandboxID}`)).json
   assert.equal(again.endAt, acked, 'the acknowledged endAt, not the refused one')
   assert.equal(again.state, 'running')
+  assert.equal(await run(s.sandboxID, s.envdAccessToken, 'sha256sum < /home/user/w | cmp - /home/user/w.sum && echo kept'), 'kept\n')
   assert.equal((await d.api('DELETE', `/sandboxes/${s.sandboxID}`)).status, 204)
   await d.stop({ keep: true }) // the dir is a mount point: unmounted below
   d = undefined
+  assert.ok(!readFileSync('/proc/self/mountinfo', 'utf8').includes(`${state}/pool `), 'the pool went with the last sandbox')
   execFileSync('umount', [mnt])
   rmSync(mnt, { recursive: true, force: true })
   mnt = undefined

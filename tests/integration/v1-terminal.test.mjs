@@ -71,3 +71,63 @@ test('terminal: closing the socket ends the shell; auth and handshake errors', a
   const u = `${URL_.replace(/^http/, 'ws')}/v1/sandboxes/nosuch/terminal`
   await assert.rejects(open(u).opened, (e) => e.status === 404)
 })
+
+test('terminal: a lost connection keeps the shell; ?session= takes it over, output replayed', async () => {
+  const a = open(wsUrl())
+  await a.opened
+  await until(() => a.texts.length > 0)
+  const session = a.texts[0]
+  assert.equal(session.type, 'session')
+  assert.match(session.id, /^[0-9a-f]{32}$/)
+  a.ws.send('export MARK=kept-$((40+2)); echo $$ > /tmp/t1.pid; echo ready-$((1+1))\n')
+  await a.waitFor(/ready-2/)
+  // the TCP connection drops without a close frame: a network blip
+  a.ws.terminate()
+  await a.closedP
+  await new Promise((r) => setTimeout(r, 300))
+
+  const b = open(wsUrl(`?session=${session.id}&cols=90&rows=20`))
+  await b.opened
+  await b.waitFor(/ready-2/) // the shell's output so far, replayed
+  assert.deepEqual(b.texts[0], { type: 'session', id: session.id })
+  b.ws.send('echo "$MARK $(cat /tmp/t1.pid) $$"; stty size\n')
+  const m = await b.waitFor(/kept-42 (\d+) (\d+)/)
+  const [pidFile, pidNow] = b.out.match(/kept-42 (\d+) (\d+)/).slice(1)
+  assert.equal(pidFile, pidNow, 'the same shell')
+  await b.waitFor(/20 90/) // the taker's size
+  void m
+
+  // a second taker wins; the first one's input is ignored from then on
+  const c = open(wsUrl(`?session=${session.id}`))
+  await c.opened
+  await c.waitFor(/kept-42/)
+  b.ws.send('echo from-b-$((3*3))\n')
+  c.ws.send('echo from-c-$((4*4))\n')
+  await c.waitFor(/from-c-16/)
+  await new Promise((r) => setTimeout(r, 300))
+  assert.doesNotMatch(c.out, /from-b-9/)
+  // a clean close of the owner ends the shell; the stale one's close changes nothing after it
+  c.ws.close()
+  await c.closedP
+  let alive = true
+  for (let i = 0; i < 50 && alive; i++) {
+    const r = await v1('POST', `/v1/sandboxes/${id}/exec`, { body: { cmd: 'kill -0 $(cat /tmp/t1.pid) 2>/dev/null && echo alive || echo gone' } })
+    alive = r.json.result.stdout.trim() === 'alive'
+    if (alive) await new Promise((r2) => setTimeout(r2, 50))
+  }
+  assert.equal(alive, false)
+  b.ws.close()
+  await b.closedP
+
+  // the session is over: a taker gets 404; a malformed id 400
+  await assert.rejects(open(wsUrl(`?session=${session.id}`)).opened, (e) => e.status === 404)
+  await assert.rejects(open(wsUrl('?session=../../x')).opened, (e) => e.status === 400)
+})
+
+async function until(fn, ms = 5000) {
+  const end = Date.now() + ms
+  while (!fn()) {
+    if (Date.now() > end) throw new Error('timed out')
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}

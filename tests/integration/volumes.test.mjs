@@ -254,12 +254,13 @@ test('volumes and their mounts survive an sbxd restart', async () => {
   assert.equal(mountedAt(v.volumeId), false)
 })
 
-test('volumes and sandbox disks share one admission of the state disk (507)', async () => {
+test('with image disks, volumes and sandbox disks share one admission of the state disk (507)', async () => {
   // Room for about 300 MiB above the reserve, promised twice over (sparse images): 600 MiB.
+  // (With the storage pool, sandbox disks are admitted by the pool's free space instead.)
   const fs = statfsSync(tmpdir())
   const freeMB = Math.floor(fs.bavail * fs.bsize / 2 ** 20)
   const a = await startSbxd({ prepare: (st) => fakeTemplate(st),
-    args: ['--disk-reserve', String(freeMB - 300), '--disk-overcommit', '2'] })
+    args: ['--disk', 'image', '--disk-reserve', String(freeMB - 300), '--disk-overcommit', '2'] })
   try {
     let r = await a.api('POST', '/volumes', { body: { name: 'first', sizeMB: 350 } })
     assert.equal(r.status, 201, r.text)

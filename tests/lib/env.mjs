@@ -1,6 +1,7 @@
 // Shared helpers for the node suites. The runner (scripts/test-node.sh) starts a real sbxd and
 // exports E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY; nothing here mocks the server.
 import assert from 'node:assert/strict'
+import { before, after } from 'node:test'
 import { readFileSync, readdirSync, existsSync } from 'node:fs'
 
 export const API_URL = process.env.E2B_API_URL
@@ -8,6 +9,20 @@ export const API_KEY = process.env.E2B_API_KEY
 export const STATE = process.env.SBX_TEST_STATE
 
 assert.ok(API_URL && API_KEY, 'E2B_API_URL and E2B_API_KEY must be exported (run via make test)')
+
+// One sandbox for all the tests of a file: create() runs before the first (its result, which may
+// be null for none, is handed to set), and the sandbox is killed after the last, whatever
+// happened in between.
+export function useSandbox(create, set) {
+  let s
+  before(async () => {
+    s = await create()
+    set(s)
+  })
+  after(async () => {
+    if (s) await s.kill().catch(() => {})
+  })
+}
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 

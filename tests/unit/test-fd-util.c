@@ -5,7 +5,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fd-util.h"
@@ -80,12 +83,50 @@ static void test_rm_rf(void)
         CHECK_EQ_INT(rm_rf("/nonexistent/sbx-test"), 0);
 }
 
+/* send_all_wait(): everything arrives, even past the socket buffer while the peer reads; a peer
+ * that never reads is -ETIMEDOUT, one that left is -EPIPE, and neither blocks in send(). */
+static void test_send_all_wait(void)
+{
+        int sv[2];
+        size_t len = 4u << 20, got = 0;
+        _cleanup_free_ char *data = malloc(len), *back = malloc(len);
+
+        CHECK(data && back);
+        if (!data || !back)
+                return;
+        for (size_t i = 0; i < len; i++)
+                data[i] = (char)(i * 7);
+        CHECK_EQ_INT(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        pid_t pid = fork();
+        if (pid == 0) { /* the reader: slow at first, then everything */
+                usleep(50 * 1000);
+                while (got < len) {
+                        ssize_t n = read(sv[1], back + got, len - got);
+                        if (n <= 0)
+                                _exit(2);
+                        got += (size_t)n;
+                }
+                _exit(memcmp(back, data, len) == 0 ? 0 : 3);
+        }
+        CHECK_EQ_INT(send_all_wait(sv[0], data, len, 5000), 0);
+        int st = -1;
+        waitpid(pid, &st, 0);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+        /* nobody reads: the buffer fills, then one wait of 100 ms */
+        CHECK_EQ_INT(send_all_wait(sv[0], data, len, 100), -ETIMEDOUT);
+        close(sv[1]);
+        CHECK_EQ_INT(send_all_wait(sv[0], data, 16, 100), -EPIPE);
+        close(sv[0]);
+}
+
 int main(void)
 {
         if (!mkdtemp(tmp))
                 return 1;
         test_atomic();
         test_rm_rf();
+        test_send_all_wait();
         rm_rf(tmp);
         return unit_finish("test-fd-util");
 }

@@ -24,24 +24,8 @@
 #include "native/native.h"
 #include "proc/process.h"
 #include "routes.h"
+#include "test-reaper.h"
 #include "unit.h"
-
-static atomic_int stop_reaper;
-
-static void *reaper(void *arg)
-{
-        while (!atomic_load(&stop_reaper)) {
-                siginfo_t si = {0};
-                if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG) == 0 && si.si_pid > 0) {
-                        agent_proc_on_exit(si.si_pid, si.si_code, si.si_status);
-                        continue;
-                }
-                (void)agent_proc_enforce_deadlines();
-                struct timespec ts = {0, 2 * 1000 * 1000};
-                nanosleep(&ts, NULL);
-        }
-        return NULL;
-}
 
 static bool utf8_valid(const char *s)
 {
@@ -399,7 +383,7 @@ static void test_busy(void)
 
 int main(void)
 {
-        pthread_t t;
+        struct test_reaper reaper;
 
         if (geteuid() != 0) {
                 fprintf(stderr, "test-agent-native: skipped (needs root)\n");
@@ -408,7 +392,7 @@ int main(void)
         agent_server_set_routes(&agent_routes);
         /* As in the agent (core/init.c): a write to a pipe nobody reads fails with EPIPE. */
         signal(SIGPIPE, SIG_IGN);
-        pthread_create(&t, NULL, reaper, NULL);
+        test_reaper_start(&reaper);
         /* This host may have no `user`: act as root by default. */
         struct response r;
         call(0, "POST", "/init", NULL, NULL, 0, "{\"defaultUser\":\"root\"}", 22, 22, &r);
@@ -418,7 +402,6 @@ int main(void)
         test_runs();
         test_terminal();
         test_busy();
-        atomic_store(&stop_reaper, 1);
-        pthread_join(t, NULL);
+        test_reaper_stop(&reaper);
         return unit_finish("test-agent-native");
 }

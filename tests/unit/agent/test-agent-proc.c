@@ -18,24 +18,8 @@
 
 #include "buf.h"
 #include "proc/process.h"
+#include "test-reaper.h"
 #include "unit.h"
-
-static atomic_int stop_reaper;
-
-static void *reaper(void *arg)
-{
-        while (!atomic_load(&stop_reaper)) {
-                siginfo_t si = {0};
-                if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG) == 0 && si.si_pid > 0) {
-                        agent_proc_on_exit(si.si_pid, si.si_code, si.si_status);
-                        continue;
-                }
-                (void)agent_proc_enforce_deadlines();
-                struct timespec ts = {0, 2 * 1000 * 1000};
-                nanosleep(&ts, NULL);
-        }
-        return NULL;
-}
 
 /* What a listener heard, in order: "S" started, "1:"/"2:"/"P:" + bytes for output, "E" exit. */
 struct heard {
@@ -482,7 +466,7 @@ static void test_attach(void)
 
 int main(void)
 {
-        pthread_t t;
+        struct test_reaper reaper;
 
         if (geteuid() != 0) {
                 fprintf(stderr, "test-agent-proc: skipped (needs root)\n");
@@ -491,7 +475,7 @@ int main(void)
         CHECK_EQ_INT(agent_user_lookup("root", &root_user), 0);
         /* As in the agent (core/init.c): a write to a pipe nobody reads fails with EPIPE. */
         signal(SIGPIPE, SIG_IGN);
-        pthread_create(&t, NULL, reaper, NULL);
+        test_reaper_start(&reaper);
         test_events();
         test_caps();
         test_signal_and_deadline();
@@ -499,8 +483,7 @@ int main(void)
         test_detach();
         test_attach();
         CHECK_EQ_INT(agent_proc_count(), 0);
-        atomic_store(&stop_reaper, 1);
-        pthread_join(t, NULL);
+        test_reaper_stop(&reaper);
         agent_user_done(&root_user);
         return unit_finish("test-agent-proc");
 }

@@ -151,8 +151,9 @@ static void test_agent_table(void)
               agent_code_handle_context);
         CHECK(agent(SBX_PORT_CODE, "GET", "/", true) == agent_code_handle_not_found);
         /* The native API, port 0 only. */
-        CHECK(agent(0, "PUT", "/v1/files", false) == agent_files_handle_post);
-        CHECK(agent(0, "GET", "/v1/files", false) == agent_files_handle_get);
+        CHECK(agent(0, "PUT", "/v1/files", false) == native_files_handle_put);
+        CHECK(agent(0, "GET", "/v1/files", false) == native_files_handle_get);
+        CHECK(agent(0, "POST", "/v1/processes/12/stdin", false) == native_proc_handle_item);
         CHECK(agent(0, "PATCH", "/v1/files", false) == native_handle_not_found);
         CHECK(agent(0, "GET", "/v1/processes/12/logs", false) == native_proc_handle_item);
         CHECK(agent(0, "DELETE", "/v1/processes/12", false) == native_proc_handle_item);

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent-call.h"
 #include "connect.h"
 #include "fd-util.h"
 #include "core/server.h"
@@ -25,103 +26,8 @@
 #include "macros.h"
 #include "proc/process.h"
 #include "routes.h"
+#include "test-reaper.h"
 #include "unit.h"
-
-static atomic_int stop_reaper;
-
-static void *reaper(void *arg)
-{
-        while (!atomic_load(&stop_reaper)) {
-                siginfo_t si = {0};
-                if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG) == 0 && si.si_pid > 0) {
-                        agent_proc_on_exit(si.si_pid, si.si_code, si.si_status);
-                        continue;
-                }
-                (void)agent_proc_enforce_deadlines();
-                struct timespec ts = {0, 5 * 1000 * 1000};
-                nanosleep(&ts, NULL);
-        }
-        return NULL;
-}
-
-static void *serve(void *arg)
-{
-        agent_server_serve((int)(intptr_t)arg);
-        return NULL;
-}
-
-struct response {
-        int status;
-        struct sbx_resp_head head;
-        uint8_t *body;
-        size_t len;
-};
-
-static void response_done(struct response *r)
-{
-        sbx_resp_head_free(&r->head);
-        free(r->body);
-}
-
-static int call(uint16_t port, const char *method, const char *path, const char *query,
-                const struct sbx_header *hs, size_t n_hs, const void *body, size_t len,
-                size_t chunk, struct response *ret)
-{
-        struct sbx_req_head h = {.port = port,
-                                 .method = (char *)method,
-                                 .path = (char *)path,
-                                 .query = (char *)(query ? query : ""),
-                                 .n_headers = n_hs,
-                                 .headers = (struct sbx_header *)hs};
-        uint8_t *buf = NULL, *frame = malloc(SBX_FRAME_MAX_PAYLOAD);
-        size_t blen;
-        int sv[2];
-        pthread_t t;
-        uint8_t type;
-        uint32_t flen;
-
-        memset(ret, 0, sizeof(*ret));
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-                return -errno;
-        pthread_create(&t, NULL, serve, (void *)(intptr_t)sv[1]);
-        CHECK_EQ_INT(sbx_req_head_encode(&h, &buf, &blen), 0);
-        CHECK_EQ_INT(sbx_frame_write(sv[0], SBX_FRAME_REQ_HEAD, buf, blen), 0);
-        free(buf);
-        /* The agent may answer before it has read the whole body (api/frames.md) and close
-         * its end: a write then fails with EPIPE, and the answer is still there to read, as
-         * sbxd's relay does it. */
-        int w = 0;
-        for (size_t off = 0; off < len && w == 0;) {
-                size_t n = MIN(chunk, len - off);
-                w = sbx_frame_write(sv[0], SBX_FRAME_DATA, (const uint8_t *)body + off, n);
-                off += n;
-        }
-        if (w == 0)
-                w = sbx_frame_write(sv[0], SBX_FRAME_END, NULL, 0);
-        CHECK(w == 0 || w == -EPIPE || w == -ECONNRESET);
-
-        CHECK_EQ_INT(sbx_frame_read(sv[0], &type, frame, &flen), 0);
-        CHECK_EQ_INT(type, SBX_FRAME_RESP_HEAD);
-        CHECK_EQ_INT(sbx_resp_head_decode(frame, flen, &ret->head), 0);
-        ret->status = ret->head.status;
-        for (;;) {
-                if (sbx_frame_read(sv[0], &type, frame, &flen) < 0 || type == SBX_FRAME_END)
-                        break;
-                ret->body = realloc(ret->body, ret->len + flen + 1);
-                memcpy(ret->body + ret->len, frame, flen);
-                ret->len += flen;
-                ret->body[ret->len] = 0;
-        }
-        pthread_join(t, NULL);
-        close(sv[0]);
-        free(frame);
-        return 0;
-}
-
-static const char *header(const struct response *r, const char *name)
-{
-        return sbx_header_get(r->head.headers, r->head.n_headers, name);
-}
 
 static void test_routes(void)
 {
@@ -200,7 +106,7 @@ static char *start(const char *json, const char *timeout_ms, const char *user_b6
         call(SBX_PORT_ENVD, "POST", "/process.Process/Start", NULL, hs, n, env, 5 + jl, 3, &r);
         free(env);
         CHECK_EQ_INT(r.status, 200);
-        CHECK_STREQ(header(&r, "Content-Type"), "application/connect+json");
+        CHECK_STREQ(response_header(&r, "Content-Type"), "application/connect+json");
         for (size_t off = 0; off + 5 <= r.len;) {
                 uint8_t flags;
                 const uint8_t *msg;
@@ -434,9 +340,9 @@ static void test_files(void)
         CHECK_EQ_INT(r.status, 200);
         CHECK_EQ_INT(r.len, 5);
         CHECK(r.body && memcmp(r.body, "hello", 5) == 0);
-        CHECK_STREQ(header(&r, "Content-Length"), "5");
-        CHECK_STREQ(header(&r, "Content-Type"), "text/plain; charset=utf-8");
-        CHECK_STREQ(header(&r, "Content-Disposition"), "inline; filename=\"a.txt\"");
+        CHECK_STREQ(response_header(&r, "Content-Length"), "5");
+        CHECK_STREQ(response_header(&r, "Content-Type"), "text/plain; charset=utf-8");
+        CHECK_STREQ(response_header(&r, "Content-Disposition"), "inline; filename=\"a.txt\"");
         response_done(&r);
 
         snprintf(q, sizeof(q), "path=%s/raw.bin", dir);
@@ -446,13 +352,13 @@ static void test_files(void)
         call(SBX_PORT_ENVD, "GET", "/files", q, NULL, 0, NULL, 0, 1, &r);
         CHECK_EQ_INT(r.status, 200);
         CHECK_EQ_INT(r.len, 3);
-        CHECK_STREQ(header(&r, "Content-Type"), "application/octet-stream");
+        CHECK_STREQ(response_header(&r, "Content-Type"), "application/octet-stream");
         response_done(&r);
 
         snprintf(q, sizeof(q), "path=%s/sub", dir);
         call(SBX_PORT_ENVD, "GET", "/files", q, NULL, 0, NULL, 0, 1, &r);
         CHECK_EQ_INT(r.status, 400);
-        CHECK_STREQ(header(&r, "Content-Type"), "application/json; charset=utf-8");
+        CHECK_STREQ(response_header(&r, "Content-Type"), "application/json; charset=utf-8");
         response_done(&r);
         snprintf(q, sizeof(q), "path=%s/none", dir);
         call(SBX_PORT_ENVD, "GET", "/files", q, NULL, 0, NULL, 0, 1, &r);
@@ -499,7 +405,7 @@ static void test_files(void)
 
 int main(void)
 {
-        pthread_t t;
+        struct test_reaper reaper;
 
         agent_server_set_routes(&agent_routes);
         test_routes();
@@ -507,11 +413,10 @@ int main(void)
                 fprintf(stderr, "not root: skipping Start and /files\n");
                 return unit_finish("test-agent-server");
         }
-        pthread_create(&t, NULL, reaper, NULL);
+        test_reaper_start(&reaper);
         test_start();
         test_rpcs();
         test_files();
-        atomic_store(&stop_reaper, 1);
-        pthread_join(t, NULL);
+        test_reaper_stop(&reaper);
         return unit_finish("test-agent-server");
 }

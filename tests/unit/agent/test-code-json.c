@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The code interpreter's pure helpers: JSON strings from untrusted bytes, UTF-8 boundaries,
- * language names, bash quoting and the bash kernel's completion marker (split anywhere).
+ * bash quoting and the bash kernel's completion marker (split anywhere).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,23 +43,6 @@ static void test_utf8_prefix(void)
         CHECK_EQ_INT(utf8_complete_prefix("a\xc3", 2), 1);
         CHECK_EQ_INT(utf8_complete_prefix("a\xf0\x9f\x98", 4), 1);
         CHECK_EQ_INT(utf8_complete_prefix("\xff", 1), 1);
-}
-
-static void test_languages(void)
-{
-        CHECK_EQ_INT(code_lang_parse(NULL), CODE_LANG_PYTHON);
-        CHECK_EQ_INT(code_lang_parse("  "), CODE_LANG_PYTHON);
-        CHECK_EQ_INT(code_lang_parse(" Python "), CODE_LANG_PYTHON);
-        CHECK_EQ_INT(code_lang_parse("JS"), CODE_LANG_JAVASCRIPT);
-        CHECK_EQ_INT(code_lang_parse("ts"), CODE_LANG_TYPESCRIPT);
-        CHECK_EQ_INT(code_lang_parse("bash"), CODE_LANG_BASH);
-        CHECK_EQ_INT(code_lang_parse("r"), CODE_LANG_R);
-        CHECK_EQ_INT(code_lang_parse(" R "), CODE_LANG_R);
-        CHECK_EQ_INT(code_lang_parse("Java"), CODE_LANG_JAVA);
-        CHECK_STREQ(code_lang_name(CODE_LANG_JAVA), "java");
-        CHECK_EQ_INT(code_lang_parse("rust"), CODE_LANG_UNKNOWN);
-        CHECK_EQ_INT(code_lang_parse("deno"), CODE_LANG_UNKNOWN);
-        CHECK_STREQ(code_lang_name(CODE_LANG_TYPESCRIPT), "typescript");
 }
 
 static void test_bash_quote(void)
@@ -104,7 +87,6 @@ int main(void)
 {
         test_json_strings();
         test_utf8_prefix();
-        test_languages();
         test_bash_quote();
         test_marker();
         return unit_finish("test-code-json");

@@ -19,21 +19,8 @@
 #include "frame.h"
 #include "macros.h"
 #include "routes.h"
+#include "test-reaper.h"
 #include "unit.h"
-
-static atomic_int stop_reaper;
-
-static void *reaper(void *arg)
-{
-        while (!atomic_load(&stop_reaper)) {
-                siginfo_t si = {0};
-                if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG) == 0 && si.si_pid > 0)
-                        continue;
-                struct timespec ts = {0, 5 * 1000 * 1000};
-                nanosleep(&ts, NULL);
-        }
-        return NULL;
-}
 
 static void *serve(void *arg)
 {
@@ -269,7 +256,7 @@ static void test_errors(void)
 
 int main(void)
 {
-        pthread_t r;
+        struct test_reaper reaper;
         char *b;
 
         if (geteuid() != 0 || access("/usr/bin/python3", X_OK) != 0) {
@@ -278,14 +265,13 @@ int main(void)
         }
         setenv("SBX_CODE_KERNELS_DIR", KERNELS_DIR, 1);
         agent_server_set_routes(&agent_routes);
-        pthread_create(&r, NULL, reaper, NULL);
+        test_reaper_start(&reaper);
         CHECK_EQ_INT(call(0, "POST", "/init", "{\"defaultUser\":\"root\"}", &b), 204);
         free(b);
         test_errors();
         test_python();
         test_bash();
         test_r();
-        atomic_store(&stop_reaper, 1);
-        pthread_join(r, NULL);
+        test_reaper_stop(&reaper);
         return unit_finish("test-code-server");
 }

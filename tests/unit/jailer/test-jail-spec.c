@@ -97,6 +97,42 @@ static void test_optional(void)
         sbx_jail_spec_free(s);
 }
 
+/* runtime: optional, a normalised absolute path, and it round-trips. */
+static void test_runtime(void)
+{
+        const char *with = "\"agent\":\"/usr/libexec/sbx/sbx-agent\","
+                           "\"runtime\":\"/usr/libexec/sbx/runtime\",";
+        char buf[4096];
+        const char *at = strstr(good, "\"agent\":");
+        const char *end = strchr(at, ',') + 1;
+        snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(at - good), good, with, end);
+        struct sbx_jail_spec *s = NULL, *back = NULL;
+        const char *msg = NULL;
+        CHECK_EQ_INT(sbx_jail_spec_decode(buf, strlen(buf), &s, &msg), 0);
+        CHECK(s && s->runtime && strcmp(s->runtime, "/usr/libexec/sbx/runtime") == 0);
+        char *text = NULL;
+        size_t len = 0;
+        CHECK_EQ_INT(s ? sbx_jail_spec_encode(s, &text, &len) : -1, 0);
+        CHECK_EQ_INT(text ? sbx_jail_spec_decode(text, len, &back, &msg) : -1, 0);
+        CHECK(s && back && sbx_jail_spec_equal(s, back));
+        free(text);
+        sbx_jail_spec_free(back);
+        sbx_jail_spec_free(s);
+        /* absent: NULL, and the encoder leaves it out */
+        CHECK_EQ_INT(sbx_jail_spec_decode(good, strlen(good), &s, &msg), 0);
+        CHECK(s && !s->runtime);
+        sbx_jail_spec_free(s);
+        snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(at - good), good,
+                 "\"agent\":\"/usr/libexec/sbx/sbx-agent\",\"runtime\":\"rt/..\",", end);
+        CHECK_EQ_INT(sbx_jail_spec_decode(buf, strlen(buf), &s, &msg), -EINVAL);
+        CHECK_STREQ(msg, "runtime: must be an absolute normalised path (no '.', '..', '//', "
+                         "trailing '/')");
+        snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(at - good), good,
+                 "\"agent\":\"/usr/libexec/sbx/sbx-agent\",\"runtime\":7,", end);
+        CHECK_EQ_INT(sbx_jail_spec_decode(buf, strlen(buf), &s, &msg), -EINVAL);
+        CHECK_STREQ(msg, "runtime: missing or not a string");
+}
+
 static void test_missing(void)
 {
         const char *fields[] = {"\"rootfs\"",       "\"socket\"",        "\"layers\"",
@@ -282,6 +318,14 @@ static void test_messages(void)
         CHECK_STREQ(edit_msg("\"disk_bytes\":1073741824",
                              "\"disk_bytes\":1073741824,\"disk_image\":\"/x/disk.img\""),
                     "disk_image needs upper_on_host");
+        CHECK_STREQ(edit_msg("\"disk_bytes\":1073741824",
+                             "\"disk_bytes\":1073741824,\"upper_on_host\":true,"
+                             "\"upper_subvol\":\"/p/sandboxes/x\""),
+                    "upper_subvol excludes upper_on_host and disk_image");
+        CHECK_STREQ(edit_msg("\"disk_bytes\":1073741824",
+                             "\"disk_bytes\":1073741824,\"upper_subvol\":\"p/x\""),
+                    "upper_subvol: must be an absolute normalised path (no '.', '..', '//', "
+                    "trailing '/')");
         CHECK_STREQ(edit_msg("\"disk_bytes\":1073741824",
                              "\"disk_bytes\":1073741824,\"upper_on_host\":true,\"disk_image\":1"),
                     "disk_image: missing or not a string");
@@ -653,6 +697,7 @@ int main(void)
 {
         test_good();
         test_optional();
+        test_runtime();
         test_missing();
         test_bad_values();
         test_limits();

@@ -230,7 +230,7 @@ static void test_good(void)
         CHECK_STREQ(field(report, "foo", v, sizeof(v)), "bar");
         CHECK_STREQ(field(report, "NoNewPrivs", v, sizeof(v)), "1");
         CHECK_STREQ(field(report, "Seccomp", v, sizeof(v)), "2");
-        CHECK_STREQ(field(report, "CapBnd", v, sizeof(v)), "00000000a00405ff");
+        CHECK_STREQ(field(report, "CapBnd", v, sizeof(v)), "00000000000001fb");
         CHECK_STREQ(field(report, "open_fds", v, sizeof(v)), "5");
         CHECK_STREQ(field(report, "write_usr", v, sizeof(v)), "30"); /* EROFS */
         CHECK_STREQ(field(report, "write_root", v, sizeof(v)), "0"); /* the upper */

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "cluster/cluster-volumes.h"
-#include "cluster/volume-path.h"
 #include "unit.h"
 
 #define ID  "0b0e3c5e-1f5c-4a47-9d0e-2f3a4b5c6d7e"
@@ -40,28 +39,6 @@ static void test_name_value(void)
         CHECK_EQ_INT(strlen(node), 63);
 }
 
-static void test_path_id(void)
-{
-        char id[VOLUME_ID_LEN + 1];
-        CHECK(cluster_volume_path_id("/volumes/" ID, id));
-        CHECK_STREQ(id, ID);
-        CHECK(cluster_volume_path_id("/volumes/" ID "/", id));
-        CHECK(cluster_volume_path_id("/volumecontent/" ID2 "/file", id));
-        CHECK_STREQ(id, ID2);
-        CHECK(cluster_volume_path_id("/volumecontent/abc/dir", id)); /* validated by the caller */
-        CHECK_STREQ(id, "abc");
-        /* not a volume's: the list, a create, nothing after the content id, an id too long,
-         * more after a volume's id, other routes */
-        CHECK(!cluster_volume_path_id("/volumes", id));
-        CHECK(!cluster_volume_path_id("/volumes/", id));
-        CHECK(!cluster_volume_path_id("/volumecontent/" ID, id));
-        CHECK(!cluster_volume_path_id("/volumecontent//file", id));
-        CHECK(!cluster_volume_path_id("/volumes/" ID "0", id));
-        CHECK(!cluster_volume_path_id("/volumes/" ID "/x", id));
-        CHECK(!cluster_volume_path_id("/sandboxes/" ID, id));
-        CHECK(!cluster_volume_path_id("/volumesx/" ID, id));
-}
-
 static void test_mount_names(void)
 {
         const char *names[4];
@@ -87,7 +64,6 @@ static void test_mount_names(void)
 int main(void)
 {
         test_name_value();
-        test_path_id();
         test_mount_names();
         return unit_finish("test-cluster-volumes");
 }

@@ -14,7 +14,9 @@
 #include "native/mcp-host.h"
 #include "native/v1-relay.h"
 #include "native/v1.h"
+#include "native/v1-templates.h"
 #include "native/ws-terminal.h"
+#include "ui/ui.h"
 #include "unit.h"
 
 struct want {
@@ -105,6 +107,14 @@ static const struct want wants[] = {
      NULL, NULL},
     {"PATCH", "/mcp", mcp_host_handle, AUTH_BEARER, BODY_BUFFERED, V1_MAX_JSON_BODY, ERRORS_NATIVE,
      NULL, NULL},
+    V1_ROW("GET", "/v1/templates", v1_templates_list, NULL),
+    /* the web console: no key, the body dropped */
+    {"GET", "/", ui_handle_redirect, AUTH_NONE, BODY_NONE, 0, ERRORS_E2B, NULL, NULL},
+    {"HEAD", "/ui", ui_handle_redirect, AUTH_NONE, BODY_NONE, 0, ERRORS_E2B, NULL, NULL},
+    {"GET", "/ui/", ui_handle_file, AUTH_NONE, BODY_NONE, 0, ERRORS_E2B, NULL, NULL},
+    {"GET", "/ui/js/app.js", ui_handle_file, AUTH_NONE, BODY_NONE, 0, ERRORS_E2B, NULL,
+     "/js/app.js"},
+    {"HEAD", "/ui/../keys", ui_handle_file, AUTH_NONE, BODY_NONE, 0, ERRORS_E2B, NULL, "/../keys"},
 };
 
 static void test_every_route(void)
@@ -141,6 +151,85 @@ static void test_every_route(void)
         }
 }
 
+/* Where a row's request is answered in cluster mode: the row says so (cluster/cluster-http.h),
+ * and a row that names a sandbox or a volume by {id} can never be left answered here. */
+static const struct {
+        const char *method, *path;
+        enum route_place place;
+} places[] = {
+    {"POST", "/sandboxes", PLACE_CREATE},
+    {"POST", "/v2/sandboxes/", PLACE_CREATE},
+    {"GET", "/sandboxes", PLACE_LIST},
+    {"GET", "/v2/sandboxes", PLACE_LIST},
+    {"GET", "/sandboxes/abc", PLACE_SANDBOX},
+    {"DELETE", "/sandboxes/abc/", PLACE_SANDBOX},
+    {"POST", "/sandboxes/abc/timeout", PLACE_SANDBOX},
+    {"PUT", "/sandboxes/abc/network", PLACE_SANDBOX},
+    {"POST", "/v2/sandboxes/abc/connect", PLACE_SANDBOX},
+    {"POST", "/sandboxes/abc/pause", PLACE_SANDBOX},
+    {"GET", "/sandboxes/abc/metrics", PLACE_SANDBOX},
+    {"POST", "/sandboxes/abc/snapshots", PLACE_SANDBOX},
+    {"POST", "/sandboxes/abc/fork", PLACE_SANDBOX},
+    {"GET", "/snapshots", PLACE_LOCAL},
+    {"GET", "/files", PLACE_SIGNED_FILES},
+    {"POST", "/volumes", PLACE_CREATE_VOLUME},
+    {"GET", "/volumes", PLACE_LIST_VOLUMES},
+    {"GET", "/volumes/vol1", PLACE_VOLUME},
+    {"DELETE", "/volumes/vol1", PLACE_VOLUME},
+    {"GET", "/volumecontent/vol1/dir", PLACE_VOLUME},
+    {"PUT", "/volumecontent/vol1/file", PLACE_VOLUME},
+    {"PATCH", "/volumecontent/vol1/path", PLACE_VOLUME},
+    {"GET", "/templates", PLACE_LOCAL},
+    {"GET", "/metrics", PLACE_LOCAL},
+    {"GET", "/v1/nodes", PLACE_LOCAL},
+    {"POST", "/v1/cluster/adopt", PLACE_NODE_ONLY},
+    {"GET", "/v1/cluster/files-owner", PLACE_NODE_ONLY},
+    {"GET", "/v1/sandboxes", PLACE_LIST_NATIVE},
+    {"POST", "/v1/sandboxes/", PLACE_CREATE_NATIVE},
+    {"GET", "/v1/sandboxes/abc", PLACE_SANDBOX},
+    {"GET", "/v1/sandboxes/abc/terminal", PLACE_SANDBOX},
+    {"POST", "/v1/sandboxes/abc/exec", PLACE_SANDBOX},
+    {"GET", "/v1/images", PLACE_LOCAL},
+    {"POST", "/mcp", PLACE_SESSION},
+    {"DELETE", "/mcp/", PLACE_SESSION},
+};
+
+static bool starts(const char *s, const char *prefix)
+{
+        return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static void test_places(void)
+{
+        for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
+                struct route_args a;
+                bool po;
+                const struct route *r = route_find(sbxd_routes, sbxd_n_routes, places[i].method,
+                                                   places[i].path, &a, &po);
+                CHECK(r != NULL);
+                if (r && r->place != places[i].place)
+                        fprintf(stderr, "%s %s: place %d, want %d\n", places[i].method,
+                                places[i].path, r->place, places[i].place);
+                CHECK(r && r->place == places[i].place);
+        }
+        for (size_t i = 0; i < sbxd_n_routes; i++) {
+                const struct route *r = &sbxd_routes[i];
+                bool sandbox = starts(r->pattern, "/sandboxes/{id}") ||
+                               starts(r->pattern, "/v2/sandboxes/{id}") ||
+                               starts(r->pattern, "/v1/sandboxes/{id}");
+                bool volume = starts(r->pattern, "/volumes/{id}") ||
+                              starts(r->pattern, "/volumecontent/{id}");
+                if (sandbox != (r->place == PLACE_SANDBOX) || volume != (r->place == PLACE_VOLUME))
+                        fprintf(stderr, "%s: names a %s by {id} but its place is %d\n", r->pattern,
+                                sandbox ? "sandbox" : "volume", r->place);
+                CHECK(sandbox == (r->place == PLACE_SANDBOX));
+                CHECK(volume == (r->place == PLACE_VOLUME));
+                /* cluster_route() takes the sandbox or volume from the first capture */
+                if (sandbox || volume)
+                        CHECK(strstr(r->pattern, "{id}") != NULL);
+        }
+}
+
 static void check_none(const char *method, const char *path, bool path_only,
                        enum route_errors errors)
 {
@@ -161,7 +250,9 @@ static void test_unknown(void)
         check_none("POST", "/v2/sandboxes/abc/timeout", false, ERRORS_E2B);
         check_none("PUT", "/sandboxes", true, ERRORS_E2B);
         check_none("GET", "/sandboxes/abc/timeout", true, ERRORS_E2B);
-        check_none("GET", "/", false, ERRORS_E2B);
+        check_none("POST", "/", true, ERRORS_E2B); /* GET / leads to the console */
+        check_none("POST", "/ui/js/app.js", true, ERRORS_E2B);
+        check_none("GET", "/uix", false, ERRORS_E2B);
         check_none("GET", "/sandboxes//", false, ERRORS_E2B);
         check_none("GET", "/sandboxesx", false, ERRORS_E2B);
         check_none("GET", "/health", false, ERRORS_E2B);
@@ -215,6 +306,7 @@ static void test_pattern(void)
 int main(void)
 {
         test_every_route();
+        test_places();
         test_unknown();
         test_pattern();
         return unit_finish("test-route-table");

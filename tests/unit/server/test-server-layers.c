@@ -22,6 +22,14 @@
 #include "lifecycle/teardown.h"
 #include "unit.h"
 
+/* <dir>/rootfs/upper, the upper the jailer mounts for an image or tmpfs disk. */
+static const char *upper_of(const char *dir)
+{
+        static char buf[600];
+        snprintf(buf, sizeof(buf), "%s/rootfs/upper", dir);
+        return buf;
+}
+
 static char tmp[] = "/tmp/sbx-unit-layers.XXXXXX";
 
 static void test_sha256(void)
@@ -112,19 +120,19 @@ static void test_sparse(const char *state, const char *dir, unsigned base)
         CHECK(fd >= 0 && write(fd, zeros, sizeof(zeros)) == (ssize_t)sizeof(zeros));
         CHECK(fchown(fd, base, base) == 0);
         close(fd);
-        CHECK_EQ_INT(layer_store_ingest_upper(state, dir, base, UID_SLOT_SIZE, hz), 0);
+        CHECK_EQ_INT(layer_store_ingest_upper(state, upper_of(dir), base, UID_SLOT_SIZE, hz), 0);
         snprintf(stored, sizeof(stored), "%s/layers/%s/z", state, hz);
         CHECK(stat(stored, &st) == 0 && st.st_size == (off_t)sizeof(zeros) && st.st_blocks == 0);
         unlink(p);
         fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         CHECK(fd >= 0 && ftruncate(fd, sizeof(zeros)) == 0 && fchown(fd, base, base) == 0);
         close(fd);
-        CHECK_EQ_INT(layer_store_ingest_upper(state, dir, base, UID_SLOT_SIZE, hh), 0);
+        CHECK_EQ_INT(layer_store_ingest_upper(state, upper_of(dir), base, UID_SLOT_SIZE, hh), 0);
         CHECK_STREQ(hh, hz);
         fd = open(p, O_WRONLY);
         CHECK(fd >= 0 && pwrite(fd, "x", 1, 200 * 1024) == 1);
         close(fd);
-        CHECK_EQ_INT(layer_store_ingest_upper(state, dir, base, UID_SLOT_SIZE, hd), 0);
+        CHECK_EQ_INT(layer_store_ingest_upper(state, upper_of(dir), base, UID_SLOT_SIZE, hd), 0);
         CHECK(strcmp(hd, hz) != 0);
         snprintf(stored, sizeof(stored), "%s/layers/%s/z", state, hd);
         char c = 0;
@@ -152,14 +160,15 @@ static void test_ingest(void)
         snprintf(p, sizeof(p), "%s/rootfs/upper", dir);
         mkdir(p, 0755);
         char hex[LAYER_ID_MAX], hex2[LAYER_ID_MAX];
-        CHECK_EQ_INT(layer_store_ingest_upper(state, dir, base, UID_SLOT_SIZE, hex), -ENODEV);
+        CHECK_EQ_INT(layer_store_ingest_upper(state, upper_of(dir), base, UID_SLOT_SIZE, hex),
+                     -ENODEV);
         rmdir(p);
         if (fake_upper(dir, base) < 0) {
                 fprintf(stderr, "no tmpfs mount (not root?): ingest skipped\n");
                 sandbox_unref(s);
                 return;
         }
-        CHECK_EQ_INT(layer_store_ingest_upper(state, dir, base, UID_SLOT_SIZE, hex), 0);
+        CHECK_EQ_INT(layer_store_ingest_upper(state, upper_of(dir), base, UID_SLOT_SIZE, hex), 0);
         CHECK_EQ_INT(strlen(hex), 64);
         layer_store_path(state, hex, layer, sizeof(layer));
         CHECK(layer_store_is_layer(state, layer, NULL));
@@ -192,7 +201,7 @@ static void test_ingest(void)
         CHECK(getxattr(p, "user.e2b.owner", xv, sizeof(xv)) == 2 && memcmp(xv, "me", 2) == 0);
         CHECK(getxattr(p, "user.overlay.origin", xv, sizeof(xv)) < 0);
         /* same content: same layer, stored once */
-        CHECK_EQ_INT(layer_store_ingest_upper(state, dir, base, UID_SLOT_SIZE, hex2), 0);
+        CHECK_EQ_INT(layer_store_ingest_upper(state, upper_of(dir), base, UID_SLOT_SIZE, hex2), 0);
         CHECK_STREQ(hex, hex2);
         /* unreferenced: gc removes it; a template naming it keeps it */
         char tdir[512], tj[600];
@@ -204,6 +213,9 @@ static void test_ingest(void)
         char json[200];
         snprintf(json, sizeof(json), "{\"layers\":[\"sha256:%s\"]}", hex);
         put(tj, json, 0644, 0);
+        /* a file among the templates (build-all.sh's .fallback) names nothing and stops nothing */
+        snprintf(p, sizeof(p), "%s/templates/.fallback", state);
+        put(p, "no Debian mirror answered\n", 0644, 0);
         CHECK_EQ_INT(layer_store_gc(state, 1), 0);
         CHECK(access(layer, F_OK) == 0);
         unlink(tj);

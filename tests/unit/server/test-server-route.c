@@ -3,7 +3,9 @@
  * config. The route table: test-route-table.c. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "http/http.h"
 #include "core/query.h"
@@ -167,6 +169,60 @@ static void test_listen(void)
         CHECK_EQ_INT(config_parse_listen("1.2.3.4:x", &ss, &len, NULL), -EINVAL);
 }
 
+/* One sbxd command line into c (0, or -EINVAL for a refused one). */
+static int parse_args(struct sbxd_config *c, const char *a1, const char *a2, const char *a3,
+                      const char *a4)
+{
+        char *argv[] = {(char *)"sbxd",      (char *)"--jailer",
+                        (char *)"/bin/true", (char *)"--agent",
+                        (char *)"/bin/true", (char *)a1,
+                        (char *)a2,          (char *)a3,
+                        (char *)a4,          NULL};
+        int argc = 5;
+        while (argv[argc])
+                argc++;
+        optind = 0;
+        FILE *saved = stderr;
+        stderr = fopen("/dev/null", "w");
+        int r = config_parse(argc, argv, c);
+        fclose(stderr);
+        stderr = saved;
+        return r;
+}
+
+/* The egress defaults (a default install lets nothing out: server/README.md "Command line")
+ * and --public-url. */
+static void test_config(void)
+{
+        struct sbxd_config c;
+        CHECK_EQ_INT(parse_args(&c, NULL, NULL, NULL, NULL), 0);
+        CHECK(!c.egress_allow);
+        CHECK_EQ_INT(c.egress_max, EGRESS_MAX_LISTED);
+        CHECK(!c.public_url);
+        config_done(&c);
+        CHECK_EQ_INT(parse_args(&c, "--egress", "allow", NULL, NULL), 0);
+        CHECK_EQ_INT(c.egress_max, EGRESS_MAX_ANY); /* the opt-in lifts the cap */
+        config_done(&c);
+        CHECK_EQ_INT(parse_args(&c, "--egress", "allow", "--egress-max", "listed"), -EINVAL);
+        CHECK_EQ_INT(parse_args(&c, "--egress-max", "any", NULL, NULL), 0);
+        CHECK_EQ_INT(c.egress_max, EGRESS_MAX_ANY);
+        config_done(&c);
+        CHECK_EQ_INT(parse_args(&c, "--public-url", "https://sbx.example.com/", NULL, NULL), 0);
+        CHECK_STREQ(c.public_url, "https://sbx.example.com");
+        config_done(&c);
+        static const char *const good[] = {"http://127.0.0.1:3000", "https://[::1]:8443",
+                                           "https://sbx.example.com:8443/sbx"};
+        for (size_t i = 0; i < ELEMENTSOF(good); i++) {
+                CHECK_EQ_INT(parse_args(&c, "--public-url", good[i], NULL, NULL), 0);
+                config_done(&c);
+        }
+        static const char *const bad[] = {"sbx.example.com", "ftp://h",     "https://",
+                                          "https://a b",     "https://u@h", "https://h/?q",
+                                          "https://h:99999", "https://[::1"};
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                CHECK_EQ_INT(parse_args(&c, "--public-url", bad[i], NULL, NULL), -EINVAL);
+}
+
 /* E2B's ingress rules (e2b/ingress.h): the traffic token on every port but envd's, and the
  * ${PORT} of maskRequestHost. */
 static void test_ingress(void)
@@ -231,5 +287,6 @@ int main(void)
         test_proxy_rules();
         test_query();
         test_listen();
+        test_config();
         return unit_finish("test-server-route");
 }

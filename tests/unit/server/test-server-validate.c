@@ -61,12 +61,14 @@ static void test_names(void)
         CHECK(!template_name_valid("a:b:c"));
         CHECK(!template_name_valid("-x"));
         CHECK(!template_name_valid("sp ace"));
-        char longname[80];
+        char longname[TEMPLATE_NAME_MAX + 16];
         memset(longname, 'a', sizeof(longname) - 1);
-        longname[64] = 0;
+        longname[TEMPLATE_NAME_MAX] = 0;
         CHECK(template_name_valid(longname));
-        longname[64] = 'a';
-        longname[65] = 0;
+        longname[40] = ':'; /* an alias with a tag of E2B's length, 128 + v1-<uuid> fit */
+        CHECK(template_name_valid(longname));
+        longname[TEMPLATE_NAME_MAX] = 'a';
+        longname[TEMPLATE_NAME_MAX + 1] = 0;
         CHECK(!template_name_valid(longname));
 
         CHECK(sandbox_id_valid("abc123"));

@@ -11,7 +11,9 @@ static void test_status_codes(void)
         CHECK_STREQ(sbx_native_error_code(401), "unauthorized");
         CHECK_STREQ(sbx_native_error_code(404), "not_found");
         CHECK_STREQ(sbx_native_error_code(413), "payload_too_large");
+        CHECK_STREQ(sbx_native_error_code(429), "too_many_requests");
         CHECK_STREQ(sbx_native_error_code(502), "sandbox_unavailable");
+        CHECK_STREQ(sbx_native_error_code(504), "timeout");
         CHECK_STREQ(sbx_native_error_code(599), "internal");
 }
 

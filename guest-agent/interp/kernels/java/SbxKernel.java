@@ -7,12 +7,19 @@
 //   kernel -> agent  Y (ready) | R<json> (forwarded verbatim) | D (done)
 // Snippets run in this JVM (a DirectExecutionControl), each on a fresh thread, so that SIGINT
 // can interrupt one (Thread.interrupt, then Thread.stop) and the shell's state survives.
-// User output goes to fd 1 / fd 2 (pipes the agent reads and timestamps); System.out and
-// System.err are flushed before every R or D line so the agent sees them first.
+// System.out and System.err are the kernel's own streams: every write they make is one stdout or
+// stderr line on the socket, as IJava (E2B's Java kernel) sends one message per write, so that
+// println's text and its line end are two messages there too. Subprocesses write to fd 1 and
+// fd 2, pipes the agent reads and timestamps.
 // Compiled by templates/code-interpreter-v1/layer.sh (javac); run as
 //   java --add-opens java.base/java.util=ALL-UNNAMED -cp <dir> SbxKernel
 
 import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -68,9 +75,9 @@ public final class SbxKernel {
 
     // ---- wire ----
 
+    /* System.out and System.err need no flush first: every print reaches send() at once (and
+     * flushing them here, under this lock, could deadlock with a thread printing). */
     private synchronized void send(String s) throws IOException {
-        System.out.flush();
-        System.err.flush();
         ByteBuffer b = ByteBuffer.wrap((s + "\n").getBytes(StandardCharsets.UTF_8));
         while (b.hasRemaining())
             sock.write(b);
@@ -301,12 +308,54 @@ public final class SbxKernel {
         }
     }
 
+    /* One output message per write, the agent's timestamp format (code-json.c). */
+    private static final DateTimeFormatter STAMP =
+            DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'").withZone(ZoneOffset.UTC);
+
+    private static final class KernelOut extends OutputStream {
+        private final SbxKernel k;
+        private final String type;
+
+        KernelOut(SbxKernel k, String type) {
+            this.k = k;
+            this.type = type;
+        }
+
+        @Override
+        public void write(int b) {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+            if (len == 0)
+                return;
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("type", type);
+            m.put("text", new String(b, off, len, StandardCharsets.UTF_8));
+            m.put("timestamp", STAMP.format(Instant.now()));
+            try {
+                k.send("R" + Json.write(m));
+            } catch (IOException e) {
+                // the agent is gone: the kernel ends when its socket does
+            }
+        }
+    }
+
+    /* A subclass: the JDK's PrintStream writes println's text and line end at once, any
+     * subclass's as print() then newLine(), two writes (IJava's behaviour). */
+    private static PrintStream kernelStream(SbxKernel k, String type) {
+        return new PrintStream(new KernelOut(k, type), true, StandardCharsets.UTF_8) {};
+    }
+
     public static void main(String[] args) throws Exception {
         String path = System.getenv("SBX_KERNEL_SOCKET");
         Env.forget("SBX_KERNEL_SOCKET");
         Env.forget("SBX_KERNEL_PRELOAD");
         SocketChannel sc = SocketChannel.open(UnixDomainSocketAddress.of(path == null ? "" : path));
         SbxKernel k = new SbxKernel(sc);
+        System.setOut(kernelStream(k, "stdout"));
+        System.setErr(kernelStream(k, "stderr"));
         Signal.handle(new Signal("INT"), s -> k.exec.interrupt());
         // Warm the compiler so that the first cell does not pay for it.
         k.shell.eval(IMPORTS);

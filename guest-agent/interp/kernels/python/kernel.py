@@ -256,15 +256,15 @@ def stdio(kernel):
     sys.stderr = Stream(kernel, "2", 2)
 
 
-def preload():
-    path = os.path.join(HERE, "preload.txt")
+def preload(path):
+    """Import the template's preload list (SBX_KERNEL_PRELOAD names it)."""
     try:
         names = open(path).read().split()
     except OSError:
         return
     import sbx_display
 
-    sbx_display.seed_mpl_cache()
+    sbx_display.seed_mpl_cache(os.path.join(os.path.dirname(path), "mpl-cache"))
     for name in names:
         try:
             __import__(name)
@@ -273,6 +273,9 @@ def preload():
 
 
 def main():
+    if sys.version_info < (3, 9):
+        sys.exit("sbx kernel: the code interpreter needs Python 3.9 or newer, this image's "
+                 "python3 is %d.%d" % sys.version_info[:2])
     sys.path.append(HERE)
     name = os.environ.pop("SBX_KERNEL_SOCKET", "")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -283,8 +286,9 @@ def main():
     import sbx_display
 
     sbx_display.install(kernel)
-    if os.environ.pop("SBX_KERNEL_PRELOAD", "") == "1":
-        preload()
+    preload_list = os.environ.pop("SBX_KERNEL_PRELOAD", "")
+    if preload_list:
+        preload(preload_list)
     kernel.send("Y")
     kernel.serve()
 

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Rich display for the sbx Python kernel: MIME bundles in the E2B result shape.
 
-IPython conventions (_repr_mimebundle_, _repr_html_, ...), pandas DataFrames (html + data),
+IPython conventions (text/plain from IPython's pretty printer, _repr_mimebundle_,
+_repr_html_, ...), pandas DataFrames (html + data),
 matplotlib figures (png + structured chart, on plt.show() or left open at the end of a cell),
 PIL images (png; Image.show() and Image.save(path) display, as the E2B template does).
 """
@@ -75,6 +76,23 @@ def clean(v):
     return str(v)
 
 
+# Types whose text IPython gives as their repr, whatever their size: no pretty printer needed.
+PLAIN_REPR = (str, bytes, bytearray, int, float, complex, bool, type(None))
+
+
+def plain_text(obj):
+    """The text/plain IPython gives obj: its pretty printer (IPython.lib.pretty, as Jupyter's
+    PlainTextFormatter uses it: 79 columns, sequences cut after 1000 items, _repr_pretty_
+    honoured). Without IPython in the sandbox, repr()."""
+    if type(obj) in PLAIN_REPR:
+        return repr(obj)
+    try:
+        from IPython.lib import pretty
+    except Exception:
+        return repr(obj)
+    return pretty.pretty(obj, max_width=79, newline="\n", max_seq_length=1000)
+
+
 def _method(obj, name):
     # Only real methods of the class: objects with a catch-all __getattr__ (mocks, proxies)
     # must not look like they had every repr.
@@ -137,7 +155,7 @@ def mime_bundle(obj):
     if pd is not None and isinstance(obj, pd.DataFrame):
         data["e2b/data"] = clean(obj.to_dict(orient="list"))
     if "text/plain" not in data:
-        data["text/plain"] = repr(obj)
+        data["text/plain"] = plain_text(obj)
     return data
 
 
@@ -149,7 +167,10 @@ def result_line(data, main):
         if field is None:
             extra[mime] = clean(v)
             continue
-        if field == "text" and isinstance(v, str) and len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
+        if field == "text" and isinstance(v, str) and len(v) >= 2 and v[0] == v[-1] == "'":
+            # E2B's code interpreter drops the single quotes around a text/plain (a string's
+            # repr): runCode('"abc"').text is abc, and os.getcwd() is /home/user in E2B's own
+            # tests (Jupyter itself shows 'abc'); a repr in double quotes ("it's") keeps them
             v = v[1:-1]
         if field in ("json", "data", "chart"):
             v = clean(v)
@@ -196,9 +217,9 @@ def flush_figures(close_only=False):
         _shown.clear()
 
 
-def seed_mpl_cache():
+def seed_mpl_cache(cache_dir):
     """Copy the template's prebuilt matplotlib font list into the user's cache (saves ~0.4 s)."""
-    src = glob.glob(os.path.join(os.path.dirname(__file__), "mpl-cache", "fontlist-*.json"))
+    src = glob.glob(os.path.join(cache_dir, "fontlist-*.json"))
     if not src:
         return
     dst = os.path.join(os.path.expanduser("~"), ".cache", "matplotlib")

@@ -1,0 +1,81 @@
+// The web console in headless Chromium against a running sbxd: how long until a signed-in
+// user sees the sandbox list, how long a keystroke takes to come back through the terminal,
+// and how long a lost terminal connection takes to get its shell back. Prints figures only.
+//   E2B_API_URL=http://127.0.0.1:3000 E2B_API_KEY=e2b_… node bench/console-bench.mjs [N]
+// (run from tests/, whose node_modules hold playwright-core and e2b)
+import { Sandbox } from 'e2b'
+import net from 'node:net'
+import { launch, newPage, signIn, terminalText } from '../tests/console/browser.mjs'
+
+const BASE = process.env.E2B_API_URL
+const KEY = process.env.E2B_API_KEY
+const N = Number(process.argv[2] || 20)
+const pct = (a, p) => a.slice().sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor(a.length * p))].toFixed(1)
+const waitText = async (page, re) => { while (!re.test(await terminalText(page))) await new Promise((r) => setTimeout(r, 2)) }
+
+const sbx = await Sandbox.create('base', { timeoutMs: 600_000 })
+const browser = await launch()
+try {
+  // 1. a fresh tab: sign-in page → list with the sandbox's row
+  const loads = []
+  for (let i = 0; i < Math.min(N, 10); i++) {
+    const ctx = await browser.newContext()
+    const page = await ctx.newPage()
+    const t0 = performance.now()
+    await signIn(page, BASE, KEY)
+    await page.waitForSelector(`tr[data-id="${sbx.sandboxId}"]`)
+    loads.push(performance.now() - t0)
+    await ctx.close()
+  }
+  console.log(`sign-in to the list shown (fresh tab, n=${loads.length}): p50 ${pct(loads, 0.5)} ms, max ${pct(loads, 1)} ms`)
+
+  // 2. keystroke echo through the terminal (xterm → WebSocket → agent pty → back → screen)
+  const page = await newPage(browser)
+  await signIn(page, BASE, KEY)
+  await page.goto(`${BASE}/ui/#/sandboxes/${sbx.sandboxId}/terminal`)
+  await page.waitForSelector('.term-status:text-is("Connected.")')
+  await page.click('.term-wrap')
+  const echo = []
+  for (let i = 0; i < N; i++) {
+    const word = `k${i}x${Math.random().toString(36).slice(2, 6)}`
+    const t0 = performance.now()
+    await page.keyboard.type(word)
+    await waitText(page, new RegExp(word))
+    echo.push(performance.now() - t0)
+    await page.keyboard.press('Control+U')
+  }
+  console.log(`a word typed (8 keys over DevTools) to its echo on the screen (n=${N}): p50 ${pct(echo, 0.5)} ms, p90 ${pct(echo, 0.9)} ms`)
+
+  // 3. a blip: every connection through a TCP relay cut; time until the same shell answers
+  const conns = new Set()
+  const relay = net.createServer((c) => {
+    const u = net.connect(Number(new URL(BASE).port), '127.0.0.1')
+    conns.add(c).add(u)
+    c.pipe(u).on('error', () => {})
+    u.pipe(c).on('error', () => {})
+    const gone = () => { c.destroy(); u.destroy(); conns.delete(c); conns.delete(u) }
+    c.on('close', gone).on('error', gone)
+    u.on('close', gone).on('error', gone)
+  })
+  await new Promise((r) => relay.listen(0, '127.0.0.1', r))
+  const via = `http://127.0.0.1:${relay.address().port}`
+  const p2 = await newPage(browser)
+  await signIn(p2, via, KEY)
+  await p2.goto(`${via}/ui/#/sandboxes/${sbx.sandboxId}/terminal`)
+  await p2.waitForSelector('.term-status:text-is("Connected.")')
+  const back = []
+  for (let i = 0; i < Math.min(N, 5); i++) {
+    for (const c of conns) c.destroy()
+    const t0 = performance.now()
+    await p2.waitForSelector('.term-status:text-is("Reconnected to the same shell.")')
+    back.push(performance.now() - t0)
+    await p2.click('.term-wrap')
+    await p2.keyboard.type(`echo back-${i}\n`)
+    await waitText(p2, new RegExp(`^back-${i}\\s*$`, 'm'))
+  }
+  console.log(`connection cut to the same shell again (n=${back.length}, first retry after 500 ms): p50 ${pct(back, 0.5)} ms`)
+  relay.close()
+} finally {
+  await browser.close()
+  await sbx.kill()
+}
