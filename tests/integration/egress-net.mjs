@@ -1,15 +1,15 @@
 // The "outside" of the egress tests (there is no real internet here): a network namespace
 // joined to the host by a veth pair, with HTTP/HTTPS servers and a DNS server
-// (fixtures/egress-outside.py). The host routes 203.0.113.0/24 and 2001:db8:5b::/64 (the
+// (fixtures/egress-outside.py). The host routes 198.51.100.0/24 and 2001:db8:5b::/64 (the
 // documentation ranges, which sbx does not block) to it, and one private address, 10.99.0.10,
 // that sbx blocks unless listed. Nothing here touches the host's own routes otherwise.
 //
 // One outside on a host at a time: outsideUp() takes a host-wide lock (LOCK) and down()
 // gives it back, so two runs at once (two checkouts' `make test`, a bench beside a test) wait
-// for each other instead of colliding. Not only on these addresses and routes: every sbxd's
-// egress shares one nftables table (server/egress/egress.h), and the egress tests check
-// that it is gone after their last sandbox, which another run's sandboxes would contradict. A
-// run that died holding the lock (its pid gone) leaves it stale: the next one takes it over
+// for each other instead of colliding on these addresses and routes (each sbxd's nftables
+// tables are its own, server/egress/README.md, so those never collide). Not 203.0.113.0/24:
+// a host's real mirror may resolve there (deb.debian.org does on some networks), and routing
+// it into the test's namespace would cut the host off from it meanwhile. A run that died holding the lock (its pid gone) leaves it stale: the next one takes it over
 // and removes what that run left (its namespace and the servers in it, the private route).
 import { execFileSync, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -19,9 +19,9 @@ import { join } from 'node:path'
 import { FIXTURES, sleep } from './sbxd.mjs'
 
 export const OUT = {
-  host4: '203.0.113.1', host6: '2001:db8:5b::1', // the host's end
-  a4: '203.0.113.10', b4: '203.0.113.11', a6: '2001:db8:5b::10',
-  private4: '10.99.0.10', dns: '203.0.113.10',
+  host4: '198.51.100.1', host6: '2001:db8:5b::1', // the host's end
+  a4: '198.51.100.10', b4: '198.51.100.11', a6: '2001:db8:5b::10',
+  private4: '10.99.0.10', dns: '198.51.100.10',
 }
 // name → address answers of the outside's DNS server
 export const NAMES = [

@@ -91,7 +91,7 @@ test('allowOut by IP, CIDR and domain; denyOut; allow wins over deny', { skip },
   assert.notEqual((await curlIn(byIp, `http://[${OUT.a6}]/`)).code, 0)
   assert.equal((await curlIn(byIp, 'http://other.test/')).code, 6, 'names outside allowOut are refused')
 
-  const byCidr = await create({ network: { allowOut: ['203.0.113.8/29', '2001:db8:5b::/64'] } })
+  const byCidr = await create({ network: { allowOut: ['198.51.100.8/29', '2001:db8:5b::/64'] } })
   assert.equal((await curlIn(byCidr, `http://${OUT.a4}/`)).out, `outside ${OUT.a4}\n`)
   assert.equal((await curlIn(byCidr, `http://${OUT.b4}/`)).out, `outside ${OUT.b4}\n`)
   assert.equal((await curlIn(byCidr, `http://[${OUT.a6}]/`)).out, `outside ${OUT.a6}\n`)
@@ -108,7 +108,7 @@ test('allowOut by IP, CIDR and domain; denyOut; allow wins over deny', { skip },
   assert.notEqual((await curlIn(denied, `http://${OUT.b4}/`)).code, 0)
   assert.equal((await curlIn(denied, `http://${OUT.a4}/`)).out, `outside ${OUT.a4}\n`)
 
-  const allowWins = await create({ network: { allowOut: [OUT.b4, 'www.allowed.test'], denyOut: ['203.0.113.0/24', '0.0.0.0/0'] } })
+  const allowWins = await create({ network: { allowOut: [OUT.b4, 'www.allowed.test'], denyOut: ['198.51.100.0/24', '0.0.0.0/0'] } })
   assert.equal((await curlIn(allowWins, `http://${OUT.b4}/`)).out, `outside ${OUT.b4}\n`)
   assert.equal((await curlIn(allowWins, 'http://www.allowed.test/', { extra: '-4' })).out, `outside ${OUT.a4}\n`)
   assert.notEqual((await curlIn(allowWins, `http://[${OUT.a6}]:80/`, { extra: '--connect-to ::' })).code, 0)
@@ -154,7 +154,7 @@ test('escape battery E on the link: raw sockets, spoofed sources, other sandboxe
   await b.commands.run('python3 -m http.server 8000 --bind :: >/dev/null 2>&1', { background: true })
   await sleep(800)
   const bAddrs = (await b.commands.run('cat /proc/net/if_inet6; grep -h "" /proc/net/fib_trie | head -40')).stdout
-  const b4 = (await b.commands.run(py('import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.connect(("203.0.113.10", 9)); print(s.getsockname()[0])'))).stdout.trim()
+  const b4 = (await b.commands.run(py(`import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.connect(("${OUT.a4}", 9)); print(s.getsockname()[0])`))).stdout.trim()
   assert.match(b4, /^10\.200\./, bAddrs)
   assert.equal((await curlIn(b, 'http://127.0.0.1:8000/', { extra: '-o /dev/null -w %{http_code}' })).out, '200')
   assert.notEqual((await curlIn(a, `http://${b4}:8000/`)).code, 0, 'another sandbox is out of reach')

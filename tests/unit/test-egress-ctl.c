@@ -73,11 +73,11 @@ static void test_round_trips(void)
         egress_msg_done(&o);
 
         struct egress_msg h = {.type = EGRESS_MSG_HELLO,
-                               .upstream = (char *)"203.0.113.10",
+                               .upstream = (char *)"198.51.100.10",
                                .ca_key = (char *)"KEY",
                                .ca_cert = (char *)"CERT"};
         o = round_trip(&h);
-        CHECK(!strcmp(o.upstream, "203.0.113.10") && !strcmp(o.ca_key, "KEY") && !o.upstream_ca);
+        CHECK(!strcmp(o.upstream, "198.51.100.10") && !strcmp(o.ca_key, "KEY") && !o.upstream_ca);
         egress_msg_done(&o);
 
         struct egress_msg n = {.type = EGRESS_MSG_NOTE, .name = (char *)"b", .text = (char *)""};
