@@ -15,6 +15,7 @@
 #include "proc/policy-table.h"
 #include "serve/build-proxy.h"
 #include "serve/resolver.h"
+#include "serve/slot-log.h"
 #include "serve/tls-leaf.h"
 #include "serve/tls-proxy.h"
 
@@ -64,7 +65,8 @@ static int hook_pin(void *arg, int slot, int family, const void *addrs, size_t n
                 egress_msg_done(&a);
         }
         if (r < 0)
-                log_warning_errno(r, "egress: pinning for slot %d: %m", slot);
+                egress_slot_log(LOG_LEVEL_WARNING, slot, "egress: pinning for slot %d: %s", slot,
+                                strerror(-r));
         return r;
 }
 

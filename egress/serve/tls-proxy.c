@@ -21,6 +21,7 @@
 
 #include "fd-util.h"
 #include "serve/fatal.h"
+#include "serve/slot-log.h"
 #include "policy/link-addr.h"
 #include "policy/proxy-parse.h"
 #include "log.h"
@@ -261,8 +262,10 @@ static void intercept(struct conn *c, int ufd, const char *name, const cJSON *he
         }
         int t = proxy_http_check_target(head, (size_t)hl, name);
         if (t < 0) { /* the header goes to the name that was proven, and only there */
-                log_info("egress proxy: slot %d: a request on '%s' for another host refused",
-                         c->slot, name);
+                egress_slot_log(LOG_LEVEL_INFO, c->slot,
+                                "egress proxy: slot %d: a request on '%s' for another host "
+                                "refused",
+                                c->slot, name);
                 (void)reply_error(cs, "421 Misdirected Request",
                                   t == -EXDEV ? "sbx egress proxy: the Host header must be the "
                                                 "name the connection was opened for"
@@ -271,8 +274,9 @@ static void intercept(struct conn *c, int ufd, const char *name, const cJSON *he
                 goto out;
         }
         if (SSL_connect(us) != 1) {
-                log_warning("egress proxy: slot %d: '%s' did not prove its name (%s)", c->slot,
-                            name, X509_verify_cert_error_string(SSL_get_verify_result(us)));
+                egress_slot_log(LOG_LEVEL_WARNING, c->slot,
+                                "egress proxy: slot %d: '%s' did not prove its name (%s)", c->slot,
+                                name, X509_verify_cert_error_string(SSL_get_verify_result(us)));
                 (void)reply_error(cs, "502 Bad Gateway",
                                   "sbx egress proxy: the server's certificate did not verify");
                 goto out;
@@ -390,6 +394,7 @@ static void accept_one(struct egress_proxy *p, int sock)
                 if (p->fds[i] < 0)
                         c->idx = i;
         bool ok = c->idx >= 0 && c->slot >= 0 && p->per_slot[c->slot] < EGRESS_PROXY_PER_SANDBOX;
+        bool started = true;
         if (ok) {
                 p->fds[c->idx] = fd;
                 p->per_slot[c->slot]++;
@@ -398,12 +403,17 @@ static void accept_one(struct egress_proxy *p, int sock)
                         p->fds[c->idx] = -1;
                         p->per_slot[c->slot]--;
                         p->active--;
-                        ok = false;
+                        ok = started = false;
                 }
         }
         pthread_mutex_unlock(&p->lock);
         if (!ok) {
-                log_debug("egress proxy: a connection refused (limits)");
+                const char *why = c->slot < 0  ? "not from a sandbox's address"
+                                  : c->idx < 0 ? "all the proxy's connections are in use"
+                                  : !started   ? "no thread for it"
+                                               : "all the sandbox's connections are in use";
+                egress_slot_log(LOG_LEVEL_INFO, c->slot,
+                                "egress proxy: slot %d: a connection refused: %s", c->slot, why);
                 close(fd);
                 free(c);
         }
