@@ -110,10 +110,11 @@ static char *scoped(const char *value, const char *host, bool *ret_oom)
                 while (a < p + n && *a == ' ')
                         a++;
                 size_t an = (size_t)(p + n - a);
-                bool domain = an >= 7 && strncasecmp(a, "domain=", 7) == 0 &&
+                /* the first pair is the cookie's name and value, never an attribute */
+                bool domain = p != value && an >= 7 && strncasecmp(a, "domain=", 7) == 0 &&
                               !own_domain(a + 7, an - 7, host);
                 /* a Domain with spaces around its '=' */
-                if (!domain && an >= 6 && strncasecmp(a, "domain", 6) == 0) {
+                if (!domain && p != value && an >= 6 && strncasecmp(a, "domain", 6) == 0) {
                         const char *eq = a + 6;
                         while (eq < p + n && *eq == ' ')
                                 eq++;
