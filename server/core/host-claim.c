@@ -57,6 +57,30 @@ static int write_claim(int dfd, const char *name, const char *state)
         return r;
 }
 
+static bool stale(const char *owner);
+
+/* Records of instances whose state dir is gone and whose sbxd does not run (its lock is free),
+ * left by an sbxd that was killed: nobody's any more. A starting sbxd's state dir exists, so
+ * its record is never one of them. */
+static void sweep_instances(const char *dir, const char *self)
+{
+        char path[PATH_MAX + 16], owner[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/instances", dir);
+        DIR *d = opendir(path);
+        struct dirent *de;
+        while (d && (de = readdir(d))) {
+                if (de->d_name[0] == '.' || strcmp(de->d_name, self) == 0 ||
+                    read_claim(dirfd(d), de->d_name, owner, sizeof(owner)) < 0 || !stale(owner))
+                        continue;
+                _cleanup_close_ int fd =
+                    openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+                if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+                        (void)unlinkat(dirfd(d), de->d_name, 0);
+        }
+        if (d)
+                closedir(d);
+}
+
 int host_claims_open(const char *state_dir, struct host_claims **ret, char *errmsg, size_t errlen)
 {
         struct host_claims *h = calloc(1, sizeof(*h));
@@ -114,6 +138,7 @@ int host_claims_open(const char *state_dir, struct host_claims **ret, char *errm
                 host_claims_close(h);
                 return r;
         }
+        sweep_instances(h->dir, h->id);
         *ret = h;
         return 0;
 }

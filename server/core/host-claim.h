@@ -12,7 +12,9 @@
  *                                  made with O_EXCL (one winner), removed when it is given back
  *
  * A claim of a state dir that no longer exists is stale and taken over (under the lock file
- * HOST_CLAIM_DIR/lock, so that two instances never take over the same one). Claims of an
+ * HOST_CLAIM_DIR/lock, so that two instances never take over the same one); the record of an
+ * instance whose sbxd was killed and whose state dir is gone is removed by the next sbxd that
+ * starts (never while its lock is held). Claims of an
  * instance whose sbxd is down stay: its sandboxes keep running and keep their slots; its next
  * sbxd gives back, after adopting its sandboxes, the claims none of them uses.
  */

@@ -55,7 +55,7 @@ let e2b, outside
 const sbxd = {} // name → sbxd
 const opts = (d) => ({ apiUrl: d.url, sandboxUrl: d.url, apiKey: d.key, timeoutMs: 120000 })
 const start = (name, reuse) => startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates, reuse,
-  args: ['--egress-dns', OUT.dns, '--disk', 'tmpfs'] }) // three sbxd: no disk images
+  args: ['--egress-dns', OUT.dns, '--egress-max', 'any', '--disk', 'tmpfs'] }) // three sbxd: no disk images
 
 if (NETNS) {
   before(async () => {

@@ -29,7 +29,7 @@ before(async () => {
   e2b = await import(SDK)
   outside = await outsideUp()
   d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
-    args: ['--egress-dns', OUT.dns, '--egress-upstream-ca', outside.cert] })
+    args: ['--egress-dns', OUT.dns, '--egress-max', 'any', '--egress-upstream-ca', outside.cert] })
 })
 
 after(async () => {

@@ -103,6 +103,26 @@ int main(void)
         CHECK_EQ_INT(host_claims_open(a, &again, err, sizeof(err)), -EEXIST);
         CHECK(strstr(err, "/elsewhere") != NULL);
 
+        /* an instance's record outlives an sbxd that was killed; once its state dir is gone
+         * the next instance to start removes it, but never a running instance's */
+        char c[256], killed[600], running[600];
+        snprintf(c, sizeof(c), "%s/state-c", top);
+        CHECK(mkdir(c, 0700) == 0);
+        struct host_claims *hc = open_as(c);
+        CHECK(hc != NULL);
+        CHECK(rmdir(c) == 0); /* removed under a running sbxd: its lock still holds */
+        snprintf(running, sizeof(running), "%s/instances/%s", dir, hc ? host_claims_id(hc) : "");
+        snprintf(killed, sizeof(killed), "%s/instances/0123456789abcdef", dir);
+        fd = open(killed, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        CHECK(fd >= 0 && write(fd, "/gone/state\n", 12) == 12);
+        close(fd);
+        hb = open_as(b);
+        CHECK(hb != NULL);
+        CHECK(access(killed, F_OK) < 0);
+        CHECK(access(running, F_OK) == 0);
+        host_claims_close(hb);
+        host_claims_close(hc);
+
         registry_free(rb);
         rm_rf(top);
         return unit_finish("test-host-claim");
