@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <openssl/ssl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,10 @@ int main(int argc, char **argv)
         if (fd < 0 || uid < 0 || gid < 0 || optind != argc ||
             getsockopt((int)fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_SEQPACKET)
                 goto usage;
+        /* sbxd starts it with every signal at its default: a peer that hangs up must make a
+         * write (OpenSSL's too, which uses write()) fail with EPIPE, not end the process */
+        if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+                return 1;
         int r = egress_privsep_limits();
         if (r >= 0)
                 r = egress_privsep_drop((uid_t)uid, (gid_t)gid);

@@ -96,6 +96,8 @@ test('sbx-egress runs as its own user: no capabilities, no_new_privs, seccomp, n
   for (const c of ['CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb']) assert.equal(BigInt('0x' + st[c]), 0n, c)
   assert.equal(st.NoNewPrivs, '1')
   assert.equal(st.Seccomp, '2', 'a seccomp filter')
+  // a peer that hangs up makes a write fail with EPIPE, never kill the process (SIGPIPE)
+  assert.equal(BigInt('0x' + st.SigIgn) & (1n << 12n), 1n << 12n, `SIGPIPE ignored (SigIgn ${st.SigIgn})`)
   // no sandbox shares its uid range
   const agent = JSON.parse(readFileSync(join(d.state, 'sandboxes', s.sandboxId, 'sandbox.json'), 'utf8')).pid
   const base = Number(status(agent).Uid.split(/\s+/)[0])
@@ -133,6 +135,30 @@ test('killed, sbx-egress is started again with every policy; DNS and the proxy a
   await sleep(200)
   assert.equal(await dnsIn(s, 'other.test'), 'answered')
   assert.equal(await dnsIn(s, 'www.allowed.test'), 'refused')
+})
+
+test('a client that hangs up mid-answer costs sbx-egress nothing: same process, no restart', { skip }, async () => {
+  if (!(await e2b.Secret.exists('proc-key', opts()))) await e2b.Secret.create('proc-key', VALUE, opts())
+  const s = await create({ network: { allowOut: ['www.allowed.test'], rules: rules() } })
+  assert.equal((await curlIn(s, 'https://www.allowed.test/record', { extra: '-4' })).out, 'recorded\n')
+  const pid = egressPid()
+  const before = await restarts()
+  // the proxy is still writing 100 MB to the sandbox when head has read a few bytes and curl
+  // goes: its next write meets a closed socket (EPIPE, and SIGPIPE unless it is ignored)
+  const r = await s.commands.run('for i in 1 2 3 4 5 6; do curl -s -4 https://www.allowed.test/bytes/100000000 | head -c 100 | wc -c; done')
+  assert.equal(r.stdout.trim().split('\n').map(Number).join(','), '100,100,100,100,100,100')
+  // many connections at once, each closed by the server after its answer
+  const urls = Array.from({ length: 200 }, () => 'https://www.allowed.test/ -o /dev/null').join(' ')
+  const p = await s.commands.run(`curl -s -4 --parallel --parallel-max 8 -H 'Connection: close' -w '%{http_code} %{errormsg}\\n' ${urls} | sort | uniq -c`,
+    { timeoutMs: 120000 })
+  // (a few may fail to connect under load, as they did with the proxy inside sbxd: server
+  // README "Known gaps"; none may take the process down)
+  const answered = Number(p.stdout.match(/(\d+) 200 $/m)?.[1] ?? 0)
+  assert.ok(answered >= 180, `${answered} of 200 answered: ${p.stdout}`)
+  await sleep(500)
+  assert.equal(egressPid(), pid, 'the same sbx-egress')
+  assert.equal(await restarts(), before, 'no restart')
+  assert.equal((await curlIn(s, 'https://www.allowed.test/record', { extra: '-4' })).out, 'recorded\n')
 })
 
 test('while sbx-egress does not answer, DNS waits and nothing goes out another way', { skip }, async () => {
