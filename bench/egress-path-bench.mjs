@@ -1,5 +1,5 @@
 // Requests through the egress services, one figure each (server/README.md "Egress",
-// server/build/README.md "Egress"; the HTTPS proxy's are transform-bench.mjs'). Starts its own
+// server/template-build/README.md "Egress"; the HTTPS proxy's are transform-bench.mjs'). Starts its own
 // sbxd (SBX_BUILD, default build/) and the egress tests' outside namespace
 // (tests/integration/egress-net.mjs), then prints:
 //   - DNS: N queries one after another from inside a sandbox to its resolver (python, one UDP

@@ -14,8 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/cluster-hooks.h"
 #include "core/server-config.h"
-#include "build/build.h"
+#include "template-build/build.h"
 #include "cluster/cluster.h"
 #include "cluster/cluster-http.h"
 #include "cluster/cluster-volumes.h"
@@ -35,6 +36,7 @@
 #include "lifecycle/host-limits.h"
 #include "lifecycle/teardown.h"
 #include "lifecycle/lifecycle.h"
+#include "lifecycle/lifecycle-state.h"
 #include "log.h"
 #include "core/host-claim.h"
 #include "egress/egress.h"
@@ -187,12 +189,15 @@ static int start_cluster(struct server *srv, unsigned port)
                 return r;
         }
         cluster_volumes_register(c, srv); /* this node's volumes in etcd (logged when not) */
-        srv->cluster_created = cluster_hook_created;
-        srv->cluster_volume_created = cluster_hook_volume_created;
-        srv->cluster_volume_deleted = cluster_hook_volume_deleted;
-        srv->cluster_may_create = cluster_hook_may_create;
-        srv->node_name = cluster_self(c); /* MCP session ids name it (native/mcp-host.c) */
-        srv->cluster_pull_template = cluster_hook_pull_template;
+        static struct cluster_hooks hooks = {
+            .created = cluster_hook_created,
+            .volume_created = cluster_hook_volume_created,
+            .volume_deleted = cluster_hook_volume_deleted,
+            .may_create = cluster_hook_may_create,
+            .pull_template = cluster_hook_pull_template,
+        };
+        hooks.node_name = cluster_self(c);
+        srv->cluster_hooks = &hooks;
         __atomic_store_n(&srv->cluster, c, __ATOMIC_RELEASE);
         return 0;
 }
@@ -231,12 +236,7 @@ static int open_storage_pool(struct server *srv, struct sbxd_config *cfg)
 int main(int argc, char **argv)
 {
         struct sbxd_config cfg = {};
-        struct server srv = {.config = &cfg,
-                             .create_lock = PTHREAD_MUTEX_INITIALIZER,
-                             .create_turn = PTHREAD_COND_INITIALIZER,
-                             .monitor_epoll = -EBADF,
-                             .monitor_wake = -EBADF,
-                             .monitor_sigchld = -EBADF};
+        struct server srv = {.config = &cfg};
         struct front *d = NULL;
         struct host_claims *host = NULL; /* core/host-claim.h: what sbxd shares with others */
         uint16_t port;
@@ -259,6 +259,10 @@ int main(int argc, char **argv)
                 return 2;
         }
 
+        if (lifecycle_state_new(&srv) < 0) {
+                config_done(&cfg);
+                return 1;
+        }
         signal(SIGPIPE, SIG_IGN);
         sigemptyset(&mask);
         sigaddset(&mask, SIGINT);
@@ -356,7 +360,7 @@ int main(int argc, char **argv)
                 srv.disk_images =
                     disk_image_probe(cfg.state_dir, (uint64_t)TEMPLATE_DEFAULT_DISK_MB << 20);
         if (r >= 0)
-                r = pool_start(&srv, &srv.pool);
+                r = pool_start(&srv, &srv.lifecycle->pool);
         if (r >= 0)
                 r = build_service_start(&srv, &srv.build);
         if (r < 0) {
@@ -388,9 +392,9 @@ int main(int argc, char **argv)
         front_stop(d);
         cluster_stop(srv.cluster); /* its node key goes; its sandboxes stay mapped to it */
         srv.cluster = NULL;
-        build_service_stop(srv.build); /* a running build is marked failed at the next start */
-        pool_stop(srv.pool);           /* warm sandboxes are nobody's: torn down */
-        srv.pool = NULL;
+        build_service_stop(srv.build);  /* a running build is marked failed at the next start */
+        pool_stop(srv.lifecycle->pool); /* warm sandboxes are nobody's: torn down */
+        srv.lifecycle->pool = NULL;
         sampler_stop(&srv);
         sampler_persist_paused(&srv, true); /* only with --persist-paused-after */
         monitor_stop(&srv);
@@ -407,13 +411,14 @@ int main(int argc, char **argv)
         disk_pool_close(srv.disk_pool, true); /* kept mounted while sandbox dirs remain */
         host_claims_close(host);
         state_dir_release(cfg.state_dir);
+        lifecycle_state_free(&srv);
         config_done(&cfg);
         return 0;
 
 fail:
         front_stop(d);
         cluster_stop(srv.cluster);
-        pool_stop(srv.pool);
+        pool_stop(srv.lifecycle->pool);
         sampler_stop(&srv);
         monitor_stop(&srv);
         if (srv.registry) {
@@ -427,6 +432,7 @@ fail:
         disk_pool_close(srv.disk_pool, true);
         host_claims_close(host);
         state_dir_release(cfg.state_dir);
+        lifecycle_state_free(&srv);
         config_done(&cfg);
         return 1;
 }

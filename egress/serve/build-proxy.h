@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What a build step may reach (server/build/README.md "Egress"): an HTTP proxy on a unix
+ * What a build step may reach (server/template-build/README.md "Egress"): an HTTP proxy on a unix
  * socket sbxd binds into the build sandbox, where the agent's relay
  * (guest-agent/core/build-relay.h) brings apt's and pip's proxy connections from the sandbox's
  * loopback. It forwards only to the hosts it is given (the host's apt sources: plain

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The egress relay of a template build sandbox (server/build/README.md "Egress"): when the
+ * The egress relay of a template build sandbox (server/template-build/README.md "Egress"): when the
  * agent's environment has SBX_EGRESS_RELAY=<port>=<unix socket path>, the agent listens on
  * 127.0.0.1:<port> inside the sandbox and copies each connection, both ways, to a new
  * connection to the unix socket (which sbxd bound into the build sandbox). The relay reads

@@ -16,6 +16,7 @@
 #include "cluster/hop-auth.h"
 #include "http/route.h"
 #include "json-util.h"
+#include "lifecycle/lifecycle-state.h"
 #include "lifecycle/registry.h"
 #include "lifecycle/sandbox.h"
 #include "log.h"
@@ -204,7 +205,7 @@ static char *self_record(struct cluster *c)
         cJSON_AddNumberToObject(o, "capacity", srv->config->max_sandboxes);
         cJSON_AddNumberToObject(o, "sandboxes", (double)n);
         cJSON_AddNumberToObject(o, "memoryMB", (double)mem);
-        cJSON_AddNumberToObject(o, "inflight", __atomic_load_n(&srv->starting, __ATOMIC_RELAXED));
+        cJSON_AddNumberToObject(o, "inflight", lifecycle_starting(srv));
         cJSON_AddStringToObject(o, "templates", templates);
         return cJSON_PrintUnformatted(o);
 }

@@ -28,7 +28,7 @@
 #define CLUSTER_PULL_TEMPLATE_MS  60000 /* the template's answer (may import layer dirs first) */
 #define CLUSTER_PULL_MAX_INFLIGHT 64    /* distinct layers pulled at once; more wait */
 
-/* srv->cluster_pull_template: template name (no tag) from a node that has it, into this
+/* srv->cluster_hooks->pull_template: template name (no tag) from a node that has it, into this
  * node's store and templates/. 0 pulled; -ENOENT when no other live node advertises it
  * (errmsg untouched); else -EIO (or -ETIMEDOUT, -EFBIG, -EBADMSG) with errmsg. */
 int cluster_hook_pull_template(struct server *srv, const char *name, char *errmsg, size_t errlen);

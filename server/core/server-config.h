@@ -34,7 +34,7 @@ struct sbxd_config {
         char *agent;     /* absolute path of sbx-agent */
         char *runtime;   /* absolute path of the dir bound at /.sbx/runtime (may be missing) */
         char *port_file; /* optional */
-        /* lifecycle (server/README.md "Lifecycle at scale") */
+        /* lifecycle (docs/operator-guide.md "Lifecycle at scale") */
         unsigned pool_size;              /* warm sandboxes kept per pooled template; 0: no pool */
         char *pool_templates;            /* comma-separated template names */
         unsigned max_sandboxes;          /* running + paused; past it creates get 429 */

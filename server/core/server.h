@@ -17,28 +17,16 @@ struct secret_store;
 struct build_service;
 struct egress;
 struct cluster;
+struct cluster_hooks;
 struct ui_files;
+struct lifecycle_state;
 
 struct server {
         const struct sbxd_config *config;
         struct keys keys;
         struct registry *registry;
-        pthread_t timer;
-        bool timer_started;
-        pthread_t monitor; /* lifecycle/monitor.h */
-        bool monitor_started;
-        int monitor_epoll, monitor_wake, monitor_sigchld;
-        /* lifecycle at scale */
-        struct pool *pool;         /* lifecycle/pool.h; NULL when off */
-        unsigned creates_inflight; /* under create_lock: cold creates running now */
-        pthread_mutex_t create_lock;
-        pthread_cond_t create_turn; /* a cold create finished: a waiting one may start */
-        unsigned starting;          /* __atomic: sandboxes being created (counted in limits) */
-        pthread_t sampler;          /* lifecycle/sampler.h: metrics + persist-paused thread */
-        bool sampler_started;
-        pthread_mutex_t sampler_lock;
-        pthread_cond_t sampler_cond;
-        bool stopping;              /* under sampler_lock */
+        /* lifecycle/lifecycle-state.h: its threads, the create turnstile, the warm pool */
+        struct lifecycle_state *lifecycle;
         unsigned requests_inflight; /* __atomic: http/http.c, between URI log and completion */
         /* storage/disk-pool.h: sandbox uppers are btrfs subvolumes of this pool; NULL when the
          * host has no btrfs (then disk_images, else tmpfs uppers) */
@@ -51,19 +39,7 @@ struct server {
         struct secret_store *secrets; /* storage/secret-store.h */
         struct ui_files *ui;          /* ui/ui-files.h: the web console's files; NULL: none */
         /* --cluster (cluster/cluster.h); NULL for a single node, and then nothing of the
-         * cluster runs. cluster_created: called by a create before it answers;
-         * cluster_pull_template: a template this node lacks, from a node that has it (0, or
-         * -ENOENT when none has it, or another -errno with errmsg). */
+         * cluster runs; with it, what the rooms below ask of it (core/cluster-hooks.h) */
         struct cluster *cluster;
-        int (*cluster_created)(struct server *srv, const char *id);
-        /* --cluster (cluster/cluster-volumes.h): a volume created here, before its create
-         * answers (-EEXIST: its name was taken on another node meanwhile; another error: not
-         * recorded), deleted here; and whether this node may create a sandbox that is not
-         * placed (an MCP session's: -EBUSY when drained, msg says why). */
-        int (*cluster_volume_created)(struct server *srv, const char *id, const char *name);
-        void (*cluster_volume_deleted)(struct server *srv, const char *id, const char *name);
-        int (*cluster_may_create)(struct server *srv, char *msg, size_t msg_len);
-        const char *node_name; /* --cluster: this node's name (set before cluster), else NULL */
-        int (*cluster_pull_template)(struct server *srv, const char *name, char *errmsg,
-                                     size_t errlen);
+        const struct cluster_hooks *cluster_hooks;
 };

@@ -9,6 +9,7 @@
 
 #include "core/errors.h"
 #include "e2b/routes-templates.h"
+#include "lifecycle/lifecycle-state.h"
 #include "lifecycle/lifecycle.h"
 #include "lifecycle/pool.h"
 #include "log.h"
@@ -207,8 +208,8 @@ static void count_sandboxes(struct server *srv, struct stats_gauges *g)
                 g->pool_used = sp.used;
         }
         g->running = n - g->paused;
-        g->pool = srv->pool ? pool_count(srv->pool) : 0;
-        g->starting = __atomic_load_n(&srv->starting, __ATOMIC_RELAXED);
+        g->pool = lifecycle_pool_ready(srv);
+        g->starting = lifecycle_starting(srv);
         struct disk_usage u;
         if (disk_image_usage(srv->config->state_dir, &u) >= 0) {
                 g->disk_free = u.free;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "build/build.h"
+#include "template-build/build.h"
 #include "http/upload.h"
 #include "json-util.h"
 #include "log.h"

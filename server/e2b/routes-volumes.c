@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cluster-hooks.h"
 #include "json-util.h"
 #include "log.h"
 #include "macros.h"
@@ -74,9 +75,8 @@ int e2b_volume_create(struct request *req)
                                         err[0] ? err : "Error when creating volume");
         }
         /* --cluster: recorded in etcd before the create answers (the name cluster-wide) */
-        r = req->srv->cluster_volume_created
-                ? req->srv->cluster_volume_created(req->srv, v.id, v.name)
-                : 0;
+        const struct cluster_hooks *h = req->srv->cluster_hooks;
+        r = h ? h->volume_created(req->srv, v.id, v.name) : 0;
         if (r < 0) {
                 unsigned users = 0;
                 (void)volume_delete(req->srv->volumes, v.id, &users);
@@ -152,8 +152,8 @@ int e2b_volume_delete(struct request *req)
         if (r < 0)
                 return http_reply_error(req, r, NULL, "Error when deleting volume: %s",
                                         strerror(-r));
-        if (req->srv->cluster_volume_deleted) /* --cluster: its keys in etcd */
-                req->srv->cluster_volume_deleted(req->srv, v.id, v.name);
+        if (req->srv->cluster_hooks) /* --cluster: its keys in etcd */
+                req->srv->cluster_hooks->volume_deleted(req->srv, v.id, v.name);
         log_info("volume %s: deleted ('%s')", v.id, v.name);
         return http_reply_204(req);
 }

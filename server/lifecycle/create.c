@@ -5,6 +5,8 @@
  * member or a cold start, registered and watched.
  */
 #include "lifecycle/lifecycle.h"
+#include "core/cluster-hooks.h"
+#include "lifecycle/lifecycle-state.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -77,9 +79,9 @@ static int within_maxima(struct server *srv, const struct create_params *p,
 static int admit(struct server *srv, char *errmsg, size_t errlen)
 {
         unsigned n = (unsigned)registry_count(srv->registry) +
-                     __atomic_add_fetch(&srv->starting, 1, __ATOMIC_RELAXED);
+                     __atomic_add_fetch(&srv->lifecycle->starting, 1, __ATOMIC_RELAXED);
         if (n > srv->config->max_sandboxes) {
-                __atomic_sub_fetch(&srv->starting, 1, __ATOMIC_RELAXED);
+                __atomic_sub_fetch(&srv->lifecycle->starting, 1, __ATOMIC_RELAXED);
                 snprintf(errmsg, errlen, "too many sandboxes (limit %u)",
                          srv->config->max_sandboxes);
                 stats_count_rejected();
@@ -98,25 +100,26 @@ static int create_turn_take(struct server *srv)
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += c->create_wait_s;
         int r = 0;
-        pthread_mutex_lock(&srv->create_lock);
-        while (srv->creates_inflight >= c->max_creates && r == 0)
+        pthread_mutex_lock(&srv->lifecycle->create_lock);
+        while (srv->lifecycle->creates_inflight >= c->max_creates && r == 0)
                 r = c->create_wait_s == 0
                         ? ETIMEDOUT
-                        : pthread_cond_timedwait(&srv->create_turn, &srv->create_lock, &until);
-        if (srv->creates_inflight < c->max_creates) {
-                srv->creates_inflight++;
+                        : pthread_cond_timedwait(&srv->lifecycle->create_turn,
+                                                 &srv->lifecycle->create_lock, &until);
+        if (srv->lifecycle->creates_inflight < c->max_creates) {
+                srv->lifecycle->creates_inflight++;
                 r = 0;
         }
-        pthread_mutex_unlock(&srv->create_lock);
+        pthread_mutex_unlock(&srv->lifecycle->create_lock);
         return r == 0 ? 0 : -EDQUOT;
 }
 
 static void create_turn_give(struct server *srv)
 {
-        pthread_mutex_lock(&srv->create_lock);
-        srv->creates_inflight--;
-        pthread_cond_signal(&srv->create_turn);
-        pthread_mutex_unlock(&srv->create_lock);
+        pthread_mutex_lock(&srv->lifecycle->create_lock);
+        srv->lifecycle->creates_inflight--;
+        pthread_cond_signal(&srv->lifecycle->create_turn);
+        pthread_mutex_unlock(&srv->lifecycle->create_lock);
 }
 
 static int create_cold(struct server *srv, const struct create_params *p,
@@ -187,23 +190,23 @@ int lifecycle_create(struct server *srv, const struct create_params *p, struct s
         int link = lifecycle_net_for_create(srv, &p->net, &net);
         if (link < 0)
                 r = link;
-        if (r >= 0 && srv->pool && !link && !p->cpu_count && !p->memory_mb && !p->disk_mb &&
-            !mounts)
-                pooled = pool_take(srv->pool, p, &s) >= 0;
+        if (r >= 0 && srv->lifecycle->pool && !link && !p->cpu_count && !p->memory_mb &&
+            !p->disk_mb && !mounts)
+                pooled = pool_take(srv->lifecycle->pool, p, &s) >= 0;
         if (r >= 0 && !pooled)
                 r = create_cold(srv, p, &t, mounts, net, &s, errmsg, errlen);
         else
                 net_policy_free(net);
-        __atomic_sub_fetch(&srv->starting, 1, __ATOMIC_RELAXED);
+        __atomic_sub_fetch(&srv->lifecycle->starting, 1, __ATOMIC_RELAXED);
         layer_store_unlock();
         template_done(&t);
         if (r < 0) {
                 stats_count_create_error();
                 return r;
         }
-        if (srv->cluster_created) {
+        if (srv->cluster_hooks) {
                 /* --cluster: the sandbox -> node mapping is in etcd before the create answers */
-                r = srv->cluster_created(srv, s->id);
+                r = srv->cluster_hooks->created(srv, s->id);
                 if (r < 0) {
                         snprintf(errmsg, errlen,
                                  "cluster store unavailable: the sandbox could not be recorded "

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "lifecycle/lifecycle.h"
 
+#include "core/cluster-hooks.h"
 #include "lifecycle/agent-log.h"
 #include "lifecycle/start-cmd.h"
 
@@ -378,8 +379,8 @@ int lifecycle_load_template(struct server *srv, const char *name, struct templat
 {
         int r = template_load(srv->config->state_dir, name, t);
         /* --cluster: a template another node has is pulled here first (cluster/layer-pull.h) */
-        if (r == -ENOENT && srv->cluster_pull_template) {
-                int p = srv->cluster_pull_template(srv, name, errmsg, errlen);
+        if (r == -ENOENT && srv->cluster_hooks) {
+                int p = srv->cluster_hooks->pull_template(srv, name, errmsg, errlen);
                 if (p < 0 && p != -ENOENT)
                         return -EIO;
                 if (p >= 0)

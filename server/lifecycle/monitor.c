@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "lifecycle/monitor.h"
+#include "lifecycle/lifecycle-state.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -39,7 +40,7 @@ static void *monitor_main(void *arg)
         struct server *srv = arg;
         for (;;) {
                 struct epoll_event ev[16];
-                int n = epoll_wait(srv->monitor_epoll, ev, (int)ELEMENTSOF(ev), -1);
+                int n = epoll_wait(srv->lifecycle->monitor_epoll, ev, (int)ELEMENTSOF(ev), -1);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -50,7 +51,7 @@ static void *monitor_main(void *arg)
                         if (ev[i].data.u64 == EV_WAKE)
                                 return NULL; /* monitor_stop */
                         if (ev[i].data.u64 == EV_CHILD) {
-                                reap_children(srv->monitor_sigchld);
+                                reap_children(srv->lifecycle->monitor_sigchld);
                                 continue;
                         }
                         /* NULL when a kill or timeout took it first: nothing to do. */
@@ -72,59 +73,62 @@ static void *monitor_main(void *arg)
 
 int monitor_start(struct server *srv)
 {
-        srv->monitor_epoll = epoll_create1(EPOLL_CLOEXEC);
-        if (srv->monitor_epoll < 0)
+        srv->lifecycle->monitor_epoll = epoll_create1(EPOLL_CLOEXEC);
+        if (srv->lifecycle->monitor_epoll < 0)
                 return -errno;
-        srv->monitor_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (srv->monitor_wake < 0)
+        srv->lifecycle->monitor_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (srv->lifecycle->monitor_wake < 0)
                 return -errno;
         struct epoll_event ev = {.events = EPOLLIN, .data.u64 = EV_WAKE};
-        if (epoll_ctl(srv->monitor_epoll, EPOLL_CTL_ADD, srv->monitor_wake, &ev) < 0)
+        if (epoll_ctl(srv->lifecycle->monitor_epoll, EPOLL_CTL_ADD, srv->lifecycle->monitor_wake,
+                      &ev) < 0)
                 return -errno;
         /* SIGCHLD is blocked in every thread (main.c); it is read here. */
         sigset_t chld;
         sigemptyset(&chld);
         sigaddset(&chld, SIGCHLD);
-        srv->monitor_sigchld = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
-        if (srv->monitor_sigchld < 0)
+        srv->lifecycle->monitor_sigchld = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (srv->lifecycle->monitor_sigchld < 0)
                 return -errno;
         ev = (struct epoll_event){.events = EPOLLIN, .data.u64 = EV_CHILD};
-        if (epoll_ctl(srv->monitor_epoll, EPOLL_CTL_ADD, srv->monitor_sigchld, &ev) < 0)
+        if (epoll_ctl(srv->lifecycle->monitor_epoll, EPOLL_CTL_ADD, srv->lifecycle->monitor_sigchld,
+                      &ev) < 0)
                 return -errno;
-        int r = pthread_create(&srv->monitor, NULL, monitor_main, srv);
+        int r = pthread_create(&srv->lifecycle->monitor, NULL, monitor_main, srv);
         if (r != 0)
                 return -r;
-        srv->monitor_started = true;
+        srv->lifecycle->monitor_started = true;
         return 0;
 }
 
 int monitor_watch(struct server *srv, const struct sandbox *s)
 {
-        if (s->pidfd < 0 || srv->monitor_epoll < 0)
+        if (s->pidfd < 0 || srv->lifecycle->monitor_epoll < 0)
                 return 0;
         /* One-shot: a dead agent's pidfd stays readable; one event is all we need. */
         struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.u64 = s->serial};
-        return epoll_ctl(srv->monitor_epoll, EPOLL_CTL_ADD, s->pidfd, &ev) < 0 ? -errno : 0;
+        return epoll_ctl(srv->lifecycle->monitor_epoll, EPOLL_CTL_ADD, s->pidfd, &ev) < 0 ? -errno
+                                                                                          : 0;
 }
 
 void monitor_unwatch(struct server *srv, const struct sandbox *s)
 {
-        if (s->pidfd >= 0 && srv->monitor_epoll >= 0)
-                epoll_ctl(srv->monitor_epoll, EPOLL_CTL_DEL, s->pidfd, NULL);
+        if (s->pidfd >= 0 && srv->lifecycle->monitor_epoll >= 0)
+                epoll_ctl(srv->lifecycle->monitor_epoll, EPOLL_CTL_DEL, s->pidfd, NULL);
 }
 
 void monitor_stop(struct server *srv)
 {
-        if (srv->monitor_started) {
+        if (srv->lifecycle->monitor_started) {
                 uint64_t one = 1;
-                if (write(srv->monitor_wake, &one, sizeof(one)) < 0)
+                if (write(srv->lifecycle->monitor_wake, &one, sizeof(one)) < 0)
                         log_warning_errno(errno, "monitor: wake: %m");
-                pthread_join(srv->monitor, NULL);
-                srv->monitor_started = false;
+                pthread_join(srv->lifecycle->monitor, NULL);
+                srv->lifecycle->monitor_started = false;
         }
-        srv->monitor_wake = safe_close(srv->monitor_wake);
-        srv->monitor_sigchld = safe_close(srv->monitor_sigchld);
-        srv->monitor_epoll = safe_close(srv->monitor_epoll);
+        srv->lifecycle->monitor_wake = safe_close(srv->lifecycle->monitor_wake);
+        srv->lifecycle->monitor_sigchld = safe_close(srv->lifecycle->monitor_sigchld);
+        srv->lifecycle->monitor_epoll = safe_close(srv->lifecycle->monitor_epoll);
 }
 
 int monitor_register(struct server *srv, struct sandbox *s)

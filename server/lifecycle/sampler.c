@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "lifecycle/sampler.h"
+#include "lifecycle/lifecycle-state.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -275,15 +276,16 @@ static void *sampler_main(void *arg)
         struct server *srv = arg;
         unsigned ticks = 0;
         bool disk_low = false;
-        pthread_mutex_lock(&srv->sampler_lock);
-        while (!srv->stopping) {
+        pthread_mutex_lock(&srv->lifecycle->sampler_lock);
+        while (!srv->lifecycle->stopping) {
                 struct timespec ts;
                 clock_gettime(CLOCK_REALTIME, &ts);
                 ts.tv_sec += SAMPLE_INTERVAL_S;
-                pthread_cond_timedwait(&srv->sampler_cond, &srv->sampler_lock, &ts);
-                if (srv->stopping)
+                pthread_cond_timedwait(&srv->lifecycle->sampler_cond, &srv->lifecycle->sampler_lock,
+                                       &ts);
+                if (srv->lifecycle->stopping)
                         break;
-                pthread_mutex_unlock(&srv->sampler_lock);
+                pthread_mutex_unlock(&srv->lifecycle->sampler_lock);
                 tick(srv);
                 watch_state_disk(srv, &disk_low);
                 if (srv->volumes)
@@ -300,31 +302,29 @@ static void *sampler_main(void *arg)
                         if (g > 0)
                                 log_info("layer store: %d unreferenced layer(s) removed", g);
                 }
-                pthread_mutex_lock(&srv->sampler_lock);
+                pthread_mutex_lock(&srv->lifecycle->sampler_lock);
         }
-        pthread_mutex_unlock(&srv->sampler_lock);
+        pthread_mutex_unlock(&srv->lifecycle->sampler_lock);
         return NULL;
 }
 
 int sampler_start(struct server *srv)
 {
-        pthread_mutex_init(&srv->sampler_lock, NULL);
-        pthread_cond_init(&srv->sampler_cond, NULL);
-        int r = pthread_create(&srv->sampler, NULL, sampler_main, srv);
+        int r = pthread_create(&srv->lifecycle->sampler, NULL, sampler_main, srv);
         if (r != 0)
                 return -r;
-        srv->sampler_started = true;
+        srv->lifecycle->sampler_started = true;
         return 0;
 }
 
 void sampler_stop(struct server *srv)
 {
-        if (!srv->sampler_started)
+        if (!srv->lifecycle->sampler_started)
                 return;
-        pthread_mutex_lock(&srv->sampler_lock);
-        srv->stopping = true;
-        pthread_cond_broadcast(&srv->sampler_cond);
-        pthread_mutex_unlock(&srv->sampler_lock);
-        pthread_join(srv->sampler, NULL);
-        srv->sampler_started = false;
+        pthread_mutex_lock(&srv->lifecycle->sampler_lock);
+        srv->lifecycle->stopping = true;
+        pthread_cond_broadcast(&srv->lifecycle->sampler_cond);
+        pthread_mutex_unlock(&srv->lifecycle->sampler_lock);
+        pthread_join(srv->lifecycle->sampler, NULL);
+        srv->lifecycle->sampler_started = false;
 }

@@ -4,6 +4,7 @@
  * sandbox whose endAt passed, or pauses it when it asked for onTimeout "pause".
  */
 #include "lifecycle/lifecycle.h"
+#include "lifecycle/lifecycle-state.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -33,17 +34,17 @@ static void *timer_main(void *arg)
 
 int lifecycle_timer_start(struct server *srv)
 {
-        int r = pthread_create(&srv->timer, NULL, timer_main, srv);
+        int r = pthread_create(&srv->lifecycle->timer, NULL, timer_main, srv);
         if (r != 0)
                 return -r;
-        srv->timer_started = true;
+        srv->lifecycle->timer_started = true;
         return 0;
 }
 
 void lifecycle_timer_stop(struct server *srv)
 {
         registry_shutdown(srv->registry);
-        if (srv->timer_started)
-                pthread_join(srv->timer, NULL);
-        srv->timer_started = false;
+        if (srv->lifecycle->timer_started)
+                pthread_join(srv->lifecycle->timer, NULL);
+        srv->lifecycle->timer_started = false;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/cluster-hooks.h"
 #include "channel/agent-req.h"
 #include "core/validate.h"
 #include "frame.h"
@@ -27,7 +28,8 @@ static int host_create(void *ctx, const char *template_id, int timeout_s,
         struct server *srv = ctx;
         /* --cluster: the session's sandbox is made on the session's node, never placed: a
          * drained node refuses it (server/cluster/README.md) */
-        int r = srv->cluster_may_create ? srv->cluster_may_create(srv, err, err_size) : 0;
+        const struct cluster_hooks *h = srv->cluster_hooks;
+        int r = h ? h->may_create(srv, err, err_size) : 0;
         if (r < 0)
                 return r;
         struct create_params p = {.timeout_s = timeout_s, .net.internet = -1};
@@ -197,8 +199,8 @@ int mcp_host_handle(struct request *req)
         /* --cluster: a session's id starts with this node's name, so that any node forwards
          * the session's later requests here (cluster/cluster-http.c) */
         char prefix[MCP_SESSION_PREFIX_MAX + 1] = "";
-        if (__atomic_load_n(&req->srv->cluster, __ATOMIC_ACQUIRE) && req->srv->node_name)
-                snprintf(prefix, sizeof(prefix), "%s-", req->srv->node_name);
+        if (__atomic_load_n(&req->srv->cluster, __ATOMIC_ACQUIRE) && req->srv->cluster_hooks)
+                snprintf(prefix, sizeof(prefix), "%s-", req->srv->cluster_hooks->node_name);
         struct mcp_http_request in = {
             .method = req->method,
             .body = req->body->raw.p,

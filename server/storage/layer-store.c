@@ -388,7 +388,7 @@ int layer_store_gc(const char *state, int startup)
         int r = refs_from_dir(state, "templates", "template.json", &rf);
         if (r >= 0)
                 r = refs_from_dir(state, "sandboxes", "sandbox.json", &rf);
-        /* the template build cache (server/build/README.md): one layer per cached step */
+        /* the template build cache (server/template-build/README.md): one layer per cached step */
         if (r >= 0)
                 r = refs_from_dir(state, "build/cache", "layer.json", &rf);
         if (r >= 0)

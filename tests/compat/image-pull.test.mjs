@@ -1,5 +1,5 @@
 // Template builds from registry images through the unmodified `e2b` SDK (server/pull/README.md,
-// server/build/README.md "Bases"): Template().fromImage(ref[, credentials]), fromGCPRegistry
+// server/template-build/README.md "Bases"): Template().fromImage(ref[, credentials]), fromGCPRegistry
 // and fromAWSRegistry as E2B's SDK sends them, against Debian's docker-registry on loopback
 // (anonymous, token auth with a token server in this process, Basic auth), the images users
 // bring pushed there with skopeo. A build with no steps needs no sandbox: what sbxd made of the

@@ -1,4 +1,4 @@
-// E2B's template build API (docs/e2b-wire.md §2.8, server/build/README.md) through the
+// E2B's template build API (docs/e2b-wire.md §2.8, server/template-build/README.md) through the
 // unmodified `e2b` SDK: Template() steps built by sbxd in build sandboxes, cached as layers,
 // started as sandboxes; aliases and tags; the narrow egress of builds. The aptInstall test
 // needs the host's Debian mirror: when it does not answer, that test skips, saying why.

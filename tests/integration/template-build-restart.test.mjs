@@ -1,5 +1,5 @@
 // A template build in progress when sbxd dies: the restarted sbxd marks it failed with a
-// message (server/build/README.md "State"), removes its build sandbox, and keeps the template's
+// message (server/template-build/README.md "State"), removes its build sandbox, and keeps the template's
 // records and earlier builds.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'

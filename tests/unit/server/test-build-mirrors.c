@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The hosts template builds may reach (server/build/build-mirrors.h): SBX_BUILD_EGRESS_HOSTS
+/* The hosts template builds may reach (server/template-build/build-mirrors.h): SBX_BUILD_EGRESS_HOSTS
  * replaces the apt sources, lowercased, each once. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "build/build-mirrors.h"
+#include "template-build/build-mirrors.h"
 #include "unit.h"
 
 static void test_env(void)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The build records (server/build/README.md "State"), the build logs, publishing a finished
- * build as sbx templates, and the service's queue and workers.
+ * The build records (server/template-build/README.md "State"), the build logs, publishing a
+ * finished build as sbx templates, and the service's queue and workers.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "build/build-mirrors.h"
-#include "build/build-internal.h"
+#include "template-build/build-mirrors.h"
+#include "template-build/build-internal.h"
 #include "fd-util.h"
 #include "json-util.h"
 #include "log.h"

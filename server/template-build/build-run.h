@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "build/build-internal.h"
+#include "template-build/build-internal.h"
 #include "core/validate.h"
 #include "storage/template.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* What the files of server/build/ share: the service, its records and the build log. */
+/* What the files of server/template-build/ share: the service, its records and the build log. */
 #pragma once
 
 #include <cjson/cJSON.h>
@@ -9,7 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "build/build.h"
+#include "template-build/build.h"
 #include "core/validate.h" /* TEMPLATE_NAME_MAX */
 #include "macros.h"
 

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "build/build-run.h"
+#include "template-build/build-run.h"
 #include "channel/agent-exec.h"
 #include "json-util.h"
 #include "lifecycle/lifecycle.h"

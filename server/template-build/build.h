@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Template builds through E2B's template API (server/build/README.md): records of built
+ * Template builds through E2B's template API (server/template-build/README.md): records of built
  * templates and their builds under <state>/build/, uploads of `copy` steps, a bounded queue
  * served by BUILD_WORKERS threads, each build's steps run in build sandboxes and cached as
  * layers of the store, and the result published as templates sbxd starts sandboxes from.

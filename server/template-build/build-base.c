@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Where a build starts (server/build/README.md "Bases"): fromTemplate names any sbx template;
- * fromImage maps E2B's own base images and Debian to the local Debian base and anything else
- * to an image's template, pulled from its registry (pull/pull.h) with fromImageRegistry's
+ * Where a build starts (server/template-build/README.md "Bases"): fromTemplate names any sbx
+ * template; fromImage maps E2B's own base images and Debian to the local Debian base and anything
+ * else to an image's template, pulled from its registry (pull/pull.h) with fromImageRegistry's
  * credentials when there are any.
  */
-#include "build/build-run.h"
+#include "template-build/build-run.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Running one build (server/build/README.md "Steps and the cache"): the base, then each step
- * in order. ENV, USER and WORKDIR change the image's config; RUN and COPY run in a build
+ * Running one build (server/template-build/README.md "Steps and the cache"): the base, then each
+ * step in order. ENV, USER and WORKDIR change the image's config; RUN and COPY run in a build
  * sandbox (build-step.c) and become a layer, cached under the hash of everything that
  * decides their result: the layers below, the config, the step itself and its files' hash.
  * An unchanged rebuild finds every layer in the cache and starts no sandbox. The result is
@@ -18,7 +18,7 @@
 
 #include "buf.h"
 #include "egress/egress.h"
-#include "build/build-run.h"
+#include "template-build/build-run.h"
 #include "fd-util.h"
 #include "json-util.h"
 #include "log.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The hosts a template build may reach through the build proxy (server/build/README.md
+ * The hosts a template build may reach through the build proxy (server/template-build/README.md
  * "Egress"; the proxy is sbx-egress's, egress/serve/build-proxy.h): the package mirrors of the
  * host's apt sources, read once at sbxd's start.
  */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "build/build-mirrors.h"
+#include "template-build/build-mirrors.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "build/build-internal.h"
+#include "template-build/build-internal.h"
 #include "core/keys.h"
 #include "fd-util.h"
 #include "json-util.h"

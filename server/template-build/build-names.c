@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "build/build-internal.h"
+#include "template-build/build-internal.h"
 #include "fd-util.h"
 #include "json-util.h"
 #include "lifecycle/sandbox.h"
