@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The hosts template builds may reach (server/template-build/build-mirrors.h): SBX_BUILD_EGRESS_HOSTS
- * replaces the apt sources, lowercased, each once. */
+/* The hosts template builds may reach (server/template-build/build-mirrors.h):
+ * SBX_BUILD_EGRESS_HOSTS replaces the apt sources, lowercased, each once. */
 #include <stdlib.h>
 #include <string.h>
 
