@@ -332,12 +332,18 @@ static void serve(struct conn *c)
         socklen_t dl = 0;
         char name[256] = "";
         int r = original_dst(c->fd, fam, &dst, &dl);
+        if (r < 0)
+                log_debug("egress proxy: slot %d: no original destination: %s", c->slot,
+                          strerror(-r));
         _cleanup_close_ int ufd = -EBADF;
         if (r >= 0) {
                 set_timeouts(c->fd, EGRESS_PROXY_HEAD_MS);
                 const struct net_transform *t =
                     peek_sni(c->fd, name) ? net_transform_find(&pol, name) : NULL;
                 ufd = connect_upstream(&dst, dl);
+                if (ufd < 0)
+                        log_debug("egress proxy: slot %d: connecting to '%s' upstream: %s", c->slot,
+                                  name, strerror(-ufd));
                 if (ufd >= 0) {
                         set_timeouts(ufd, EGRESS_PROXY_IDLE_MS);
                         if (t)
