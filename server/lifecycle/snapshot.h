@@ -19,7 +19,7 @@
 #include "core/validate.h"
 
 #define SNAPSHOT_ID_MAX (TEMPLATE_NAME_MAX + 1)
-#define FORK_MAX_COUNT  16
+#define FORK_MAX_COUNT  100 /* E2B's SandboxForkRequest: count 1..100 */
 
 /* name may be NULL. hidden: not listed (fork's own snapshot). ret_id: SNAPSHOT_ID_MAX. */
 int snapshot_create(struct server *srv, struct sandbox *s, const char *name, bool hidden,

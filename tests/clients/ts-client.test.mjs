@@ -1,14 +1,15 @@
 // Every method of the TypeScript client (clients/typescript) against a real sbxd.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFile, execFileSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { createReadStream, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { promisify } from 'node:util'
 import WebSocket from 'ws'
-import { client, inotifyInstances, sbxdLog, text, waitFor, buildClient, TOP } from './ts-lib.mjs'
+import { client, inotifyInstances, sbxdLog, text, waitFor, buildClient } from './ts-lib.mjs'
+import { dockerArchive, userImages } from '../lib/images.mjs'
 
 const {
   Sbx, Images, AuthError, BadRequestError, CommandError, CommandTimeoutError, ConflictError,
@@ -16,9 +17,19 @@ const {
   SbxConnectionError, SbxTimeoutError, UnavailableError, LimitError,
 } = client
 
-let sb
-before(async () => { sb = await Sbx.create({ template: 'base', env: { GREETING: 'hi there' }, metadata: { suite: 'ts' }, WebSocket }) })
-after(async () => { if (sb) await sb.kill() })
+let sb, imgDir, appTar
+before(async () => {
+  // the image fixture first: building it blocks the event loop (minutes when the images are
+  // not built yet), and fetch would then reuse a keep-alive connection sbxd has closed meanwhile
+  imgDir = mkdtempSync(join(tmpdir(), 'sbx-ts-img-'))
+  // as users bring them (tests/lib/images): a docker save of Debian minbase with an app layer
+  appTar = dockerArchive(userImages().minbaseApp, join(imgDir, 'app.tar'), 'registry.example.com/team/app:v1')
+  sb = await Sbx.create({ template: 'base', env: { GREETING: 'hi there' }, metadata: { suite: 'ts' }, WebSocket })
+})
+after(async () => {
+  if (sb) await sb.kill()
+  if (imgDir) rmSync(imgDir, { recursive: true, force: true })
+})
 
 test('sandboxes: create with sizes, get, list, connect, pause, resume, kill', async () => {
   const s = await Sbx.create({ timeout: 120, env: { A: '1' }, metadata: { k: 'v' }, cpuCount: 1, memoryMb: 512 })
@@ -226,30 +237,27 @@ console.log('exit=' + await t.wait(10000))`
 })
 
 test('images: import (bytes and a stream), list, get, use, delete', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'sbx-ts-img-'))
-  const file = join(dir, 'oci.tar')
-  const agent = process.env.SBX_AGENT || join(TOP, 'build/guest-agent/sbx-agent')
-  execFileSync('python3', [join(TOP, 'tests/integration/fixtures/mkimage.py'), file, '--agent', agent])
+  const img = await Images.importArchive('ts-img', new Uint8Array(readFileSync(appTar)))
+  assert.deepEqual([img.name, img.tag, img.template, img.format, img.layers.length], ['ts-img', 'latest', 'ts-img', 'docker', 2])
+  // the image's own settings, kept in its record
+  assert.deepEqual([img.user, img.workingDir, img.cmd], ['', '/app', ['python3', '/app/hello.py']])
+  assert.ok(img.env.includes('LANG=C.UTF-8'))
+  const again = await Images.importArchive('ts-img', Readable.toWeb(createReadStream(appTar)), { tag: 'v2' })
+  assert.equal(again.template, 'ts-img:v2')
+  assert.ok(again.layers.every((l) => l.reused))
+  const names = (await Images.list()).map((i) => i.template)
+  assert.ok(names.includes('ts-img') && names.includes('ts-img:v2'))
+  assert.equal((await Images.get('ts-img:v2')).digest, again.digest)
+  const s = await Sbx.create({ template: 'ts-img' })
   try {
-    const img = await Images.importArchive('ts-img', new Uint8Array(readFileSync(file)))
-    assert.deepEqual([img.name, img.tag, img.template, img.format, img.layers.length], ['ts-img', 'latest', 'ts-img', 'oci', 2])
-    assert.equal(img.user, 'app')
-    const again = await Images.importArchive('ts-img', Readable.toWeb(createReadStream(file)), { tag: 'v2' })
-    assert.equal(again.template, 'ts-img:v2')
-    assert.ok(again.layers.every((l) => l.reused))
-    const names = (await Images.list()).map((i) => i.template)
-    assert.ok(names.includes('ts-img') && names.includes('ts-img:v2'))
-    assert.equal((await Images.get('ts-img:v2')).digest, again.digest)
-    const s = await Sbx.create({ template: 'ts-img' })
-    try {
-      assert.equal((await s.exec(['id', '-un'])).stdout, 'app\n')
-    } finally { await s.kill() }
-    await Images.delete('ts-img:v2')
-    await Images.delete('ts-img')
-    await assert.rejects(Images.get('ts-img'), NotFoundError)
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
+    // E2B's defaults whatever the image says: the user "user" in /home/user
+    assert.equal((await s.exec(['id', '-un'])).stdout, 'user\n')
+    assert.equal((await s.sh('pwd')).stdout, '/home/user\n')
+    assert.equal((await s.exec(['python3', '/app/hello.py'])).check().stdout, 'app on python 3\n')
+  } finally { await s.kill() }
+  await Images.delete('ts-img:v2')
+  await Images.delete('ts-img')
+  await assert.rejects(Images.get('ts-img'), NotFoundError)
 })
 
 test('configuration: SBX_* over E2B_*, then the state dir', async () => {

@@ -54,7 +54,7 @@ test('the published declarations type-check the quick start and reject misuse', 
   }
   // the declarations are shipped next to the code, with the methods users call
   const dts = readFileSync(join(PKG, 'dist/sandbox.d.ts'), 'utf8')
-  for (const m of ['create', 'connect', 'exec', 'sh', 'runCode', 'terminal', 'pause', 'resume', 'watch', 'writeStdin', 'wait']) {
+  for (const m of ['create', 'connect', 'exec', 'sh', 'runCode', 'terminal', 'pause', 'resume', 'watch', 'writeStdin', 'wait', 'pull', 'pullStream', 'grow']) {
     assert.match(dts, new RegExp(`\\b${m}\\(`), m)
   }
   const pkg = JSON.parse(readFileSync(join(PKG, 'package.json'), 'utf8'))

@@ -120,6 +120,15 @@ test('fork: N sandboxes from one snapshot, same files, fresh ids, tokens and ran
   assert.equal(await forks[0].files.read('/home/user/state.txt'), 'before fork')
 })
 
+test('fork count: E2B\'s bounds, 1 to 100, and a clear 400 outside them', async () => {
+  const src = await create()
+  for (const count of [0, 101, 2.5, 'x']) {
+    const r = await api('POST', `/sandboxes/${src.sandboxId}/fork`, { body: { count } })
+    assert.equal(r.status, 400, `count ${count}`)
+    assert.equal(r.json.message, 'count must be between 1 and 100')
+  }
+})
+
 test('named snapshot, listSnapshots with filters and pagination, delete (then 404 / false)', async () => {
   const src = await create()
   const name = 'snapname-' + Math.random().toString(16).slice(2, 10)

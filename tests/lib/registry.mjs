@@ -112,12 +112,15 @@ export async function startTokenRegistry(users) {
 }
 
 // A plain HTTP proxy in front of target (http://host:port): counts the GETs of each blob
-// (blobs[digest]), and optionally slows blob bodies down (bytesPerSec) or flips the middle
-// byte of one blob (corrupt: a digest). Returns { host, blobs, stop(), reset() }.
+// (blobs[digest]), records how each blob GET ended (ended[digest]: [{ sent, size, aborted }],
+// aborted when the client left before the end), and optionally slows blob bodies down
+// (bytesPerSec) or flips the middle byte of one blob (corrupt: a digest).
+// Returns { host, blobs, ended, stop(), reset() }.
 export async function startCountingProxy(target, opts = {}) {
   const t = new URL(target)
   const blobs = {}
   const manifests = {}
+  const ended = {}
   const srv = createServer((req, res) => {
     const m = req.url.match(/\/blobs\/(sha256:[0-9a-f]{64})/)
     if (m && req.method === 'GET') blobs[m[1]] = (blobs[m[1]] || 0) + 1
@@ -136,14 +139,26 @@ export async function startCountingProxy(target, opts = {}) {
           chunk[flip - seen] ^= 0xff
         }
         seen += chunk.length
+        // the next chunk once this one's time is up and the client took it (either alone
+        // resuming would let the other's wait be skipped)
+        const waits = []
+        if (!res.write(chunk)) waits.push(new Promise((r) => res.once('drain', r)))
         if (digest && opts.bytesPerSec) {
-          ur.pause()
-          setTimeout(() => ur.resume(), Math.ceil((chunk.length / opts.bytesPerSec) * 1000))
+          waits.push(new Promise((r) => setTimeout(r, Math.ceil((chunk.length / opts.bytesPerSec) * 1000))))
         }
-        if (!res.write(chunk)) { ur.pause(); res.once('drain', () => ur.resume()) }
+        if (waits.length) {
+          ur.pause()
+          Promise.all(waits).then(() => ur.resume())
+        }
       })
       ur.on('end', () => res.end())
       ur.on('error', () => res.destroy())
+      if (digest && ur.statusCode === 200) {
+        res.on('close', () => {
+          const size = Number(ur.headers['content-length'] || 0)
+          ;(ended[digest] ||= []).push({ sent: seen, size, aborted: !res.writableFinished })
+        })
+      }
     })
     up.on('error', () => { res.writeHead(502); res.end() })
     req.pipe(up)
@@ -152,8 +167,8 @@ export async function startCountingProxy(target, opts = {}) {
   await new Promise((r) => srv.listen(0, '127.0.0.1', r))
   return {
     host: `127.0.0.1:${srv.address().port}`,
-    blobs, manifests, opts,
-    reset: () => { for (const k of Object.keys(blobs)) delete blobs[k]; for (const k of Object.keys(manifests)) delete manifests[k] },
+    blobs, manifests, ended, opts,
+    reset: () => { for (const x of [blobs, manifests, ended]) for (const k of Object.keys(x)) delete x[k] },
     stop: () => new Promise((r) => { srv.closeAllConnections(); srv.close(r) }),
   }
 }

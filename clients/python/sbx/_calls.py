@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 from urllib.parse import quote
 
 from .models import (Entry, ExecResult, ImageInfo, ProcessInfo, RunCodeResult, SandboxInfo,
-                     SearchResult)
+                     SearchResult, StorageInfo, TemplateInfo)
 
 # operationId → (method, path, idempotent)
 OPERATIONS: Dict[str, tuple] = {
@@ -48,6 +48,10 @@ OPERATIONS: Dict[str, tuple] = {
     "listImages": ("GET", "/v1/images", True),
     "getImage": ("GET", "/v1/images/{id}", True),
     "deleteImage": ("DELETE", "/v1/images/{id}", False),
+    "pullImage": ("POST", "/v1/images/pull", True),
+    "listTemplates": ("GET", "/v1/templates", True),
+    "getStorage": ("GET", "/v1/storage", True),
+    "growStorage": ("POST", "/v1/storage/grow", False),
 }
 
 EXEC_TIMEOUT_MAX_MS = 300_000  # the API's maximum timeout_ms for exec and run-code
@@ -71,6 +75,7 @@ class Call:
     extra_timeout: float = 0.0
     stream: bool = False
     upload: Any = None  # a file object or an iterator of bytes, streamed (not retried)
+    headers: Dict[str, str] = field(default_factory=dict)
 
     @property
     def method(self) -> str:
@@ -298,6 +303,44 @@ def get_image(image_id: str) -> Call:
 
 def delete_image(image_id: str) -> Call:
     return Call("deleteImage", {"id": image_id})
+
+
+NDJSON = "application/x-ndjson"
+
+
+def pull_image(ref: str, name: Optional[str], tag: Optional[str], username: Optional[str],
+               password: Optional[str]) -> Call:
+    """The pull, always asked as a progress stream: the client reads it as it comes, and
+    closing it is what cancels the pull on the server (a pull answered whole cannot be)."""
+    if not isinstance(ref, str) or not ref:
+        raise ValueError("ref is an image reference: [HOST[:PORT]/]PATH[:TAG][@sha256:DIGEST]")
+    if (username is None) != (password is None):
+        raise ValueError("registry credentials need both username and password")
+    if name is not None and ":" in name and tag is None:
+        name, tag = name.split(":", 1)
+    if tag is not None and not name:
+        raise ValueError("a tag needs a name")
+    body = _drop_none({"image": ref, "name": name, "tag": tag, "username": username,
+                       "password": password})
+    return Call("pullImage", json=body, headers={"Accept": NDJSON}, stream=True)
+
+
+# ---- templates and storage ----
+
+def list_templates() -> Call:
+    return Call("listTemplates", parse=lambda s, b: [
+        TemplateInfo.from_json(x) for x in _json_body(b).get("templates", [])])
+
+
+def get_storage() -> Call:
+    return Call("getStorage", parse=lambda s, b: StorageInfo.from_json(_json_body(b)))
+
+
+def grow_storage(size: Union[int, str]) -> Call:
+    if isinstance(size, bool) or not isinstance(size, (int, str)):
+        raise TypeError('size is bytes (an int) or a string such as "64G" or "512M"')
+    return Call("growStorage", json={"size": size}, extra_timeout=120.0,
+                parse=lambda s, b: StorageInfo.from_json(_json_body(b)))
 
 
 def terminal_path(sid: str, cols: int, rows: int, user: Optional[str]) -> str:

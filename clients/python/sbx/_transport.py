@@ -80,7 +80,7 @@ def _request(client: Any, cfg: Config, call: Call) -> httpx.Request:
     body: Any = call.content if call.content is not None else call.upload
     return client.build_request(call.method, call.path(), params=call.query_items(),
                                 json=call.json if body is None else None, content=body,
-                                timeout=_timeout(cfg, call))
+                                headers=call.headers or None, timeout=_timeout(cfg, call))
 
 
 _NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]

@@ -1,26 +1,36 @@
-"""The asyncio client: :class:`AsyncSbx`, its ``files`` and ``processes``, and
-:class:`AsyncImages`. Every method of :mod:`sbx.sandbox` is here under the same name, awaited;
+"""The asyncio client: :class:`AsyncSbx`, its ``files`` and ``processes``, :class:`AsyncImages`,
+:class:`AsyncTemplates` and :class:`AsyncStorage`. Every method of :mod:`sbx.sandbox` is here under the same name, awaited;
 the docstrings there say what each does."""
 
 from __future__ import annotations
 
 import time
-from typing import IO, Any, AsyncIterable, List, Mapping, Optional, Sequence, Union
+from typing import IO, Any, AsyncIterable, Callable, List, Mapping, Optional, Sequence, Union
 
 from . import _calls as C
 from ._config import Config
+from ._pull import AsyncPullStream
 from ._streams import AsyncLogStream, AsyncWatch
 from ._terminal import AsyncTerminal
 from ._transport import AsyncTransport
 from .errors import NotFoundError, SbxTimeoutError
-from .models import (Entry, ExecResult, ImageInfo, ProcessInfo, RunCodeResult, SandboxInfo,
-                     SearchResult)
+from .models import (Entry, ExecResult, ImageInfo, ProcessInfo, PullProgress, RunCodeResult,
+                     SandboxInfo, SearchResult, StorageInfo, TemplateInfo)
 
 Cmd = Union[str, Sequence[str]]
 
 
 def _config(config: Optional[Config], url: Optional[str], api_key: Optional[str]) -> Config:
     return config or Config.resolve(url=url, api_key=api_key)
+
+
+async def _once(call: C.Call, config: Optional[Config], url: Optional[str],
+                api_key: Optional[str]) -> Any:
+    t = AsyncTransport(_config(config, url, api_key))
+    try:
+        return await t.call(call)
+    finally:
+        await t.close()
 
 
 class AsyncSbx:
@@ -246,14 +256,31 @@ class AsyncFiles:
 class AsyncImages:
     """As :class:`sbx.sandbox.Images`."""
 
-    @staticmethod
-    async def _call(call: C.Call, config: Optional[Config], url: Optional[str],
-                    api_key: Optional[str]) -> Any:
+    _call = staticmethod(_once)
+
+    @classmethod
+    async def pull(cls, ref: str, *, name: Optional[str] = None, tag: Optional[str] = None,
+                   username: Optional[str] = None, password: Optional[str] = None,
+                   on_progress: Optional[Callable[[PullProgress], Any]] = None,
+                   config: Optional[Config] = None, url: Optional[str] = None,
+                   api_key: Optional[str] = None) -> ImageInfo:
+        """As :meth:`sbx.Images.pull`; ``on_progress`` may be a coroutine function. Cancelling
+        the task (``asyncio.wait_for`` past its timeout included) cancels the pull on the
+        server."""
+        return await cls.pull_stream(ref, name=name, tag=tag, username=username,
+                                     password=password, config=config, url=url,
+                                     api_key=api_key).wait(on_progress)
+
+    @classmethod
+    def pull_stream(cls, ref: str, *, name: Optional[str] = None, tag: Optional[str] = None,
+                    username: Optional[str] = None, password: Optional[str] = None,
+                    config: Optional[Config] = None, url: Optional[str] = None,
+                    api_key: Optional[str] = None) -> AsyncPullStream:
+        """``async with AsyncImages.pull_stream(ref) as p: async for ev in p: ...``; started
+        once opened (entered, awaited or first iterated)."""
+        call = C.pull_image(ref, name, tag, username, password)
         t = AsyncTransport(_config(config, url, api_key))
-        try:
-            return await t.call(call)
-        finally:
-            await t.close()
+        return AsyncPullStream(t, call, on_close=t.close)
 
     @classmethod
     async def import_archive(cls, name: str,
@@ -283,6 +310,29 @@ class AsyncImages:
     async def delete(cls, image_id: str, *, config: Optional[Config] = None,
                      url: Optional[str] = None, api_key: Optional[str] = None) -> None:
         await cls._call(C.delete_image(image_id), config, url, api_key)
+
+
+class AsyncTemplates:
+    """As :class:`sbx.sandbox.Templates`."""
+
+    @classmethod
+    async def list(cls, *, config: Optional[Config] = None, url: Optional[str] = None,
+                   api_key: Optional[str] = None) -> List[TemplateInfo]:
+        return await _once(C.list_templates(), config, url, api_key)
+
+
+class AsyncStorage:
+    """As :class:`sbx.sandbox.Storage`."""
+
+    @classmethod
+    async def get(cls, *, config: Optional[Config] = None, url: Optional[str] = None,
+                  api_key: Optional[str] = None) -> StorageInfo:
+        return await _once(C.get_storage(), config, url, api_key)
+
+    @classmethod
+    async def grow(cls, size: Union[int, str], *, config: Optional[Config] = None,
+                   url: Optional[str] = None, api_key: Optional[str] = None) -> StorageInfo:
+        return await _once(C.grow_storage(size), config, url, api_key)
 
 
 async def _chunks(f: IO[bytes], size: int = 1 << 20):  # type: ignore[no-untyped-def]

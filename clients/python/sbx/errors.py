@@ -47,11 +47,13 @@ class AuthError(ApiError):
 
 
 class ForbiddenError(ApiError):
-    """403: the sandbox's user may not do this (a file's permissions)."""
+    """403: the sandbox's user may not do this (a file's permissions), or a registry wants
+    credentials for a pull or refused them (``registry_denied``)."""
 
 
 class NotFoundError(ApiError):
-    """404: no such sandbox, process, file, image or route."""
+    """404: no such sandbox, process, file, image or route, or no such image or tag in the
+    registry of a pull."""
 
 
 class ConflictError(ApiError):
@@ -79,7 +81,8 @@ class TooManyRequestsError(LimitError):
 
 
 class InsufficientStorageError(LimitError):
-    """507: the sandbox's disk (or sbxd's state disk) is full."""
+    """507: the sandbox's disk (or sbxd's state disk) is full, or the host cannot hold a
+    larger storage pool."""
 
 
 class SbxTimeoutError(SbxError, builtins.TimeoutError):
@@ -95,7 +98,9 @@ class UnavailableError(SbxError):
 
 
 class ServiceUnavailableError(ApiError, UnavailableError):
-    """502 ``sandbox_unavailable`` or 503 ``unavailable``."""
+    """502 ``sandbox_unavailable`` or 503 ``unavailable``; for a pull, a registry that cannot
+    be reached (502 ``unreachable``), answers out of the protocol or with a blob that is not
+    its digest (502 ``bad_registry``), or limits sbxd (503 ``registry_busy``)."""
 
 
 class SbxConnectionError(UnavailableError):
@@ -151,6 +156,14 @@ _BY_CODE: Dict[str, Type[ApiError]] = {
 }
 
 
+def api_error(status: int, code: str, message: str) -> ApiError:
+    """The error for an API error of ``status`` with ``code`` and ``message``: an answer's, or
+    the error line that ends a stream (a pull's progress)."""
+    cls = _BY_CODE.get(code) or _BY_STATUS.get(status) or (
+        InternalError if status >= 500 else BadRequestError)
+    return cls(status, code or f"http_{status}", message or f"HTTP {status}")
+
+
 def error_from_response(status: int, body: bytes) -> ApiError:
     """The error for an answer with ``status`` and ``body`` (the API's error JSON, or anything
     else a proxy in between might have sent)."""
@@ -164,6 +177,4 @@ def error_from_response(status: int, body: bytes) -> ApiError:
             message = str(doc["message"])
     except (ValueError, UnicodeDecodeError):
         message = body[:200].decode("utf-8", "replace").strip()
-    cls = _BY_CODE.get(code) or _BY_STATUS.get(status) or (
-        InternalError if status >= 500 else BadRequestError)
-    return cls(status, code or f"http_{status}", message or f"HTTP {status}")
+    return api_error(status, code, message)

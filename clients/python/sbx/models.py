@@ -183,6 +183,22 @@ class FsEvent:
 
 
 @dataclass(frozen=True)
+class ImageSource:
+    """Where a pulled image came from."""
+
+    reference: str  # canonical: docker.io/library/python:3.12
+    registry: str  # the registry (or mirror) that served it
+    index_digest: Optional[str] = None  # the index it was picked from, if any
+
+    @classmethod
+    def from_json(cls, d: Optional[Dict[str, Any]]) -> Optional["ImageSource"]:
+        if not isinstance(d, dict):
+            return None
+        return cls(reference=d.get("reference", ""), registry=d.get("registry", ""),
+                   index_digest=d.get("indexDigest"))
+
+
+@dataclass(frozen=True)
 class ImageLayer:
     digest: str
     layer: str
@@ -207,6 +223,7 @@ class ImageInfo:
     cmd: List[str] = field(default_factory=list)
     written_bytes: int = 0
     warnings: List[str] = field(default_factory=list)
+    source: Optional[ImageSource] = None  # a pulled image's: where it came from
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "ImageInfo":
@@ -218,7 +235,121 @@ class ImageInfo:
                    env=list(d.get("env") or []), user=d.get("user") or "",
                    working_dir=d.get("workingDir") or "", entrypoint=list(d.get("entrypoint") or []),
                    cmd=list(d.get("cmd") or []), written_bytes=int(d.get("writtenBytes") or 0),
-                   warnings=list(d.get("warnings") or []))
+                   warnings=list(d.get("warnings") or []),
+                   source=ImageSource.from_json(d.get("source")))
+
+
+@dataclass(frozen=True)
+class PullLayer:
+    """Which layer a pull's progress event is about, and how far it is."""
+
+    digest: str
+    index: int  # 1-based, in the image's order
+    count: int  # the image's layers
+    bytes: int  # transferred so far (layer-done: all of it, 0 when reused)
+    total: int  # the blob's size
+    reused: bool = False  # layer-done: found in the layer store, not transferred
+
+
+@dataclass(frozen=True)
+class PullProgress:
+    """One event of a pull: ``status`` is resolving, resolved, layer (bytes of a layer so far,
+    at most once a second per layer), layer-done or template; ``message`` says it for people."""
+
+    status: str
+    message: str
+    layer: Optional[PullLayer] = None
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "PullProgress":
+        lj = d.get("layer")
+        layer = None
+        if isinstance(lj, dict):
+            layer = PullLayer(digest=lj.get("digest", ""), index=int(lj.get("index") or 0),
+                              count=int(lj.get("count") or 0), bytes=int(lj.get("bytes") or 0),
+                              total=int(lj.get("total") or 0), reused=bool(lj.get("reused")))
+        return cls(status=str(d.get("status", "")), message=str(d.get("message", "")),
+                   layer=layer)
+
+
+@dataclass(frozen=True)
+class TemplateInfo:
+    """A template a sandbox can start from (``GET /v1/templates``)."""
+
+    name: str  # what Sbx.create(template=...) takes
+    kind: str  # builtin, built, image or snapshot
+    cpu_count: int
+    memory_mb: int
+    disk_size_mb: int
+    layers: int
+    template_id: Optional[str] = None  # built: the template API's id
+    build_id: Optional[str] = None  # built: the build that made it
+    base: Optional[str] = None  # built: the template it was built on
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "TemplateInfo":
+        return cls(name=d.get("name", ""), kind=d.get("kind", ""),
+                   cpu_count=int(d.get("cpuCount") or 0), memory_mb=int(d.get("memoryMB") or 0),
+                   disk_size_mb=int(d.get("diskSizeMB") or 0), layers=int(d.get("layers") or 0),
+                   template_id=d.get("templateID"), build_id=d.get("buildID"),
+                   base=d.get("base"))
+
+
+@dataclass(frozen=True)
+class StoragePool:
+    """The storage pool's figures, in bytes."""
+
+    kind: str  # "image" (a pool.img of its own: it can grow) or "state-dir"
+    root: str  # where it is mounted on the host
+    size: int
+    used: int
+    free: int  # what new data can still take
+    reserve: int  # free space kept: no sandbox is created below it
+    image_bytes: int  # the image file's size (0 for a state-dir pool)
+
+
+@dataclass(frozen=True)
+class SandboxDisk:
+    """A sandbox's disk on the pool. ``referenced`` is what it holds, shared extents included
+    (what its limit counts); ``exclusive`` what deleting it frees; both None when its disk is
+    not on the pool. Figures are as of the pool's last commit (at most 30 s old)."""
+
+    id: str
+    state: str
+    disk_mb: int
+    referenced: Optional[int] = None
+    exclusive: Optional[int] = None
+    limit: Optional[int] = None  # bytes; 0: none
+
+
+@dataclass(frozen=True)
+class StorageInfo:
+    """What holds sandbox disks: ``backend`` is "pool" (btrfs subvolumes with qgroup limits),
+    "image" (a preallocated ext4 image each) or "tmpfs"; ``pool`` and ``sandboxes`` are filled
+    for the pool only."""
+
+    backend: str
+    pool: Optional[StoragePool]
+    sandboxes: List[SandboxDisk]
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "StorageInfo":
+        p = d.get("pool")
+        pool = None
+        if isinstance(p, dict):
+            pool = StoragePool(kind=p.get("kind", ""), root=p.get("root", ""),
+                               size=int(p.get("size") or 0), used=int(p.get("used") or 0),
+                               free=int(p.get("free") or 0), reserve=int(p.get("reserve") or 0),
+                               image_bytes=int(p.get("imageBytes") or 0))
+
+        def opt(x: Any) -> Optional[int]:
+            return None if x is None else int(x)
+
+        disks = [SandboxDisk(id=x.get("id", ""), state=x.get("state", ""),
+                             disk_mb=int(x.get("diskMB") or 0), referenced=opt(x.get("referenced")),
+                             exclusive=opt(x.get("exclusive")), limit=opt(x.get("limit")))
+                 for x in d.get("sandboxes") or []]
+        return cls(backend=d.get("backend", ""), pool=pool, sandboxes=disks)
 
 
 Cmd = Union[str, Sequence[str]]

@@ -1,25 +1,37 @@
-"""The synchronous client: :class:`Sbx` (a sandbox), its ``files`` and ``processes``, and
-:class:`Images`. :mod:`sbx.asandbox` mirrors it method for method for asyncio."""
+"""The synchronous client: :class:`Sbx` (a sandbox), its ``files`` and ``processes``,
+:class:`Images`, :class:`Templates` and :class:`Storage`. :mod:`sbx.asandbox` mirrors it method
+for method for asyncio."""
 
 from __future__ import annotations
 
 import time
-from typing import IO, Any, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import IO, Any, Callable, Iterable, List, Mapping, Optional, Sequence, Union
 
 from . import _calls as C
 from ._config import Config
+from ._pull import PullStream
 from ._streams import LogStream, Watch
 from ._terminal import Terminal
 from ._transport import Transport
 from .errors import NotFoundError, SbxTimeoutError
-from .models import (Entry, ExecResult, ImageInfo, ProcessInfo, RunCodeResult, SandboxInfo,
-                     SearchResult)
+from .models import (Entry, ExecResult, ImageInfo, ProcessInfo, PullProgress, RunCodeResult,
+                     SandboxInfo, SearchResult, StorageInfo, TemplateInfo)
 
 Cmd = Union[str, Sequence[str]]
 
 
 def _config(config: Optional[Config], url: Optional[str], api_key: Optional[str]) -> Config:
     return config or Config.resolve(url=url, api_key=api_key)
+
+
+def _once(call: C.Call, config: Optional[Config], url: Optional[str],
+          api_key: Optional[str]) -> Any:
+    """One call on a connection of its own (the class methods that need no sandbox)."""
+    t = Transport(_config(config, url, api_key))
+    try:
+        return t.call(call)
+    finally:
+        t.close()
 
 
 class Sbx:
@@ -295,16 +307,48 @@ class Files:
 
 
 class Images:
-    """Image archives (an OCI layout or ``docker save`` tar) imported as templates."""
+    """Images as templates: pulled from a registry, or imported from an archive (an OCI layout
+    or ``docker save`` tar)."""
 
-    @staticmethod
-    def _call(call: C.Call, config: Optional[Config], url: Optional[str],
-              api_key: Optional[str]) -> Any:
+    _call = staticmethod(_once)
+
+    @classmethod
+    def pull(cls, ref: str, *, name: Optional[str] = None, tag: Optional[str] = None,
+             username: Optional[str] = None, password: Optional[str] = None,
+             on_progress: Optional[Callable[[PullProgress], Any]] = None,
+             config: Optional[Config] = None, url: Optional[str] = None,
+             api_key: Optional[str] = None) -> ImageInfo:
+        """Pull the image ``ref`` (``[HOST[:PORT]/]PATH[:TAG][@sha256:DIGEST]``, Docker's
+        naming: ``python:3.12`` is Docker Hub's) from its registry, sbxd doing the transfer, and
+        return it as a template, named after the image unless ``name`` (``name:tag``, or
+        ``tag=``) says otherwise; an image of that name is replaced. Layers sbxd has already
+        are not transferred again.
+
+        Args:
+            username, password: the registry's credentials (both or neither); without them
+                sbxd uses its Docker config.json's, else none.
+            on_progress: called with each :class:`PullProgress` as it arrives. An exception it
+                raises (or a KeyboardInterrupt) stops the pull on the server and propagates.
+
+        Raises the pull's failure, typed: ForbiddenError (``registry_denied``), NotFoundError
+        (no such image or tag), BadRequestError (a bad reference, an image without
+        linux/amd64), ServiceUnavailableError (registry unreachable, or a blob not its
+        digest), PayloadTooLargeError, InsufficientStorageError.
+        """
+        return cls.pull_stream(ref, name=name, tag=tag, username=username, password=password,
+                               config=config, url=url, api_key=api_key).wait(on_progress)
+
+    @classmethod
+    def pull_stream(cls, ref: str, *, name: Optional[str] = None, tag: Optional[str] = None,
+                    username: Optional[str] = None, password: Optional[str] = None,
+                    config: Optional[Config] = None, url: Optional[str] = None,
+                    api_key: Optional[str] = None) -> PullStream:
+        """:meth:`pull` as a :class:`PullStream` (started on return): iterate its
+        :class:`PullProgress` events; ``image`` once it is done; ``close()`` (or leaving its
+        ``with`` block) cancels the pull on the server."""
+        call = C.pull_image(ref, name, tag, username, password)
         t = Transport(_config(config, url, api_key))
-        try:
-            return t.call(call)
-        finally:
-            t.close()
+        return PullStream(t, call, on_close=t.close)
 
     @classmethod
     def import_archive(cls, name: str, archive: Union[bytes, IO[bytes], Iterable[bytes], str], *,
@@ -336,3 +380,37 @@ class Images:
                url: Optional[str] = None, api_key: Optional[str] = None) -> None:
         """Remove an image's template (its layers go once no sandbox uses them)."""
         cls._call(C.delete_image(image_id), config, url, api_key)
+
+
+class Templates:
+    """Every template a sandbox can start from."""
+
+    @classmethod
+    def list(cls, *, config: Optional[Config] = None, url: Optional[str] = None,
+             api_key: Optional[str] = None) -> List[TemplateInfo]:
+        """The templates, sorted by name: built-in, built through E2B's template API
+        (``built``: under its alias and its id), imported or pulled images (``image``) and
+        snapshots (``snapshot``). Each ``name`` is one :meth:`Sbx.create` takes."""
+        return _once(C.list_templates(), config, url, api_key)
+
+
+class Storage:
+    """What holds sandbox disks: sbxd's storage pool (btrfs, one subvolume per sandbox)."""
+
+    @classmethod
+    def get(cls, *, config: Optional[Config] = None, url: Optional[str] = None,
+            api_key: Optional[str] = None) -> StorageInfo:
+        """The backend, the pool's figures and each sandbox's disk (what it holds, what deleting
+        it frees), as of the pool's last commit (at most 30 s old)."""
+        return _once(C.get_storage(), config, url, api_key)
+
+    @classmethod
+    def grow(cls, size: Union[int, str], *, config: Optional[Config] = None,
+             url: Optional[str] = None, api_key: Optional[str] = None) -> StorageInfo:
+        """Grow the pool's image to ``size`` (bytes, or a string such as ``"64G"``; bare digits
+        in a string are MiB) while sandboxes run; the storage as it is then. The pool only
+        grows: BadRequestError for a size not larger than it, ConflictError when there is no
+        pool image to grow (no pool, or the state dir's own btrfs), InsufficientStorageError
+        when the host cannot hold it. Never retried: a lost answer would make the second try a
+        BadRequestError."""
+        return _once(C.grow_storage(size), config, url, api_key)

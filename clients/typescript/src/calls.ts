@@ -3,9 +3,10 @@
 // them x-sbx-idempotent; a test compares it with the spec, so an operation added to the API
 // without a client method fails the build.
 import {
-  ExecResult, RunCodeResult, entry, imageInfo, processInfo, sandboxInfo, searchResult,
+  ExecResult, RunCodeResult, entry, imageInfo, processInfo, sandboxInfo, searchResult, storageInfo,
+  templateInfo,
 } from './models.js'
-import type { Entry, ImageInfo, ProcessInfo, SandboxInfo, SearchResult } from './models.js'
+import type { Entry, ImageInfo, ProcessInfo, SandboxInfo, SearchResult, StorageInfo, TemplateInfo } from './models.js'
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
 
@@ -41,6 +42,10 @@ export const OPERATIONS = table({
   listImages: ['GET', '/v1/images', true],
   getImage: ['GET', '/v1/images/{id}', true],
   deleteImage: ['DELETE', '/v1/images/{id}', false],
+  pullImage: ['POST', '/v1/images/pull', true],
+  listTemplates: ['GET', '/v1/templates', true],
+  getStorage: ['GET', '/v1/storage', true],
+  growStorage: ['POST', '/v1/storage/grow', false],
 } as const)
 
 export type OperationId = keyof typeof OPERATIONS
@@ -59,6 +64,7 @@ export interface Call<T> {
   query?: Record<string, string | number | boolean | undefined | null>
   json?: unknown
   body?: BodyInit
+  headers?: Record<string, string>
   /** ms added to the request timeout for calls that wait on purpose */
   extraMs?: number
   /** read as it arrives (no timeout once the answer has started) */
@@ -242,6 +248,48 @@ export const importImage = (name: string, body: BodyInit, tag?: string, ref?: st
 export const listImages = (): Call<ImageInfo[]> => ({ op: 'listImages', parse: (t) => (json(t).images ?? []).map(imageInfo) })
 export const getImage = (id: string): Call<ImageInfo> => ({ op: 'getImage', params: { id }, parse: (t) => imageInfo(json(t)) })
 export const deleteImage = (id: string): Call<void> => ({ op: 'deleteImage', params: { id }, parse: none })
+
+export const NDJSON = 'application/x-ndjson'
+
+export interface PullBody {
+  /** the template's name (NAME or NAME:TAG; default: named after the image) */
+  name?: string
+  /** its tag, with name (default latest) */
+  tag?: string
+  /** the registry's credentials, both or neither */
+  username?: string
+  password?: string
+}
+
+/** The pull, always asked as a progress stream: closing it is what cancels the pull on the
+ * server (a pull answered whole cannot be). */
+export const pullImage = (ref: string, b: PullBody = {}): Call<void> => {
+  if (typeof ref !== 'string' || !ref) throw new TypeError('ref is an image reference: [HOST[:PORT]/]PATH[:TAG][@sha256:DIGEST]')
+  if ((b.username === undefined) !== (b.password === undefined)) throw new TypeError('registry credentials need both username and password')
+  let { name, tag } = b
+  if (name !== undefined && name.includes(':') && tag === undefined) [name, tag] = [name.slice(0, name.indexOf(':')), name.slice(name.indexOf(':') + 1)]
+  if (tag !== undefined && !name) throw new TypeError('a tag needs a name')
+  return {
+    op: 'pullImage',
+    json: { image: ref, name, tag, username: b.username, password: b.password },
+    headers: { Accept: NDJSON },
+    stream: true,
+    parse: none,
+  }
+}
+
+// ---- templates and storage ----
+
+export const listTemplates = (): Call<TemplateInfo[]> => ({
+  op: 'listTemplates', parse: (t) => (json(t).templates ?? []).map(templateInfo),
+})
+export const getStorage = (): Call<StorageInfo> => ({ op: 'getStorage', parse: (t) => storageInfo(json(t)) })
+export const growStorage = (size: number | string): Call<StorageInfo> => {
+  if (!(typeof size === 'string' || (typeof size === 'number' && Number.isInteger(size)))) {
+    throw new TypeError('size is bytes (an integer) or a string such as "64G" or "512M"')
+  }
+  return { op: 'growStorage', json: { size }, extraMs: 120_000, parse: (t) => storageInfo(json(t)) }
+}
 
 /** The terminal's path and query (the WebSocket is opened by terminal.ts). */
 export const terminalPath = (id: string, cols: number, rows: number, user?: User, token?: string): string =>

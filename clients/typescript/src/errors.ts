@@ -27,9 +27,9 @@ export class ApiError extends SbxError {
 export class BadRequestError extends ApiError {}
 /** 401: the API key is missing or wrong. */
 export class AuthError extends ApiError {}
-/** 403: the sandbox's user may not do this. */
+/** 403: the sandbox's user may not do this, or a registry wants credentials for a pull or refused them (registry_denied). */
 export class ForbiddenError extends ApiError {}
-/** 404: no such sandbox, process, file, image or route. */
+/** 404: no such sandbox, process, file, image or route, or no such image or tag in a pull's registry. */
 export class NotFoundError extends ApiError {}
 /** 409: the target's state forbids it. */
 export class ConflictError extends ApiError {}
@@ -43,7 +43,7 @@ export class PayloadTooLargeError extends LimitError {}
 export class OutputTooLargeError extends LimitError {}
 /** 429: sbxd is at its sandbox limit; nothing was created. */
 export class TooManyRequestsError extends LimitError {}
-/** 507: a disk is full. */
+/** 507: a disk is full, or the host cannot hold a larger storage pool. */
 export class InsufficientStorageError extends LimitError {}
 /** 500 or another unexpected status. */
 export class InternalError extends ApiError {}
@@ -63,7 +63,8 @@ export class ServerTimeoutError extends SbxTimeoutError {
 
 /** The sandbox or sbxd cannot be reached. */
 export class UnavailableError extends SbxError {}
-/** 502 sandbox_unavailable, 503 unavailable. */
+/** 502 sandbox_unavailable, 503 unavailable; for a pull, a registry unreachable (502 unreachable),
+ * out of the protocol or with a blob that is not its digest (502 bad_registry), or busy (503 registry_busy). */
 export class ServiceUnavailableError extends UnavailableError {
   readonly status: number
   readonly code: string
@@ -131,6 +132,12 @@ export function errorFromResponse(status: number, body: string): SbxError {
   } catch {
     message = body.slice(0, 200).trim()
   }
+  return apiError(status, code, message)
+}
+
+/** The error for an API error of status with code and message: an answer's, or the error line
+ * that ends a stream (a pull's progress). */
+export function apiError(status: number, code: string, message: string): SbxError {
   const Cls = BY_CODE[code] ?? BY_STATUS[status] ?? (status >= 500 ? InternalError : BadRequestError)
   return new Cls(status, code || `http_${status}`, message || `HTTP ${status}`)
 }

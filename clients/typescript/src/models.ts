@@ -163,6 +163,16 @@ export const fsEvent = (data: string): FsEvent => {
   return { type: d.type ?? '', path: d.path ?? '', isDir: Boolean(d.is_dir) }
 }
 
+/** Where a pulled image came from. */
+export interface ImageSource {
+  /** canonical: docker.io/library/python:3.12 */
+  reference: string
+  /** the registry (or mirror) that served it */
+  registry: string
+  /** the index it was picked from, if any */
+  indexDigest?: string
+}
+
 export interface ImageInfo {
   name: string
   tag: string
@@ -179,6 +189,8 @@ export interface ImageInfo {
   cmd: string[]
   writtenBytes: number
   warnings: string[]
+  /** a pulled image's: where it came from */
+  source?: ImageSource
 }
 
 export const imageInfo = (d: Json): ImageInfo => ({
@@ -196,4 +208,123 @@ export const imageInfo = (d: Json): ImageInfo => ({
   cmd: d.cmd ?? [],
   writtenBytes: Number(d.writtenBytes ?? 0),
   warnings: d.warnings ?? [],
+  source: d.source && typeof d.source === 'object'
+    ? { reference: d.source.reference ?? '', registry: d.source.registry ?? '', indexDigest: d.source.indexDigest }
+    : undefined,
+})
+
+/** Which layer a pull's progress event is about, and how far it is. */
+export interface PullLayer {
+  digest: string
+  /** 1-based, in the image's order */
+  index: number
+  /** the image's layers */
+  count: number
+  /** transferred so far (layer-done: all of it, 0 when reused) */
+  bytes: number
+  /** the blob's size */
+  total: number
+  /** layer-done: found in the layer store, not transferred */
+  reused: boolean
+}
+
+/** One event of a pull: status resolving, resolved, layer (bytes of a layer so far, at most
+ * once a second per layer), layer-done or template; message says it for people. */
+export interface PullProgress {
+  status: string
+  message: string
+  layer?: PullLayer
+}
+
+export const pullProgress = (d: Json): PullProgress => ({
+  status: String(d.status ?? ''),
+  message: String(d.message ?? ''),
+  layer: d.layer && typeof d.layer === 'object'
+    ? {
+        digest: d.layer.digest ?? '', index: Number(d.layer.index ?? 0), count: Number(d.layer.count ?? 0),
+        bytes: Number(d.layer.bytes ?? 0), total: Number(d.layer.total ?? 0), reused: Boolean(d.layer.reused),
+      }
+    : undefined,
+})
+
+/** A template a sandbox can start from. */
+export interface TemplateInfo {
+  /** what Sbx.create({ template }) takes */
+  name: string
+  /** builtin, built, image or snapshot */
+  kind: string
+  cpuCount: number
+  memoryMb: number
+  diskSizeMb: number
+  layers: number
+  /** built: the template API's id, the build that made it, the template it was built on */
+  templateId?: string
+  buildId?: string
+  base?: string
+}
+
+export const templateInfo = (d: Json): TemplateInfo => ({
+  name: d.name ?? '',
+  kind: d.kind ?? '',
+  cpuCount: Number(d.cpuCount ?? 0),
+  memoryMb: Number(d.memoryMB ?? 0),
+  diskSizeMb: Number(d.diskSizeMB ?? 0),
+  layers: Number(d.layers ?? 0),
+  templateId: d.templateID,
+  buildId: d.buildID,
+  base: d.base,
+})
+
+/** The storage pool's figures, in bytes. */
+export interface StoragePool {
+  /** "image" (a pool.img of its own: it can grow) or "state-dir" */
+  kind: string
+  /** where it is mounted on the host */
+  root: string
+  size: number
+  used: number
+  /** what new data can still take */
+  free: number
+  /** free space kept: no sandbox is created below it */
+  reserve: number
+  /** the image file's size (0 for a state-dir pool) */
+  imageBytes: number
+}
+
+/** A sandbox's disk: referenced is what it holds, shared extents included (what its limit
+ * counts), exclusive what deleting it frees; both absent when its disk is not on the pool. As of
+ * the pool's last commit (at most 30 s old). */
+export interface SandboxDisk {
+  id: string
+  state: string
+  diskMb: number
+  referenced?: number
+  exclusive?: number
+  /** bytes; 0: none */
+  limit?: number
+}
+
+/** What holds sandbox disks: backend "pool" (btrfs subvolumes with qgroup limits), "image" (a
+ * preallocated ext4 image each) or "tmpfs"; pool and sandboxes are filled for the pool only. */
+export interface StorageInfo {
+  backend: string
+  pool?: StoragePool
+  sandboxes: SandboxDisk[]
+}
+
+const optNum = (v: unknown): number | undefined => (v === undefined || v === null ? undefined : Number(v))
+
+export const storageInfo = (d: Json): StorageInfo => ({
+  backend: d.backend ?? '',
+  pool: d.pool && typeof d.pool === 'object'
+    ? {
+        kind: d.pool.kind ?? '', root: d.pool.root ?? '', size: Number(d.pool.size ?? 0),
+        used: Number(d.pool.used ?? 0), free: Number(d.pool.free ?? 0),
+        reserve: Number(d.pool.reserve ?? 0), imageBytes: Number(d.pool.imageBytes ?? 0),
+      }
+    : undefined,
+  sandboxes: (d.sandboxes ?? []).map((x: Json) => ({
+    id: x.id ?? '', state: x.state ?? '', diskMb: Number(x.diskMB ?? 0),
+    referenced: optNum(x.referenced), exclusive: optNum(x.exclusive), limit: optNum(x.limit),
+  })),
 })

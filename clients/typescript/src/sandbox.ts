@@ -1,10 +1,14 @@
-// The client: Sbx (a sandbox), its files and processes, and Images.
+// The client: Sbx (a sandbox), its files and processes, Images, Templates and Storage.
 import * as C from './calls.js'
-import type { Cmd, Lang, SearchOptions, StartOptions, User } from './calls.js'
+import type { Cmd, Lang, PullBody, SearchOptions, StartOptions, User } from './calls.js'
 import { resolveConfig } from './config.js'
 import type { ConnectionOptions } from './config.js'
 import { NotFoundError, SbxTimeoutError } from './errors.js'
-import type { Entry, ExecResult, ImageInfo, ProcessInfo, RunCodeResult, SandboxInfo, SearchResult } from './models.js'
+import type {
+  Entry, ExecResult, ImageInfo, ProcessInfo, PullProgress, RunCodeResult, SandboxInfo, SearchResult,
+  StorageInfo, TemplateInfo,
+} from './models.js'
+import { PullStream } from './pull.js'
 import { LogStream, Watch } from './streams.js'
 import { Terminal } from './terminal.js'
 import { Transport } from './transport.js'
@@ -260,8 +264,35 @@ export class Files {
   }
 }
 
-/** Image archives (an OCI layout or a docker save tar) imported as templates. */
+export interface PullOptions extends ConnectionOptions, PullBody {
+  /** each progress event as it arrives (awaited when it returns a promise); throwing cancels
+   * the pull on the server */
+  onProgress?: (ev: PullProgress) => unknown
+  /** aborting it cancels the pull on the server (the promise rejects with an SbxError) */
+  signal?: AbortSignal
+}
+
+/** Images as templates: pulled from a registry, or imported from an archive (an OCI layout or
+ * a docker save tar). */
 export class Images {
+  /** Pull the image ref ([HOST[:PORT]/]PATH[:TAG][@sha256:DIGEST], Docker's naming: python:3.12
+   * is Docker Hub's) from its registry, sbxd doing the transfer, as a template named after the
+   * image unless name (NAME:TAG, or tag) says otherwise; an image of that name is replaced.
+   * Layers sbxd has already are not transferred again. Without username and password sbxd
+   * uses its Docker config.json's credentials, else none. The pull's failure is thrown typed:
+   * ForbiddenError (registry_denied), NotFoundError, BadRequestError, ServiceUnavailableError
+   * (unreachable, bad_registry), PayloadTooLargeError, InsufficientStorageError. */
+  static async pull(ref: string, opts: PullOptions = {}): Promise<ImageInfo> {
+    return (await Images.pullStream(ref, opts)).wait(opts.onProgress)
+  }
+
+  /** pull() as a PullStream: for await (const ev of await Images.pullStream(ref)); image once
+   * it is done; close() (or leaving the loop early) cancels the pull on the server. */
+  static async pullStream(ref: string, opts: ConnectionOptions & PullBody & { signal?: AbortSignal } = {}): Promise<PullStream> {
+    const call = C.pullImage(ref, opts)
+    return new PullStream(new Transport(await resolveConfig(opts)), call, opts.signal)
+  }
+
   /** Import body as the template name (name:tag for another tag than latest). A
    * ReadableStream is streamed. */
   static async importArchive(name: string, body: Uint8Array | Blob | ReadableStream<Uint8Array>,
@@ -282,5 +313,33 @@ export class Images {
   /** Remove an image's template. */
   static async delete(id: string, opts: ConnectionOptions = {}): Promise<void> {
     await new Transport(await resolveConfig(opts)).call(C.deleteImage(id))
+  }
+}
+
+/** Every template a sandbox can start from. */
+export class Templates {
+  /** The templates, sorted by name: built-in, built through E2B's template API (built: under
+   * its alias and its id), imported or pulled images (image) and snapshots (snapshot). Each
+   * name is one Sbx.create() takes. */
+  static async list(opts: ConnectionOptions = {}): Promise<TemplateInfo[]> {
+    return new Transport(await resolveConfig(opts)).call(C.listTemplates())
+  }
+}
+
+/** What holds sandbox disks: sbxd's storage pool (btrfs, one subvolume per sandbox). */
+export class Storage {
+  /** The backend, the pool's figures and each sandbox's disk (what it holds, what deleting it
+   * frees), as of the pool's last commit (at most 30 s old). */
+  static async get(opts: ConnectionOptions = {}): Promise<StorageInfo> {
+    return new Transport(await resolveConfig(opts)).call(C.getStorage())
+  }
+
+  /** Grow the pool's image to size (bytes, or a string such as "64G"; bare digits in a string
+   * are MiB) while sandboxes run; the storage as it is then. It only grows: BadRequestError for
+   * a size not larger, ConflictError when there is no pool image to grow, InsufficientStorageError
+   * when the host cannot hold it. Never retried (a second try would be refused). */
+  static async grow(size: number | string, opts: ConnectionOptions = {}): Promise<StorageInfo> {
+    const call = C.growStorage(size)
+    return new Transport(await resolveConfig(opts)).call(call)
   }
 }

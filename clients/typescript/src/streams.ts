@@ -39,7 +39,8 @@ export class SseParser {
   }
 }
 
-abstract class Stream<T> implements AsyncIterableIterator<T> {
+/** @internal what the streams share: the request's abort, the body's reader, close(). */
+export abstract class Stream<T> implements AsyncIterableIterator<T> {
   protected ctl = new AbortController()
   protected reader?: ReadableStreamDefaultReader<Uint8Array>
   closed = false

@@ -47,7 +47,7 @@ export class Transport {
       try {
         const init: RequestInit & { duplex?: string } = {
           method,
-          headers: this.headers(call.json !== undefined ? { 'Content-Type': 'application/json' } : {}),
+          headers: this.headers({ ...(call.json !== undefined ? { 'Content-Type': 'application/json' } : {}), ...call.headers }),
           body: call.json !== undefined ? JSON.stringify(call.json) : call.body,
           signal: ctl.signal,
         }

@@ -71,9 +71,13 @@ def sbxd_log():
 BUILD = os.environ.get("SBX_TEST_BUILD") or os.path.join(TOP, "build")
 
 
+TEST_POOL = "1G"  # a test sbxd's storage pool (preallocated: the default is a quarter of the disk)
+
+
 class Sbxd:
     """An sbxd of a test's own on a fixed port with its own state dir (the run's templates
-    linked in); ``tls``: (cert, key, ca) paths, served as https."""
+    linked in); ``tls``: (cert, key, ca) paths, served as https. Its storage pool is TEST_POOL
+    unless ``--storage-pool`` or ``--disk`` is given."""
 
     def __init__(self, *args, tls=None):
         self.state = tempfile.mkdtemp(prefix="sbx-pyretry-")
@@ -85,6 +89,8 @@ class Sbxd:
         self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         self.verify = tls[2] if tls else True
         self.args = list(args) + (["--tls-cert", tls[0], "--tls-key", tls[1]] if tls else [])
+        if "--storage-pool" not in args and "--disk" not in args:
+            self.args += ["--storage-pool", TEST_POOL]
         self.proc = None
         self.start()
         with open(os.path.join(self.state, "keys")) as f:
@@ -120,4 +126,7 @@ class Sbxd:
                 Sbx.connect(s.id, config=self.config(2)).kill()
             self.proc.terminate()
             self.proc.wait()
+        # sbxd unmounts its pool when no sandbox dir is left; never remove through a mount
+        subprocess.run(["umount", "-l", os.path.join(self.state, "pool")],
+                       stderr=subprocess.DEVNULL, check=False)
         shutil.rmtree(self.state, ignore_errors=True)

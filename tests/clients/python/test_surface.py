@@ -75,7 +75,9 @@ def _public(cls):
 def test_async_mirrors_sync_method_for_method():
     pairs = [(sbx.Sbx, sbx.AsyncSbx), (sbx.Files, sbx.AsyncFiles),
              (sbx.Processes, sbx.AsyncProcesses), (sbx.Process, sbx.AsyncProcess),
-             (sbx.Images, sbx.AsyncImages), (sbx.Terminal, sbx.AsyncTerminal)]
+             (sbx.Images, sbx.AsyncImages), (sbx.Templates, sbx.AsyncTemplates),
+             (sbx.Storage, sbx.AsyncStorage), (sbx.Terminal, sbx.AsyncTerminal),
+             (sbx.PullStream, sbx.AsyncPullStream)]
     for s, a in pairs:
         missing = _public(s) - _public(a)
         assert not missing, f"{a.__name__} lacks {sorted(missing)}"
@@ -88,7 +90,8 @@ def test_async_mirrors_sync_method_for_method():
 
 
 def test_public_methods_have_docstrings():
-    for cls in (sbx.Sbx, sbx.Files, sbx.Processes, sbx.Process, sbx.Images, sbx.Terminal):
+    for cls in (sbx.Sbx, sbx.Files, sbx.Processes, sbx.Process, sbx.Images, sbx.Templates,
+                sbx.Storage, sbx.Terminal, sbx.PullStream):
         for name in _public(cls):
             m = getattr(cls, name)
             if callable(m):
