@@ -247,8 +247,13 @@ static void intercept(struct conn *c, int ufd, const char *name, const cJSON *he
         char head[PROXY_HEAD_MAX + 1], out[2 * PROXY_HEAD_MAX + 2];
         SSL *cs = egress_tls_server(p->tls, name), *us = egress_tls_client(p->tls, name);
         size_t got = 0;
-        if (!cs || !us || SSL_set_fd(cs, c->fd) != 1 || SSL_set_fd(us, ufd) != 1)
+        if (!cs || !us || SSL_set_fd(cs, c->fd) != 1 || SSL_set_fd(us, ufd) != 1) {
+                log_debug("egress proxy: slot %d: no TLS for '%s' (%s)", c->slot, name,
+                          !cs   ? "server side"
+                          : !us ? "client side"
+                                : "descriptors");
                 goto out;
+        }
         if (SSL_accept(cs) != 1) {
                 log_debug("egress proxy: slot %d: TLS from the sandbox for '%s' failed", c->slot,
                           name);
@@ -322,8 +327,10 @@ static void serve(struct conn *c)
         if (c->slot < 0) /* not a sandbox's address: nothing to serve */
                 return;
         int slot = c->p->h.lookup(c->p->h.arg, fam, addr, &pol);
-        if (slot < 0)
+        if (slot < 0) {
+                log_debug("egress proxy: slot %d: no policy for its address", c->slot);
                 return;
+        }
         if (slot != c->slot) { /* cannot be: both read the same address */
                 net_policy_done(&pol);
                 return;
