@@ -38,7 +38,8 @@
 #include "lifecycle/lifecycle.h"
 #include "lifecycle/lifecycle-state.h"
 #include "log.h"
-#include "lifecycle/egress.h"
+#include "core/host-claim.h"
+#include "egress/egress.h"
 #include "lifecycle/monitor.h"
 #include "macros.h"
 #include "lifecycle/pool.h"
@@ -237,6 +238,7 @@ int main(int argc, char **argv)
         struct sbxd_config cfg = {};
         struct server srv = {.config = &cfg};
         struct front *d = NULL;
+        struct host_claims *host = NULL; /* core/host-claim.h: what sbxd shares with others */
         uint16_t port;
         sigset_t mask;
         int r, sig;
@@ -309,16 +311,25 @@ int main(int argc, char **argv)
                             "interpreter but what their template ships",
                             cfg.runtime);
 
+        char why[600] = "";
+        r = host_claims_open(cfg.state_dir, &host, why, sizeof(why));
+        if (r < 0) { /* sharing slots, links or tables with another sbxd would break both */
+                log_error_errno(r, "%s", why);
+                goto fail;
+        }
         ui_load(&srv, cfg.console_dir);
         r = registry_new(&srv.registry);
-        if (r >= 0)
+        if (r >= 0) {
+                registry_set_host(srv.registry, host);
                 r = agent_log_start(); /* before adoption: adopted agents' logs are drained */
-        if (r >= 0)
+        }
+        if (r >= 0) {
                 r = volume_store_open(cfg.state_dir, &srv.volumes);
+        }
         if (r >= 0)
                 r = secret_store_open(cfg.state_dir, &srv.secrets);
         if (r >= 0)
-                r = egress_new(&srv, &srv.egress);
+                r = egress_new(&srv, host_claims_id(host), &srv.egress);
         if (r >= 0)
                 r = lifecycle_timer_start(&srv);
         if (r >= 0)
@@ -327,7 +338,10 @@ int main(int argc, char **argv)
                 r = adopt_sandboxes(&srv);
                 if (r > 0)
                         log_info("adopted %d sandbox(es) from an earlier run", r);
-                volume_store_settle(srv.volumes); /* mounts no adopted sandbox uses */
+                volume_store_settle(srv.volumes);          /* mounts no adopted sandbox uses */
+                int n = registry_slot_sweep(srv.registry); /* slots no adopted sandbox uses */
+                if (n > 0)
+                        log_info("gave back %d uid slot(s) of sandboxes gone meanwhile", n);
         }
         if (r >= 0 && lifecycle_net_reconcile(&srv) < 0)
                 log_warning("egress: the rules of adopted sandboxes could not be rebuilt");
@@ -386,15 +400,16 @@ int main(int argc, char **argv)
         monitor_stop(&srv);
         lifecycle_timer_stop(&srv);
         save_all(&srv);
+        lifecycle_net_stop(&srv); /* the keep table holds their links shut until the next sbxd */
         registry_free(srv.registry);
         volume_store_free(srv.volumes); /* mounts in use stay with their sandboxes */
-        egress_free(srv.egress);        /* the rules stay for the sandboxes, which keep running */
         secret_store_free(srv.secrets); /* after the egress: its proxy reads secrets */
         ui_free(&srv);
         char url_path[4096];
         snprintf(url_path, sizeof(url_path), "%s/" SBXD_URL_FILE, cfg.state_dir);
         (void)unlink(url_path);               /* nobody listens there any more */
         disk_pool_close(srv.disk_pool, true); /* kept mounted while sandbox dirs remain */
+        host_claims_close(host);
         state_dir_release(cfg.state_dir);
         lifecycle_state_free(&srv);
         config_done(&cfg);
@@ -411,9 +426,11 @@ fail:
                 registry_free(srv.registry);
         }
         volume_store_free(srv.volumes);
+        egress_free(srv.egress);
         secret_store_free(srv.secrets);
         ui_free(&srv);
         disk_pool_close(srv.disk_pool, true);
+        host_claims_close(host);
         state_dir_release(cfg.state_dir);
         lifecycle_state_free(&srv);
         config_done(&cfg);
