@@ -9,7 +9,8 @@ Rules:
   - a bare "x.h" is a header of common/ or api/, the build's config.h, or a file next to the
     includer;
   - "other/x.h" of another component only when layers.conf says "component -> other/x.h"
-    (a public header: mcp/mcp.h for server/);
+    (a public header: mcp/mcp.h for server/), or "component -> other/folder/" for every
+    header of that folder (egress/policy/ for server/);
   - no <header.h> that layers.conf forbids the component ("component !> header.h": MCP
     knows no HTTP server library).
 Prints each violation as FILE:LINE: message and exits 1 when there is any.
@@ -70,7 +71,9 @@ for f in files:
             bad.append(f'{where}: "{name}" is neither next to this file nor in common/ or api/')
             continue
         target = name.split('/')[0]
-        if name in public.get(comp, ()):
+        if name in public.get(comp, ()) or any(
+                p.endswith('/') and name.startswith(p) and '/' not in name[len(p):]
+                for p in public.get(comp, ())):
             if not os.path.exists(name):
                 bad.append(f'{where}: "{name}" does not exist')
             continue

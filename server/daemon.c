@@ -11,6 +11,8 @@
 
 #include "channel/agent-req.h"
 #include "core/cluster-hooks.h"
+#include "core/host-claim.h"
+#include "egress/egress.h"
 #include "cluster/cluster-http.h"
 #include "cluster/cluster-volumes.h"
 #include "cluster/cluster.h"
@@ -19,7 +21,6 @@
 #include "front/front.h"
 #include "lifecycle/adopt.h"
 #include "lifecycle/agent-log.h"
-#include "lifecycle/egress.h"
 #include "lifecycle/host-limits.h"
 #include "lifecycle/lifecycle-state.h"
 #include "lifecycle/lifecycle.h"
@@ -287,16 +288,22 @@ static int start_services(struct daemon *d)
 {
         struct server *srv = &d->srv;
         const struct sbxd_config *cfg = &d->cfg;
+        char why[600] = "";
+        int r = host_claims_open(cfg->state_dir, &d->host, why, sizeof(why));
+        if (r < 0) /* sharing slots, links or tables with another sbxd would break both */
+                return log_error_errno(r, "%s", why);
         ui_load(srv, strcmp(cfg->console_dir, "none") == 0 ? NULL : cfg->console_dir);
-        int r = registry_new(&srv->registry);
-        if (r >= 0)
+        r = registry_new(&srv->registry);
+        if (r >= 0) {
+                registry_set_host(srv->registry, d->host);
                 r = agent_log_start(); /* before adoption: adopted agents' logs are drained */
+        }
         if (r >= 0)
                 r = volume_store_open(cfg->state_dir, &srv->volumes);
         if (r >= 0)
                 r = secret_store_open(cfg->state_dir, &srv->secrets);
         if (r >= 0)
-                r = egress_new(srv, &srv->egress);
+                r = egress_new(srv, host_claims_id(d->host), &srv->egress);
         if (r >= 0)
                 r = lifecycle_timer_start(srv);
         if (r >= 0)
@@ -307,7 +314,10 @@ static int start_services(struct daemon *d)
                         d->adopted = (unsigned)r;
                         log_info("adopted %d sandbox(es) from an earlier run", r);
                 }
-                volume_store_settle(srv->volumes); /* mounts no adopted sandbox uses */
+                volume_store_settle(srv->volumes);          /* mounts no adopted sandbox uses */
+                int n = registry_slot_sweep(srv->registry); /* slots no adopted sandbox uses */
+                if (n > 0)
+                        log_info("gave back %d uid slot(s) of sandboxes gone meanwhile", n);
         }
         if (r >= 0 && lifecycle_net_reconcile(srv) < 0)
                 log_warning("egress: the rules of adopted sandboxes could not be rebuilt");
@@ -347,9 +357,12 @@ static void abort_start(struct daemon *d)
                 registry_free(srv->registry);
         }
         volume_store_free(srv->volumes);
+        egress_free(srv->egress);
         secret_store_free(srv->secrets);
         ui_free(srv);
         disk_pool_close(srv->disk_pool, true);
+        host_claims_close(d->host);
+        d->host = NULL;
         state_dir_release(d->cfg.state_dir);
         lifecycle_state_free(srv);
 }
@@ -397,15 +410,17 @@ void daemon_stop(struct daemon *d)
         monitor_stop(srv);
         lifecycle_timer_stop(srv);
         save_all(srv);
+        lifecycle_net_stop(srv); /* the keep table holds their links shut until the next sbxd */
         registry_free(srv->registry);
         volume_store_free(srv->volumes); /* mounts in use stay with their sandboxes */
-        egress_free(srv->egress);        /* the rules stay for the sandboxes, which keep running */
         secret_store_free(srv->secrets); /* after the egress: its proxy reads secrets */
         ui_free(srv);
         char url_path[4096];
         snprintf(url_path, sizeof(url_path), "%s/" SBXD_URL_FILE, d->cfg.state_dir);
         (void)unlink(url_path);                /* nobody listens there any more */
         disk_pool_close(srv->disk_pool, true); /* kept mounted while sandbox dirs remain */
+        host_claims_close(d->host);
+        d->host = NULL;
         state_dir_release(d->cfg.state_dir);
         keys_done(&srv->keys);
         lifecycle_state_free(srv);

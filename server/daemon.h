@@ -7,11 +7,13 @@
 #include "core/server.h"
 
 struct front;
+struct host_claims;
 
 struct daemon {
         struct sbxd_config cfg;
         struct server srv;
         struct front *front;
+        struct host_claims *host; /* core/host-claim.h: what this sbxd shares with others */
         uint16_t port;
         unsigned adopted; /* sandboxes an earlier sbxd left running, taken over */
 };

@@ -97,7 +97,7 @@ struct sbxd_config {
         char *public_url;
         char *tls_cert, *tls_key; /* --tls-cert/--tls-key: PEM files; HTTPS when both are set */
         char *tls_cert_pem, *tls_key_pem; /* their contents (config_load_tls()) */
-        /* Egress (server/lifecycle/egress.h): --egress, --egress-max, --egress-dns */
+        /* Egress (server/egress/egress.h): --egress, --egress-max, --egress-dns */
         bool egress_allow; /* a sandbox that asks for nothing may reach the internet */
         enum egress_max egress_max;
         char *egress_dns;         /* upstream resolver address, NULL: /etc/resolv.conf's first */

@@ -89,7 +89,8 @@ file_list() {
         local files missing=
         files=$(in_root dpkg -L sbx)
         for f in /usr/sbin/sbxd /usr/bin/sbx /usr/libexec/sbx/sbx-jailer \
-                /usr/libexec/sbx/sbx-agent /usr/libexec/sbx/runtime/bin/sudo \
+                /usr/libexec/sbx/sbx-agent /usr/libexec/sbx/sbx-egress \
+                /usr/libexec/sbx/runtime/bin/sudo \
                 /usr/share/sbx/console/index.html /usr/share/sbx/console/vendor/xterm.js \
                 /usr/lib/sbx/templates/build-all.sh \
                 /usr/lib/sbx/templates/build-service.sh /usr/lib/sbx/templates/base/sbx-sudo \
