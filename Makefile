@@ -7,6 +7,8 @@
 #   make fuzz   build the libFuzzer harnesses with clang (build-fuzz) and run each for
 #               FUZZ_SECONDS (default 60); crashers land in tests/fuzz/crashers/<name>/
 #   make fuzz-merge  add what the fuzz runs found to tests/fuzz/corpus/ (minimised, -merge=1)
+#   make deb    the Debian package, build-deb/sbx_<version>_amd64.deb (scripts/build-deb.sh;
+#               DEB_BUILD_OPTIONS=nocheck skips its unit suite); deploy/systemd/README.md
 BUILD    ?= build
 STATE    ?= /var/lib/sbx
 LISTEN   ?= 127.0.0.1:3000
@@ -15,7 +17,7 @@ SBXD_ARGS ?=
 WERROR   ?= $(if $(filter true,$(CI)),true,false)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build run test unit clean format format-check templates fuzz fuzz-merge
+.PHONY: all deps build run test unit clean format format-check templates fuzz fuzz-merge deb
 
 all: build
 
@@ -44,6 +46,9 @@ fuzz: deps
 fuzz-merge: deps
 	@bash scripts/fuzz.sh --merge
 
+deb: deps
+	@bash scripts/build-deb.sh build-deb
+
 unit: build
 	meson test -C $(BUILD) --suite unit --print-errorlogs
 
@@ -54,4 +59,4 @@ format-check:
 	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-clang build-fuzz
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-clang build-fuzz build-deb

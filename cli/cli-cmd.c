@@ -65,6 +65,15 @@ int cli_cmd_status(struct cli *c, int argc, char **argv)
 int cli_cmd_keys(struct cli *c, int argc, char **argv)
 {
         const char *k = c->key ? c->key : "";
+        bool e2b = argc == 1 && strcmp(argv[0], "--e2b") == 0;
+        if (argc > 1 || (argc == 1 && !e2b))
+                return usage_error("keys [--e2b]");
+        if (e2b && *k && !c->json) { /* what sbxd prints at start, for the E2B SDKs */
+                printf("export E2B_API_URL=%s\nexport E2B_SANDBOX_URL=%s\n"
+                       "export E2B_VOLUME_API_URL=%s\nexport E2B_API_KEY=%s\n",
+                       c->url, c->url, c->url, k);
+                return 0;
+        }
         if (c->json) {
                 _cleanup_json_ cJSON *o = cJSON_CreateObject();
                 _cleanup_free_ char *t = NULL;

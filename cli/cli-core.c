@@ -3,11 +3,14 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "fd-util.h"
+#include "keys-file.h"
 #include "macros.h"
 
 static char *first_line(const char *path)
@@ -26,6 +29,22 @@ static char *first_line(const char *path)
         return line;
 }
 
+/* The first key of a keys file (api/keys-file.h), or NULL. */
+static char *first_key(const char *path)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        _cleanup_free_ char *buf = NULL;
+        _cleanup_(sbx_keys_file_done) struct sbx_keys_file f = {};
+        size_t len;
+        if (fd < 0 || read_all(fd, SBX_KEYS_FILE_MAX, &buf, &len) < 0 ||
+            sbx_keys_file_parse(buf, &f) < 0)
+                return NULL;
+        for (size_t i = 0; i < f.n; i++)
+                if (f.line[i].key[0])
+                        return strdup(f.line[i].key);
+        return NULL;
+}
+
 int cli_config(struct cli *c)
 {
         const char *u = getenv("SBX_URL"), *k = getenv("SBX_API_KEY");
@@ -37,6 +56,7 @@ int cli_config(struct cli *c)
         char path[4096];
         if (!st || !*st)
                 st = "/var/lib/sbx";
+        c->state_dir = st;
         if (u && *u)
                 c->url = strdup(u);
         else {
@@ -50,8 +70,8 @@ int cli_config(struct cli *c)
         if (k && *k)
                 c->key = strdup(k);
         else {
-                snprintf(path, sizeof(path), "%s/keys", st);
-                c->key = first_line(path);
+                snprintf(path, sizeof(path), "%s/" SBX_KEYS_FILE, st);
+                c->key = first_key(path);
         }
         if (!c->url)
                 return -ENOMEM;

@@ -13,11 +13,12 @@
 struct cli {
         char *url; /* no trailing slash */
         char *key;
+        const char *state_dir; /* $SBX_STATE_DIR or /var/lib/sbx */
         bool json;
 };
 
 /* SBX_URL / SBX_API_KEY, else E2B_API_URL / E2B_API_KEY, else the local state dir
- * ($SBX_STATE_DIR or /var/lib/sbx: first line of keys) and http://127.0.0.1:3000. */
+ * ($SBX_STATE_DIR or /var/lib/sbx: the first key of its keys file) and http://127.0.0.1:3000. */
 int cli_config(struct cli *c);
 void cli_done(struct cli *c);
 
@@ -45,6 +46,8 @@ char *cli_escape(const char *s);
 /* Commands (cli-cmd.c, cli-mcp.c). argv starts after the command word(s). Exit codes. */
 int cli_cmd_status(struct cli *c, int argc, char **argv);
 int cli_cmd_keys(struct cli *c, int argc, char **argv);
+/* sbx key create|ls|revoke: the local keys file (cli-key.c). */
+int cli_cmd_key(struct cli *c, int argc, char **argv);
 int cli_cmd_sandbox(struct cli *c, int argc, char **argv);
 int cli_cmd_files(struct cli *c, int argc, char **argv);
 int cli_cmd_mcp(struct cli *c, int argc, char **argv);

@@ -5,9 +5,10 @@
 #include <string.h>
 
 #include "cli.h"
+#include "version.h"
 
 static const char usage[] =
-    "usage: sbx [--json] COMMAND ...\n"
+    "usage: sbx [--json] COMMAND ... | sbx --version\n"
     "  sandbox create [--template T] [--timeout S] [--env K=V]...   prints the id\n"
     "  sandbox list | kill ID\n"
     "  sandbox exec ID 'command' [--timeout-ms N] [--root]        exit code is the command's\n"
@@ -18,7 +19,11 @@ static const char usage[] =
     "  image pull REF [--name NAME[:TAG]] [--username USER --password-stdin]\n"
     "                      an image from its registry (python:3.12, ghcr.io/org/app:1, ...)\n"
     "  image ls | image rm NAME[:TAG]...\n"
-    "  keys | status\n"
+    "  keys [--e2b] | status   the lines to export for sbx (--e2b: for the E2B SDKs), sbxd's "
+    "state\n"
+    "  key create [--name NAME] | key ls | key revoke KEY|PREFIX|NAME   the local sbxd's API\n"
+    "                      keys ($SBX_STATE_DIR/keys or --state-dir DIR; as root): in force at "
+    "once\n"
     "  storage             the storage pool: size, used, free, and each sandbox's disk\n"
     "  storage grow SIZE   grow the pool's image (e.g. 64G) while sandboxes run\n"
     "  node ls | node drain NAME [--move] | node undrain NAME   cluster nodes (sbxd --cluster);\n"
@@ -38,6 +43,9 @@ int main(int argc, char **argv)
                         c.json = true;
                 else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
                         fputs(usage, stdout);
+                        return 0;
+                } else if (strcmp(argv[i], "--version") == 0) {
+                        printf("sbx %s\n", SBX_VERSION);
                         return 0;
                 } else {
                         fputs(usage, stderr);
@@ -61,6 +69,8 @@ int main(int argc, char **argv)
                 r = cli_cmd_status(&c, n, rest);
         else if (strcmp(cmd, "keys") == 0)
                 r = cli_cmd_keys(&c, n, rest);
+        else if (strcmp(cmd, "key") == 0)
+                r = cli_cmd_key(&c, n, rest);
         else if (strcmp(cmd, "image") == 0 || strcmp(cmd, "images") == 0)
                 r = cli_cmd_image(&c, n, rest);
         else if (strcmp(cmd, "node") == 0 || strcmp(cmd, "nodes") == 0)

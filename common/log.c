@@ -2,23 +2,59 @@
 #include "log.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 static const char *log_ident = "sbx";
-static int log_json;
-static enum log_level log_max = LOG_LEVEL_INFO;
+static enum log_style log_style;
+static enum log_level log_max = LOG_LEVEL_INFO; /* __atomic: a reload sets it */
+static bool log_debug_env;                      /* SBX_LOG_LEVEL=debug */
+static void (*log_sink)(const struct log_line *line);
+
+/* Small on purpose: static TLS lands on every thread's stack (docs/conventions.md). */
+static __thread char ctx_request[LOG_CONTEXT_REQUEST_MAX];
+static __thread char ctx_sandbox[LOG_CONTEXT_SANDBOX_MAX];
 
 static const char *const level_names[] = {"error", "warning", "info", "debug"};
 
 void log_setup(const char *ident, int json)
 {
         log_ident = ident;
-        log_json = json;
+        log_style = json ? LOG_STYLE_JSON : LOG_STYLE_TEXT;
         const char *e = getenv("SBX_LOG_LEVEL");
-        if (e && strcmp(e, "debug") == 0)
-                log_max = LOG_LEVEL_DEBUG;
+        log_debug_env = e && strcmp(e, "debug") == 0;
+        log_set_max_level(LOG_LEVEL_INFO);
+}
+
+void log_set_style(enum log_style style)
+{
+        if (style != LOG_STYLE_SINK || log_sink)
+                log_style = style;
+}
+
+void log_set_max_level(enum log_level max)
+{
+        __atomic_store_n(&log_max, log_debug_env ? LOG_LEVEL_DEBUG : max, __ATOMIC_RELAXED);
+}
+
+void log_set_sink(void (*sink)(const struct log_line *line))
+{
+        log_sink = sink;
+        log_style = LOG_STYLE_SINK;
+}
+
+void log_context_set(const char *request, const char *sandbox)
+{
+        snprintf(ctx_request, sizeof(ctx_request), "%s", request ? request : "");
+        log_context_set_sandbox(sandbox);
+}
+
+void log_context_set_sandbox(const char *sandbox)
+{
+        snprintf(ctx_sandbox, sizeof(ctx_sandbox), "%s", sandbox ? sandbox : "");
 }
 
 /* s as a JSON string into out (at most outlen bytes with its NUL; a message that does not fit
@@ -42,10 +78,26 @@ static void json_quote(char *out, size_t outlen, const char *s)
         out[o] = 0;
 }
 
+/* The context as JSON members (",\"req\":...,\"sandbox\":..."), "" when unset. */
+static void context_json(char *out, size_t len)
+{
+        char q[LOG_CONTEXT_SANDBOX_MAX * 6 + 3];
+        size_t o = 0;
+        out[0] = 0;
+        if (ctx_request[0]) {
+                json_quote(q, sizeof(q), ctx_request);
+                o += (size_t)snprintf(out + o, len - o, ",\"req\":%s", q);
+        }
+        if (ctx_sandbox[0] && o < len) {
+                json_quote(q, sizeof(q), ctx_sandbox);
+                snprintf(out + o, len - o, ",\"sandbox\":%s", q);
+        }
+}
+
 int log_internal(enum log_level level, int error, const char *fmt, ...)
 {
         int r = error > 0 ? -error : error;
-        if (level > log_max)
+        if (level > __atomic_load_n(&log_max, __ATOMIC_RELAXED))
                 return r;
 
         /* Expand %m ourselves so the *_errno variants print the passed error, not errno. */
@@ -75,17 +127,27 @@ int log_internal(enum log_level level, int error, const char *fmt, ...)
 #pragma GCC diagnostic pop
         va_end(ap);
 
-        if (log_json) {
+        if (log_style == LOG_STYLE_SINK) {
+                struct log_line line = {.level = level,
+                                        .error = r < 0 ? -r : 0,
+                                        .ident = log_ident,
+                                        .message = msg,
+                                        .request = ctx_request[0] ? ctx_request : NULL,
+                                        .sandbox = ctx_sandbox[0] ? ctx_sandbox : NULL};
+                log_sink(&line);
+        } else if (log_style == LOG_STYLE_JSON) {
                 /* one line, one write(): stderr is unbuffered, and a character at a time was a
                  * system call per character (on every create's reply path, among others) */
                 struct timespec ts;
-                char quoted[sizeof(msg) * 2];
+                char quoted[sizeof(msg) * 2],
+                    fields[(LOG_CONTEXT_REQUEST_MAX + LOG_CONTEXT_SANDBOX_MAX) * 6 + 32];
                 clock_gettime(CLOCK_REALTIME, &ts);
                 json_quote(quoted, sizeof(quoted), msg);
+                context_json(fields, sizeof(fields));
                 fprintf(stderr,
-                        "{\"ts\":%lld.%03ld,\"level\":\"%s\",\"ident\":\"%s\",\"msg\":%s}\n",
+                        "{\"ts\":%lld.%03ld,\"level\":\"%s\",\"ident\":\"%s\",\"msg\":%s%s}\n",
                         (long long)ts.tv_sec, ts.tv_nsec / 1000000, level_names[level], log_ident,
-                        quoted);
+                        quoted, fields);
         } else {
                 fprintf(stderr, "%s[%d]: %s: %s\n", log_ident, (int)getpid(), level_names[level],
                         msg);

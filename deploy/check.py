@@ -7,7 +7,11 @@ volumeMount names a volume, every env valueFrom names a ConfigMap/Secret of the 
 Service's selector matches a workload's pod labels and its targetPort names a container port.
 Nomad (deploy/nomad/*.nomad): HCL is not parsed by any validator available offline here; the
 check is structural: balanced braces, brackets and quotes, a job of type "system", and each
-var.NAME used declared as a variable. Exit 1 on the first file with problems."""
+var.NAME used declared as a variable. The Containerfile (deploy/Containerfile): a Debian base,
+the package copied in from a build argument and installed with apt-get (its dependencies from
+the archive), sbxd with the package's config file as the entry point. Exit 1 when any file has
+problems. Whether the paths these files name are in the package is the package suite's check
+(tests/package/run.sh)."""
 import glob
 import os
 import re
@@ -89,16 +93,38 @@ def nomad(path):
             problems.append(f"{path}: var.{v} is not declared")
 
 
+def containerfile(path):
+    text = open(path).read()
+    lines = [l.strip() for l in re.sub(r"\\\n", " ", text).splitlines()
+             if l.strip() and not l.lstrip().startswith("#")]
+    verbs = [l.split()[0].upper() for l in lines]
+    if not lines or verbs[0] != "FROM" or not re.match(r"FROM\s+debian:", lines[0]):
+        problems.append(f"{path}: does not start FROM a Debian image")
+    arg = next((l.split()[1] for l in lines if l.upper().startswith("ARG ")), None)
+    copy = next((l for l in lines if l.upper().startswith("COPY ")), "")
+    if not arg or "${%s}" % arg not in copy:
+        problems.append(f"{path}: the package is not copied in from a build argument")
+    dest = copy.split()[-1] if copy else None
+    run = " ".join(l for l in lines if l.upper().startswith("RUN "))
+    if not dest or not re.search(r"apt-get install [^&]*" + re.escape(dest), run):
+        problems.append(f"{path}: the copied package is not installed with apt-get")
+    entry = next((l for l in lines if l.upper().startswith("ENTRYPOINT ")), "")
+    if '"/usr/sbin/sbxd"' not in entry or '"/etc/sbx/sbxd.conf"' not in entry:
+        problems.append(f"{path}: the entry point is not sbxd with the package's config")
+
+
 files = sorted(glob.glob(os.path.join(here, "kubernetes", "*.yaml")))
 for f in files:
     k8s(f)
 nfiles = sorted(glob.glob(os.path.join(here, "nomad", "*.nomad")))
 for f in nfiles:
     nomad(f)
+containerfile(os.path.join(here, "Containerfile"))
 if not files or not nfiles:
     problems.append("no deploy files found")
 for p in problems:
     print("deploy/check: " + p, file=sys.stderr)
 if problems:
     sys.exit(1)
-print(f"deploy/check: {len(files)} Kubernetes file(s), {len(nfiles)} Nomad file(s): ok")
+print(f"deploy/check: {len(files)} Kubernetes file(s), {len(nfiles)} Nomad file(s), "
+      "the Containerfile: ok")

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "core/init.h"
-#include "core/relay.h"
+#include "core/build-relay.h"
 #include "core/server.h"
 #include "log.h"
 #include "routes.h"

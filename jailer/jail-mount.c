@@ -553,7 +553,7 @@ static int write_boot_id(const struct sbx_jail_spec *s, int root_fd)
 }
 
 /* With an egress link: /etc/resolv.conf names the host end, where sbxd's resolver answers
- * (server/lifecycle/egress-dns.h); the template's says 127.0.0.1 (no network). Replaced in the
+ * (egress/serve/resolver.h); the template's says 127.0.0.1 (no network). Replaced in the
  * upper, owned by sandbox root, so the sandbox may change it. */
 int jail_mount_write_resolv_conf(int root_fd, uid_t uid, const uint8_t gw4[4])
 {

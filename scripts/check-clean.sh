@@ -6,9 +6,10 @@
 #  - mounts under the state dir in the host mount namespace
 #  - loop devices still backed by a sandbox's disk image or a volume's image (any state dir), or
 #    by the test state dir's storage pool image
-#  - egress links (sbxe<slot>) and sbxd's nftables table (inet sbx), which go with the last
-#    sandbox that had a link (server/lifecycle/egress.h)
-# Host-wide things (cgroups, loop devices, links, the nft table) that were already there when
+#  - egress links (sbxe<slot>) and every sbxd's nftables tables (inet sbx_<instance> and
+#    inet sbxk_<instance>), which go with its last sandbox that had a link
+#    (server/egress/nft-rules.h); and uid slot claims of the state dir (/run/sbx)
+# Host-wide things (cgroups, loop devices, links, nft tables) that were already there when
 # the run began are not this run's: `check-clean.sh --before FILE` records them at the start,
 # `check-clean.sh STATE FILE` at the end names them apart and fails only on new ones.
 set -u
@@ -20,8 +21,8 @@ hostwide() { # one line per host-wide leftover, any state dir
         losetup -l -n -O NAME,BACK-FILE 2>/dev/null |
                 grep -E '/(sandboxes/[a-z0-9]*|volumes/[0-9a-f-]{36})/disk.img' | sed 's/^/loop /'
         ip -br link 2>/dev/null | awk '$1 ~ /^sbxe[0-9]+(@|$)/ {sub(/@.*/, "", $1); print "link " $1}'
-        if command -v nft >/dev/null && nft list tables 2>/dev/null | grep -qx 'table inet sbx'; then
-                echo "nft table inet sbx"
+        if command -v nft >/dev/null; then
+                nft list tables 2>/dev/null | awk '$3 ~ /^sbxk?_[0-9a-f]+$/ {print "nft table inet " $3}'
         fi
 }
 
@@ -60,5 +61,11 @@ if [ -n "$state" ]; then # the storage pool goes with the last sandbox of its st
         pool=$(losetup -l -n -O NAME,BACK-FILE 2>/dev/null | grep -F "$state/pool.img")
         if [ -n "$pool" ]; then echo "leftover storage pool loop device: $pool"; bad=1; fi
 fi
+for c in /run/sbx/slots/*; do # a slot claim goes with its sandbox (server/core/host-claim.h)
+        [ -f "$c" ] || continue
+        if [ -n "$state" ] && [ "$(head -n 1 "$c")" = "$state" ]; then
+                echo "leftover uid slot claim ${c##*/} of $state"; bad=1
+        fi
+done
 [ "$bad" -eq 0 ] && echo "clean: no sandbox dirs, cgroups, processes, mounts, loop devices, egress links or rules left"
 exit $bad

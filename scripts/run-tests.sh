@@ -12,6 +12,8 @@
 #   node      integration, compat (real npm SDKs), security, TypeScript client and console
 #             (headless chromium) suites against a real sbxd
 #   python    the Python client's suites (pytest) against a real sbxd
+#   package   make deb, installed into a Debian root booted with systemd-nspawn, driven with
+#             apt, systemctl and the SDK (tests/package/README.md)
 #   cleanup   nothing this run left behind: no sandbox cgroups, processes, mounts or dirs
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -166,6 +168,18 @@ if [ -z "$pp" ] && [ "${pf:-0}" -eq 0 ]; then
         count python 0 1
 else
         count python "${pp:-0}" "$pf"
+fi
+
+# ---- package: the Debian package in a booted Debian root ----
+echo "== package (tests/package/run.sh)"
+pkglog=$(mktemp /tmp/sbx-package.XXXXXX.log)
+bash tests/package/run.sh 2>&1 | tee "$pkglog"
+pp=$(grep -aE '^# pass ' "$pkglog" | tail -n 1 | awk '{print $3}')
+pf=$(grep -aE '^# fail ' "$pkglog" | tail -n 1 | awk '{print $3}')
+if [ -z "$pp" ]; then
+        count package 0 1
+else
+        count package "$pp" "${pf:-0}"
 fi
 
 # ---- cleanup ----

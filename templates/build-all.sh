@@ -11,10 +11,16 @@
 # When no Debian mirror of the host's apt sources answers, base and code-interpreter-v1 are
 # built from their -host variants instead (said on stderr, and in DEST/.fallback), so that a
 # machine without a mirror still runs every SDK default. SBX_BASE=host asks for that fallback.
+#
+# While it runs it holds an flock on DEST/.building: sbxd then answers a create of a template
+# not built yet with 503 "being built", and GET /health says "templates":"building"
+# (server/storage/template.h). A second build-all.sh waits for the first.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dest=${1:-/var/lib/sbx/templates}
 mkdir -p "$dest"
+exec 8>"$dest/.building"
+flock 8
 started=$SECONDS
 
 bash "$here/base-host/build.sh" "$dest/base-host"

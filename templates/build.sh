@@ -59,6 +59,7 @@ fi
 
 tmp=$(mktemp -d "$parent/.$name.tmp.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 143' INT TERM # a stopped build leaves no half-built template (EXIT runs then)
 chmod 0755 "$tmp"
 echo "$lowers" | while read -r lname lpath; do
   [ -n "$lname" ] || continue

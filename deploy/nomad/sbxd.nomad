@@ -1,9 +1,16 @@
-# sbx on Nomad: a system job runs one sbxd node on every client; etcd is an external
-# dependency (var.etcd_endpoints). See deploy/nomad/README.md.
+# sbx on Nomad: a system job runs one sbxd node on every client, from the Debian package
+# installed there (make deb); etcd is an external dependency (var.etcd_endpoints). See
+# deploy/nomad/README.md.
 variable "etcd_endpoints" {
   type        = string
   description = "etcd client endpoints, host:port comma separated"
   default     = "10.0.0.11:2379,10.0.0.12:2379,10.0.0.13:2379"
+}
+
+variable "storage_pool" {
+  type        = string
+  description = "the storage pool's size: /var/lib/sbx/pool.img, preallocated at the first start (64G, 512M)"
+  default     = "64G"
 }
 
 variable "api_key" {
@@ -33,7 +40,8 @@ job "sbxd" {
       provider = "nomad"
 
       check {
-        type     = "tcp"
+        type     = "http"
+        path     = "/health"
         interval = "10s"
         timeout  = "2s"
       }
@@ -48,7 +56,7 @@ job "sbxd" {
       driver = "raw_exec"
 
       config {
-        command = "/usr/share/sbx/templates/build-all.sh"
+        command = "/usr/lib/sbx/templates/build-all.sh"
         args    = ["/var/lib/sbx/templates"]
       }
 
@@ -66,13 +74,15 @@ job "sbxd" {
       driver = "raw_exec"
 
       config {
-        command = "/usr/bin/sbxd"
+        command = "/usr/sbin/sbxd"
         args = [
+          "--config", "/etc/sbx/sbxd.conf",
           "--listen", "0.0.0.0:${NOMAD_PORT_http}",
           "--state-dir", "/var/lib/sbx",
           "--cluster", "etcd://${var.etcd_endpoints}",
           "--node-name", "${node.unique.name}",
           "--advertise", "${NOMAD_IP_http}:${NOMAD_PORT_http}",
+          "--storage-pool", "${var.storage_pool}",
         ]
       }
 

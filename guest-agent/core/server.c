@@ -21,6 +21,7 @@
 
 static const struct agent_route_table *routes;
 static atomic_int active_connections;
+static atomic_int user_connections; /* of those, to user ports (AGENT_USER_PORT_CONNECTIONS) */
 
 struct conn_slot {
         int fd;
@@ -112,6 +113,15 @@ int agent_server_serve(int fd)
         if (e < 0)
                 goto out;
         (void)set_recv_timeout(fd, 0);
+        bool user = r.head.port != SBX_PORT_INTERNAL && r.head.port != SBX_PORT_ENVD &&
+                    r.head.port != SBX_PORT_CODE;
+        if (user && atomic_fetch_add(&user_connections, 1) >= AGENT_USER_PORT_CONNECTIONS) {
+                atomic_fetch_sub(&user_connections, 1);
+                e = agent_respond_rest_error(&r, 503,
+                                             "agent busy: too many connections to the sandbox's "
+                                             "ports (the rest are kept for envd)");
+                goto out;
+        }
         start = now_ms();
         if (r.route)
                 e = r.route->handler(&r);
@@ -120,6 +130,8 @@ int agent_server_serve(int fd)
         else
                 e = agent_handle_not_found(&r);
         log_result(&r, e, start);
+        if (user)
+                atomic_fetch_sub(&user_connections, 1);
 out:
         sbx_req_head_free(&r.head);
         free(r.frame_buf);

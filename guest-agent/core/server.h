@@ -11,6 +11,11 @@
 #include "core/route.h"
 
 #define AGENT_MAX_CONNECTIONS 256
+/* Of those, kept for envd, the code interpreter and sbxd's own calls: connections to the
+ * sandbox's own servers (user ports, WebSockets included) take at most the rest, past which
+ * they get 503 while the SDK's calls still get through. */
+#define AGENT_RESERVED_CONNECTIONS  32
+#define AGENT_USER_PORT_CONNECTIONS (AGENT_MAX_CONNECTIONS - AGENT_RESERVED_CONNECTIONS)
 
 /* The route table every later connection is served with (not copied: t must outlive the
  * agent). Set once at start-up, before the first connection. */

@@ -76,6 +76,8 @@ static void upgraded_done(struct http_upgrade *up)
 {
         struct agent_upgraded *u = up->userdata;
         agent_req_free(u->q);
+        if (u->done)
+                u->done(u->done_arg);
         free(u);
 }
 
@@ -102,7 +104,8 @@ struct MHD_Response *agent_upgrade_response(void (*run)(struct agent_upgraded *u
         return resp;
 }
 
-int agent_mhd_upgrade(struct request *req, struct agent_req **q, const struct sbx_resp_head *h)
+int agent_mhd_upgrade(struct request *req, struct agent_req **q, const struct sbx_resp_head *h,
+                      void (*done)(void *arg), void *done_arg)
 {
         _cleanup_agent_req_ struct agent_req *own = TAKE_PTR(*q);
         char name[ROUTE_ID_MAX];
@@ -119,6 +122,8 @@ int agent_mhd_upgrade(struct request *req, struct agent_req **q, const struct sb
                 }
         }
         u->q = TAKE_PTR(own);
+        u->done = done;
+        u->done_arg = done_arg;
         int r = http_queue(req, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
         MHD_destroy_response(resp);
         /* the 101 not sent: see agent_upgrade_response() */

@@ -25,6 +25,8 @@ struct agent_upgraded {
         struct http_upgrade up;                /* the client's side: up.sock, up.extra, up.name */
         struct agent_req *q;                   /* owned: freed once run returns */
         void (*run)(struct agent_upgraded *u); /* the exchange, in the thread */
+        void (*done)(void *arg);               /* once the exchange is over (NULL: none) */
+        void *done_arg;
 };
 
 /* A 101 response (the caller adds its headers and queues it) whose upgrade runs run(u) in a
@@ -37,5 +39,8 @@ struct MHD_Response *agent_upgrade_response(void (*run)(struct agent_upgraded *u
 
 /* Queue the 101 whose head is h (already read from *q) for req, with h's headers minus
  * Content-Length and Date and hop-by-hop ones but Upgrade; MHD adds `Connection: Upgrade`.
- * Takes *q (sets it NULL) whatever happens. Returns 101, or -errno when nothing was queued. */
-int agent_mhd_upgrade(struct request *req, struct agent_req **q, const struct sbx_resp_head *h);
+ * Takes *q (sets it NULL) whatever happens. done(done_arg) (done may be NULL) is called once
+ * the upgraded exchange is over; when nothing was queued it is not called and this returns
+ * -errno (the caller still owns what done would release). Returns 101. */
+int agent_mhd_upgrade(struct request *req, struct agent_req **q, const struct sbx_resp_head *h,
+                      void (*done)(void *arg), void *done_arg);

@@ -18,12 +18,12 @@
 static struct curl_slist *headers(struct server *srv, const char *method, const char *target,
                                   bool json)
 {
-        char auth[64 + API_KEY_LEN], v[HOP_AUTH_VALUE_MAX],
+        char auth[64 + API_KEY_LEN], v[HOP_AUTH_VALUE_MAX], key[API_KEY_LEN + 1],
             hop[sizeof(CLUSTER_HOP_HEADER ": ") + HOP_AUTH_VALUE_MAX];
-        if (!hop_auth_value(method, target, v))
+        if (!hop_auth_value(method, target, v) || keys_first(&srv->keys, key) < 0)
                 return NULL;
         snprintf(hop, sizeof(hop), CLUSTER_HOP_HEADER ": %s", v);
-        snprintf(auth, sizeof(auth), "Authorization: Bearer %s", srv->keys.key[0]);
+        snprintf(auth, sizeof(auth), "Authorization: Bearer %s", key);
         struct curl_slist *h = curl_slist_append(NULL, auth);
         struct curl_slist *h2 = h ? curl_slist_append(h, hop) : NULL;
         struct curl_slist *h3 =

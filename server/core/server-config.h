@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* sbxd command line and defaults. */
+/* sbxd's configuration: the command line and the config file, by the rows of options.h. */
 #pragma once
 
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+
+#include "core/options.h"
 
 #define SBXD_DEFAULT_LISTEN    "127.0.0.1:3000"
 #define SBXD_DEFAULT_STATE_DIR "/var/lib/sbx"
@@ -24,9 +26,31 @@ enum egress_max {
         EGRESS_MAX_ANY,    /* allowInternetAccess too */
 };
 
+/* --log-format: where and how sbxd logs (common/log.h) */
+enum log_format {
+        LOG_FORMAT_AUTO,    /* the journal when stderr is it ($JOURNAL_STREAM), else json */
+        LOG_FORMAT_JOURNAL, /* sd_journal_send, with SANDBOX_ID and REQUEST_ID fields */
+        LOG_FORMAT_JSON,
+        LOG_FORMAT_TEXT,
+};
+
+/* One value of the command line, kept for a reload (the command line still wins then). */
+struct option_arg {
+        const struct sbxd_option *option;
+        char *value;
+};
+
+/* Fields a reload may change (rows with .reload) are scalars written with one atomic store
+ * (option_copy_scalar) while other threads read them. */
 struct sbxd_config {
-        char *listen; /* as given, e.g. "127.0.0.1:3000" */
-        char *host;   /* host part used for the printed URLs */
+        char *config_file;       /* --config, absolute; NULL: none */
+        struct option_arg *args; /* the command line's values, in order */
+        size_t n_args;
+        unsigned char given[OPTION_MAX_ROWS]; /* enum option_origin of each row's value */
+        unsigned log_level;                   /* enum log_level */
+        unsigned log_format;                  /* enum log_format */
+        char *listen;                         /* as given, e.g. "127.0.0.1:3000" */
+        char *host;                           /* host part used for the printed URLs */
         struct sockaddr_storage addr;
         socklen_t addr_len;
         char *state_dir; /* absolute */
@@ -69,11 +93,11 @@ struct sbxd_config {
          * SBXD_DEFAULT_DOMAIN ":<bound port>" (server/README.md "Sandbox ports") */
         char *domain;
         /* --public-url: the URL clients reach sbxd at (a proxy in front); NULL: the scheme sbxd
-         * serves and the Host the client sent (server/README.md "Command line") */
+         * serves and the Host the client sent (server/README.md "Command line and config file") */
         char *public_url;
         char *tls_cert, *tls_key; /* --tls-cert/--tls-key: PEM files; HTTPS when both are set */
         char *tls_cert_pem, *tls_key_pem; /* their contents (config_load_tls()) */
-        /* Egress (server/lifecycle/egress.h): --egress, --egress-max, --egress-dns */
+        /* Egress (server/egress/egress.h): --egress, --egress-max, --egress-dns */
         bool egress_allow; /* a sandbox that asks for nothing may reach the internet */
         enum egress_max egress_max;
         char *egress_dns;         /* upstream resolver address, NULL: /etc/resolv.conf's first */
@@ -122,10 +146,36 @@ struct sbxd_config {
 #define SBXD_MAX_LAYER_LIMIT      (64ull << 30)
 #define SBXD_MAX_REGISTRY_OPTIONS 16 /* --registry-mirror, --insecure-registry: each */
 
-/* Parse argv into *ret (owned strings; free with config_done). Returns 0, 1 when --help was
- * printed, or -EINVAL with a message on stderr. */
-int config_parse(int argc, char **argv, struct sbxd_config *ret);
+/* Parse argv, then read the --config file (defaults < the file < the command line), into *ret
+ * (owned strings; free with config_done), and say which command argv asks for
+ * (*ret_command, *ret_get: --get's option). -EINVAL with a message on stderr naming the
+ * option, or the file and line, that is wrong. */
+int config_parse(int argc, char **argv, struct sbxd_config *ret, enum option_command *ret_command,
+                 const struct sbxd_option **ret_get);
 void config_done(struct sbxd_config *c);
+
+/* Fill c's options from the rows' defaults, then c->config_file, then c->args, and check what
+ * needs several options. 0, or -errno with the mistake reported by config_error(). */
+int config_load(struct sbxd_config *c);
+
+/* A configuration mistake, to stderr as "sbxd: message" (or to the log, for a reload:
+ * config_errors_to_log(true)). */
+void config_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void config_errors_to_log(bool on);
+
+/* A config file's lines into c (config-file.c): "NAME = VALUE", blank lines and lines
+ * starting with '#' skipped. -EINVAL with "PATH:LINE: message" on stderr (-errno when the file
+ * cannot be read). */
+int config_read_file(const char *path, struct sbxd_config *c);
+
+/* Read the configuration again as at start (the same --config file and command line) and apply
+ * what a reload may change to *live: for each row whose value differs, changed(row, old text,
+ * new text, applied, userdata) is called, applied false for rows that need a restart (*live
+ * keeps their old value). Nothing changes when the file has an error (-EINVAL, logged). */
+int config_reload(struct sbxd_config *live,
+                  void (*changed)(const struct sbxd_option *o, const char *old_value,
+                                  const char *new_value, bool applied, void *userdata),
+                  void *userdata);
 
 /* Read --tls-cert and --tls-key (at most SBXD_TLS_MAX_PEM each) into tls_*_pem; nothing
  * without them. -errno with a message on stderr. */
@@ -135,9 +185,11 @@ int config_load_tls(struct sbxd_config *c);
  * state dir's file system. Needs the state dir to exist. -errno when the host cannot be read. */
 int config_derive_limits(struct sbxd_config *c);
 
-/* A size: digits with an optional K, M, G or T (binary units; none: MiB) into bytes. -EINVAL
- * when malformed, zero or past 2^64. */
+/* A size: digits with an optional K, M, G or T (binary units, either case; none: MiB) into
+ * bytes. -EINVAL when malformed, zero or past 2^64. */
 int config_parse_size(const char *arg, uint64_t *ret);
+/* The same with a bare number counting unit bytes (1: bytes). */
+int config_parse_size_unit(const char *arg, uint64_t unit, uint64_t *ret);
 
 /* Parse "HOST:PORT" / "[V6]:PORT" into a sockaddr. Pure; used by tests. */
 int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, socklen_t *ret_len,

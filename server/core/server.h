@@ -35,7 +35,7 @@ struct server {
         bool runtime_ok;  /* config->runtime exists: bound at /.sbx/runtime */
         struct volume_store *volumes; /* storage/volume.h */
         struct build_service *build;  /* build/build.h: template builds */
-        struct egress *egress;        /* lifecycle/egress.h */
+        struct egress *egress;        /* egress/egress.h */
         struct secret_store *secrets; /* storage/secret-store.h */
         struct ui_files *ui;          /* ui/ui-files.h: the web console's files; NULL: none */
         /* --cluster (cluster/cluster.h); NULL for a single node, and then nothing of the

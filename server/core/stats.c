@@ -19,7 +19,7 @@ static struct {
         uint64_t latency_us_sum, latency_count;
         uint64_t proxy_in, proxy_out;
         uint64_t http_4xx, http_5xx;
-        uint64_t pauses, resumes, snapshots, ooms, disk_refused;
+        uint64_t pauses, resumes, snapshots, ooms, disk_refused, egress_restarts, egress_restored;
         uint64_t conn[STATS_CONN_MAX_];
         unsigned conn_waiting, conn_active;
 } st;
@@ -83,6 +83,14 @@ void stats_count_oom(void)
 void stats_count_disk_refused(void)
 {
         INC(disk_refused, 1);
+}
+void stats_count_egress_restart(void)
+{
+        INC(egress_restarts, 1);
+}
+void stats_count_egress_restored(void)
+{
+        INC(egress_restored, 1);
 }
 
 void stats_count_conn(enum stats_conn e)
@@ -231,6 +239,12 @@ int stats_render(const struct stats_gauges *g, char **ret, size_t *ret_len)
         counter(f, "sbx_disk_refused_total",
                 "Sandbox disks refused (507) for want of space on the state disk.", "",
                 GET(disk_refused), true);
+        counter(f, "sbx_egress_restarts_total",
+                "Times sbx-egress (the resolver and the proxies) died and was started again.", "",
+                GET(egress_restarts), true);
+        counter(f, "sbx_egress_rules_restored_total",
+                "Times another program removed sbxd's nftables rules and sbxd put them back.", "",
+                GET(egress_restored), true);
         render_connections(f);
         if (fclose(f) != 0) {
                 free(buf);

@@ -22,6 +22,8 @@ void stats_count_resume(void);
 void stats_count_snapshot(void);
 void stats_count_oom(void);
 void stats_count_disk_refused(void);
+void stats_count_egress_restart(void);  /* server/egress/egress-proc.h */
+void stats_count_egress_restored(void); /* server/egress/egress.c's watch */
 
 /* The front door (front/gate.h): what happened to connections, and how many wait for their
  * head / are in a request now (gauges, set by the gate's thread). */

@@ -420,7 +420,7 @@ int validate_create(const cJSON *body, const char *text, size_t len, struct crea
                 r = validate_env_map(body, "envVars", &p.env_vars, ret_msg);
         if (r >= 0)
                 r = validate_volume_mounts(body, &p.volume_mounts, ret_msg);
-        if (r >= 0) /* egress: core/netpolicy.h */
+        if (r >= 0) /* egress: egress/policy/net-policy.h */
                 r = net_policy_parse(body, "network", &p.net, ret_msg);
         if (r < 0) {
                 create_params_done(&p);

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/netpolicy.h"
+#include "egress/policy/net-policy.h"
 #include "json-util.h" /* json_depth() */
 
 #define JSON_MAX_DEPTH    32

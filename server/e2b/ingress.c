@@ -3,7 +3,10 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/keys.h"
 #include "frame.h"
@@ -78,5 +81,85 @@ int ingress_mask_host(const char *mask, uint16_t port, char *out, size_t size)
         if (n >= size)
                 return -ENAMETOOLONG;
         out[n] = 0;
+        return 0;
+}
+
+/* Is the Domain attribute value v (n bytes) host itself (a leading dot and case aside)? */
+static bool own_domain(const char *v, size_t n, const char *host)
+{
+        while (n > 0 && (*v == ' ' || *v == '.')) /* RFC 6265 §5.2.3: a leading dot is ignored */
+                v++, n--;
+        while (n > 0 && v[n - 1] == ' ')
+                n--;
+        size_t hl = strcspn(host, ":");
+        if (host[0] == '[') /* an IPv6 literal: no cookie domain can name it */
+                return false;
+        return n == hl && strncasecmp(v, host, n) == 0;
+}
+
+/* value without its Domain attributes that are not host's; NULL when it keeps them all. */
+static char *scoped(const char *value, const char *host, bool *ret_oom)
+{
+        size_t len = strlen(value);
+        char *out = NULL;
+        size_t o = 0;
+        bool dropped = false;
+        for (const char *p = value; *p;) {
+                size_t n = strcspn(p, ";");
+                const char *a = p;
+                while (a < p + n && *a == ' ')
+                        a++;
+                size_t an = (size_t)(p + n - a);
+                /* the first pair is the cookie's name and value, never an attribute */
+                bool domain = p != value && an >= 7 && strncasecmp(a, "domain=", 7) == 0 &&
+                              !own_domain(a + 7, an - 7, host);
+                /* a Domain with spaces around its '=' */
+                if (!domain && p != value && an >= 6 && strncasecmp(a, "domain", 6) == 0) {
+                        const char *eq = a + 6;
+                        while (eq < p + n && *eq == ' ')
+                                eq++;
+                        domain = eq < p + n && *eq == '=' &&
+                                 !own_domain(eq + 1, (size_t)(p + n - eq - 1), host);
+                }
+                if (domain) {
+                        dropped = true;
+                } else {
+                        if (!out && !(out = malloc(len + 1))) {
+                                *ret_oom = true;
+                                return NULL;
+                        }
+                        if (o > 0)
+                                out[o++] = ';';
+                        memcpy(out + o, p, n);
+                        o += n;
+                }
+                p += n + (p[n] == ';');
+        }
+        if (!dropped) {
+                free(out);
+                return NULL;
+        }
+        if (!out && !(out = strdup(""))) {
+                *ret_oom = true;
+                return NULL;
+        }
+        out[o] = 0;
+        return out;
+}
+
+int ingress_scope_cookies(struct sbx_resp_head *h, const char *host)
+{
+        for (size_t i = 0; i < h->n_headers; i++) {
+                if (strcasecmp(h->headers[i].name, "Set-Cookie") != 0)
+                        continue;
+                bool oom = false;
+                char *v = scoped(h->headers[i].value, host ? host : "", &oom);
+                if (oom)
+                        return -ENOMEM;
+                if (v) {
+                        free((char *)h->headers[i].value);
+                        h->headers[i].value = v;
+                }
+        }
         return 0;
 }

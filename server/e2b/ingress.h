@@ -6,7 +6,10 @@
  *     INGRESS_TOKEN_HEADER, else 403 {"sandboxId","message","code":403} (missing / invalid);
  *   - network.maskRequestHost replaces the Host the sandbox's own server sees on a user port
  *     ("${PORT}" becomes the port), the client's Host going to X-Forwarded-Host;
- *   - a user port nobody listens on is 502 {"sandboxId","message","port","code":502}.
+ *   - a user port nobody listens on is 502 {"sandboxId","message","port","code":502};
+ *   - a cookie a sandbox's server sets is its own: a Domain attribute other than the host the
+ *     client asked (sbxd's domain, which every sandbox's host is below, or another sandbox's
+ *     host) is dropped, so the browser keeps it for that host alone (RFC 6265 §5.3 step 6).
  * Pure decisions plus the replies in E2B's shapes; e2b/proxy.c applies them.
  */
 #pragma once
@@ -14,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "frame.h"
 #include "http/http.h"
 #include "lifecycle/sandbox.h"
 
@@ -35,6 +39,10 @@ int ingress_reply_refused(struct request *req, const char *id, enum ingress_verd
 int ingress_reply_forbidden(struct request *req, const char *id, const char *msg);
 /* E2B's 502 for a port nobody listens on. Returns the status. */
 int ingress_reply_port_closed(struct request *req, const char *id, uint16_t port);
+
+/* Every Set-Cookie of h (a user port's answer) scoped to host (the client's Host, a port
+ * allowed): a Domain attribute naming anything but host itself goes. -ENOMEM. */
+int ingress_scope_cookies(struct sbx_resp_head *h, const char *host);
 
 /* The masked Host for port: mask with every "${PORT}" replaced by the port. -ENAMETOOLONG
  * when it does not fit size. Pure. */

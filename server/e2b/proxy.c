@@ -28,7 +28,16 @@ struct proxy_conn {
         uint16_t port;
         bool user_port; /* relayed to the sandbox's own server (api/frames.md, "User ports") */
         bool upgrade;   /* a user-port request asking for an upgrade: no END before the 101 */
+        struct sandbox *held; /* an upgrade counted in its sandbox's upgrades, until it ends */
 };
+
+/* An upgrade (a WebSocket) no longer counted against its sandbox. */
+static void upgrade_done(void *arg)
+{
+        struct sandbox *s = arg;
+        __atomic_sub_fetch(&s->upgrades, 1, __ATOMIC_RELAXED);
+        sandbox_unref(s);
+}
 
 static void proxy_conn_free(void *p)
 {
@@ -36,6 +45,8 @@ static void proxy_conn_free(void *p)
         if (!c)
                 return;
         agent_req_free(c->q);
+        if (c->held)
+                upgrade_done(c->held);
         free(c);
 }
 
@@ -224,6 +235,16 @@ int proxy_begin(struct request *req, const struct route_target *t)
         c->upgrade = hc.upgrade;
         req->state = c;
         req->state_free = proxy_conn_free;
+        /* each WebSocket holds one of the agent's connections for its life: a sandbox's own
+         * server must not take them all (envd's, the SDK's, keep a reserve in the agent) */
+        if (c->upgrade) {
+                c->held = sandbox_ref(s);
+                if (__atomic_add_fetch(&s->upgrades, 1, __ATOMIC_RELAXED) > PROXY_MAX_UPGRADES)
+                        return http_reply_error(req, -EDQUOT, id,
+                                                "sandbox %s has %u WebSocket connections open, "
+                                                "its most: close one first",
+                                                id, PROXY_MAX_UPGRADES);
+        }
 
         struct agent_req_opts o = {
             .timeout_ms = PROXY_SEND_TIMEOUT_MS, .count_bytes = true, .duplex = c->upgrade};
@@ -276,12 +297,18 @@ int proxy_finish(struct request *req)
                 return ingress_reply_port_closed(req, req->sandbox_id, c->port);
         }
         if (h.status == 101 && c->upgrade) {
-                r = agent_mhd_upgrade(req, &c->q, &h);
+                r = agent_mhd_upgrade(req, &c->q, &h, upgrade_done, c->held);
+                if (r >= 0) /* counted until the exchange is over */
+                        c->held = NULL;
                 sbx_resp_head_free(&h);
                 return r;
         }
         if (c->upgrade)
                 (void)agent_req_end(c->q); /* no upgrade: the request is over */
+        if (c->user_port && ingress_scope_cookies(&h, http_header(req, "Host")) < 0) {
+                sbx_resp_head_free(&h);
+                return -ENOMEM;
+        }
         if (h.status < 200) {
                 /* a 1xx but a 101 to an upgrade request: never proxied */
                 sbx_resp_head_free(&h);

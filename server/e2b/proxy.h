@@ -23,6 +23,10 @@
 #include "http/http.h"
 
 #define PROXY_SEND_TIMEOUT_MS 60000
+/* WebSockets (upgrades to a user port) open at once to one sandbox; past it a new one is a 429.
+ * Below the agent's connections for user ports (AGENT_MAX_CONNECTIONS less the reserve it keeps
+ * for envd and sbxd's own calls, guest-agent/core/server.h). */
+#define PROXY_MAX_UPGRADES 192
 /* E2B's proxy, refusing an auto-resume for the credentials a request carries. */
 #define PROXY_RESUME_DENIED_MESSAGE                                                                \
         "This sandbox can't be resumed with the credentials provided. Check your access token "    \

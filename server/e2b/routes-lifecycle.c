@@ -27,7 +27,7 @@
 
 int route_reply_errno(struct request *req, int r, const char *msg)
 {
-        if (r != -EDQUOT)
+        if (r != -EDQUOT && r != -EAGAIN) /* a limit of sbxd's, or templates being built */
                 return http_reply_error(req, r, NULL, "%s", msg);
         unsigned status;
         _cleanup_free_ char *body = NULL;

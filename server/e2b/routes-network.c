@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "core/netpolicy.h"
+#include "egress/policy/net-policy.h"
 #include "core/validate.h"
 #include "e2b/routes-lifecycle.h"
 #include "lifecycle/lifecycle.h"

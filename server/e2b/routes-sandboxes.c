@@ -42,6 +42,7 @@ int e2b_create(struct request *req)
         create_params_done(&p);
         if (r < 0)
                 return route_reply_errno(req, r, err);
+        snprintf(req->sandbox_id, sizeof(req->sandbox_id), "%s", s->id); /* the access log's */
         return reply_sandbox(req, 201, s, SHAPE_SANDBOX);
 }
 

@@ -60,10 +60,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                                               : GATE_IDLE);
         if (!req)
                 return;
+        log_context_set(req->rid, req->sandbox_id);
         log_info("req=%s %s %s%s%s status=%u %lldms%s", req->rid, req->method ? req->method : "-",
                  req->path ? req->path : "-", req->sandbox_id[0] ? " sandbox=" : "",
                  req->sandbox_id, req->status, (long long)(now_ms() - req->t0_ms),
                  toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
+        log_context_set(NULL, NULL); /* the connection's thread may serve another request */
         __atomic_sub_fetch(&req->srv->requests_inflight, 1, __ATOMIC_RELAXED);
         if (req->state_free)
                 req->state_free(req->state);
@@ -151,6 +153,20 @@ static bool has_body(struct request *req)
                (cl && strtoull(cl, NULL, 10) > 0);
 }
 
+/* A route about one sandbox ("/sandboxes/{id}...", "/v1/sandboxes/{id}..."): its id for the
+ * access log and the log lines of the request (SANDBOX_ID in the journal). */
+static void note_sandbox(struct request *req, const struct route *rt)
+{
+        static const char *const prefixes[] = {"/sandboxes/{id}", "/v2/sandboxes/{id}",
+                                               "/v1/sandboxes/{id}"};
+        for (size_t i = 0; i < ELEMENTSOF(prefixes); i++)
+                if (strncmp(rt->pattern, prefixes[i], strlen(prefixes[i])) == 0) {
+                        snprintf(req->sandbox_id, sizeof(req->sandbox_id), "%s", req->args.v[0]);
+                        log_context_set_sandbox(req->sandbox_id);
+                        return;
+                }
+}
+
 /* A row only another node may call, without --cluster: there is no other node. */
 static int no_cluster(struct request *req)
 {
@@ -197,6 +213,7 @@ static int on_first_call(struct request *req)
         if (!rt)
                 return no_route(req, path_only);
         req->route = rt;
+        note_sandbox(req, rt);
         int r = http_auth_check(req, rt->auth);
         if (r < 0)
                 return refuse_auth(req, rt, r);
@@ -277,6 +294,7 @@ static int on_finish(struct request *req)
 static enum MHD_Result handle(struct request *req, const char *method, const char *url,
                               const char *upload_data, size_t *upload_data_size)
 {
+        log_context_set(req->rid, req->sandbox_id); /* this thread serves this request now */
         if (!req->started) {
                 req->started = true;
                 req->method = strdup(method);
@@ -286,6 +304,7 @@ static enum MHD_Result handle(struct request *req, const char *method, const cha
                 req->in_first_call = true;
                 int r = on_first_call(req);
                 req->in_first_call = false;
+                log_context_set_sandbox(req->sandbox_id); /* a proxied request's, now known */
                 return result(r);
         }
         if (req->status != 0) {

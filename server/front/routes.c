@@ -15,6 +15,7 @@
 #include "http/http.h"
 #include "http/upload.h"
 #include "macros.h"
+#include "native/health.h"
 #include "native/mcp-host.h"
 #include "native/v1-images-pull.h"
 #include "native/v1-images.h"
@@ -142,6 +143,14 @@ const struct route sbxd_routes[] = {
      .max_body = HTTP_MAX_CONTROL_BODY,
      .errors = ERRORS_E2B,
      .handle = e2b_prometheus},
+
+    /* sbxd's own health, for probes: no key (native/health.h) */
+    {.methods = GET,
+     .pattern = "/health",
+     .auth = AUTH_NONE,
+     .body = BODY_NONE,
+     .errors = ERRORS_E2B,
+     .handle = health_handle},
 
     /* the native API (native/v1.h) */
     /* cluster mode (cluster/cluster-http.h): 404 without --cluster */

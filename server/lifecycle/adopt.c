@@ -226,6 +226,7 @@ int adopt_sandboxes(struct server *srv)
                 if ((size_t)snprintf(dir, sizeof(dir), "%s/%s", base, de->d_name) >= sizeof(dir))
                         continue;
                 struct sandbox *s = NULL;
+                log_context_set(NULL, sandbox_id_valid(de->d_name) ? de->d_name : NULL);
                 int r = sandbox_id_valid(de->d_name) ? load_one(srv, dir, &s) : -EINVAL;
                 if (r >= 0 && strcmp(s->id, de->d_name) != 0)
                         r = -EBADMSG;
@@ -256,5 +257,6 @@ int adopt_sandboxes(struct server *srv)
                 n++;
         }
         closedir(d);
+        log_context_set(NULL, NULL);
         return n;
 }

@@ -11,13 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lifecycle/egress.h"
+#include "egress/egress.h"
 #include "lifecycle/jail-spawn.h"
 #include "lifecycle/registry.h"
 #include "storage/template.h"
 #include "log.h"
 #include "macros.h"
 #include "time-util.h"
+
+/* every uid slot has a link in the addressing plan */
+_Static_assert(REGISTRY_MAX_SLOTS <= EGRESS_SLOTS_MAX, "uid slots without egress addresses");
 
 int lifecycle_net_for_create(struct server *srv, const struct net_policy *asked,
                              struct net_policy **ret)
@@ -171,11 +174,34 @@ int lifecycle_set_network(struct server *srv, struct sandbox *s, const struct ne
         return r;
 }
 
+/* sbx-egress's user: the first id of a uid slot no sandbox will have, taken after adoption
+ * (which reserves the slots of the sandboxes it finds). */
+static int egress_user(struct server *srv)
+{
+        int slot;
+        int r = registry_slot_acquire(srv->registry, &slot);
+        if (r < 0)
+                return log_error_errno(r, "egress: no uid slot left for sbx-egress: %m");
+        egress_set_user(srv->egress, slot, registry_uid_base(slot));
+        return 0;
+}
+
+void lifecycle_net_stop(struct server *srv)
+{
+        int slot = srv->egress ? egress_user_slot(srv->egress) : -1;
+        egress_free(srv->egress); /* sbx-egress stops: its uid slot is free again */
+        srv->egress = NULL;
+        if (slot >= 0)
+                registry_slot_release(srv->registry, slot);
+}
+
 int lifecycle_net_reconcile(struct server *srv)
 {
         struct sandbox **all = NULL;
         size_t n = 0, k = 0;
-        int r = registry_list(srv->registry, &all, &n);
+        int r = egress_user(srv);
+        if (r >= 0)
+                r = registry_list(srv->registry, &all, &n);
         if (r < 0)
                 return r;
         int *slots = calloc(n + 1, sizeof(int));

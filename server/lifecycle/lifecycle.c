@@ -282,6 +282,7 @@ static int start(struct server *srv, struct sandbox *s, const struct template_in
         int r;
         _cleanup_jail_spec_ struct sbx_jail_spec *spec = NULL;
         const char *why = NULL;
+        log_context_set_sandbox(s->id); /* this thread's lines are about it from now on */
         r = lifecycle_jail_spec(srv, s, t, &spec, &why);
         if (r == -EINVAL) {
                 snprintf(errmsg, errlen, "sandbox start failed at jail-spec: %s", why);
@@ -385,6 +386,13 @@ int lifecycle_load_template(struct server *srv, const char *name, struct templat
                         return -EIO;
                 if (p >= 0)
                         r = template_load(srv->config->state_dir, name, t);
+        }
+        if (r == -ENOENT && templates_building(srv->config->state_dir)) {
+                snprintf(errmsg, errlen,
+                         "template '%s' is being built (the templates are built after sbx is "
+                         "installed or upgraded); retry in a minute",
+                         name);
+                return -EAGAIN;
         }
         if (r < 0) {
                 if (r == -ENOENT)

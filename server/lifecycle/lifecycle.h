@@ -85,7 +85,7 @@ int lifecycle_drop_memory(struct server *srv, struct sandbox *s);
  * -EINVAL when not paused, 0 when already persisted. */
 int lifecycle_persist(struct server *srv, struct sandbox *s);
 
-/* Egress (lifecycle/lifecycle-net.c, lifecycle/egress.h). lifecycle_net_for_create: the
+/* Egress (lifecycle/lifecycle-net.c, egress/egress.h). lifecycle_net_for_create: the
  * policy a sandbox gets for what it asked; 1 with *ret (caller owns) when it needs a link, 0
  * (loopback only, *ret NULL). lifecycle_net_link: spec->egress for s (1), 0 when s has no
  * policy. lifecycle_net_rules: s's rules in place (while its jailer runs: a link without
@@ -101,6 +101,8 @@ void lifecycle_net_remove(struct server *srv, struct sandbox *s);
 int lifecycle_set_network(struct server *srv, struct sandbox *s, const struct net_policy *asked,
                           char *errmsg, size_t errlen);
 int lifecycle_net_reconcile(struct server *srv);
+/* The egress stopped (egress_free()) and sbx-egress's uid slot given back. */
+void lifecycle_net_stop(struct server *srv);
 
 /* Timeout thread: kills sandboxes whose endAt passed (or pauses those with autoPause). */
 int lifecycle_timer_start(struct server *srv);

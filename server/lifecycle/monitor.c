@@ -57,6 +57,7 @@ static void *monitor_main(void *arg)
                         /* NULL when a kill or timeout took it first: nothing to do. */
                         struct sandbox *s = registry_take_serial(srv->registry, ev[i].data.u64);
                         if (s) {
+                                log_context_set(NULL, s->id);
                                 /* read before teardown removes the memory cgroup */
                                 bool oom = sandbox_oom_killed(s);
                                 log_warning("sandbox %s: agent (pid %d) exited on its own%s", s->id,
@@ -66,6 +67,7 @@ static void *monitor_main(void *arg)
                                 tombstone_add(s->id, oom ? "it ran out of memory (OOM kill)"
                                                          : "its init process exited");
                                 lifecycle_destroy(srv, s, oom ? "OOM kill" : "agent exited");
+                                log_context_set(NULL, NULL);
                         }
                 }
         }

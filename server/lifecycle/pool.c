@@ -162,6 +162,7 @@ static void *pool_main(void *arg)
                 pthread_mutex_unlock(&p->lock);
                 struct member m = {};
                 int r = fill_one(p, name, &m);
+                log_context_set(NULL, NULL);
                 pthread_mutex_lock(&p->lock);
                 if (r < 0) {
                         if (++t->failures >= POOL_MAX_FAILURES)

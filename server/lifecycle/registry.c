@@ -8,7 +8,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/host-claim.h"
 #include "macros.h"
+
+/* slots[]: free, ours, or held by another sbxd of the host when we last tried it (skipped
+ * until a full pass finds nothing else) */
+enum { SLOT_FREE, SLOT_OURS, SLOT_FOREIGN };
 
 struct registry {
         pthread_mutex_t lock;
@@ -18,7 +23,13 @@ struct registry {
         unsigned char slots[REGISTRY_MAX_SLOTS];
         uint64_t next_serial;
         bool shutdown;
+        struct host_claims *host; /* NULL: slots are this process's alone (unit tests) */
 };
+
+void registry_set_host(struct registry *r, struct host_claims *h)
+{
+        r->host = h;
+}
 
 int registry_new(struct registry **ret)
 {
@@ -43,21 +54,43 @@ void registry_free(struct registry *r)
         free(r);
 }
 
-int registry_slot_acquire(struct registry *r, int *ret_slot)
+/* The first free slot from from on, marked ours, skipping those another sbxd held last time
+ * (unless skip_foreign is false); -EUSERS when none. */
+static int pick(struct registry *r, bool skip_foreign, int from)
 {
         int found = -EUSERS;
         pthread_mutex_lock(&r->lock);
-        for (int i = 0; i < REGISTRY_MAX_SLOTS; i++)
-                if (!r->slots[i]) {
-                        r->slots[i] = 1;
+        for (int i = from; i < REGISTRY_MAX_SLOTS && found < 0; i++)
+                if (r->slots[i] == SLOT_FREE || (!skip_foreign && r->slots[i] == SLOT_FOREIGN)) {
+                        r->slots[i] = SLOT_OURS;
                         found = i;
-                        break;
                 }
         pthread_mutex_unlock(&r->lock);
-        if (found < 0)
-                return found;
-        *ret_slot = found;
-        return 0;
+        return found;
+}
+
+static void mark(struct registry *r, int slot, unsigned char how)
+{
+        pthread_mutex_lock(&r->lock);
+        r->slots[slot] = how;
+        pthread_mutex_unlock(&r->lock);
+}
+
+int registry_slot_acquire(struct registry *r, int *ret_slot)
+{
+        /* the host-wide claim outside the lock (I/O): a slot another sbxd holds is skipped */
+        for (int pass = 0; pass < 2; pass++)
+                for (int slot = -1; (slot = pick(r, pass == 0, slot + 1)) >= 0;) {
+                        int c = r->host ? host_slot_claim(r->host, slot) : 0;
+                        if (c >= 0) {
+                                *ret_slot = slot;
+                                return 0;
+                        }
+                        mark(r, slot, c == -EBUSY ? SLOT_FOREIGN : SLOT_FREE);
+                        if (c != -EBUSY)
+                                return c;
+                }
+        return -EUSERS;
 }
 
 int registry_slot_reserve(struct registry *r, int slot)
@@ -66,11 +99,16 @@ int registry_slot_reserve(struct registry *r, int slot)
         if (slot < 0 || slot >= REGISTRY_MAX_SLOTS)
                 return -ERANGE;
         pthread_mutex_lock(&r->lock);
-        if (r->slots[slot])
+        if (r->slots[slot] == SLOT_OURS)
                 ret = -EBUSY;
         else
-                r->slots[slot] = 1;
+                r->slots[slot] = SLOT_OURS;
         pthread_mutex_unlock(&r->lock);
+        int c = ret >= 0 && r->host ? host_slot_claim(r->host, slot) : 0;
+        if (c < 0) {
+                mark(r, slot, c == -EBUSY ? SLOT_FOREIGN : SLOT_FREE);
+                ret = c;
+        }
         return ret;
 }
 
@@ -78,9 +116,25 @@ void registry_slot_release(struct registry *r, int slot)
 {
         if (slot < 0 || slot >= REGISTRY_MAX_SLOTS)
                 return;
+        if (r->host)
+                host_slot_release(r->host, slot);
+        mark(r, slot, SLOT_FREE);
+}
+
+int registry_slot_sweep(struct registry *r)
+{
+        if (!r->host)
+                return 0;
+        bool *in_use = calloc(REGISTRY_MAX_SLOTS, sizeof(bool));
+        if (!in_use)
+                return -ENOMEM;
         pthread_mutex_lock(&r->lock);
-        r->slots[slot] = 0;
+        for (int i = 0; i < REGISTRY_MAX_SLOTS; i++)
+                in_use[i] = r->slots[i] == SLOT_OURS;
         pthread_mutex_unlock(&r->lock);
+        int n = host_slot_sweep(r->host, in_use, REGISTRY_MAX_SLOTS);
+        free(in_use);
+        return n;
 }
 
 static ssize_t find_locked(struct registry *r, const char *id)

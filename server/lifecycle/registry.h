@@ -13,8 +13,9 @@
 
 #include "lifecycle/sandbox.h"
 
-/* 2^20 + 16384 * 65536 host ids stay below 2^31 (no tool reads a uid as negative), and each
- * slot's egress /30 fits in EGRESS_NET4 (lifecycle/egress.h): 16384 of them in a /16 */
+/* uid slots of the host, shared by every sbxd on it (core/host-claim.h): as many as the egress
+ * links' addressing plan has addresses for (egress/policy/link-addr.h); 2^20 + 16384 * 65536
+ * host ids stay below 2^31 (no tool reads a uid as negative) */
 #define REGISTRY_MAX_SLOTS 16384
 #define UID_SLOT_BASE      (1u << 20)
 #define UID_SLOT_SIZE      65536u
@@ -26,16 +27,24 @@ static inline uid_t registry_uid_base(int slot)
 }
 
 struct registry;
+struct host_claims;
 
 int registry_new(struct registry **ret);
+/* From now on a slot is also claimed host-wide (core/host-claim.h): one another sbxd of the
+ * host holds is never handed out, and a reserve of one fails with -EBUSY. */
+void registry_set_host(struct registry *r, struct host_claims *h);
 /* Drops every remaining reference. */
 void registry_free(struct registry *r);
 
-/* Reserve the lowest free uid slot (-EUSERS when all are used) / give it back. */
+/* Reserve the lowest free uid slot, host-wide (-EUSERS when all are used) / give it back. */
 int registry_slot_acquire(struct registry *r, int *ret_slot);
 void registry_slot_release(struct registry *r, int slot);
-/* Reserve a given slot (re-adoption); -EBUSY when taken, -ERANGE when out of range. */
+/* Reserve a given slot (re-adoption); -EBUSY when taken (here or by another sbxd of the host),
+ * -ERANGE when out of range. */
 int registry_slot_reserve(struct registry *r, int slot);
+/* After adoption: this instance's host-wide claims that no slot of ours uses are given back
+ * (those of sandboxes gone while sbxd was down). Their number, or -errno. */
+int registry_slot_sweep(struct registry *r);
 
 /* Insert s (the registry takes its own reference) and give it a fresh serial; -EEXIST for a
  * duplicate id. Wakes the timeout waiter. */

@@ -260,14 +260,9 @@ static void add_net(cJSON *o, const struct sandbox *s, bool record)
         pthread_mutex_lock(&m->net_lock);
         const struct net_policy *p = s->net;
         if (record && p) {
-                cJSON *e = net_policy_lists_json(p);
-                cJSON *rules = e && p->n_xf ? net_policy_rules_json(p) : NULL;
-                if (rules && !cJSON_AddItemToObject(e, "rules", rules))
-                        cJSON_Delete(rules);
-                if (e) {
-                        cJSON_AddBoolToObject(e, "internet", p->internet > 0);
-                        cJSON_AddItemToObject(o, "egress", e);
-                }
+                cJSON *e = net_policy_record_json(p);
+                if (e && !cJSON_AddItemToObject(o, "egress", e))
+                        cJSON_Delete(e);
         } else if (!record) {
                 cJSON_AddBoolToObject(o, "allowInternetAccess", p && p->internet > 0);
                 cJSON *l = p && (p->n_allow || p->n_deny) ? net_policy_lists_json(p) : NULL;
@@ -283,22 +278,14 @@ int sandbox_net_from_record(const cJSON *record, struct net_policy **ret)
         *ret = NULL;
         if (!e)
                 return 0;
-        const cJSON *in = cJSON_GetObjectItemCaseSensitive(e, "internet");
-        if (!cJSON_IsObject(e) || !cJSON_IsBool(in))
-                return -EBADMSG;
-        _cleanup_json_ cJSON *body = cJSON_Duplicate(e, 1);
-        if (!body)
-                return -ENOMEM;
-        cJSON_DeleteItemFromObjectCaseSensitive(body, "internet");
-        const char *msg;
         struct net_policy *p = calloc(1, sizeof(*p));
         if (!p)
                 return -ENOMEM;
-        if (net_policy_parse(body, NULL, p, &msg) < 0) {
+        int r = net_policy_from_record(e, p);
+        if (r < 0) {
                 free(p);
-                return -EBADMSG;
+                return r;
         }
-        p->internet = cJSON_IsTrue(in);
         *ret = p;
         return 0;
 }

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "core/netpolicy.h"
+#include "egress/policy/net-policy.h"
 #include "core/validate.h"
 
 #define ENVD_VERSION    "0.6.13"
@@ -62,9 +62,10 @@ struct sandbox {
         pthread_mutex_t op_lock;         /* serializes pause/resume/snapshot/persist */
         pthread_mutex_t end_lock;        /* an endAt change and its record write, together */
         unsigned refs;                   /* __atomic */
+        unsigned upgrades;               /* __atomic: WebSockets to its ports open (e2b/proxy.c) */
         pthread_mutex_t record_lock;     /* sandbox.json writes vs. teardown of the dir */
         bool gone;                       /* under record_lock: the dir is being removed */
-        /* egress (lifecycle/egress.h): the effective policy, NULL when the sandbox has no link
+        /* egress (egress/egress.h): the effective policy, NULL when the sandbox has no link
          * (loopback only); replaced whole under net_lock (after record_lock when both) */
         struct net_policy *net;
         pthread_mutex_t net_lock;

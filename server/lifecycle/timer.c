@@ -17,8 +17,10 @@ static void *timer_main(void *arg)
         struct sandbox *s;
         bool pause;
         while ((s = registry_wait_expired(srv->registry, &pause))) {
+                log_context_set(NULL, s->id);
                 if (!pause) {
                         lifecycle_destroy(srv, s, "timeout");
+                        log_context_set(NULL, NULL);
                         continue;
                 }
                 /* onTimeout "pause": freeze; a sandbox that cannot be frozen is killed */
@@ -27,6 +29,7 @@ static void *timer_main(void *arg)
                         log_warning_errno(r, "sandbox %s: auto-pause failed, killing: %m", s->id);
                         lifecycle_kill(srv, s->id);
                 }
+                log_context_set(NULL, NULL);
                 sandbox_unref(s);
         }
         return NULL;

@@ -153,6 +153,7 @@ int v1_handle_create(struct request *req)
                 return reply_busy(req, err);
         if (r < 0)
                 return v1_reply_error(req, api_error_status(r), NULL, "%s", err);
+        snprintf(req->sandbox_id, sizeof(req->sandbox_id), "%s", s->id); /* the access log's */
         _cleanup_json_ cJSON *o = v1_sandbox_json(s);
         return v1_reply_json(req, 201, o, NULL, NULL);
 }

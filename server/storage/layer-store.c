@@ -255,7 +255,8 @@ static bool held(const char *hex)
 static int refs_from_file(const char *state, const char *path, struct refs *rf)
 {
         _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        /* not a template's dir (templates/.fallback, a file): it names no layer */
+        /* not a template's dir (a file among the templates: build-all.sh's .fallback note, its
+         * .building lock): it names no layer */
         if (fd < 0)
                 return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
         _cleanup_free_ char *text = NULL;

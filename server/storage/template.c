@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "core/validate.h"
@@ -116,6 +117,19 @@ static int copy_binds(const cJSON *j, cJSON **ret)
 bad:
         cJSON_Delete(out);
         return -EINVAL;
+}
+
+bool templates_building(const char *state_dir)
+{
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/templates/" TEMPLATE_BUILDING_LOCK, state_dir);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return false;
+        if (flock(fd, LOCK_SH | LOCK_NB) < 0)
+                return errno == EWOULDBLOCK;
+        (void)flock(fd, LOCK_UN);
+        return false;
 }
 
 int template_load(const char *state_dir, const char *name, struct template_info *ret)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 
 #define TEMPLATE_DEFAULT_CPU       2
 #define TEMPLATE_DEFAULT_MEMORY_MB 1024
@@ -26,6 +27,13 @@ struct template_info {
          * writable snapshot of it, storage/disk-pool.h); NULL otherwise */
         char *upper_seed;
 };
+
+/* <state>/templates/.building: templates/build-all.sh holds an flock on it while it builds
+ * (sbx-templates.service, at the first boot and after an upgrade). */
+#define TEMPLATE_BUILDING_LOCK ".building"
+
+/* Whether templates/build-all.sh is building into <state>/templates now. */
+bool templates_building(const char *state_dir);
 
 /* Load template `name` (already validated by template_name_valid). -ENOENT when the template
  * does not exist, -EINVAL when its template.json is malformed (layers escaping the template

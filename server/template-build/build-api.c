@@ -347,11 +347,14 @@ static void upload_token(struct build_service *b, const char *tid, const char *h
                          const char *expires, char out[65])
 {
         struct sha256 h;
+        char key[API_KEY_LEN + 1] = ""; /* none: a link no request can match a key for */
+        (void)keys_first(&b->srv->keys, key);
         sha256_init(&h);
-        const char *parts[] = {b->srv->keys.key[0], "|", tid, "|", hash, "|", expires};
+        const char *parts[] = {key, "|", tid, "|", hash, "|", expires};
         for (size_t i = 0; i < ELEMENTSOF(parts); i++)
                 sha256_update(&h, parts[i], strlen(parts[i]));
         sha256_final_hex(&h, out);
+        explicit_bzero(key, sizeof(key));
 }
 
 /* A template id as this API mints them: 20 lowercase hex digits (never a path). */

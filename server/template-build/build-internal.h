@@ -13,7 +13,7 @@
 #include "core/validate.h" /* TEMPLATE_NAME_MAX */
 #include "macros.h"
 
-struct build_egress;
+struct egress_build;
 struct build_creds;
 
 #define BUILD_STOP_WAIT_S      20   /* shutdown waits this long for running builds to give up */
@@ -31,7 +31,7 @@ struct build_service {
         bool stopping;
         int stop_flag;             /* __atomic: stopping, for a pull to poll (pull/pull.h) */
         struct build_creds *creds; /* fromImageRegistry of queued builds (build-base.c) */
-        char **allow; /* egress: the hosts of the host's apt sources (build-egress.h) */
+        char **allow; /* egress: the hosts of the host's apt sources (build-mirrors.h) */
         size_t n_allow;
 };
 

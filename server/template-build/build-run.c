@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "buf.h"
-#include "template-build/build-egress.h"
+#include "egress/egress.h"
 #include "template-build/build-run.h"
 #include "fd-util.h"
 #include "json-util.h"
@@ -106,7 +106,7 @@ static void run_done(struct run *x)
                 explicit_bzero(x->reg_password, strlen(x->reg_password));
         free(x->reg_user);
         free(x->reg_password);
-        build_egress_stop(x->egress);
+        egress_build_stop(x->egress);
         if (x->run_dir[0])
                 rm_rf(x->run_dir);
 }
@@ -158,8 +158,8 @@ static int prepare_run_dir(struct run *x, const cJSON *steps, char *err)
         }
         snprintf(path, sizeof(path), "%s/egress.sock", x->run_dir);
         if (r >= 0)
-                r = build_egress_start(path, x->b->allow, x->b->n_allow, egress_note, x,
-                                       &x->egress);
+                r = egress_build_start(x->b->srv->egress, path, x->b->allow, x->b->n_allow,
+                                       egress_note, x, &x->egress);
         return r < 0 ? ERR(r, "preparing the build failed: %s", strerror(-r)) : 0;
 }
 

@@ -13,7 +13,7 @@
 #define BUILD_EGRESS_PORT 3142          /* the relay's port on a build sandbox's loopback */
 #define BUILD_RUN_MOUNT   "/.sbx-build" /* the run dir inside a build sandbox (read-only) */
 
-struct build_egress;
+struct egress_build;
 
 struct run {
         struct build_service *b;
@@ -29,7 +29,7 @@ struct run {
         bool force; /* the whole build ignores the cache (and pulls its image again) */
         char *reg_user, *reg_password; /* fromImageRegistry's credentials, or NULL */
         char run_dir[4096];            /* <state>/build/run/<bid>: bound at BUILD_RUN_MOUNT */
-        struct build_egress *egress;
+        struct egress_build *egress;
         size_t log_count;
         char step[16]; /* the step being run, as the log's "step" */
         unsigned cached, built;

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "template-build/build-egress.h"
+#include "template-build/build-mirrors.h"
 #include "template-build/build-internal.h"
 #include "fd-util.h"
 #include "json-util.h"
@@ -364,7 +364,7 @@ int build_service_start(struct server *srv, struct build_service **ret)
         b->state = srv->config->state_dir;
         pthread_mutex_init(&b->lock, NULL);
         pthread_cond_init(&b->cond, NULL);
-        int r = build_egress_allow_list(&b->allow, &b->n_allow);
+        int r = build_mirror_hosts(&b->allow, &b->n_allow);
         if (r < 0)
                 log_warning_errno(r, "build egress: reading the apt sources: %m");
         log_info("template builds: %d workers, egress to %zu package mirror host(s)", BUILD_WORKERS,

@@ -5,14 +5,19 @@
 # (templates/debian/customize.sh made the rest): sbx's sudo client, sbx-sudo.c, as
 # /usr/bin/sudo (0755 root, not set-uid: the agent runs the command; templates/README.md,
 # "sudo"). Compiled here, statically (it then runs on whatever glibc the rootfs has), with the
-# host's cc; SBX_SUDO_BIN (a binary built already) is used instead when set.
+# host's cc; SBX_SUDO_BIN (a binary built already) is used instead when set, and the static
+# sbx-sudo installed beside this script (an installed builder: <prefix>/lib/sbx/templates/base)
+# when there is one.
 #   layer.sh LAYERDIR   build
 #   layer.sh --inputs   print the inputs (for the build fingerprint)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 src=$here/sbx-sudo.c
+if [ -z "${SBX_SUDO_BIN:-}" ] && [ -x "$here/sbx-sudo" ]; then
+  SBX_SUDO_BIN=$here/sbx-sudo
+fi
 if [ "${1:-}" = "--inputs" ]; then
-  echo "$src"
+  [ ! -f "$src" ] || echo "$src"
   [ -z "${SBX_SUDO_BIN:-}" ] || echo "$SBX_SUDO_BIN"
   exit 0
 fi

@@ -22,13 +22,20 @@
 #                                    own in its packages layer)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-kernels=$(cd "$here/../../guest-agent/interp/kernels" && pwd)
+# the source tree's kernels, else an installed builder's: <prefix>/share/sbx/kernels from
+# <prefix>/lib/sbx/templates/code-interpreter-v1 (templates/meson.build)
+if [ -d "$here/../../guest-agent/interp/kernels" ]; then
+  kernels=$(cd "$here/../../guest-agent/interp/kernels" && pwd)
+else
+  kernels=$(cd "$here/../../../../share/sbx/kernels" && pwd)
+fi
 PY=/usr/bin/python3
 PRELOAD="numpy pandas matplotlib matplotlib.pyplot PIL.Image IPython.lib.pretty"
 cache=${SBX_CACHE_DIR:-/var/cache/sbx}/kernels
 
 if [ "${1:-}" = "--inputs" ]; then
   echo "$kernels"
+  echo "$here/kernel-jar.sh"
   readlink -f /usr/bin/javac 2>/dev/null || true
   exit 0
 fi
@@ -44,22 +51,18 @@ chmod 0775 "$L/home/user"
 mkdir -p "$L/opt/sbx/kernels/python" "$L/opt/sbx/kernels/java"
 echo "$PRELOAD" > "$L/opt/sbx/kernels/python/preload.txt"
 
-# The Java kernel, compiled once per source and JDK.
-if command -v javac >/dev/null 2>&1 && command -v jar >/dev/null 2>&1; then
+# The Java kernel: prebuilt in an installed builder's kernels (copied above), else compiled once
+# per source and JDK with the host's javac.
+if [ -f "$L/opt/sbx/kernels/java/sbx-kernel.jar" ]; then
+  :
+elif command -v javac >/dev/null 2>&1 && command -v jar >/dev/null 2>&1; then
   key=$( { cat "$kernels/java/SbxKernel.java"; readlink -f "$(command -v javac)"; javac -version 2>&1; } |
     sha256sum | cut -c1-16)
   jarfile=$cache/sbx-kernel-$key.jar
   if [ ! -f "$jarfile" ]; then
     mkdir -p "$cache"
-    jtmp=$(mktemp -d)
-    if ! out=$(javac -d "$jtmp" "$kernels/java/SbxKernel.java" 2>&1); then
-      echo "$out" >&2
-      rm -rf "$jtmp"
-      exit 1
-    fi
-    jar --create --file "$jarfile.tmp.$$" -C "$jtmp" .
+    "$here/kernel-jar.sh" "$kernels/java/SbxKernel.java" "$jarfile.tmp.$$"
     mv "$jarfile.tmp.$$" "$jarfile"
-    rm -rf "$jtmp"
   fi
   cp "$jarfile" "$L/opt/sbx/kernels/java/sbx-kernel.jar"
 fi

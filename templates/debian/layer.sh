@@ -22,19 +22,28 @@
 #
 # Exit status: 0; 3 when no Debian mirror of the host's apt sources answers (the caller falls
 # back to the host-/usr templates); 1 on any other failure. Progress goes to stderr.
+#
+#   debian/layer.sh --name rootfs|packages ...   the cache entry's name those arguments make
+#                                                (LOWER need not exist), nothing built
+#                                                (tests/package seeds its cache with it)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${SBX_CACHE_DIR:-/var/cache/sbx}/debian
 say() { echo "templates: $*" >&2; }
 die() { say "$*"; exit 1; }
 
-[ $# -ge 2 ] || die "usage: debian/layer.sh rootfs PKGFILE [HOOK] | packages LOWER PKGFILE [HOOK]"
+name_only=
+if [ "${1:-}" = --name ]; then
+        name_only=1
+        shift
+fi
+[ $# -ge 2 ] || die "usage: debian/layer.sh [--name] rootfs PKGFILE [HOOK] | packages LOWER PKGFILE [HOOK]"
 kind=$1
 shift
 case $kind in
 rootfs) lower= ;;
 packages)
-        lower=$(cd "$1" && pwd)
+        if [ -n "$name_only" ]; then lower=$1; else lower=$(cd "$1" && pwd); fi
         shift
         ;;
 *) die "unknown layer kind '$kind'" ;;
@@ -60,6 +69,10 @@ fp=$( {
 label=$(basename "$(cd "$(dirname "$pkgfile")" && pwd)")
 name=$label-$kind-$fp
 out=$cache/$name
+if [ -n "$name_only" ]; then
+        echo "$name"
+        exit 0
+fi
 
 if [ -d "$out" ]; then
         touch "$out.seconds" 2>/dev/null || true # last use, for the pruning below
@@ -95,10 +108,13 @@ while IFS= read -r line; do
 done < <(apt-config dump 2>/dev/null | grep -E '^Acquire::(http|https|ftp)::Proxy ' || true)
 
 tmp=$(mktemp -d "$cache/.tmp-$kind.XXXXXX")
+# Whatever ends it (a failure, or SIGTERM: sbx-templates.service stopped by a package removal or
+# a shutdown), the half-built tree goes; never into a mount a killed mmdebstrap left behind.
 cleanup() {
-        rm -rf "$tmp"
+        rm -rf --one-file-system "$tmp"
 }
 trap cleanup EXIT
+trap 'exit 143' INT TERM
 started=$SECONDS
 
 if [ "$kind" = rootfs ]; then
@@ -152,7 +168,7 @@ say "built $name in ${secs} s ($(du -sh "$out" | cut -f1), cached in $cache)"
 for old in "$cache/$label-$kind"-*; do
         case $old in "$out" | *.seconds) continue ;; esac
         if [ -z "$(find "$old.seconds" -mmin -1440 2>/dev/null)" ]; then
-                rm -rf "$old" "$old.seconds"
+                rm -rf --one-file-system "$old" "$old.seconds"
         fi
 done
 echo "$out"

@@ -127,6 +127,48 @@ test('an idle WebSocket and a silent stream outlive the front door\'s idle cut (
   assert.equal((await p).body.toString(), 'part0\npart1\npart2\n')
 })
 
+test('WebSockets to one sandbox stop at a cap with a 429; the SDK\'s own calls still get through', async () => {
+  const open = []
+  try {
+    for (let i = 0; i < 192; i++) open.push(await websocket(url('/ws')))
+    const past = await websocket(url('/ws')).then(() => null, (e) => e)
+    assert.equal(past?.status, 429, 'the 193rd WebSocket is refused')
+    // envd (the SDK) is not starved: its connections are kept in reserve
+    assert.equal((await sbx.commands.run('echo still here')).stdout, 'still here\n')
+    assert.equal((await sbx.files.read('/etc/hostname')).length > 0, true)
+    // and the count goes down as they close
+    await open.pop().close()
+    await new Promise((r) => setTimeout(r, 300))
+    const again = await websocket(url('/ws'))
+    open.push(again)
+    again.send(1, 'x')
+    assert.equal((await again.next()).payload.toString(), 'x')
+  } finally {
+    await Promise.all(open.map((w) => w.close().catch(() => {})))
+  }
+})
+
+test('a cookie a sandbox sets stays its own: a Domain wider than its host is dropped', async () => {
+  const cookies = ['wide=1; Domain=sbx.localhost; Path=/', 'dot=1; Domain=.sbx.localhost',
+    `own=1; Domain=8083-${sbx.sandboxId}.sbx.localhost`, 'other=1; Domain=8083-abcdefghij.sbx.localhost',
+    'plain=1; HttpOnly']
+  await sbx.commands.run(`python3 -c '
+import http.server
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        for c in ${JSON.stringify(cookies)}: self.send_header("Set-Cookie", c)
+        self.send_header("Content-Length", "2"); self.end_headers(); self.wfile.write(b"ok")
+http.server.HTTPServer(("127.0.0.1", 8083), H).serve_forever()'`, { background: true })
+  let r
+  for (let i = 0; i < 100 && r?.status !== 200; i++) {
+    r = await request(url('/', 8083))
+    if (r.status !== 200) await new Promise((res) => setTimeout(res, 100))
+  }
+  assert.deepEqual(r.headers['set-cookie'], ['wide=1; Path=/', 'dot=1',
+    `own=1; Domain=8083-${sbx.sandboxId}.sbx.localhost`, 'other=1', 'plain=1; HttpOnly'])
+})
+
 test('a port nobody listens on is E2B\'s 502 with its JSON body', async () => {
   const r = await request(url('/', 8999))
   assert.equal(r.status, 502)

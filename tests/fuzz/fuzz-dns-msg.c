@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer harness for the DNS pieces of the sandboxes' resolver (server/core/dns-msg.c): a
+ * libFuzzer harness for the DNS pieces of the sandboxes' resolver (egress/policy/dns-msg.c): a
  * sandbox's query and an upstream's answer, both untrusted. Input: one DNS message. Properties:
  *   - a question that parses has a name of at most DNS_NAME_MAX lowercase bytes with no NUL,
  *     no empty label and no uppercase, and ends inside the message;
@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "core/dns-msg.h"
+#include "egress/policy/dns-msg.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

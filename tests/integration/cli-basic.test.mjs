@@ -71,6 +71,10 @@ test('with no URL or key in the environment, the CLI finds both in the state dir
   assert.deepEqual(JSON.parse(r.stdout), { key: KEY, url: URL_ })
   r = spawnSync(SBX, ['keys'], { env: bare, encoding: 'utf8' })
   assert.equal(r.stdout, `export SBX_URL=${URL_}\nexport SBX_API_KEY=${KEY}\n`)
+  // the lines sbxd prints at start, for the E2B SDKs (sbxd's journal says where the key is)
+  r = spawnSync(SBX, ['keys', '--e2b'], { env: bare, encoding: 'utf8' })
+  assert.equal(r.stdout, `export E2B_API_URL=${URL_}\nexport E2B_SANDBOX_URL=${URL_}\n` +
+    `export E2B_VOLUME_API_URL=${URL_}\nexport E2B_API_KEY=${KEY}\n`)
   r = spawnSync(SBX, ['status'], { env: bare, encoding: 'utf8' })
   assert.equal(r.status, 0, r.stderr)
   assert.match(r.stdout, new RegExp(`sbxd at ${URL_}: up`))

@@ -1,26 +1,27 @@
 // The "outside" of the egress tests (there is no real internet here): a network namespace
 // joined to the host by a veth pair, with HTTP/HTTPS servers and a DNS server
-// (fixtures/egress-outside.py). The host routes 203.0.113.0/24 and 2001:db8:5b::/64 (the
+// (fixtures/egress-outside.py). The host routes 198.51.100.0/24 and 2001:db8:5b::/64 (the
 // documentation ranges, which sbx does not block) to it, and one private address, 10.99.0.10,
 // that sbx blocks unless listed. Nothing here touches the host's own routes otherwise.
 //
 // One outside on a host at a time: outsideUp() takes a host-wide lock (LOCK) and down()
 // gives it back, so two runs at once (two checkouts' `make test`, a bench beside a test) wait
-// for each other instead of colliding. Not only on these addresses and routes: every sbxd's
-// egress shares one nftables table (server/lifecycle/egress.h), and the egress tests check
-// that it is gone after their last sandbox, which another run's sandboxes would contradict. A
-// run that died holding the lock (its pid gone) leaves it stale: the next one takes it over
+// for each other instead of colliding on these addresses and routes (each sbxd's nftables
+// tables are its own, server/egress/README.md, so those never collide). Not 203.0.113.0/24:
+// a host's real mirror may resolve there (deb.debian.org does on some networks), and routing
+// it into the test's namespace would cut the host off from it meanwhile. A run that died holding the lock (its pid gone) leaves it stale: the next one takes it over
 // and removes what that run left (its namespace and the servers in it, the private route).
 import { execFileSync, spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { FIXTURES, sleep } from './sbxd.mjs'
 
 export const OUT = {
-  host4: '203.0.113.1', host6: '2001:db8:5b::1', // the host's end
-  a4: '203.0.113.10', b4: '203.0.113.11', a6: '2001:db8:5b::10',
-  private4: '10.99.0.10', dns: '203.0.113.10',
+  host4: '198.51.100.1', host6: '2001:db8:5b::1', // the host's end
+  a4: '198.51.100.10', b4: '198.51.100.11', a6: '2001:db8:5b::10',
+  private4: '10.99.0.10', dns: '198.51.100.10',
 }
 // name → address answers of the outside's DNS server
 export const NAMES = [
@@ -89,9 +90,11 @@ function unlockOutside() {
   if (holderOf() === process.pid) rmSync(LOCK, { recursive: true, force: true })
 }
 
-// Returns { down() }, once this process holds the outside (see LOCK above).
-export async function outsideUp() {
-  await lockOutside()
+// Returns { down() }, once this process holds the outside (see LOCK above). private: this
+// process runs in a network namespace of its own (egress-hosts.test.mjs), whose addresses and
+// routes nobody shares: no lock.
+export async function outsideUp({ private: own = false } = {}) {
+  if (!own) await lockOutside()
   const ns = nsName(process.pid), link = `sbxto${process.pid % 100000}`
   let certs, server
   const down = () => {
@@ -99,10 +102,11 @@ export async function outsideUp() {
     try { ip('route', 'del', `${OUT.private4}/32`) } catch {}
     try { ip('netns', 'del', ns) } catch {} // the veth pair goes with it
     if (certs) rmSync(certs, { recursive: true, force: true })
-    unlockOutside()
+    if (!own) unlockOutside()
   }
   try {
-    certs = mkdtempSync(join(LOCK, 'certs-')) // in the lock: a stale lock's go with it
+    // in the lock: a stale lock's go with it
+    certs = mkdtempSync(own ? join(tmpdir(), 'sbx-outside-') : join(LOCK, 'certs-'))
     ip('netns', 'add', ns)
   } catch (e) {
     down()
@@ -136,13 +140,19 @@ export async function outsideUp() {
   return { ns, link, down, cert: join(certs, 'cert.pem') }
 }
 
-// The links and nftables tables sbx left on the host ("" when none).
-export function sbxLeftovers() {
+// An sbxd's instance id (server/core/host-claim.h): its nftables tables are named after it.
+export const instanceOf = (state) => createHash('sha256').update(state).digest('hex').slice(0, 16)
+// The nftables tables of sbxd d (by its state dir), as `nft list tables` names them.
+export function tablesOf(state) {
+  const id = instanceOf(state)
+  return execFileSync('nft', ['list', 'tables'], { encoding: 'utf8' }).split('\n').map((l) => l.trim())
+    .filter((l) => l === `table inet sbx_${id}` || l === `table inet sbxk_${id}`)
+}
+// The links sbx left on the host and the tables sbxd of state dir state left ("" when none).
+export function sbxLeftovers(state) {
   const links = execFileSync('ip', ['-br', 'link'], { encoding: 'utf8' }).split('\n')
     .filter((l) => l.startsWith('sbxe')).map((l) => l.split(/[ @]/)[0])
-  const tables = execFileSync('nft', ['list', 'tables'], { encoding: 'utf8' }).split('\n')
-    .filter((l) => l.trim() === 'table inet sbx')
-  return [...links, ...tables].join(', ')
+  return [...links, ...tablesOf(state)].join(', ')
 }
 
 // curl inside the sandbox: { code, out } (code 0 ok, 6 name not resolved, 7 no connection,

@@ -150,6 +150,14 @@ test('transform: the header reaches the server, the secret never enters the sand
   r = await curlIn(s, 'https://www.allowed.test/record', { extra: "-4 -H 'Host: other.test' -w ' %{http_code}'" })
   assert.match(r.out, / 421$/)
   assert.equal((await recorded()).length, before, 'nothing reached the server')
+  // refused in a loop: every request is refused, but sbxd's log takes a bounded share of
+  // the lines (egress/serve/slot-log.h: 10 per sandbox a minute), not one per request
+  const loop = await s.commands.run(`for i in $(seq 60); do curl -sk -4 -m 5 -o /dev/null -w '%{http_code}\\n' -H 'Host: other.test' https://www.allowed.test/record; done | sort | uniq -c`,
+    { timeoutMs: 120000 })
+  assert.match(loop.stdout.trim(), /^60 421$/)
+  assert.equal((await recorded()).length, before, 'nothing reached the server')
+  const logged = d.stderr().split('\n').filter((l) => l.includes('for another host refused'))
+  assert.ok(logged.length >= 1 && logged.length <= 2 * 10, `${logged.length} log lines for 61 refusals`)
 
   // a new value is used at once; an unknown secret fails the request, not silently
   await e2b.Secret.update('svc-key', VALUE + '2', opts())

@@ -137,8 +137,9 @@ test('C13: device nodes cannot be created', async () => {
 })
 
 test('C14: out of disk → NotEnoughSpaceError (507), nothing half-written, the sandbox lives on', async () => {
-  // A disk larger than the memory limit: the disk is its own file system (an ext4 image), so
-  // filling it is ENOSPC, never the OOM killer (as a tmpfs disk charged to memory would be).
+  // A disk larger than the memory limit: the disk is a storage pool subvolume with a qgroup
+  // limit (or, without btrfs, an ext4 image), so filling it is EDQUOT (or ENOSPC) from write(),
+  // never the OOM killer (as a tmpfs disk charged to memory would be).
   const r = await api('POST', '/sandboxes', { body: { templateID: 'base', memoryMB: 64, diskSizeMB: 192 } })
   assert.equal(r.status, 201, JSON.stringify(r.json))
   const small = await Sandbox.connect(r.json.sandboxID)
@@ -149,9 +150,9 @@ test('C14: out of disk → NotEnoughSpaceError (507), nothing half-written, the 
     assert.equal(left.stdout.trim(), '0')
     await small.files.write('/home/user/after.txt', 'ok')
     assert.equal(await small.files.read('/home/user/after.txt'), 'ok')
-    // the same from a process: ENOSPC, and everything still runs
+    // the same from a process: EDQUOT or ENOSPC at once, and everything still runs
     const dd = await small.commands.run('dd if=/dev/zero of=/home/user/fill bs=1M count=400 2>&1; echo "rc=$?"')
-    assert.match(dd.stdout, /No space left on device/)
+    assert.match(dd.stdout, /Disk quota exceeded|No space left on device/)
     assert.match(dd.stdout, /rc=1/)
     assert.equal((await small.commands.run('rm /home/user/fill && echo alive')).stdout, 'alive\n')
     // and nothing was OOM-killed (read on the host: the sandbox has no cgroupfs)

@@ -25,7 +25,10 @@ static void test_config(void)
         CHECK(mkdtemp(dir) != NULL);
         snprintf(path, sizeof(path), "%s/keys", dir);
         FILE *f = fopen(path, "w");
-        fputs("e2b_fromstatedir\ne2b_second\n", f);
+        /* the first key of the keys file (api/keys-file.h): comments and labels skipped */
+        fputs("# keys\nnot a key\ne2b_00112233445566778899aabbccddeeff00112233 # name=ci\n"
+              "e2b_ffffffffffffffffffffffffffffffffffffffff\n",
+              f);
         fclose(f);
 
         unsetenv("SBX_URL");
@@ -35,7 +38,7 @@ static void test_config(void)
         setenv("SBX_STATE_DIR", dir, 1);
         CHECK_EQ_INT(cli_config(&c), 0);
         CHECK_STREQ(c.url, "http://127.0.0.1:3000");
-        CHECK_STREQ(c.key, "e2b_fromstatedir");
+        CHECK_STREQ(c.key, "e2b_00112233445566778899aabbccddeeff00112233");
         cli_done(&c);
 
         setenv("E2B_API_URL", "http://e2b:1/", 1);

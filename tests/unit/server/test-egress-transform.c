@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* network.rules (core/netpolicy.h, net-transform.c) and what the egress proxy reads and writes
- * (core/proxy-parse.h): the ClientHello's server name, request heads, header rewriting,
- * secret placeholders. */
+/* network.rules (egress/policy/net-policy.h, net-transform.c) and what the egress proxy reads and
+ * writes (egress/policy/proxy-parse.h): the ClientHello's server name, request heads, header
+ * rewriting, secret placeholders. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/netpolicy.h"
-#include "core/proxy-parse.h"
+#include "egress/policy/net-policy.h"
+#include "egress/policy/proxy-parse.h"
 #include "unit.h"
 
 static int parse(const char *json, struct net_policy *p, const char **msg)
@@ -179,6 +179,22 @@ static void test_http(void)
         CHECK_EQ_INT(proxy_http_check_target(nohost, strlen(nohost), "api.example.com"), -EINVAL);
         const char *star = "OPTIONS * HTTP/1.1\r\nHost: api.example.com\r\n\r\n";
         CHECK_EQ_INT(proxy_http_check_target(star, strlen(star), "api.example.com"), 0);
+        /* heads an upstream (a CDN's front end) could read with another Host than the proxy
+         * did: the secret would go there (found by fuzz-proxy-parse) */
+        static const char *const two_ways[] = {
+            "GET / HTTP/1.1\r\nHost: api.example.com\r\nHost: evil.test\r\n\r\n",
+            "GET / HTTP/1.1\r\nhost: api.example.com\r\nHOST: api.example.com\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: api.example.com\r\nX: a\nHost: evil.test\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: api.example.com\r\nX: a\rHost: evil.test\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: api.example.com\r\nX: a\r\n Host: evil.test\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: api.example.com\r\n\tX: a\r\n\r\n",
+        };
+        for (size_t i = 0; i < sizeof(two_ways) / sizeof(two_ways[0]); i++)
+                CHECK_EQ_INT(
+                    proxy_http_check_target(two_ways[i], strlen(two_ways[i]), "api.example.com"),
+                    -EINVAL);
+        const char nul[] = "GET / HTTP/1.1\r\nHost: api.example.com\r\nX: a\0b\r\n\r\n";
+        CHECK_EQ_INT(proxy_http_check_target(nul, sizeof(nul) - 1, "api.example.com"), -EINVAL);
 
         char v[64];
         const char *missing = NULL;

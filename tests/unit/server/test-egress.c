@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Egress policy parsing (core/netpolicy.h), the effective policy and the link addresses
- * (lifecycle/egress.h), DNS message parsing (core/dns-msg.h). */
+/* Egress policy parsing (egress/policy/net-policy.h), the effective policy and the link addresses
+ * (egress/egress.h), DNS message parsing (egress/policy/dns-msg.h). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/dns-msg.h"
-#include "core/netpolicy.h"
-#include "lifecycle/egress.h"
+#include "egress/policy/dns-msg.h"
+#include "egress/policy/net-policy.h"
+#include "egress/egress.h"
 #include "unit.h"
 
 static int parse(const char *json, const char *key, struct net_policy *p, const char **msg)

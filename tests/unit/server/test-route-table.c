@@ -11,6 +11,7 @@
 #include "e2b/routes-templates.h"
 #include "front/routes.h"
 #include "http/http.h"
+#include "native/health.h"
 #include "native/mcp-host.h"
 #include "native/v1-relay.h"
 #include "native/v1.h"
@@ -70,6 +71,8 @@ static const struct want wants[] = {
             "0123456789abcdef0123"),
     E2B_ROW("POST", "/v2/templates/t1/builds/b1", e2b_build_start, "t1"),
     E2B_ROW("GET", "/templates/t1/builds/b1/status", e2b_build_status, "t1"),
+    /* sbxd's own health: no key, no body */
+    {"GET", "/health", health_handle, AUTH_NONE, BODY_NONE, 0, ERRORS_E2B, NULL, NULL},
     {"GET", "/metrics", e2b_prometheus, AUTH_API_KEY_BEARER, BODY_JSON, HTTP_MAX_CONTROL_BODY,
      ERRORS_E2B, NULL, NULL},
     /* cluster mode: node routes; the layer and template names are tails (64 characters) */
@@ -255,7 +258,8 @@ static void test_unknown(void)
         check_none("GET", "/uix", false, ERRORS_E2B);
         check_none("GET", "/sandboxes//", false, ERRORS_E2B);
         check_none("GET", "/sandboxesx", false, ERRORS_E2B);
-        check_none("GET", "/health", false, ERRORS_E2B);
+        check_none("POST", "/health", true, ERRORS_E2B); /* GET /health is sbxd's own */
+        check_none("GET", "/health/x", false, ERRORS_E2B);
         check_none("GET", "/v2/snapshots", false, ERRORS_E2B);
         check_none("DELETE", "/templates/x/", false, ERRORS_E2B);
         check_none("DELETE", "/templates/a/b", false, ERRORS_E2B);

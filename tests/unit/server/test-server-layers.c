@@ -213,9 +213,12 @@ static void test_ingest(void)
         char json[200];
         snprintf(json, sizeof(json), "{\"layers\":[\"sha256:%s\"]}", hex);
         put(tj, json, 0644, 0);
-        /* a file among the templates (build-all.sh's .fallback) names nothing and stops nothing */
+        /* files among the templates (build-all.sh's .fallback note, its .building lock) name
+         * nothing and stop nothing */
         snprintf(p, sizeof(p), "%s/templates/.fallback", state);
         put(p, "no Debian mirror answered\n", 0644, 0);
+        snprintf(p, sizeof(p), "%s/templates/.building", state);
+        put(p, "", 0644, 0);
         CHECK_EQ_INT(layer_store_gc(state, 1), 0);
         CHECK(access(layer, F_OK) == 0);
         unlink(tj);

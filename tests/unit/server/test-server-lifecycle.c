@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -11,6 +13,7 @@
 #include "fd-util.h"
 #include "lifecycle/adopt.h"
 #include "lifecycle/jail-spawn.h"
+#include "core/errors.h"
 #include "core/keys.h"
 #include "lifecycle/lifecycle.h"
 #include "lifecycle/registry.h"
@@ -214,6 +217,37 @@ static void test_keys_file(void)
         CHECK_EQ_INT(keys_load_or_create(tmp, &k2), -ENOKEY);
 }
 
+/* While templates/build-all.sh holds its lock (sbx-templates.service), a template not built
+ * yet is "being built", 503 (-EAGAIN) rather than 404; a built one loads as ever. */
+static void test_templates_building(void)
+{
+        struct sbxd_config cfg = {.state_dir = tmp};
+        struct server srv = {.config = &cfg};
+        struct template_info t;
+        char lock[512], err[256] = "";
+        snprintf(lock, sizeof(lock), "%s/templates/built", tmp);
+        mkdir(lock, 0700);
+        snprintf(lock, sizeof(lock), "%s/templates/built/template.json", tmp);
+        write_text(lock, "{\"name\":\"built\",\"layers\":[\"layer\"]}");
+        snprintf(lock, sizeof(lock), "%s/templates/" TEMPLATE_BUILDING_LOCK, tmp);
+        CHECK(!templates_building(tmp)); /* no lock file */
+        int fd = open(lock, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        CHECK(fd >= 0);
+        CHECK(!templates_building(tmp)); /* a lock file nobody holds: a finished build */
+        CHECK_EQ_INT(lifecycle_load_template(&srv, "nosuch", &t, err, sizeof(err)), -ENOENT);
+        CHECK(strstr(err, "not found") != NULL);
+        CHECK_EQ_INT(flock(fd, LOCK_EX), 0); /* as build-all.sh does */
+        CHECK(templates_building(tmp));
+        CHECK_EQ_INT(lifecycle_load_template(&srv, "nosuch", &t, err, sizeof(err)), -EAGAIN);
+        CHECK(strstr(err, "template 'nosuch' is being built") != NULL);
+        CHECK_EQ_INT(api_error_status(-EAGAIN), 503);
+        CHECK_EQ_INT(lifecycle_load_template(&srv, "built", &t, err, sizeof(err)), 0);
+        template_done(&t);
+        close(fd);
+        CHECK(!templates_building(tmp));
+        unlink(lock);
+}
+
 static void test_rm_rf(void)
 {
         char victim[512], root[512], p[600];
@@ -313,6 +347,7 @@ int main(void)
                 return 2;
         test_status();
         test_template_and_spec();
+        test_templates_building();
         test_registry();
         test_keys_file();
         test_rm_rf();

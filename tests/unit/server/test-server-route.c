@@ -184,14 +184,16 @@ static int parse_args(struct sbxd_config *c, const char *a1, const char *a2, con
         optind = 0;
         FILE *saved = stderr;
         stderr = fopen("/dev/null", "w");
-        int r = config_parse(argc, argv, c);
+        enum option_command cmd;
+        const struct sbxd_option *get;
+        int r = config_parse(argc, argv, c, &cmd, &get);
         fclose(stderr);
         stderr = saved;
         return r;
 }
 
-/* The egress defaults (a default install lets nothing out: server/README.md "Command line")
- * and --public-url. */
+/* The egress defaults (a default install lets nothing out: server/README.md "Command line and
+ * config file") and --public-url. */
 static void test_config(void)
 {
         struct sbxd_config c;
@@ -250,8 +252,41 @@ static void test_ingress(void)
         CHECK_EQ_INT(ingress_mask_host("0123456789${PORT}", 65535, out, 15), -ENAMETOOLONG);
 }
 
+/* A cookie a sandbox's server sets stays its own: a Domain wider than its host goes. */
+static void test_cookies(void)
+{
+        const char *vals[] = {"wide=1; Domain=sbx.localhost; Path=/",
+                              "dot=1; domain=.SBX.localhost",
+                              "spaced=1; Domain = sbx.localhost ; Secure",
+                              "own=1; Domain=8000-abc.sbx.localhost",
+                              "other=1; Domain=8000-xyz.sbx.localhost",
+                              "plain=1; HttpOnly",
+                              "two=1; Domain=8000-abc.sbx.localhost; Domain=localhost",
+                              "domain=sbx.localhost; Domain=sbx.localhost"};
+        struct sbx_header hs[9];
+        size_t n = sizeof(vals) / sizeof(vals[0]);
+        for (size_t i = 0; i < n; i++)
+                hs[i] = (struct sbx_header){strdup("Set-Cookie"), strdup(vals[i])};
+        hs[n] = (struct sbx_header){strdup("X-Domain"), strdup("Domain=sbx.localhost")};
+        struct sbx_resp_head h = {.status = 200, .n_headers = n + 1, .headers = malloc(sizeof(hs))};
+        memcpy(h.headers, hs, sizeof(hs));
+        CHECK_EQ_INT(ingress_scope_cookies(&h, "8000-abc.sbx.localhost:3000"), 0);
+        CHECK_STREQ(h.headers[0].value, "wide=1; Path=/");
+        CHECK_STREQ(h.headers[1].value, "dot=1");
+        CHECK_STREQ(h.headers[2].value, "spaced=1; Secure");
+        CHECK_STREQ(h.headers[3].value, "own=1; Domain=8000-abc.sbx.localhost");
+        CHECK_STREQ(h.headers[4].value, "other=1");
+        CHECK_STREQ(h.headers[5].value, "plain=1; HttpOnly");
+        CHECK_STREQ(h.headers[6].value, "two=1; Domain=8000-abc.sbx.localhost");
+        /* a cookie named "domain": its name stays, its Domain attribute goes */
+        CHECK_STREQ(h.headers[7].value, "domain=sbx.localhost");
+        CHECK_STREQ(h.headers[8].value, "Domain=sbx.localhost"); /* not a cookie */
+        sbx_resp_head_free(&h);
+}
+
 int main(void)
 {
+        test_cookies();
         test_classify();
         test_ingress();
         test_proxy_rules();
