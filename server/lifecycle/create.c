@@ -153,7 +153,9 @@ static int create_cold(struct server *srv, const struct create_params *p,
         if (r < 0) {
                 if (!errmsg[0])
                         snprintf(errmsg, errlen, "sandbox start failed: %s", strerror(-r));
-                if (s && r != -EUSERS)
+                /* only what was made is undone: without a slot nothing was (a failed host-wide
+                 * claim, EMFILE say), and a teardown then has no sandbox of its own to remove */
+                if (s && s->slot >= 0)
                         lifecycle_destroy(srv, TAKE_PTR(s), "failed start");
                 return r == -EUSERS || r == -ENOMEM || r == -ENOSPC || r == -EINVAL ? r : -EIO;
         }

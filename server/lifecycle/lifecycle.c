@@ -452,8 +452,10 @@ void lifecycle_destroy(struct server *srv, struct sandbox *s, const char *why)
                 return;
         sandbox_mark_gone(s); /* a concurrent timeout/connect must not write into the dir */
         agent_log_close(TAKE_PTR(s->log));
-        int r = teardown_sandbox(s->id, s->pid, s->pidfd, s->dir);
-        if (srv->disk_pool) { /* after its processes: nothing writes there any more */
+        /* no id yet: nothing of it exists on the host (an empty id would name the parent
+         * cgroup, every sandbox's) */
+        int r = s->id[0] ? teardown_sandbox(s->id, s->pid, s->pidfd, s->dir) : 0;
+        if (srv->disk_pool && s->id[0]) { /* after its processes: nothing writes there any more */
                 int u = disk_pool_upper_remove(srv->disk_pool, s->id);
                 if (u < 0 && r >= 0)
                         r = u;

@@ -56,11 +56,19 @@ static int umount_upper(const char *dir)
         return 0;
 }
 
+/* An id names one sandbox's cgroup and dir: never the parent (an empty id), never a path. */
+static bool id_ok(const char *id)
+{
+        return id && *id && !strchr(id, '/') && strcmp(id, ".") != 0 && strcmp(id, "..") != 0;
+}
+
 int teardown_processes(const char *id, pid_t pid, int pidfd, const char *dir)
 {
         char cg[128];
         int ret = 0, r;
 
+        if (!id_ok(id))
+                return -EINVAL;
         /* 1. the agent is PID 1 of the sandbox: killing it kills the pid namespace */
         if (pidfd >= 0)
                 pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
@@ -96,6 +104,8 @@ int teardown_processes(const char *id, pid_t pid, int pidfd, const char *dir)
 
 int teardown_sandbox(const char *id, pid_t pid, int pidfd, const char *dir)
 {
+        if (!id_ok(id))
+                return -EINVAL; /* and nothing removed: its dir would be every sandbox's */
         int ret = teardown_processes(id, pid, pidfd, dir);
         /* 4. files */
         if (dir) {

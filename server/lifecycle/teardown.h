@@ -29,5 +29,7 @@ void cgroup_parent_set(const char *name);
  * paused sandbox to disk). */
 int teardown_processes(const char *id, pid_t pid, int pidfd, const char *dir);
 
-/* pidfd may be negative (then pid, if > 0, is signalled by number). dir may be NULL. */
+/* pidfd may be negative (then pid, if > 0, is signalled by number). dir may be NULL. Both
+ * refuse (-EINVAL, touching nothing) an id that is empty, ".", ".." or has a '/': the cgroup
+ * and dir it would name are the parent's, every sandbox's. */
 int teardown_sandbox(const char *id, pid_t pid, int pidfd, const char *dir);

@@ -277,6 +277,16 @@ static void test_rm_rf(void)
         mkdir(root, 0700);
         CHECK_EQ_INT(teardown_sandbox("nosuchsandboxid", 0, -1, root), 0);
         CHECK(access(root, F_OK) < 0);
+        /* an id that would name the parent cgroup and every sandbox's dir (a create that failed
+         * before it had an id) is refused, and nothing is removed */
+        mkdir(root, 0700);
+        static const char *const bad[] = {"", ".", "..", "a/b", NULL};
+        for (size_t i = 0; i < 5; i++) {
+                CHECK_EQ_INT(teardown_sandbox(bad[i], 0, -1, root), -EINVAL);
+                CHECK_EQ_INT(teardown_processes(bad[i], 0, -1, root), -EINVAL);
+        }
+        CHECK_EQ_INT(access(root, F_OK), 0);
+        CHECK_EQ_INT(rm_rf(root), 0);
 }
 
 static void test_adopt_record(void)
