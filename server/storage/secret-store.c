@@ -283,7 +283,6 @@ int secret_create(struct secret_store *s, const char *name, const char *value,
         int r = random_hex(x->info.id + 4, 12);
         memcpy(x->info.name, lower, sizeof(lower));
         x->info.version = 1;
-        x->info.created_ms = x->info.updated_ms = wall_ms();
         x->info.metadata = meta_of(metadata);
         x->value = strdup(value);
         if (r >= 0 && (!x->info.metadata || !x->value))
@@ -293,6 +292,12 @@ int secret_create(struct secret_store *s, const char *name, const char *value,
                 r = -EEXIST;
         if (r >= 0 && s->n >= SECRETS_MAX)
                 r = -EDQUOT;
+        /* Creation times are unique and increasing within a store, so a list keeps creation
+         * order even for secrets made in the same millisecond, before and after a restart. */
+        int64_t now = wall_ms();
+        if (s->n > 0 && now <= s->v[s->n - 1]->info.created_ms)
+                now = s->v[s->n - 1]->info.created_ms + 1;
+        x->info.created_ms = x->info.updated_ms = now;
         if (r >= 0)
                 r = record_save(s, x);
         if (r >= 0)

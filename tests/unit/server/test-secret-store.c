@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The secret store (storage/secret-store.h): checks, create/update/delete by id and by name,
- * values only through secret_store_value(), records 0600 that a new store loads again. */
+ * values only through secret_store_value(), records 0600 that a new store loads again, list
+ * order that is creation order. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +79,31 @@ int main(void)
         CHECK_EQ_INT(secret_delete(s, "two"), 0);
         CHECK_EQ_INT(secret_delete(s, b.id), -ENOENT);
         CHECK_EQ_INT(secret_get(s, b.id, &g), -ENOENT);
+
+        /* secrets made back to back (many in one millisecond) list in the order they were made,
+         * in this store and in a store that loads them again */
+        for (int i = 0; i < 20; i++) {
+                char name[16];
+                snprintf(name, sizeof(name), "burst-%02d", i);
+                CHECK_EQ_INT(secret_create(s, name, "v", NULL, &g), 0);
+                secret_info_done(&g);
+        }
+        for (int pass = 0; pass < 2; pass++) {
+                if (pass == 1) {
+                        secret_store_free(s);
+                        CHECK_EQ_INT(secret_store_open(dir, &s), 0);
+                }
+                CHECK_EQ_INT(secret_list(s, &all, &n), 0);
+                CHECK_EQ_INT(n, 21);
+                for (size_t i = 1; i < n; i++) {
+                        char want[16];
+                        snprintf(want, sizeof(want), "burst-%02zu", i - 1);
+                        CHECK_STREQ(all[i].name, want);
+                }
+                for (size_t i = 0; i < n; i++)
+                        secret_info_done(&all[i]);
+                free(all);
+        }
         secret_store_free(s);
         secret_info_done(&a);
         secret_info_done(&b);
