@@ -3,40 +3,17 @@
 // read sbxd's state dir, is started again by sbxd when it dies (with every sandbox's policy),
 // and while it does not answer, sandboxes' DNS and proxied connections wait: nothing goes out
 // another way. Through the unmodified SDK against the egress tests' outside (egress-net.mjs).
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
-import { startSbxd, realTemplates, REAL, TOP, sleep } from './sbxd.mjs'
-import { OUT, outsideUp, curlIn } from './egress-net.mjs'
+import { sleep } from './sbxd.mjs'
+import { OUT, curlIn } from './egress-net.mjs'
+import { egressSuite } from './egress-suite.mjs'
 
-const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
-const skip = missing.length ? `not built: ${missing.join(', ')}` : false
-const SDK = join(TOP, 'tests/node_modules/e2b/dist/index.mjs')
-
-let d, outside, e2b
-const created = []
-const opts = () => ({ apiUrl: d.url, sandboxUrl: d.url, apiKey: d.key, timeoutMs: 120000 })
-async function create(o = {}) {
-  const s = await e2b.Sandbox.create('base', { ...opts(), ...o })
-  created.push(s)
-  return s
-}
-
-before(async () => {
-  if (skip) return
-  e2b = await import(SDK)
-  outside = await outsideUp()
-  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
-    args: ['--egress-dns', OUT.dns, '--egress-max', 'any', '--egress-upstream-ca', outside.cert] })
-})
-
-after(async () => {
-  for (const s of created) await s.kill().catch(() => {})
-  await d?.stop()
-  outside?.down()
-})
+const suite = egressSuite({ upstreamCa: true })
+const { skip, opts, create } = suite
 
 const status = (pid) => Object.fromEntries(readFileSync(`/proc/${pid}/status`, 'utf8').trim().split('\n')
   .map((l) => l.split(/:\s*/)).map(([k, ...v]) => [k, v.join(':')]))
@@ -45,7 +22,7 @@ function egressPid() {
   for (const p of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
     try {
       const s = status(p)
-      if (s.Name === 'sbx-egress' && Number(s.PPid) === d.proc.pid) return Number(p)
+      if (s.Name === 'sbx-egress' && Number(s.PPid) === suite.d.proc.pid) return Number(p)
     } catch {}
   }
   return 0
@@ -58,7 +35,7 @@ async function newEgressPid(old) {
   }
   throw new Error('no new sbx-egress')
 }
-const restarts = async () => Number((await d.api('GET', '/metrics')).text
+const restarts = async () => Number((await suite.d.api('GET', '/metrics')).text
   .match(/^sbx_egress_restarts_total (\d+)$/m)?.[1])
 
 // One DNS query from inside the sandbox with a deadline: "answered", "refused" or "none".
@@ -78,11 +55,11 @@ except socket.timeout:
 }
 
 const VALUE = 'sk-proc-' + 'x7'.repeat(12)
-const rules = () => ({ 'www.allowed.test': [{ transform: { headers: { Authorization: `Bearer ${e2b.Secret.fill('proc-key')}` } } }] })
+const rules = () => ({ 'www.allowed.test': [{ transform: { headers: { Authorization: `Bearer ${suite.e2b.Secret.fill('proc-key')}` } } }] })
 const recordedAuth = async () => (await (await fetch(`http://${OUT.a4}/recorded`)).json()).at(-1)?.authorization
 
 test('sbx-egress runs as its own user: no capabilities, no_new_privs, seccomp, no state dir', { skip }, async () => {
-  await e2b.Secret.create('proc-key', VALUE, opts())
+  await suite.e2b.Secret.create('proc-key', VALUE, opts())
   const s = await create({ network: { allowOut: ['www.allowed.test'], rules: rules() } })
   assert.equal((await curlIn(s, 'https://www.allowed.test/record', { extra: '-4' })).out, 'recorded\n')
   assert.equal(await recordedAuth(), `Bearer ${VALUE}`, 'the proxy in sbx-egress added the header')
@@ -99,17 +76,17 @@ test('sbx-egress runs as its own user: no capabilities, no_new_privs, seccomp, n
   // a peer that hangs up makes a write fail with EPIPE, never kill the process (SIGPIPE)
   assert.equal(BigInt('0x' + st.SigIgn) & (1n << 12n), 1n << 12n, `SIGPIPE ignored (SigIgn ${st.SigIgn})`)
   // no sandbox shares its uid range
-  const agent = JSON.parse(readFileSync(join(d.state, 'sandboxes', s.sandboxId, 'sandbox.json'), 'utf8')).pid
+  const agent = JSON.parse(readFileSync(join(suite.d.state, 'sandboxes', s.sandboxId, 'sandbox.json'), 'utf8')).pid
   const base = Number(status(agent).Uid.split(/\s+/)[0])
   assert.ok(uid < base || uid >= base + 65536, `sbx-egress ${uid}, sandbox ${base}`)
   // it holds nothing of the state dir, and its user cannot open it
   for (const fd of readdirSync(`/proc/${pid}/fd`)) {
     const to = readlinkSync(`/proc/${pid}/fd/${fd}`)
-    assert.ok(!to.startsWith(d.state), `fd ${fd} -> ${to}`)
+    assert.ok(!to.startsWith(suite.d.state), `fd ${fd} -> ${to}`)
   }
   for (const f of ['keys', 'egress-ca/ca.key', 'secrets']) {
     assert.throws(() => execFileSync('setpriv', ['--reuid', String(uid), '--regid', String(uid), '--clear-groups',
-      '--', 'ls', join(d.state, f)], { stdio: 'pipe' }), /Permission denied/, f)
+      '--', 'ls', join(suite.d.state, f)], { stdio: 'pipe' }), /Permission denied/, f)
   }
 })
 
@@ -138,7 +115,7 @@ test('killed, sbx-egress is started again with every policy; DNS and the proxy a
 })
 
 test('a client that hangs up mid-answer costs sbx-egress nothing: same process, no restart', { skip }, async () => {
-  if (!(await e2b.Secret.exists('proc-key', opts()))) await e2b.Secret.create('proc-key', VALUE, opts())
+  if (!(await suite.e2b.Secret.exists('proc-key', opts()))) await suite.e2b.Secret.create('proc-key', VALUE, opts())
   const s = await create({ network: { allowOut: ['www.allowed.test'], rules: rules() } })
   assert.equal((await curlIn(s, 'https://www.allowed.test/record', { extra: '-4' })).out, 'recorded\n')
   const pid = egressPid()

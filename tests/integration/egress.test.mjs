@@ -10,52 +10,35 @@ import { createServer } from 'node:http'
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { startSbxd, realTemplates, REAL, TOP, sleep } from './sbxd.mjs'
-import { OUT, outsideUp, sbxLeftovers, curlIn } from './egress-net.mjs'
+import { sleep } from './sbxd.mjs'
+import { OUT, sbxLeftovers, curlIn } from './egress-net.mjs'
+import { egressSuite } from './egress-suite.mjs'
 
-const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
-const skip = missing.length ? `not built: ${missing.join(', ')}` : false
-const SDK = join(TOP, 'tests/node_modules/e2b/dist/index.mjs')
-
-let d, outside, e2b, hostServer, hostPort
+const suite = egressSuite()
+const { skip, opts, create, created } = suite
+let hostServer, hostPort
 const logs = [] // stderr of every sbxd this file stopped: none may have logged an error
 async function stopSbxd(o) {
-  logs.push(d.stderr())
-  await d.stop(o)
-}
-const opts = () => ({ apiUrl: d.url, sandboxUrl: d.url, apiKey: d.key, timeoutMs: 120000 })
-const created = []
-async function create(o = {}) {
-  const s = await e2b.Sandbox.create('base', { ...opts(), ...o })
-  created.push(s)
-  return s
+  logs.push(suite.d.stderr())
+  await suite.d.stop(o)
 }
 
 before(async () => {
   if (skip) return
-  e2b = await import(SDK)
-  outside = await outsideUp()
   // a listener of the host's own, on every address: no sandbox may reach it
   hostServer = createServer((q, r) => r.end('host\n'))
   await new Promise((r) => hostServer.listen(0, '::', r))
   hostPort = hostServer.address().port
-  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
-    args: ['--egress-dns', OUT.dns, '--egress-max', 'any'] })
 })
 
-after(async () => {
-  for (const s of created) await s.kill().catch(() => {})
-  await d?.stop()
-  hostServer?.close()
-  outside?.down()
-})
+after(() => hostServer?.close())
 
 test('deny by default: a sandbox that asks for nothing has loopback only', { skip }, async () => {
   const s = await create()
   const dev = (await s.commands.run('cat /proc/net/dev')).stdout
   assert.ok(!dev.includes('eth0'), dev)
   assert.equal((await curlIn(s, `http://${OUT.a4}/`)).code, 7)
-  assert.equal(sbxLeftovers(d.state), '', 'a loopback-only sandbox makes no link and no table')
+  assert.equal(sbxLeftovers(suite.d.state), '', 'a loopback-only sandbox makes no link and no table')
 })
 
 test('allowInternetAccess true reaches the outside over IPv4, IPv6, DNS and HTTPS', { skip }, async () => {
@@ -64,7 +47,7 @@ test('allowInternetAccess true reaches the outside over IPv4, IPv6, DNS and HTTP
   assert.equal((await curlIn(s, `http://[${OUT.a6}]/`)).out, `outside ${OUT.a6}\n`)
   assert.equal((await curlIn(s, 'http://other.test/')).out, `outside ${OUT.b4}\n`)
   assert.equal((await curlIn(s, 'https://www.allowed.test/', { extra: '-4' })).out, `outside ${OUT.a4}\n`)
-  const info = await e2b.Sandbox.getInfo(s.sandboxId, opts())
+  const info = await suite.e2b.Sandbox.getInfo(s.sandboxId, opts())
   assert.equal(info.allowInternetAccess, true)
 })
 
@@ -123,7 +106,7 @@ test('updateNetwork changes a running sandbox at once and keeps its open connect
   await s.commands.run(`curl -sS -m 20 http://${OUT.a4}/slow/4 > /tmp/slow 2>&1`, { background: true })
   await sleep(1200)
   const t0 = performance.now()
-  await s.updateNetwork({ denyOut: [e2b.ALL_TRAFFIC ?? '0.0.0.0/0'] })
+  await s.updateNetwork({ denyOut: [suite.e2b.ALL_TRAFFIC ?? '0.0.0.0/0'] })
   const ms = performance.now() - t0
   console.log(`# updateNetwork took ${ms.toFixed(1)} ms`)
   assert.notEqual((await curlIn(s, `http://${OUT.b4}/`, { seconds: 2 })).code, 0, 'new connections see the new rules')
@@ -193,7 +176,7 @@ except OSError as e:
     const r = await a.commands.run(py(sender(fam, src, dst, `${tag}-in-${name}`, fam === 'AF_INET' ? 15 : 78)), { user: 'root' })
     assert.match(r.stdout, /^(refused|sent)/)
   }
-  const agentPid = JSON.parse(readFileSync(join(d.state, 'sandboxes', a.sandboxId, 'sandbox.json'), 'utf8')).pid
+  const agentPid = JSON.parse(readFileSync(join(suite.d.state, 'sandboxes', a.sandboxId, 'sandbox.json'), 'utf8')).pid
   const nsSend = (fam, src, dst, token) => execFileSync('nsenter', ['-t', String(agentPid), '-n', 'python3', '-c',
     sender(fam, src, dst, token, fam === 'AF_INET' ? 19 : 75)], { encoding: 'utf8' })
   assert.match(nsSend('AF_INET', '', OUT.a4, `${tag}-own4`), /^sent/)
@@ -209,27 +192,26 @@ except OSError as e:
 
 test('nothing left behind after kill, and the rules survive an sbxd restart', { skip }, async () => {
   for (const s of created.splice(0)) await s.kill()
-  assert.equal(sbxLeftovers(d.state), '', 'links and table go with the last sandbox')
+  assert.equal(sbxLeftovers(suite.d.state), '', 'links and table go with the last sandbox')
 
   const s = await create({ network: { allowOut: ['www.allowed.test', OUT.b4] } })
   assert.equal((await curlIn(s, 'http://www.allowed.test/', { extra: '-4' })).out, `outside ${OUT.a4}\n`)
   await stopSbxd({ keep: true })
-  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: d, args: ['--egress-dns', OUT.dns, '--egress-max', 'any'] })
-  const again = await e2b.Sandbox.connect(s.sandboxId, opts())
+  await suite.start(suite.args(), suite.d)
+  const again = await suite.e2b.Sandbox.connect(s.sandboxId, opts())
   assert.equal((await curlIn(again, `http://${OUT.b4}/`)).out, `outside ${OUT.b4}\n`, 'allowOut kept')
   assert.equal((await curlIn(again, `http://${OUT.a4}/`)).out, `outside ${OUT.a4}\n`, 'pinned address kept')
   assert.notEqual((await curlIn(again, `http://[${OUT.a6}]/`)).code, 0, 'nothing more')
   assert.equal((await curlIn(again, 'http://other.test/')).code, 6, 'the resolver answers again, by policy')
   await again.kill()
   created.splice(0)
-  assert.equal(sbxLeftovers(d.state), '')
+  assert.equal(sbxLeftovers(suite.d.state), '')
 })
 
 test('--egress allow and --egress-max: the operator\'s default and cap', { skip }, async () => {
   // one sbxd with egress at a time (server/README.md "Egress", gaps)
   await stopSbxd()
-  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
-    args: ['--egress-dns', OUT.dns, '--egress', 'allow'] })
+  await suite.start(['--egress-dns', OUT.dns, '--egress', 'allow'])
   const open = await create()
   assert.equal((await curlIn(open, `http://${OUT.a4}/`)).out, `outside ${OUT.a4}\n`, 'nothing asked: the default, allow')
   const closed = await create({ allowInternetAccess: false })
@@ -240,42 +222,40 @@ test('--egress allow and --egress-max: the operator\'s default and cap', { skip 
   // allowOut lists are. The Python SDK sends this body on every create (allow_internet_access
   // defaults to True there); the JS SDK sends the same field when asked.
   await stopSbxd()
-  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
-    args: ['--egress-dns', OUT.dns] })
-  for (let i = 0; i < 100 && !/egress: a sandbox/.test(d.stderr()); i++) await sleep(20)
-  assert.match(d.stderr(), /egress: a sandbox that asks for nothing gets loopback only; --egress-max listed/)
-  const py = await d.api('POST', '/sandboxes', { body: { templateID: 'base', timeout: 300, metadata: {},
+  await suite.start(['--egress-dns', OUT.dns])
+  for (let i = 0; i < 100 && !/egress: a sandbox/.test(suite.d.stderr()); i++) await sleep(20)
+  assert.match(suite.d.stderr(), /egress: a sandbox that asks for nothing gets loopback only; --egress-max listed/)
+  const py = await suite.d.api('POST', '/sandboxes', { body: { templateID: 'base', timeout: 300, metadata: {},
     envVars: {}, secure: true, allow_internet_access: true } })
   assert.equal(py.status, 201, py.text)
   assert.equal(py.json.allowInternetAccess, false, 'the create answer says what the sandbox got')
-  const pySbx = await e2b.Sandbox.connect(py.json.sandboxID, opts())
+  const pySbx = await suite.e2b.Sandbox.connect(py.json.sandboxID, opts())
   created.push(pySbx)
   assert.equal((await curlIn(pySbx, `http://${OUT.a4}/`)).code, 7, 'a Python SDK create gets no internet')
   assert.equal((await curlIn(pySbx, `http://[${OUT.a6}]/`)).code, 7, 'nor IPv6')
-  assert.equal((await e2b.Sandbox.getInfo(pySbx.sandboxId, opts())).allowInternetAccess, false)
+  assert.equal((await suite.e2b.Sandbox.getInfo(pySbx.sandboxId, opts())).allowInternetAccess, false)
   const capped = await create({ allowInternetAccess: true })
   assert.ok(!(await capped.commands.run('cat /proc/net/dev')).stdout.includes('eth0'), 'no internet under listed')
   assert.equal((await capped.getInfo()).allowInternetAccess, false)
   const listed = await create({ allowInternetAccess: true, network: { allowOut: [OUT.a4] } })
   assert.equal((await curlIn(listed, `http://${OUT.a4}/`)).out, `outside ${OUT.a4}\n`)
   assert.notEqual((await curlIn(listed, `http://${OUT.b4}/`)).code, 0, 'only what is listed')
-  const info = await e2b.Sandbox.getInfo(listed.sandboxId, opts())
+  const info = await suite.e2b.Sandbox.getInfo(listed.sandboxId, opts())
   assert.equal(info.allowInternetAccess, false)
   for (const s of created.splice(0)) await s.kill()
 
   await stopSbxd()
-  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
-    args: ['--egress-dns', OUT.dns, '--egress-max', 'none'] })
+  await suite.start(['--egress-dns', OUT.dns, '--egress-max', 'none'])
   const none = await create({ allowInternetAccess: true, network: { allowOut: [OUT.a4] } })
   assert.ok(!(await none.commands.run('cat /proc/net/dev')).stdout.includes('eth0'))
   await none.updateNetwork({ allowOut: [OUT.a4] }) // accepted, and still nothing
   assert.notEqual((await curlIn(none, `http://${OUT.a4}/`)).code, 0)
   for (const s of created.splice(0)) await s.kill()
-  assert.equal(sbxLeftovers(d.state), '')
+  assert.equal(sbxLeftovers(suite.d.state), '')
 })
 
 test('no sbxd of this file logged an error', { skip }, async () => {
-  const text = [...logs, d.stderr()].join('\n')
+  const text = [...logs, suite.d.stderr()].join('\n')
   assert.match(text, /"ident":"sbxd"/, 'the logs were read')
   assert.deepEqual(text.split('\n').filter((l) => l.includes('"level":"error"')), [])
 })

@@ -2,50 +2,25 @@
 // "Credentials"): E2B's /secrets through the unmodified SDK, values never readable back; and
 // network transform rules whose headers the egress proxy adds to a sandbox's HTTP(S) requests,
 // seen by an outside server while nothing inside the sandbox holds the secret.
-import { test, before, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { createServer } from 'node:net'
-import { startSbxd, realTemplates, REAL, TOP } from './sbxd.mjs'
-import { OUT, outsideUp, curlIn } from './egress-net.mjs'
+import { OUT, curlIn } from './egress-net.mjs'
+import { egressSuite } from './egress-suite.mjs'
 
-const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
-const skip = missing.length ? `not built: ${missing.join(', ')}` : false
-const SDK = join(TOP, 'tests/node_modules/e2b/dist/index.mjs')
-
-let d, outside, e2b
-const created = []
-const opts = () => ({ apiUrl: d.url, sandboxUrl: d.url, apiKey: d.key, timeoutMs: 120000 })
-async function create(o = {}) {
-  const s = await e2b.Sandbox.create('base', { ...opts(), ...o })
-  created.push(s)
-  return s
-}
-const api = (method, path, body) => fetch(`${d.url}${path}`, {
-  method, headers: { 'X-API-KEY': d.key, 'Content-Type': 'application/json' },
+const suite = egressSuite({ upstreamCa: true })
+const { skip, opts, create } = suite
+const api = (method, path, body) => fetch(`${suite.d.url}${path}`, {
+  method, headers: { 'X-API-KEY': suite.d.key, 'Content-Type': 'application/json' },
   body: body === undefined ? undefined : JSON.stringify(body),
-})
-
-before(async () => {
-  if (skip) return
-  e2b = await import(SDK)
-  outside = await outsideUp()
-  // the outside's own certificate is the upstream trust anchor of the proxy (no public CA here)
-  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
-    args: ['--egress-dns', OUT.dns, '--egress-max', 'any', '--egress-upstream-ca', outside.cert] })
-})
-
-after(async () => {
-  for (const s of created) await s.kill().catch(() => {})
-  await d?.stop()
-  outside?.down()
 })
 
 const VALUE = 'sk-live-' + 'q7Zr2'.repeat(6)
 
 test('secrets: create, get, list, update, delete; the value is never returned', { skip }, async () => {
-  const S = e2b.Secret
+  const S = suite.e2b.Secret
   const a = await S.create('Api-Key', VALUE, { ...opts(), metadata: { team: 'x' } })
   assert.match(a.secretId, /^sec_[0-9a-f]{24}$/)
   assert.equal(a.name, 'api-key', 'names are lowercased')
@@ -89,7 +64,7 @@ test('secrets: create, get, list, update, delete; the value is never returned', 
   assert.equal((await api('POST', '/secrets/nope', { value: 'x' })).status, 404)
 
   // on disk: owner-only files in an owner-only dir
-  const dir = join(d.state, 'secrets')
+  const dir = join(suite.d.state, 'secrets')
   assert.equal(statSync(dir).mode & 0o777, 0o700)
   for (const f of readdirSync(dir)) assert.equal(statSync(join(dir, f)).mode & 0o777, 0o600, f)
 
@@ -105,11 +80,11 @@ async function recorded() {
 const last = async () => (await recorded()).at(-1)
 
 test('transform: the header reaches the server, the secret never enters the sandbox', { skip }, async () => {
-  await e2b.Secret.create('svc-key', VALUE, opts())
+  await suite.e2b.Secret.create('svc-key', VALUE, opts())
   const s = await create({ network: {
     allowOut: ['www.allowed.test', 'other.test'],
     rules: { 'www.allowed.test': [{ transform: { headers: {
-      Authorization: `Bearer ${e2b.Secret.fill('svc-key')}`, 'X-Sbx-Static': 'plain' } } }] },
+      Authorization: `Bearer ${suite.e2b.Secret.fill('svc-key')}`, 'X-Sbx-Static': 'plain' } } }] },
   } })
   // HTTPS to the matching name, certificate verified in the sandbox (no -k): the proxy's leaf,
   // signed by the CA the sandbox's bundle now holds; the sandbox's own Authorization is replaced
@@ -156,11 +131,11 @@ test('transform: the header reaches the server, the secret never enters the sand
     { timeoutMs: 120000 })
   assert.match(loop.stdout.trim(), /^60 421$/)
   assert.equal((await recorded()).length, before, 'nothing reached the server')
-  const logged = d.stderr().split('\n').filter((l) => l.includes('for another host refused'))
+  const logged = suite.d.stderr().split('\n').filter((l) => l.includes('for another host refused'))
   assert.ok(logged.length >= 1 && logged.length <= 2 * 10, `${logged.length} log lines for 61 refusals`)
 
   // a new value is used at once; an unknown secret fails the request, not silently
-  await e2b.Secret.update('svc-key', VALUE + '2', opts())
+  await suite.e2b.Secret.update('svc-key', VALUE + '2', opts())
   await curlIn(s, 'https://www.allowed.test/record', { extra: '-4' })
   assert.equal((await last()).authorization, `Bearer ${VALUE}2`)
 
@@ -174,7 +149,7 @@ test('transform: the header reaches the server, the secret never enters the sand
   assert.equal(h['x-sbx-static'], 'moved')
   r = await curlIn(s, 'https://www.allowed.test/record', { extra: "-4 -w ' %{http_code}'" })
   assert.match(r.out, /secret 'nope' does not exist.* 502$/s)
-  await e2b.Secret.destroy('svc-key', opts())
+  await suite.e2b.Secret.destroy('svc-key', opts())
 })
 
 test('transform: Node fetch, urllib, requests and pip trust the CA through the variables sbx sets', { skip }, async () => {
@@ -249,23 +224,22 @@ test('transform: an upstream that cannot prove the name gets nothing', { skip },
 })
 
 test('transform: the rules, the CA and the secrets survive an sbxd restart', { skip }, async () => {
-  await e2b.Secret.create('kept', VALUE, opts())
+  await suite.e2b.Secret.create('kept', VALUE, opts())
   const s = await create({ network: { allowOut: ['www.allowed.test'],
-    rules: { 'www.allowed.test': [{ transform: { headers: { 'X-Sbx-Kept': e2b.Secret.fill('kept') } } }] } } })
-  const ca = readFileSync(join(d.state, 'egress-ca', 'ca.crt'), 'utf8')
-  assert.equal(statSync(join(d.state, 'egress-ca', 'ca.key')).mode & 0o777, 0o600)
+    rules: { 'www.allowed.test': [{ transform: { headers: { 'X-Sbx-Kept': suite.e2b.Secret.fill('kept') } } }] } } })
+  const ca = readFileSync(join(suite.d.state, 'egress-ca', 'ca.crt'), 'utf8')
+  assert.equal(statSync(join(suite.d.state, 'egress-ca', 'ca.key')).mode & 0o777, 0o600)
   const bundle = await s.commands.run('cat /etc/ssl/certs/ca-certificates.crt')
   assert.ok(bundle.stdout.includes(ca.trim()), 'the sandbox trusts the CA')
-  await d.stop({ keep: true })
-  d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, reuse: d,
-    args: ['--egress-dns', OUT.dns, '--egress-max', 'any', '--egress-upstream-ca', outside.cert] })
-  assert.equal(readFileSync(join(d.state, 'egress-ca', 'ca.crt'), 'utf8'), ca, 'the CA is kept')
-  const again = await e2b.Sandbox.connect(s.sandboxId, opts())
+  await suite.d.stop({ keep: true })
+  await suite.start(suite.args(), suite.d)
+  assert.equal(readFileSync(join(suite.d.state, 'egress-ca', 'ca.crt'), 'utf8'), ca, 'the CA is kept')
+  const again = await suite.e2b.Sandbox.connect(s.sandboxId, opts())
   const r = await curlIn(again, 'https://www.allowed.test/record', { extra: '-4' })
   assert.equal(r.out, 'recorded\n')
   assert.equal((await last())['x-sbx-kept'], VALUE)
-  assert.equal((await e2b.Secret.list(opts()).nextItems()).some((x) => x.name === 'kept'), true)
-  await e2b.Secret.destroy('kept', opts())
+  assert.equal((await suite.e2b.Secret.list(opts()).nextItems()).some((x) => x.name === 'kept'), true)
+  await suite.e2b.Secret.destroy('kept', opts())
 })
 
 test('transform rules: bad input is a 400', { skip }, async () => {
