@@ -4,8 +4,7 @@
 //   E2B_API_URL=http://127.0.0.1:3000 E2B_API_KEY=e2b_… node bench/console-bench.mjs [N]
 // (run from tests/, whose node_modules hold playwright-core and e2b)
 import { Sandbox } from 'e2b'
-import net from 'node:net'
-import { launch, newPage, signIn, terminalText } from '../tests/console/browser.mjs'
+import { launch, newPage, signIn, terminalText, blipRelay } from '../tests/console/browser.mjs'
 
 const BASE = process.env.E2B_API_URL
 const KEY = process.env.E2B_API_KEY
@@ -47,25 +46,15 @@ try {
   console.log(`a word typed (8 keys over DevTools) to its echo on the screen (n=${N}): p50 ${pct(echo, 0.5)} ms, p90 ${pct(echo, 0.9)} ms`)
 
   // 3. a blip: every connection through a TCP relay cut; time until the same shell answers
-  const conns = new Set()
-  const relay = net.createServer((c) => {
-    const u = net.connect(Number(new URL(BASE).port), '127.0.0.1')
-    conns.add(c).add(u)
-    c.pipe(u).on('error', () => {})
-    u.pipe(c).on('error', () => {})
-    const gone = () => { c.destroy(); u.destroy(); conns.delete(c); conns.delete(u) }
-    c.on('close', gone).on('error', gone)
-    u.on('close', gone).on('error', gone)
-  })
-  await new Promise((r) => relay.listen(0, '127.0.0.1', r))
-  const via = `http://127.0.0.1:${relay.address().port}`
+  const relay = await blipRelay(Number(new URL(BASE).port))
+  const via = relay.url
   const p2 = await newPage(browser)
   await signIn(p2, via, KEY)
   await p2.goto(`${via}/ui/#/sandboxes/${sbx.sandboxId}/terminal`)
   await p2.waitForSelector('.term-status:text-is("Connected.")')
   const back = []
   for (let i = 0; i < Math.min(N, 5); i++) {
-    for (const c of conns) c.destroy()
+    relay.cut()
     const t0 = performance.now()
     await p2.waitForSelector('.term-status:text-is("Reconnected to the same shell.")')
     back.push(performance.now() - t0)
@@ -74,7 +63,7 @@ try {
     await waitText(p2, new RegExp(`^back-${i}\\s*$`, 'm'))
   }
   console.log(`connection cut to the same shell again (n=${back.length}, first retry after 500 ms): p50 ${pct(back, 0.5)} ms`)
-  relay.close()
+  relay.server.close()
 } finally {
   await browser.close()
   await sbx.kill()

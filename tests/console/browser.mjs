@@ -3,6 +3,7 @@
 // the network: without them Chromium reaches for Google's services and stalls on a closed one.
 import { chromium } from 'playwright-core'
 import { existsSync } from 'node:fs'
+import net from 'node:net'
 
 export const CHROMIUM = process.env.SBX_CHROMIUM || '/usr/bin/chromium'
 
@@ -43,4 +44,23 @@ export function terminalText (page) {
     const t = document.querySelector('.xterm-accessibility-tree')
     return t ? [...t.children].map((r) => r.textContent).join('\n') : ''
   })
+}
+
+// A TCP relay to sbxd on 127.0.0.1:port that stands for the network between the browser and
+// sbxd: cut() drops every connection through it with no close frame, as a blip does. url is
+// the console's base through the relay; server is the listener (close it to refuse new ones).
+export async function blipRelay (port) {
+  const conns = new Set()
+  const server = net.createServer((c) => {
+    const u = net.connect(port, '127.0.0.1')
+    conns.add(c).add(u)
+    c.pipe(u).on('error', () => {})
+    u.pipe(c).on('error', () => {})
+    const gone = () => { c.destroy(); u.destroy(); conns.delete(c); conns.delete(u) }
+    c.on('close', gone).on('error', gone)
+    u.on('close', gone).on('error', gone)
+  })
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const cut = () => { for (const c of conns) c.destroy() }
+  return { server, cut, url: `http://127.0.0.1:${server.address().port}` }
 }

@@ -4,9 +4,8 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
-import net from 'node:net'
 import { Sandbox, Template } from 'e2b'
-import { launch, newPage, signIn, terminalText } from './browser.mjs'
+import { launch, newPage, signIn, terminalText, blipRelay } from './browser.mjs'
 
 const BASE = process.env.E2B_API_URL
 const KEY = process.env.E2B_API_KEY
@@ -125,19 +124,8 @@ test('terminal: type echo $((6*7)) and read 42 on the screen', async () => {
 test('terminal: a network blip between the browser and sbxd; the same shell comes back', async () => {
   // A TCP relay stands for the network: cutting its connections drops the WebSocket with no
   // close frame, as a blip does.
-  const conns = new Set()
-  const port = Number(new URL(BASE).port)
-  const relay = net.createServer((c) => {
-    const u = net.connect(port, '127.0.0.1')
-    conns.add(c).add(u)
-    c.pipe(u).on('error', () => {})
-    u.pipe(c).on('error', () => {})
-    const gone = () => { c.destroy(); u.destroy(); conns.delete(c); conns.delete(u) }
-    c.on('close', gone).on('error', gone)
-    u.on('close', gone).on('error', gone)
-  })
-  await new Promise((r) => relay.listen(0, '127.0.0.1', r))
-  const via = `http://127.0.0.1:${relay.address().port}`
+  const relay = await blipRelay(Number(new URL(BASE).port))
+  const via = relay.url
   const p2 = await newPage(browser)
   try {
     await signIn(p2, via, KEY)
@@ -147,11 +135,11 @@ test('terminal: a network blip between the browser and sbxd; the same shell come
     await p2.keyboard.type('export MARK=same-$$; echo marked-$((2*3))\n')
     await until(async () => /^marked-6\s*$/m.test(await terminalText(p2)), 'marked')
     // the network stays down a few seconds: connections are refused, then it comes back
-    const relayPort = relay.address().port
-    await new Promise((r) => { relay.close(r); for (const c of conns) c.destroy() })
+    const relayPort = relay.server.address().port
+    await new Promise((r) => { relay.server.close(r); relay.cut() })
     await p2.waitForSelector('.term-status:text("reconnecting")')
     await new Promise((r) => setTimeout(r, 2500))
-    await new Promise((r) => relay.listen(relayPort, '127.0.0.1', r))
+    await new Promise((r) => relay.server.listen(relayPort, '127.0.0.1', r))
     await p2.waitForSelector('.term-status:text-is("Reconnected to the same shell.")', { timeout: 15000 })
     await until(async () => /^marked-6\s*$/m.test(await terminalText(p2)), 'the screen redrawn')
     await p2.click('.term-wrap')
@@ -160,8 +148,8 @@ test('terminal: a network blip between the browser and sbxd; the same shell come
     assert.deepEqual(p2.problems.filter((x) => !/WebSocket/.test(x)), [])
   } finally {
     await p2.context().close()
-    relay.close()
-    for (const c of conns) c.destroy()
+    relay.server.close()
+    relay.cut()
   }
 })
 
