@@ -1,7 +1,7 @@
 // Starts a private sbxd for one test file: port 0, fresh state dir, port read back from
 // --port-file. Self-contained: no npm packages, nothing shared with other suites.
 import { spawn, execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, existsSync, mkdirSync, writeFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, existsSync, mkdirSync, writeFileSync, rmSync, openSync, writeSync, closeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -56,6 +56,23 @@ export function releaseState(state) {
   for (const m of [join(state, 'pool'), state]) {
     try { execFileSync('umount', ['-l', m], { stdio: 'ignore' }) } catch {}
   }
+}
+
+// Fills the file system of dir (a test's own small one) until a write fails with ENOSPC, as
+// something else filling the host's disk would; any other failure is thrown. Returns the
+// filler's path (remove it to free the space again).
+export function fillUp(dir) {
+  const p = join(dir, 'filler')
+  const fd = openSync(p, 'w')
+  const chunk = Buffer.alloc(1 << 20, 1)
+  try {
+    for (;;) writeSync(fd, chunk)
+  } catch (e) {
+    if (e.code !== 'ENOSPC') throw e
+  } finally {
+    closeSync(fd)
+  }
+  return p
 }
 
 // reuse: { dir, state } of an earlier startSbxd (stopped with keep: true) to restart on it.

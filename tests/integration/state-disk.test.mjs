@@ -22,11 +22,11 @@
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, mkdirSync, rmSync, openSync, writeSync, closeSync, unlinkSync } from 'node:fs'
+import { mkdtempSync, mkdirSync, rmSync, unlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Sandbox } from 'e2b'
-import { startSbxd, realTemplates, releaseState, REAL } from './sbxd.mjs'
+import { startSbxd, realTemplates, releaseState, REAL, fillUp } from './sbxd.mjs'
 
 const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
 const skip = missing.length ? `not built: ${missing.join(', ')}` : false
@@ -68,20 +68,6 @@ function smallStateDisk() {
   return state
 }
 
-function fill(dir) {
-  const p = join(dir, 'filler')
-  const fd = openSync(p, 'w')
-  const chunk = Buffer.alloc(1 << 20, 1)
-  try {
-    for (;;) writeSync(fd, chunk)
-  } catch (e) {
-    assert.equal(e.code, 'ENOSPC')
-  } finally {
-    closeSync(fd)
-  }
-  return p
-}
-
 const metric = (text, name) => {
   const m = text.match(new RegExp(`^${name.replace(/[{}"]/g, '\\$&')} (\\d+)`, 'm'))
   return m ? Number(m[1]) : undefined
@@ -111,7 +97,7 @@ test('image disks: creates past the state disk get 507; writes in running sandbo
 
   // Fill what is left of the state disk from the host, then write inside a sandbox: the data
   // must be on its disk (read back with O_DIRECT, past the page cache), not silently lost.
-  const filler = fill(mnt)
+  const filler = fillUp(mnt)
   const sbx = await Sandbox.connect(made[0].sandboxID, opts)
   const w = await sbx.commands.run(
     'head -c 40M /dev/urandom > /home/user/data && sync && sha256sum < /home/user/data && ' +
@@ -227,7 +213,7 @@ test('storage pool: disks cost what they hold; past a disk EDQUOT, a full pool E
 
   // The state disk filled up by something else: the pool's blocks were reserved when it was
   // made, so writes in sandboxes still land, on disk.
-  const filler = fill(mnt)
+  const filler = fillUp(mnt)
   const w = await sh(a, 'head -c 40M /dev/urandom > /home/user/data2 && sync && sha256sum < /home/user/data2 && ' +
     'dd if=/home/user/data2 iflag=direct bs=1M 2>/dev/null | sha256sum')
   const [written, direct] = w.trim().split('\n')

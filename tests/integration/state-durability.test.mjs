@@ -8,10 +8,10 @@
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, existsSync, openSync, writeSync, closeSync } from 'node:fs'
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startSbxd, realTemplates, REAL, sleep, envdStdout } from './sbxd.mjs'
+import { startSbxd, realTemplates, REAL, sleep, envdStdout, fillUp } from './sbxd.mjs'
 
 const missing = Object.entries(REAL).filter(([, p]) => !p).map(([k]) => k)
 const skip = missing.length ? `not built: ${missing.join(', ')}` : false
@@ -28,21 +28,6 @@ after(async () => {
 
 const run = (id, token, cmd) => envdStdout(d.url, id, token, cmd, { timeoutMs: 10000 })
 
-// Fill the file system of dir until a write fails; returns the filler's path.
-function fill(dir) {
-  const p = join(dir, 'filler')
-  const fd = openSync(p, 'w')
-  const chunk = Buffer.alloc(1 << 20)
-  try {
-    for (;;) writeSync(fd, chunk)
-  } catch (e) {
-    assert.equal(e.code, 'ENOSPC')
-  } finally {
-    closeSync(fd)
-  }
-  return p
-}
-
 test('state disk full: timeout, refresh and pause are refused with 507 and stay undone across a restart; the sandbox\'s own writes still land', { skip }, async () => {
   // A small file system of its own for the state dir, holding the storage pool (preallocated
   // in it when sbxd starts) and the records.
@@ -58,7 +43,7 @@ test('state disk full: timeout, refresh and pause are refused with 507 and stay 
   const s = c.json
   const before = (await d.api('GET', `/sandboxes/${s.sandboxID}`)).json.endAt
 
-  const filler = fill(mnt)
+  const filler = fillUp(mnt)
   // the records cannot be written now, but the sandbox's disk is the pool's: its writes land
   assert.equal(await run(s.sandboxID, s.envdAccessToken,
     'head -c 16M /dev/urandom > /home/user/w && sync && sha256sum < /home/user/w > /home/user/w.sum && ' +
@@ -81,7 +66,7 @@ test('state disk full: timeout, refresh and pause are refused with 507 and stay 
   assert.equal((await d.api('POST', `/sandboxes/${s.sandboxID}/timeout`, { body: { timeout: 500 } })).status, 204)
   const acked = (await d.api('GET', `/sandboxes/${s.sandboxID}`)).json.endAt
   assert.notEqual(acked, before)
-  fill(mnt)
+  fillUp(mnt)
   assert.equal((await d.api('POST', `/sandboxes/${s.sandboxID}/timeout`, { body: { timeout: 30 } })).status, 507)
   rmSync(filler)
   await d.stop({ keep: true })
