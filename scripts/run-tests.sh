@@ -33,6 +33,28 @@ count() { # suite name, passed, failed
         [ "$3" -eq 0 ] || failed_suites+=("$1")
 }
 
+check() { # suite name, log, command...: one check, passed or failed; the log's head on failure
+        local name=$1 log=$2
+        shift 2
+        if "$@" >"$log" 2>&1; then
+                count "$name" 1 0
+        else
+                head -n 20 "$log"
+                count "$name" 0 1
+        fi
+}
+
+tap_count() { # suite name, TAP log: its last "# pass"/"# fail" counted (none: the run broke)
+        local p f
+        p=$(grep -aE '^# pass ' "$2" | tail -n 1 | awk '{print $3}')
+        f=$(grep -aE '^# fail ' "$2" | tail -n 1 | awk '{print $3}')
+        if [ -z "$p" ]; then
+                count "$1" 0 1
+        else
+                count "$1" "$p" "${f:-0}"
+        fi
+}
+
 meson_counts() { # build dir → "passed failed" from testlog.json
         python3 - "$1/meson-logs/testlog.json" <<'PY'
 import json, sys
@@ -77,30 +99,15 @@ fi
 
 # ---- format ----
 echo "== format"
-if clang-format --dry-run --Werror $(git ls-files '*.c' '*.h') >/tmp/sbx-format.log 2>&1; then
-        count format 1 0
-else
-        head -n 20 /tmp/sbx-format.log
-        count format 0 1
-fi
+check format /tmp/sbx-format.log clang-format --dry-run --Werror $(git ls-files '*.c' '*.h')
 
 # ---- layers: no include points the wrong way between a component's folders ----
 echo "== layers"
-if python3 scripts/check-layers.py >/tmp/sbx-layers.log 2>&1; then
-        count layers 1 0
-else
-        head -n 20 /tmp/sbx-layers.log
-        count layers 0 1
-fi
+check layers /tmp/sbx-layers.log python3 scripts/check-layers.py
 
 # ---- docs: what the documents name exists ----
 echo "== docs"
-if python3 scripts/check-docs.py >/tmp/sbx-docs.log 2>&1; then
-        count docs 1 0
-else
-        head -n 20 /tmp/sbx-docs.log
-        count docs 0 1
-fi
+check docs /tmp/sbx-docs.log python3 scripts/check-docs.py
 
 # ---- clang: the whole tree with a second compiler, warnings as errors ----
 echo "== clang (clang -Werror build)"
@@ -149,13 +156,7 @@ noderecord=$(mktemp /tmp/sbx-node-state.XXXXXX)
 SBX_KEEP_STATE=1 SBX_STATE_RECORD=$noderecord bash scripts/test-node.sh "$build" 2>&1 | tee "$nodelog"
 nodestate=$(cat "$noderecord" 2>/dev/null)
 rm -f "$noderecord"
-np=$(grep -aE '^# pass ' "$nodelog" | tail -n 1 | awk '{print $3}')
-nf=$(grep -aE '^# fail ' "$nodelog" | tail -n 1 | awk '{print $3}')
-if [ -z "$np" ]; then
-        count node 0 1
-else
-        count node "$np" "${nf:-0}"
-fi
+tap_count node "$nodelog"
 
 # ---- python: the Python client (tests/clients/python, Debian's pytest) against its own sbxd ----
 echo "== python (the Python client against a real sbxd)"
@@ -174,13 +175,7 @@ fi
 echo "== package (tests/package/run.sh)"
 pkglog=$(mktemp /tmp/sbx-package.XXXXXX.log)
 bash tests/package/run.sh 2>&1 | tee "$pkglog"
-pp=$(grep -aE '^# pass ' "$pkglog" | tail -n 1 | awk '{print $3}')
-pf=$(grep -aE '^# fail ' "$pkglog" | tail -n 1 | awk '{print $3}')
-if [ -z "$pp" ]; then
-        count package 0 1
-else
-        count package "$pp" "${pf:-0}"
-fi
+tap_count package "$pkglog"
 
 # ---- cleanup ----
 echo "== cleanup"
