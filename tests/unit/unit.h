@@ -7,13 +7,22 @@
 
 static int unit_failures;
 static int unit_checks;
+/* The row a table-driven test is checking now: named after each failure while set. */
+static const char *unit_case;
+
+static inline void unit_failed(void)
+{
+        unit_failures++;
+        if (unit_case)
+                fprintf(stderr, "  (case: %s)\n", unit_case);
+}
 
 #define CHECK(cond)                                                                                \
         do {                                                                                       \
                 unit_checks++;                                                                     \
                 if (!(cond)) {                                                                     \
-                        unit_failures++;                                                           \
                         fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
+                        unit_failed();                                                             \
                 }                                                                                  \
         } while (0)
 
@@ -22,9 +31,9 @@ static int unit_checks;
                 long long _a = (long long)(a), _b = (long long)(b);                                \
                 unit_checks++;                                                                     \
                 if (_a != _b) {                                                                    \
-                        unit_failures++;                                                           \
                         fprintf(stderr, "%s:%d: %s == %lld, expected %lld\n", __FILE__, __LINE__,  \
                                 #a, _a, _b);                                                       \
+                        unit_failed();                                                             \
                 }                                                                                  \
         } while (0)
 
@@ -33,9 +42,9 @@ static int unit_checks;
                 const char *_a = (a), *_b = (b);                                                   \
                 unit_checks++;                                                                     \
                 if (!_a || !_b || strcmp(_a, _b) != 0) {                                           \
-                        unit_failures++;                                                           \
                         fprintf(stderr, "%s:%d: %s == \"%s\", expected \"%s\"\n", __FILE__,        \
                                 __LINE__, #a, _a ? _a : "(null)", _b ? _b : "(null)");             \
+                        unit_failed();                                                             \
                 }                                                                                  \
         } while (0)
 

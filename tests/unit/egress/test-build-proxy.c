@@ -56,52 +56,66 @@ static void ask(const char *path, const char *req, size_t len, char *out, size_t
         close(fd);
 }
 
-static void test_proxy(void)
+/* Send the string req to the proxy at path; the answer in out (of size). */
+static void ask_str(const char *path, const char *req, char *out, size_t size)
 {
-        char dir[] = "/tmp/sbx-egress-test.XXXXXX", path[100], out[2048];
-        CHECK(mkdtemp(dir) != NULL);
-        snprintf(path, sizeof(path), "%s/egress.sock", dir);
-        char host[] = "mirror.invalid";
-        char *allow[] = {host};
+        ask(path, req, strlen(req), out, size);
+}
+
+/* A proxy for the one host, on a socket in the directory made from the template dir; the
+ * socket's path in path (of size). */
+static struct build_egress *proxy_start(char *dir, char *path, size_t size, const char *host)
+{
+        char *allow[] = {(char *)host};
         struct build_egress *e = NULL;
+        CHECK(mkdtemp(dir) != NULL);
+        snprintf(path, size, "%s/egress.sock", dir);
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
         int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         CHECK(lfd >= 0 && bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
               listen(lfd, 8) == 0);
         CHECK_EQ_INT(build_egress_start(lfd, allow, 1, on_note, NULL, &e), 0);
+        return e;
+}
 
-        const char *r1 = "CONNECT pypi.org:443 HTTP/1.1\r\nHost: pypi.org:443\r\n\r\n";
-        ask(path, r1, strlen(r1), out, sizeof(out));
+static void test_proxy(void)
+{
+        char dir[] = "/tmp/sbx-egress-test.XXXXXX", path[100], out[2048];
+        struct build_egress *e = proxy_start(dir, path, sizeof(path), "mirror.invalid");
+
+        ask_str(path, "CONNECT pypi.org:443 HTTP/1.1\r\nHost: pypi.org:443\r\n\r\n", out,
+                sizeof(out));
         CHECK(strncmp(out, "HTTP/1.1 403 ", 13) == 0);
         CHECK(strstr(out, "pypi.org is not reachable from template builds") != NULL);
         CHECK(strstr(out, "(mirror.invalid)") != NULL);
         CHECK(strstr(notes, "pypi.org is not reachable") != NULL);
 
-        /* an allowed host on another port, or CONNECT to port 80, is refused too */
-        const char *r2 = "GET http://mirror.invalid:8080/x HTTP/1.1\r\nHost: a\r\n\r\n";
-        ask(path, r2, strlen(r2), out, sizeof(out));
-        CHECK(strncmp(out, "HTTP/1.1 403 ", 13) == 0);
-        const char *r3 = "CONNECT mirror.invalid:80 HTTP/1.1\r\n\r\n";
-        ask(path, r3, strlen(r3), out, sizeof(out));
-        CHECK(strncmp(out, "HTTP/1.1 403 ", 13) == 0);
+        /* refused by their status alone */
+        static const struct {
+                const char *why, *req, *status;
+        } refused[] = {
+            {"an allowed host on another port",
+             "GET http://mirror.invalid:8080/x HTTP/1.1\r\nHost: a\r\n\r\n", "HTTP/1.1 403 "},
+            {"CONNECT to port 80", "CONNECT mirror.invalid:80 HTTP/1.1\r\n\r\n", "HTTP/1.1 403 "},
+            {"a line break inside the target (a header smuggled into the mirror's request line)",
+             "GET http://mirror.invalid/\nProxy-Authorization: x HTTP/1.1\r\n\r\n",
+             "HTTP/1.1 400 "},
+            {"not a proxy request", "GET /relative HTTP/1.1\r\n\r\n", "HTTP/1.1 400 "},
+        };
+        for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+                unit_case = refused[i].why;
+                ask_str(path, refused[i].req, out, sizeof(out));
+                CHECK(strncmp(out, refused[i].status, 13) == 0);
+        }
+        unit_case = NULL;
 
         /* an allowed host that does not resolve: 502 naming it */
-        const char *r4 =
-            "GET http://mirror.invalid/debian/Release HTTP/1.1\r\nHost: mirror.invalid\r\n\r\n";
-        ask(path, r4, strlen(r4), out, sizeof(out));
+        ask_str(path,
+                "GET http://mirror.invalid/debian/Release HTTP/1.1\r\nHost: mirror.invalid\r\n\r\n",
+                out, sizeof(out));
         CHECK(strncmp(out, "HTTP/1.1 502 ", 13) == 0);
         CHECK(strstr(out, "the mirror mirror.invalid:80 cannot be reached") != NULL);
-
-        /* a line break inside the target (a header smuggled into the mirror's request line) */
-        const char *r6 = "GET http://mirror.invalid/\nProxy-Authorization: x HTTP/1.1\r\n\r\n";
-        ask(path, r6, strlen(r6), out, sizeof(out));
-        CHECK(strncmp(out, "HTTP/1.1 400 ", 13) == 0);
-
-        /* not a proxy request */
-        const char *r5 = "GET /relative HTTP/1.1\r\n\r\n";
-        ask(path, r5, strlen(r5), out, sizeof(out));
-        CHECK(strncmp(out, "HTTP/1.1 400 ", 13) == 0);
 
         /* a head past BUILD_REQUEST_HEAD_MAX */
         size_t big = BUILD_REQUEST_HEAD_MAX + 100;
@@ -206,16 +220,7 @@ static void test_mirror(void)
         pthread_detach(t);
 
         char dir[] = "/tmp/sbx-egress-mirror.XXXXXX", path[100], out[4096];
-        CHECK(mkdtemp(dir) != NULL);
-        snprintf(path, sizeof(path), "%s/egress.sock", dir);
-        char host[] = "localhost";
-        char *allow[] = {host};
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-        int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        CHECK(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(lfd, 8) == 0);
-        struct build_egress *e = NULL;
-        CHECK_EQ_INT(build_egress_start(lfd, allow, 1, on_note, NULL, &e), 0);
+        struct build_egress *e = proxy_start(dir, path, sizeof(path), "localhost");
         notes[0] = 0;
 
         /* the mirror's own name goes as Host (a step's own Host, if any, must be that name) */

@@ -15,53 +15,53 @@
 #include "unit.h"
 #include "url-util.h"
 
+/* route_classify(port header, id header, Host) → kind, and the port and id where given (0 and
+ * NULL: not checked); an invalid port header is ROUTE_BAD_PORT. */
+static const struct {
+        const char *port_hdr, *id_hdr, *host;
+        enum route_kind kind;
+        int port;
+        const char *id;
+} classify_cases[] = {
+    {NULL, NULL, "127.0.0.1:3000", ROUTE_CONTROL, 0, NULL},
+    {"49983", "abc", "127.0.0.1:3000", ROUTE_PROXY, 49983, "abc"},
+    {"49999", NULL, NULL, ROUTE_PROXY, 0, ""},
+    /* a user port */
+    {"8000", "abc", NULL, ROUTE_PROXY, 8000, NULL},
+    {"0", "abc", NULL, ROUTE_BAD_PORT, 0, NULL},
+    {"65536", "abc", NULL, ROUTE_BAD_PORT, 0, NULL},
+    {"-1", "abc", NULL, ROUTE_BAD_PORT, 0, NULL},
+    {"abc", "abc", NULL, ROUTE_BAD_PORT, 0, NULL},
+    {"49983x", "abc", NULL, ROUTE_BAD_PORT, 0, NULL},
+    {"", "abc", NULL, ROUTE_BAD_PORT, 0, NULL},
+    {"99999", "abc", NULL, ROUTE_BAD_PORT, 0, NULL},
+    {NULL, NULL, "49983-abc123.e2b.local", ROUTE_PROXY, 49983, "abc123"},
+    {NULL, NULL, "49999-abc.example.test:443", ROUTE_PROXY, 49999, NULL},
+    {NULL, NULL, "8080-abc.example.test", ROUTE_PROXY, 8080, "abc"},
+    {NULL, NULL, "3000-abc.localhost:3000", ROUTE_PROXY, 3000, NULL},
+    {NULL, NULL, "0-abc.example.test", ROUTE_CONTROL, 0, NULL},
+    {NULL, NULL, "70000-abc.example.test", ROUTE_CONTROL, 0, NULL},
+    {NULL, NULL, "49983-ABC.example.test", ROUTE_CONTROL, 0, NULL},
+    {NULL, NULL, "49983-.example", ROUTE_CONTROL, 0, NULL},
+    {NULL, NULL, "api.example.test", ROUTE_CONTROL, 0, NULL},
+    /* an id header without a port header is not routed by Host */
+    {NULL, "abc", "49983-abc.e2b.local", ROUTE_CONTROL, 0, NULL},
+};
+
 static void test_classify(void)
 {
-        struct route_target t;
-        route_classify(NULL, NULL, "127.0.0.1:3000", &t);
-        CHECK_EQ_INT(t.kind, ROUTE_CONTROL);
-        route_classify("49983", "abc", "127.0.0.1:3000", &t);
-        CHECK_EQ_INT(t.kind, ROUTE_PROXY);
-        CHECK_EQ_INT(t.port, 49983);
-        CHECK_STREQ(t.id, "abc");
-        route_classify("49999", NULL, NULL, &t);
-        CHECK_EQ_INT(t.kind, ROUTE_PROXY);
-        CHECK_STREQ(t.id, "");
-        route_classify("8000", "abc", NULL, &t); /* a user port */
-        CHECK_EQ_INT(t.kind, ROUTE_PROXY);
-        CHECK_EQ_INT(t.port, 8000);
-        static const char *const bad[] = {"0", "65536", "-1", "abc", "49983x", "", "99999"};
-        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-                route_classify(bad[i], "abc", NULL, &t);
-                CHECK_EQ_INT(t.kind, ROUTE_BAD_PORT);
+        for (size_t i = 0; i < sizeof(classify_cases) / sizeof(classify_cases[0]); i++) {
+                struct route_target t;
+                const char *host = classify_cases[i].host;
+                unit_case = host ? host : classify_cases[i].port_hdr;
+                route_classify(classify_cases[i].port_hdr, classify_cases[i].id_hdr, host, &t);
+                CHECK_EQ_INT(t.kind, classify_cases[i].kind);
+                if (classify_cases[i].port)
+                        CHECK_EQ_INT(t.port, classify_cases[i].port);
+                if (classify_cases[i].id)
+                        CHECK_STREQ(t.id, classify_cases[i].id);
         }
-        route_classify(NULL, NULL, "49983-abc123.e2b.local", &t);
-        CHECK_EQ_INT(t.kind, ROUTE_PROXY);
-        CHECK_EQ_INT(t.port, 49983);
-        CHECK_STREQ(t.id, "abc123");
-        route_classify(NULL, NULL, "49999-abc.example.test:443", &t);
-        CHECK_EQ_INT(t.kind, ROUTE_PROXY);
-        CHECK_EQ_INT(t.port, 49999);
-        route_classify(NULL, NULL, "8080-abc.example.test", &t);
-        CHECK_EQ_INT(t.kind, ROUTE_PROXY);
-        CHECK_EQ_INT(t.port, 8080);
-        CHECK_STREQ(t.id, "abc");
-        route_classify(NULL, NULL, "3000-abc.localhost:3000", &t);
-        CHECK_EQ_INT(t.kind, ROUTE_PROXY);
-        CHECK_EQ_INT(t.port, 3000);
-        route_classify(NULL, NULL, "0-abc.example.test", &t);
-        CHECK_EQ_INT(t.kind, ROUTE_CONTROL);
-        route_classify(NULL, NULL, "70000-abc.example.test", &t);
-        CHECK_EQ_INT(t.kind, ROUTE_CONTROL);
-        route_classify(NULL, NULL, "49983-ABC.example.test", &t);
-        CHECK_EQ_INT(t.kind, ROUTE_CONTROL);
-        route_classify(NULL, NULL, "49983-.example", &t);
-        CHECK_EQ_INT(t.kind, ROUTE_CONTROL);
-        route_classify(NULL, NULL, "api.example.test", &t);
-        CHECK_EQ_INT(t.kind, ROUTE_CONTROL);
-        /* an id header without a port header is not routed by Host */
-        route_classify(NULL, "abc", "49983-abc.e2b.local", &t);
-        CHECK_EQ_INT(t.kind, ROUTE_CONTROL);
+        unit_case = NULL;
 }
 
 static void test_proxy_rules(void)
