@@ -196,59 +196,60 @@ static cJSON *json_of(const struct response *r)
         return r->body ? cJSON_ParseWithLength((const char *)r->body, r->len) : NULL;
 }
 
+/* A v1 call without a query that must answer status: its JSON body (NULL when none), for
+ * v1_done(). */
+static cJSON *v1_json(const char *method, const char *path, const char *body, int status,
+                      struct response *r)
+{
+        v1(method, path, NULL, body, r);
+        CHECK_EQ_INT(r->status, status);
+        return json_of(r);
+}
+
+static void v1_done(cJSON *o, struct response *r)
+{
+        cJSON_Delete(o);
+        response_done(r);
+}
+
 static void test_runs(void)
 {
         struct response r;
         cJSON *o;
 
-        v1("POST", "/v1/exec", NULL,
-           "{\"cmd\":[\"sh\",\"-c\",\"printf hi; printf er >&2; exit 4\"]}", &r);
-        CHECK_EQ_INT(r.status, 200);
+        o = v1_json("POST", "/v1/exec",
+                    "{\"cmd\":[\"sh\",\"-c\",\"printf hi; printf er >&2; exit 4\"]}", 200, &r);
         CHECK_EQ_INT(r.served, 200);
-        o = json_of(&r);
         const cJSON *res = cJSON_GetObjectItem(o, "result");
         CHECK_STREQ(cJSON_GetStringValue(cJSON_GetObjectItem(res, "stdout")), "hi");
         CHECK_STREQ(cJSON_GetStringValue(cJSON_GetObjectItem(res, "stderr")), "er");
         CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(res, "exit_code")), 4);
         CHECK(cJSON_IsFalse(cJSON_GetObjectItem(res, "ok")));
         CHECK(cJSON_IsFalse(cJSON_GetObjectItem(res, "timed_out")));
-        cJSON_Delete(o);
-        response_done(&r);
+        v1_done(o, &r);
 
-        v1("POST", "/v1/exec", NULL, "{\"cmd\":\"sleep 5\",\"timeout_ms\":100}", &r);
-        CHECK_EQ_INT(r.status, 200);
-        o = json_of(&r);
+        o = v1_json("POST", "/v1/exec", "{\"cmd\":\"sleep 5\",\"timeout_ms\":100}", 200, &r);
         res = cJSON_GetObjectItem(o, "result");
         CHECK(cJSON_IsTrue(cJSON_GetObjectItem(res, "timed_out")));
         CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(res, "exit_code")), -1);
-        cJSON_Delete(o);
-        response_done(&r);
+        v1_done(o, &r);
 
         /* run-code: the code on stdin, each interpreter reading it whole. */
-        v1("POST", "/v1/run-code", NULL,
-           "{\"code\":\"echo $((6*7)); read x || echo eof\",\"lang\":\"sh\"}", &r);
-        CHECK_EQ_INT(r.status, 200);
-        o = json_of(&r);
+        o = v1_json("POST", "/v1/run-code",
+                    "{\"code\":\"echo $((6*7)); read x || echo eof\",\"lang\":\"sh\"}", 200, &r);
         CHECK_STREQ(cJSON_GetStringValue(cJSON_GetObjectItem(o, "stdout")), "42\neof\n");
-        cJSON_Delete(o);
-        response_done(&r);
-        v1("POST", "/v1/run-code", NULL,
-           "{\"code\":\"echo $BASH_VERSION | cut -c1\",\"lang\":\"bash\"}", &r);
-        CHECK_EQ_INT(r.status, 200);
-        o = json_of(&r);
+        v1_done(o, &r);
+        o = v1_json("POST", "/v1/run-code",
+                    "{\"code\":\"echo $BASH_VERSION | cut -c1\",\"lang\":\"bash\"}", 200, &r);
         CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "exit_code")), 0);
         CHECK(strlen(cJSON_GetStringValue(cJSON_GetObjectItem(o, "stdout"))) == 2);
-        cJSON_Delete(o);
-        response_done(&r);
+        v1_done(o, &r);
 
         /* A managed process: started, listed, its log, exited, forgotten. */
-        v1("POST", "/v1/processes", NULL, "{\"cmd\":\"printf managed\"}", &r);
-        CHECK_EQ_INT(r.status, 201);
+        o = v1_json("POST", "/v1/processes", "{\"cmd\":\"printf managed\"}", 201, &r);
         CHECK_EQ_INT(r.served, 201);
-        o = json_of(&r);
         int pid = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(o, "pid"));
-        cJSON_Delete(o);
-        response_done(&r);
+        v1_done(o, &r);
         char path[64];
         snprintf(path, sizeof(path), "/v1/processes/%d/logs", pid);
         call(0, "GET", path, "follow=true", NULL, 0, NULL, 0, 1, &r);
@@ -257,12 +258,10 @@ static void test_runs(void)
         CHECK_STREQ((char *)r.body, "managed");
         response_done(&r);
         snprintf(path, sizeof(path), "/v1/processes/%d", pid);
-        v1("GET", path, NULL, NULL, &r);
-        o = json_of(&r);
+        o = v1_json("GET", path, NULL, 200, &r);
         CHECK_STREQ(cJSON_GetStringValue(cJSON_GetObjectItem(o, "status")), "exited");
         CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "exit_code")), 0);
-        cJSON_Delete(o);
-        response_done(&r);
+        v1_done(o, &r);
         snprintf(path, sizeof(path), "/v1/processes/%d/signal", pid);
         expect("POST", path, NULL, "{}", 409, "conflict");
         snprintf(path, sizeof(path), "/v1/processes/%d", pid);

@@ -61,22 +61,26 @@ static void test_req_head(void)
 
         /* nothing can split the request */
         struct sbx_header bad[] = {{"X", "a\r\nX-Evil: 1"}};
-        struct sbx_req_head e = {
-            .method = "GET", .path = "/", .query = "", .n_headers = 1, .headers = bad};
-        CHECK_EQ_INT(port_req_head_build(&e, false, &b, &body), -EINVAL);
-        buf_done(&b);
-        e.n_headers = 0;
-        e.path = "/ HTTP/1.0\r\n";
-        CHECK_EQ_INT(port_req_head_build(&e, false, &b, &body), -EINVAL);
-        buf_done(&b);
-        e.path = "/";
-        e.query = "a\nb";
-        CHECK_EQ_INT(port_req_head_build(&e, false, &b, &body), -EINVAL);
-        buf_done(&b);
-        e.query = "";
-        e.method = "GET /x";
-        CHECK_EQ_INT(port_req_head_build(&e, false, &b, &body), -EINVAL);
-        buf_done(&b);
+        static const struct {
+                const char *method, *path, *query;
+                size_t n_headers; /* of bad */
+        } split[] = {
+            {"GET", "/", "", 1},
+            {"GET", "/ HTTP/1.0\r\n", "", 0},
+            {"GET", "/", "a\nb", 0},
+            {"GET /x", "/", "", 0},
+        };
+        for (size_t i = 0; i < sizeof(split) / sizeof(split[0]); i++) {
+                struct sbx_req_head e = {.method = split[i].method,
+                                         .path = split[i].path,
+                                         .query = split[i].query,
+                                         .n_headers = split[i].n_headers,
+                                         .headers = bad};
+                unit_case = split[i].n_headers ? "a header" : split[i].method;
+                CHECK_EQ_INT(port_req_head_build(&e, false, &b, &body), -EINVAL);
+                buf_done(&b);
+        }
+        unit_case = NULL;
 }
 
 static int parse(const char *text, bool head_request, struct port_resp *r, char **ret_buf)
@@ -109,30 +113,33 @@ static void test_resp_head(void)
         CHECK(!port_resp_header_forwarded(&r, "Upgrade"));
         free(b);
 
-        CHECK_EQ_INT(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n"
-                           "Content-Length: 3\r\n\r\n",
-                           false, &r, &b),
-                     0);
-        CHECK_EQ_INT(r.body, PORT_RESP_CHUNKED);
-        CHECK(!port_resp_header_forwarded(&r, "Content-Length"));
-        free(b);
-
-        CHECK_EQ_INT(parse("HTTP/1.0 200\r\n\r\n", false, &r, &b), 0);
-        CHECK_EQ_INT(r.body, PORT_RESP_CLOSE);
-        free(b);
-        CHECK_EQ_INT(parse("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n", true, &r, &b), 0);
-        CHECK_EQ_INT(r.body, PORT_RESP_NONE); /* HEAD */
-        free(b);
-        CHECK_EQ_INT(parse("HTTP/1.1 304 Not Modified\r\n\r\n", false, &r, &b), 0);
-        CHECK_EQ_INT(r.body, PORT_RESP_NONE);
-        free(b);
-        CHECK_EQ_INT(parse("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
-                           "Connection: Upgrade\r\n\r\n",
-                           false, &r, &b),
-                     0);
-        CHECK_EQ_INT(r.body, PORT_RESP_CLOSE);
-        CHECK(port_resp_header_forwarded(&r, "Upgrade"));
-        free(b);
+        /* how the body is framed; a header forwarded or dropped with it (NULL: not checked) */
+        static const struct {
+                const char *head;
+                bool head_request;
+                enum port_resp_body body;
+                const char *forwarded, *dropped;
+        } framing[] = {
+            {"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\nContent-Length: 3\r\n\r\n",
+             false, PORT_RESP_CHUNKED, NULL, "Content-Length"},
+            {"HTTP/1.0 200\r\n\r\n", false, PORT_RESP_CLOSE, NULL, NULL},
+            {"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n", true, PORT_RESP_NONE, NULL, NULL},
+            {"HTTP/1.1 304 Not Modified\r\n\r\n", false, PORT_RESP_NONE, NULL, NULL},
+            {"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: "
+             "Upgrade\r\n\r\n",
+             false, PORT_RESP_CLOSE, "Upgrade", NULL},
+        };
+        for (size_t i = 0; i < sizeof(framing) / sizeof(framing[0]); i++) {
+                unit_case = framing[i].head;
+                CHECK_EQ_INT(parse(framing[i].head, framing[i].head_request, &r, &b), 0);
+                CHECK_EQ_INT(r.body, framing[i].body);
+                if (framing[i].forwarded)
+                        CHECK(port_resp_header_forwarded(&r, framing[i].forwarded));
+                if (framing[i].dropped)
+                        CHECK(!port_resp_header_forwarded(&r, framing[i].dropped));
+                free(b);
+        }
+        unit_case = NULL;
 
         CHECK_EQ_INT(parse("HTTP/1.1 200 OK\r\n", false, &r, &b), -EAGAIN); /* incomplete */
         free(b);

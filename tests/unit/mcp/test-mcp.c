@@ -108,6 +108,32 @@ static cJSON *post(struct mcp *m, const char *body, unsigned want_status,
         return o;
 }
 
+/* tools/call of the tool name with the JSON object args as request id (answered 200) */
+static cJSON *call_tool(struct mcp *m, int id, const char *name, const char *args,
+                        struct mcp_http_response *out)
+{
+        char body[512];
+        snprintf(body, sizeof(body),
+                 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":"
+                 "\"%s\",\"arguments\":%s}}",
+                 id, name, args);
+        return post(m, body, 200, out);
+}
+
+/* The "code" of an answer's "error" member. */
+static const cJSON *error_code(const cJSON *answer)
+{
+        return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(answer, "error"),
+                                                "code");
+}
+
+/* Done with a post()'s answer o and its response. */
+static void answer_done(cJSON *o, struct mcp_http_response *out)
+{
+        cJSON_Delete(o);
+        mcp_http_response_done(out);
+}
+
 static const char *text_of(const cJSON *answer)
 {
         const cJSON *r = cJSON_GetObjectItemCaseSensitive(answer, "result");
@@ -137,90 +163,59 @@ static void test_session(void)
         const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "result");
         CHECK_STREQ(cJSON_GetObjectItemCaseSensitive(r, "protocolVersion")->valuestring,
                     "2025-03-26");
-        cJSON_Delete(o);
-        mcp_http_response_done(&out);
+        answer_done(o, &out);
 
         /* without the session: 400 -32600; with an unknown one: 404 */
         o = post(m, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}", 400, &out);
-        cJSON_Delete(o);
-        mcp_http_response_done(&out);
+        answer_done(o, &out);
         fake.session = "0123456789abcdef0123456789abcdef";
         o = post(m, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}", 404, &out);
-        CHECK_STREQ(
-            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "error"), "code")
-                ->valuestring,
-            "not_found");
-        cJSON_Delete(o);
-        mcp_http_response_done(&out);
+        CHECK_STREQ(error_code(o)->valuestring, "not_found");
+        answer_done(o, &out);
 
         fake.session = sid;
         o = post(m, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}", 200, &out);
         CHECK(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(o, "result")));
-        cJSON_Delete(o);
-        mcp_http_response_done(&out);
+        answer_done(o, &out);
         o = post(m, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", 202, &out);
-        cJSON_Delete(o);
-        mcp_http_response_done(&out);
+        answer_done(o, &out);
         o = post(m, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"nope\"}", 200, &out);
-        CHECK_EQ_INT(
-            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "error"), "code")
-                ->valueint,
-            -32601);
-        cJSON_Delete(o);
-        mcp_http_response_done(&out);
+        CHECK_EQ_INT(error_code(o)->valueint, -32601);
+        answer_done(o, &out);
 
         /* run_shell through the host's native API, created on demand */
         fake.status = 200;
         fake.answer = "{\"result\":{\"stdout\":\"hi\\n\",\"stderr\":\"\",\"exit_code\":3}}";
-        o = post(m,
-                 "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":"
-                 "\"run_shell\",\"arguments\":{\"command\":\"echo hi\"}}}",
-                 200, &out);
+        o = call_tool(m, 4, "run_shell", "{\"command\":\"echo hi\"}", &out);
         CHECK_EQ_INT(fake.creates, 1);
         CHECK_EQ_INT(fake.last_api, MCP_API_NATIVE);
         CHECK_STREQ(fake.last_path, "POST /exec");
         CHECK(strstr(fake.last_body, "\"cmd\":\"echo hi\"") != NULL);
         CHECK_STREQ(text_of(o), "hi\n\n[exit code 3]");
-        cJSON_Delete(o);
-        mcp_http_response_done(&out);
+        answer_done(o, &out);
 
         /* a refusal from the sandbox: its message, as a tool failure */
         fake.status = 400;
         fake.answer = "{\"error\":{\"code\":\"bad_request\",\"message\":\"no such user\"}}";
-        o = post(m,
-                 "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":"
-                 "\"run_shell\",\"arguments\":{\"command\":\"x\"}}}",
-                 200, &out);
+        o = call_tool(m, 5, "run_shell", "{\"command\":\"x\"}", &out);
         CHECK_STREQ(text_of(o), "no such user");
-        cJSON_Delete(o);
-        mcp_http_response_done(&out);
+        answer_done(o, &out);
 
         /* run_python on the code interpreter: the NDJSON stream, cut anywhere */
         fake.status = 200;
         fake.answer = "{\"type\":\"stdout\",\"text\":\"a\\n\"}\n{\"type\":\"result\",\"text\":"
                       "\"2\",\"is_main_result\":true}\n{\"type\":\"end_of_execution\"}\n";
-        o = post(m,
-                 "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":"
-                 "\"run_python\",\"arguments\":{\"code\":\"1+1\"}}}",
-                 200, &out);
+        o = call_tool(m, 6, "run_python", "{\"code\":\"1+1\"}", &out);
         CHECK_EQ_INT(fake.last_api, MCP_API_CODE);
         CHECK_STREQ(fake.last_path, "POST /execute");
         CHECK_STREQ(text_of(o), "a\n2\n");
         CHECK_EQ_INT(fake.creates, 1); /* the session's sandbox is kept */
-        cJSON_Delete(o);
-        mcp_http_response_done(&out);
+        answer_done(o, &out);
 
         /* bad arguments are JSON-RPC errors */
-        o = post(m,
-                 "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":"
-                 "\"install_package\",\"arguments\":{\"packages\":[\"-e x\"]}}}",
-                 200, &out);
-        CHECK_EQ_INT(
-            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "error"), "code")
-                ->valueint,
-            -32602);
-        cJSON_Delete(o);
-        mcp_http_response_done(&out);
+        o = call_tool(m, 7, "install_package", "{\"packages\":[\"-e x\"]}", &out);
+        CHECK_EQ_INT(error_code(o)->valueint, -32602);
+        answer_done(o, &out);
 
         /* GET: 405 with Allow; DELETE ends the session and kills its sandbox */
         struct mcp_http_request get = {"GET", NULL, 0, f_header, NULL, NULL};
