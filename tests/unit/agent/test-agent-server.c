@@ -315,6 +315,16 @@ static void test_rpcs(void)
         response_done(&r);
 }
 
+/* A multipart body (boundary BND) uploading dir/name, the part's bytes and what ends it in
+ * rest; its length. */
+static int upload_body(char *body, size_t size, const char *dir, const char *name, const char *rest)
+{
+        return snprintf(body, size,
+                        "--BND\r\nContent-Disposition: form-data; name=\"file\"; "
+                        "filename=\"%s/%s\"\r\n\r\n%s",
+                        dir, name, rest);
+}
+
 static void test_files(void)
 {
         char dir[] = "/tmp/sbx-agent-test-XXXXXX", q[256], body[1024];
@@ -324,10 +334,7 @@ static void test_files(void)
         int n;
 
         CHECK(mkdtemp(dir) != NULL);
-        n = snprintf(body, sizeof(body),
-                     "--BND\r\nContent-Disposition: form-data; name=\"file\"; "
-                     "filename=\"%s/sub/a.txt\"\r\n\r\nhello\r\n--BND--\r\n",
-                     dir);
+        n = upload_body(body, sizeof(body), dir, "sub/a.txt", "hello\r\n--BND--\r\n");
         call(SBX_PORT_ENVD, "POST", "/files", NULL, &mp, 1, body, (size_t)n, 1, &r);
         CHECK_EQ_INT(r.status, 200);
         snprintf(q, sizeof(q), "[{\"path\":\"%s/sub/a.txt\",\"name\":\"a.txt\",\"type\":\"file\"}]",
@@ -376,10 +383,7 @@ static void test_files(void)
         response_done(&r);
 
         /* Truncated multipart: 400 and no file, not even a temporary one. */
-        n = snprintf(body, sizeof(body),
-                     "--BND\r\nContent-Disposition: form-data; name=\"file\"; "
-                     "filename=\"%s/t.txt\"\r\n\r\npartial",
-                     dir);
+        n = upload_body(body, sizeof(body), dir, "t.txt", "partial");
         call(SBX_PORT_ENVD, "POST", "/files", NULL, &mp, 1, body, (size_t)n, 4, &r);
         CHECK_EQ_INT(r.status, 400);
         response_done(&r);

@@ -18,31 +18,42 @@ static char *json_of(const char *s, size_t n)
 
 static void test_json_strings(void)
 {
-        char *j;
-
-        j = json_of("a\"b\\c\n\t\x01", 8);
-        CHECK_STREQ(j, "\"a\\\"b\\\\c\\n\\t\\u0001\"");
-        free(j);
-        j = json_of("h\xc3\xa9 \xe2\x9c\x93", 7);
-        CHECK_STREQ(j, "\"h\xc3\xa9 \xe2\x9c\x93\"");
-        free(j);
-        /* invalid bytes, an overlong form, a lone surrogate, a truncated sequence */
-        j = json_of("\xff\xc0\xaf\xed\xa0\x80x\xe2\x9c", 9);
-        CHECK_STREQ(j, "\"\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffdx\\ufffd\\ufffd\"");
-        free(j);
-        j = json_of("", 0);
-        CHECK_STREQ(j, "\"\"");
-        free(j);
+        static const struct {
+                const char *in;
+                size_t n;
+                const char *json;
+        } cases[] = {
+            {"a\"b\\c\n\t\x01", 8, "\"a\\\"b\\\\c\\n\\t\\u0001\""},
+            {"h\xc3\xa9 \xe2\x9c\x93", 7, "\"h\xc3\xa9 \xe2\x9c\x93\""},
+            /* invalid bytes, an overlong form, a lone surrogate, a truncated sequence */
+            {"\xff\xc0\xaf\xed\xa0\x80x\xe2\x9c", 9,
+             "\"\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffdx\\ufffd\\ufffd\""},
+            {"", 0, "\"\""},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                unit_case = cases[i].json;
+                char *j = json_of(cases[i].in, cases[i].n);
+                CHECK_STREQ(j, cases[i].json);
+                free(j);
+        }
+        unit_case = NULL;
 }
 
 static void test_utf8_prefix(void)
 {
-        CHECK_EQ_INT(utf8_complete_prefix("abc", 3), 3);
-        CHECK_EQ_INT(utf8_complete_prefix("a\xe2\x9c", 3), 1);
-        CHECK_EQ_INT(utf8_complete_prefix("a\xe2\x9c\x93", 4), 4);
-        CHECK_EQ_INT(utf8_complete_prefix("a\xc3", 2), 1);
-        CHECK_EQ_INT(utf8_complete_prefix("a\xf0\x9f\x98", 4), 1);
-        CHECK_EQ_INT(utf8_complete_prefix("\xff", 1), 1);
+        /* bytes → the length of their longest prefix that ends on a character's boundary */
+        static const struct {
+                const char *in;
+                size_t n, prefix;
+        } cases[] = {
+            {"abc", 3, 3},   {"a\xe2\x9c", 3, 1},     {"a\xe2\x9c\x93", 4, 4},
+            {"a\xc3", 2, 1}, {"a\xf0\x9f\x98", 4, 1}, {"\xff", 1, 1},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                unit_case = cases[i].in;
+                CHECK_EQ_INT(utf8_complete_prefix(cases[i].in, cases[i].n), cases[i].prefix);
+        }
+        unit_case = NULL;
 }
 
 static void test_bash_quote(void)

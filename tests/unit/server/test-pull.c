@@ -145,31 +145,42 @@ static void test_names(void)
 
 static void test_challenges(void)
 {
+        /* a WWW-Authenticate value → the parse's result, and the fields given (NULL: not
+         * checked) */
+        static const struct {
+                const char *value;
+                int rc;
+                const char *scheme, *realm, *service, *scope;
+        } cases[] = {
+            {"Bearer realm=\"https://auth.docker.io/token\",service=\"registry.docker.io\","
+             "scope=\"repository:library/python:pull\"",
+             0, "Bearer", "https://auth.docker.io/token", "registry.docker.io",
+             "repository:library/python:pull"},
+            /* unquoted values, odd spacing and case, an escaped quote, unknown params */
+            {"  bearer  realm=http://127.0.0.1:9/t , service=\"a\\\"b\", "
+             "error=\"insufficient_scope\"",
+             0, NULL, "http://127.0.0.1:9/t", "a\"b", ""},
+            {"Basic realm=\"Registry Realm\"", 0, "Basic", NULL, NULL, NULL},
+            {"Bearer service=\"x\"", -EINVAL, NULL, NULL, NULL, NULL}, /* no realm */
+            {"Negotiate abc", -EINVAL, NULL, NULL, NULL, NULL},
+            {"Bearer realm=\"unterminated", -EINVAL, NULL, NULL, NULL, NULL},
+            {"", -EINVAL, NULL, NULL, NULL, NULL},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                struct pull_challenge c;
+                unit_case = cases[i].value;
+                CHECK_EQ_INT(pull_challenge_parse(cases[i].value, &c), cases[i].rc);
+                if (cases[i].scheme)
+                        CHECK_STREQ(c.scheme, cases[i].scheme);
+                if (cases[i].realm)
+                        CHECK_STREQ(c.realm, cases[i].realm);
+                if (cases[i].service)
+                        CHECK_STREQ(c.service, cases[i].service);
+                if (cases[i].scope)
+                        CHECK_STREQ(c.scope, cases[i].scope);
+        }
+        unit_case = NULL;
         struct pull_challenge c;
-        CHECK_EQ_INT(pull_challenge_parse("Bearer realm=\"https://auth.docker.io/token\","
-                                          "service=\"registry.docker.io\","
-                                          "scope=\"repository:library/python:pull\"",
-                                          &c),
-                     0);
-        CHECK_STREQ(c.scheme, "Bearer");
-        CHECK_STREQ(c.realm, "https://auth.docker.io/token");
-        CHECK_STREQ(c.service, "registry.docker.io");
-        CHECK_STREQ(c.scope, "repository:library/python:pull");
-        /* unquoted values, odd spacing and case, an escaped quote, unknown params */
-        CHECK_EQ_INT(
-            pull_challenge_parse("  bearer  realm=http://127.0.0.1:9/t , service=\"a\\\"b\","
-                                 " error=\"insufficient_scope\"",
-                                 &c),
-            0);
-        CHECK_STREQ(c.realm, "http://127.0.0.1:9/t");
-        CHECK_STREQ(c.service, "a\"b");
-        CHECK_STREQ(c.scope, "");
-        CHECK_EQ_INT(pull_challenge_parse("Basic realm=\"Registry Realm\"", &c), 0);
-        CHECK_STREQ(c.scheme, "Basic");
-        CHECK_EQ_INT(pull_challenge_parse("Bearer service=\"x\"", &c), -EINVAL); /* no realm */
-        CHECK_EQ_INT(pull_challenge_parse("Negotiate abc", &c), -EINVAL);
-        CHECK_EQ_INT(pull_challenge_parse("Bearer realm=\"unterminated", &c), -EINVAL);
-        CHECK_EQ_INT(pull_challenge_parse("", &c), -EINVAL);
         CHECK_EQ_INT(pull_challenge_parse(NULL, &c), -EINVAL);
 }
 

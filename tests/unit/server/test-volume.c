@@ -68,14 +68,25 @@ static void test_clean(void)
 
 static char top[64], vol[96];
 
-static void touch(const char *path, const char *text)
+/* dir/name, a new file holding text */
+static void touch(const char *dir, const char *name, const char *text)
 {
+        char path[256];
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         CHECK(fd >= 0);
         if (fd >= 0) {
                 CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
                 close(fd);
         }
+}
+
+/* dir/name, a new directory */
+static void mkdir_in(const char *dir, const char *name)
+{
+        char path[256];
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        CHECK(mkdir(path, 0755) == 0);
 }
 
 static int count_entries(cJSON *a)
@@ -96,10 +107,8 @@ static void test_fs(void)
         snprintf(vol, sizeof(vol), "%s/vol", top);
         CHECK(mkdir(vol, 0755) == 0);
         /* outside the volume: a secret and a dir a write must never reach */
-        snprintf(p, sizeof(p), "%s/secret", top);
-        touch(p, "host");
-        snprintf(p, sizeof(p), "%s/outside", top);
-        CHECK(mkdir(p, 0755) == 0);
+        touch(top, "secret", "host");
+        mkdir_in(top, "outside");
         /* what a sandbox leaves in the volume */
         char link[256];
         snprintf(link, sizeof(link), "%s/root", vol);
@@ -111,8 +120,7 @@ static void test_fs(void)
         CHECK(symlink(p, link) == 0);
         snprintf(p, sizeof(p), "%s/fifo", vol);
         CHECK(mkfifo(p, 0644) == 0);
-        snprintf(p, sizeof(p), "%s/file", vol);
-        touch(p, "inside");
+        touch(vol, "file", "inside");
 
         int root = -1;
         CHECK_EQ_INT(volume_fs_open_root(vol, &root), 0);
@@ -230,7 +238,7 @@ static void *swapper(void *arg)
 
 static void test_race(void)
 {
-        char top2[64] = "/tmp/sbx-test-volrace.XXXXXX", p[256];
+        char top2[64] = "/tmp/sbx-test-volrace.XXXXXX";
         if (!mkdtemp(top2)) {
                 CHECK(0);
                 return;
@@ -238,12 +246,9 @@ static void test_race(void)
         snprintf(race_vol, sizeof(race_vol), "%s/vol", top2);
         snprintf(race_host, sizeof(race_host), "%s/host", top2);
         CHECK(mkdir(race_vol, 0755) == 0 && mkdir(race_host, 0755) == 0);
-        snprintf(p, sizeof(p), "%s/f", race_host);
-        touch(p, "HOST");
-        snprintf(p, sizeof(p), "%s/d", race_vol);
-        CHECK(mkdir(p, 0755) == 0);
-        snprintf(p, sizeof(p), "%s/d/f", race_vol);
-        touch(p, "vol!");
+        touch(race_host, "f", "HOST");
+        mkdir_in(race_vol, "d");
+        touch(race_vol, "d/f", "vol!");
         int root = -1;
         CHECK_EQ_INT(volume_fs_open_root(race_vol, &root), 0);
         pthread_t t;
