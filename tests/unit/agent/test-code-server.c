@@ -77,6 +77,17 @@ static void execute_and_leave(const char *ctx, const char *code_json)
         pthread_join(c.thread, NULL);
 }
 
+/* A client that leaves mid-run (loop_json never ends) interrupts the execution, and the
+ * context keeps its state: probe_json still answers want. */
+static void check_leave_keeps_state(const char *ctx, const char *loop_json, const char *probe_json,
+                                    const char *want)
+{
+        execute_and_leave(ctx, loop_json);
+        char *b = execute(ctx, probe_json);
+        CHECK(strstr(b, want) != NULL);
+        free(b);
+}
+
 static void test_python(void)
 {
         char *ctx = create_context("{\"cwd\":\"/tmp\"}"), *b;
@@ -98,10 +109,8 @@ static void test_python(void)
         free(b);
 
         /* The client leaves mid-run: SIGINT, the state stays. */
-        execute_and_leave(ctx, "\"import time\\nwhile True: time.sleep(0.01)\"");
-        b = execute(ctx, "\"x\"");
-        CHECK(strstr(b, "\"text\": \"42\"") != NULL);
-        free(b);
+        check_leave_keeps_state(ctx, "\"import time\\nwhile True: time.sleep(0.01)\"", "\"x\"",
+                                "\"text\": \"42\"");
 
         CHECK_EQ_INT(code_call(SBX_PORT_CODE, "GET", "/contexts", NULL, &b), 200);
         CHECK(strstr(b, ctx) != NULL);
@@ -156,10 +165,7 @@ static void test_r(void)
         CHECK(strstr(b, "\"text\":\"[1] \\\"/tmp\\\"\"") != NULL);
         free(b);
 
-        execute_and_leave(ctx, "\"repeat {}\"");
-        b = execute(ctx, "\"x\"");
-        CHECK(strstr(b, "\"text\":\"[1] 42\"") != NULL);
-        free(b);
+        check_leave_keeps_state(ctx, "\"repeat {}\"", "\"x\"", "\"text\":\"[1] 42\"");
 
         b = execute(ctx, "\"system('sleep 2 &'); quit(save = 'no')\"");
         CHECK(strstr(b, "\"name\":\"ContextRestarting\"") != NULL);
@@ -173,29 +179,33 @@ static void test_r(void)
 
 static void test_errors(void)
 {
-        char *b;
-
-        CHECK_EQ_INT(code_call(SBX_PORT_CODE, "POST", "/execute",
-                               "{\"code\":\"1\",\"context_id\":\"a\",\"language\":\"python\"}", &b),
-                     400);
-        free(b);
-        CHECK_EQ_INT(code_call(SBX_PORT_CODE, "POST", "/execute",
-                               "{\"code\":\"1\",\"context_id\":\"nope\"}", &b),
-                     404);
-        CHECK_STREQ(b, "Context nope not found");
-        free(b);
-        CHECK_EQ_INT(code_call(SBX_PORT_CODE, "POST", "/execute", "{\"code\":1}", &b), 422);
-        free(b);
-        CHECK_EQ_INT(code_call(SBX_PORT_CODE, "POST", "/execute", "[", &b), 422);
-        free(b);
-        CHECK_EQ_INT(
-            code_call(SBX_PORT_CODE, "POST", "/contexts", "{\"cwd\":\"/no/such/dir\"}", &b), 500);
-        free(b);
-        CHECK_EQ_INT(code_call(SBX_PORT_CODE, "GET", "/health", NULL, &b), 200);
-        CHECK_STREQ(b, "\"OK\"");
-        free(b);
-        CHECK_EQ_INT(code_call(SBX_PORT_CODE, "GET", "/nothing", NULL, &b), 404);
-        free(b);
+        /* method path body → status, and the body where given */
+        static const struct {
+                const char *method, *path, *body;
+                int status;
+                const char *answer;
+        } cases[] = {
+            {"POST", "/execute", "{\"code\":\"1\",\"context_id\":\"a\",\"language\":\"python\"}",
+             400, NULL},
+            {"POST", "/execute", "{\"code\":\"1\",\"context_id\":\"nope\"}", 404,
+             "Context nope not found"},
+            {"POST", "/execute", "{\"code\":1}", 422, NULL},
+            {"POST", "/execute", "[", 422, NULL},
+            {"POST", "/contexts", "{\"cwd\":\"/no/such/dir\"}", 500, NULL},
+            {"GET", "/health", NULL, 200, "\"OK\""},
+            {"GET", "/nothing", NULL, 404, NULL},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                char *b;
+                unit_case = cases[i].body ? cases[i].body : cases[i].path;
+                CHECK_EQ_INT(
+                    code_call(SBX_PORT_CODE, cases[i].method, cases[i].path, cases[i].body, &b),
+                    cases[i].status);
+                if (cases[i].answer)
+                        CHECK_STREQ(b, cases[i].answer);
+                free(b);
+        }
+        unit_case = NULL;
 }
 
 int main(void)
