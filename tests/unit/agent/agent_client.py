@@ -8,56 +8,12 @@ import os
 import socket
 import struct
 import subprocess
+import sys
 import tempfile
 
-REQ_HEAD, RESP_HEAD, DATA, END = 1, 2, 3, 4
-
-
-def _s(b):
-    b = b.encode() if isinstance(b, str) else b
-    return struct.pack(">H", len(b)) + b
-
-
-def frame(t, payload=b""):
-    return struct.pack(">IB", len(payload), t) + payload
-
-
-def req_head(port, method, path, query="", headers=()):
-    out = struct.pack(">H", port) + _s(method) + _s(path) + _s(query)
-    out += struct.pack(">H", len(headers))
-    for k, v in headers:
-        out += _s(k) + _s(v)
-    return out
-
-
-def recv_exact(sock, n):
-    buf = b""
-    while len(buf) < n:
-        c = sock.recv(n - len(buf))
-        if not c:
-            raise EOFError("eof after %d of %d bytes" % (len(buf), n))
-        buf += c
-    return buf
-
-
-def read_frame(sock):
-    hdr = recv_exact(sock, 5)
-    n, t = struct.unpack(">IB", hdr)
-    return t, recv_exact(sock, n) if n else b""
-
-
-def parse_resp_head(p):
-    status, n = struct.unpack(">HH", p[:4])
-    off, hs = 4, []
-    for _ in range(n):
-        ln = struct.unpack(">H", p[off:off + 2])[0]
-        k = p[off + 2:off + 2 + ln].decode()
-        off += 2 + ln
-        ln = struct.unpack(">H", p[off:off + 2])[0]
-        v = p[off + 2:off + 2 + ln].decode()
-        off += 2 + ln
-        hs.append((k, v))
-    return status, hs
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
+from frames import (DATA, END, REQ_HEAD, RESP_HEAD, frame,  # noqa: E402  (tests/lib)
+                    parse_resp_head, read_frame, req_head)
 
 
 def envelopes(data):
