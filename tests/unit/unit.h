@@ -48,6 +48,13 @@ static inline void unit_failed(void)
                 }                                                                                  \
         } while (0)
 
+/* A table row's optional expectation: CHECK_STREQ(a, b) when b is given (NULL: not checked). */
+#define CHECK_STREQ_IF(a, b)                                                                       \
+        do {                                                                                       \
+                if (b)                                                                             \
+                        CHECK_STREQ(a, b);                                                         \
+        } while (0)
+
 static inline int unit_finish(const char *name)
 {
         fprintf(stderr, "%s: %d checks, %d failed\n", name, unit_checks, unit_failures);

@@ -170,14 +170,10 @@ static void test_challenges(void)
                 struct pull_challenge c;
                 unit_case = cases[i].value;
                 CHECK_EQ_INT(pull_challenge_parse(cases[i].value, &c), cases[i].rc);
-                if (cases[i].scheme)
-                        CHECK_STREQ(c.scheme, cases[i].scheme);
-                if (cases[i].realm)
-                        CHECK_STREQ(c.realm, cases[i].realm);
-                if (cases[i].service)
-                        CHECK_STREQ(c.service, cases[i].service);
-                if (cases[i].scope)
-                        CHECK_STREQ(c.scope, cases[i].scope);
+                CHECK_STREQ_IF(c.scheme, cases[i].scheme);
+                CHECK_STREQ_IF(c.realm, cases[i].realm);
+                CHECK_STREQ_IF(c.service, cases[i].service);
+                CHECK_STREQ_IF(c.scope, cases[i].scope);
         }
         unit_case = NULL;
         struct pull_challenge c;

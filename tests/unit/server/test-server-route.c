@@ -58,8 +58,7 @@ static void test_classify(void)
                 CHECK_EQ_INT(t.kind, classify_cases[i].kind);
                 if (classify_cases[i].port)
                         CHECK_EQ_INT(t.port, classify_cases[i].port);
-                if (classify_cases[i].id)
-                        CHECK_STREQ(t.id, classify_cases[i].id);
+                CHECK_STREQ_IF(t.id, classify_cases[i].id);
         }
         unit_case = NULL;
 }
