@@ -12,14 +12,14 @@ export class SbxError extends Error {
   }
 }
 
+// The message of every error that carries the answer's status and code (ApiError and the two
+// answers that are a timeout or an unavailable service rather than an ApiError).
+const statusMessage = (status: number, code: string, message: string) => `${message} (${status} ${code})`
+
 /** sbxd answered with an error status. */
 export class ApiError extends SbxError {
-  readonly status: number
-  readonly code: string
-  constructor(status: number, code: string, message: string) {
-    super(`${message} (${status} ${code})`)
-    this.status = status
-    this.code = code
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(statusMessage(status, code, message))
   }
 }
 
@@ -52,12 +52,8 @@ export class InternalError extends ApiError {}
 export class SbxTimeoutError extends SbxError {}
 /** 504: the sandbox gave up waiting (a process that does not read its stdin). */
 export class ServerTimeoutError extends SbxTimeoutError {
-  readonly status: number
-  readonly code: string
-  constructor(status: number, code: string, message: string) {
-    super(`${message} (${status} ${code})`)
-    this.status = status
-    this.code = code
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(statusMessage(status, code, message))
   }
 }
 
@@ -66,12 +62,8 @@ export class UnavailableError extends SbxError {}
 /** 502 sandbox_unavailable, 503 unavailable; for a pull, a registry unreachable (502 unreachable),
  * out of the protocol or with a blob that is not its digest (502 bad_registry), or busy (503 registry_busy). */
 export class ServiceUnavailableError extends UnavailableError {
-  readonly status: number
-  readonly code: string
-  constructor(status: number, code: string, message: string) {
-    super(`${message} (${status} ${code})`)
-    this.status = status
-    this.code = code
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(statusMessage(status, code, message))
   }
 }
 /** No answer: the connection could not be opened, or broke before the answer. */
