@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 from urllib.parse import quote
 
+from .errors import SbxTimeoutError
 from .models import (Entry, ExecResult, ImageInfo, ProcessInfo, RunCodeResult, SandboxInfo,
                      SearchResult, StorageInfo, TemplateInfo)
 
@@ -208,6 +209,21 @@ def wait_slice_ms(deadline: Optional[float]) -> int:
     if deadline is None:
         return WAIT_SLICE_MS
     return max(0, min(int((deadline - time.monotonic()) * 1000), WAIT_SLICE_MS))
+
+
+def wait_deadline(timeout: Optional[float]) -> Optional[float]:
+    """The monotonic deadline of a wait of timeout seconds (None: no limit)."""
+    return None if timeout is None else time.monotonic() + timeout
+
+
+def process_waited(info: ProcessInfo, deadline: Optional[float], timeout: Optional[float]) -> bool:
+    """One step of a process wait, after a getProcess answered info: True once the process
+    has exited; SbxTimeoutError when the deadline passed first; False to ask again."""
+    if not info.running:
+        return True
+    if deadline is not None and time.monotonic() >= deadline:
+        raise SbxTimeoutError(f"process {info.pid} still runs after {timeout} s")
+    return False
 
 
 def kill_process(sid: str, pid: int) -> Call:

@@ -110,6 +110,14 @@ class _TermProtocol:
         if not self.closed:
             self.p.send_close(1000)
 
+    def expected(self, pattern: Expect) -> Optional[str]:
+        """One step of expect(): the output up to and including pattern, or None to read on;
+        SbxConnectionError when the terminal closed before pattern appeared."""
+        got = self.match(pattern)
+        if got is None and self.closed:
+            raise SbxConnectionError(f"terminal closed before {pattern!r} appeared")
+        return got
+
     def take(self) -> bytes:
         chunk = self.out.popleft()
         return chunk
@@ -225,14 +233,10 @@ class Terminal(_TerminalState):
         """Read until pattern (a string or a compiled regex) appears in the output; return the
         output up to and including it (later output stays for the next call)."""
         deadline = _deadline(timeout)
-        while True:
-            got = self._p.match(pattern)
-            if got is not None:
-                return got
-            if self._p.closed:
-                raise SbxConnectionError(f"terminal closed before {pattern!r} appeared")
+        while (got := self._p.expected(pattern)) is None:
             if not self._read(deadline):
                 raise SbxTimeoutError(f"terminal: {pattern!r} did not appear in time")
+        return got
 
     def wait(self, timeout: Optional[float] = None) -> Optional[int]:
         """Read (and drop) output until the shell exits; its exit code."""
@@ -333,14 +337,10 @@ class AsyncTerminal(_TerminalState):
 
     async def expect(self, pattern: Expect, timeout: Optional[float] = 30.0) -> str:
         deadline = _deadline(timeout)
-        while True:
-            got = self._p.match(pattern)
-            if got is not None:
-                return got
-            if self._p.closed:
-                raise SbxConnectionError(f"terminal closed before {pattern!r} appeared")
+        while (got := self._p.expected(pattern)) is None:
             if not await self._read(deadline):
                 raise SbxTimeoutError(f"terminal: {pattern!r} did not appear in time")
+        return got
 
     async def wait(self, timeout: Optional[float] = None) -> Optional[int]:
         deadline = _deadline(timeout)

@@ -4,7 +4,6 @@ the docstrings there say what each does."""
 
 from __future__ import annotations
 
-import time
 from typing import IO, Any, AsyncIterable, Callable, List, Mapping, Optional, Sequence, Union
 
 from . import _calls as C
@@ -13,7 +12,7 @@ from ._pull import AsyncPullStream
 from ._streams import AsyncLogStream, AsyncWatch
 from ._terminal import AsyncTerminal
 from ._transport import AsyncTransport
-from .errors import NotFoundError, SbxTimeoutError
+from .errors import NotFoundError
 from .models import (Entry, ExecResult, ImageInfo, ProcessInfo, PullProgress, RunCodeResult,
                      SandboxInfo, SearchResult, StorageInfo, TemplateInfo)
 
@@ -169,14 +168,12 @@ class AsyncProcess:
         await self._sb._t.call(C.kill_process(self._sb.id, self.pid))
 
     async def wait(self, timeout: Optional[float] = None) -> ProcessInfo:
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline = C.wait_deadline(timeout)
         while True:
             self.info = await self._sb._t.call(C.get_process(self._sb.id, self.pid,
                                                              C.wait_slice_ms(deadline)))
-            if not self.info.running:
+            if C.process_waited(self.info, deadline, timeout):
                 return self.info
-            if deadline is not None and time.monotonic() >= deadline:
-                raise SbxTimeoutError(f"process {self.pid} still runs after {timeout} s")
 
     def __repr__(self) -> str:
         return f"AsyncProcess(pid={self.pid}, status={self.info.status!r})"

@@ -4,7 +4,6 @@ for method for asyncio."""
 
 from __future__ import annotations
 
-import time
 from typing import IO, Any, Callable, Iterable, List, Mapping, Optional, Sequence, Union
 
 from . import _calls as C
@@ -13,7 +12,7 @@ from ._pull import PullStream
 from ._streams import LogStream, Watch
 from ._terminal import Terminal
 from ._transport import Transport
-from .errors import NotFoundError, SbxTimeoutError
+from .errors import NotFoundError
 from .models import (Entry, ExecResult, ImageInfo, ProcessInfo, PullProgress, RunCodeResult,
                      SandboxInfo, SearchResult, StorageInfo, TemplateInfo)
 
@@ -210,14 +209,12 @@ class Process:
     def wait(self, timeout: Optional[float] = None) -> ProcessInfo:
         """Wait until it exits and return its final state (``exit_code``). Raises
         SbxTimeoutError when ``timeout`` seconds pass first."""
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline = C.wait_deadline(timeout)
         while True:
             self.info = self._sb._t.call(C.get_process(self._sb.id, self.pid,
                                                        C.wait_slice_ms(deadline)))
-            if not self.info.running:
+            if C.process_waited(self.info, deadline, timeout):
                 return self.info
-            if deadline is not None and time.monotonic() >= deadline:
-                raise SbxTimeoutError(f"process {self.pid} still runs after {timeout} s")
 
     def __repr__(self) -> str:
         return f"Process(pid={self.pid}, status={self.info.status!r})"
