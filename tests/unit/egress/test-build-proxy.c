@@ -224,27 +224,29 @@ static void test_mirror(void)
         notes[0] = 0;
 
         /* the mirror's own name goes as Host (a step's own Host, if any, must be that name) */
-        const char *r1 = "GET http://localhost/dists/InRelease HTTP/1.1\r\nUser-Agent: apt\r\n"
-                         "Proxy-Connection: Keep-Alive\r\n\r\n";
-        ask(path, r1, strlen(r1), out, sizeof(out));
+        ask_str(path,
+                "GET http://localhost/dists/InRelease HTTP/1.1\r\nUser-Agent: apt\r\n"
+                "Proxy-Connection: Keep-Alive\r\n\r\n",
+                out, sizeof(out));
         CHECK_STREQ(got80, "GET /dists/InRelease HTTP/1.1\r\nHost: localhost\r\nUser-Agent: apt\r\n"
                            "Connection: close\r\n\r\n");
         CHECK_STREQ(out, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
 
         /* a Host naming another site: refused, nothing reaches the mirror, the log says why */
         got80[0] = 0;
-        const char *r2 = "GET http://localhost/x HTTP/1.1\r\nHost: evil.example\r\n\r\n";
-        ask(path, r2, strlen(r2), out, sizeof(out));
+        ask_str(path, "GET http://localhost/x HTTP/1.1\r\nHost: evil.example\r\n\r\n", out,
+                sizeof(out));
         CHECK(strncmp(out, "HTTP/1.1 403 ", 13) == 0);
         CHECK(strstr(notes, "names another host (evil.example) in its Host header") != NULL);
         CHECK_STREQ(got80, "");
 
         /* pipelined after a request: never forwarded; what the proxy would refuse is logged */
         notes[0] = 0;
-        const char *r3 = "GET http://localhost/a HTTP/1.1\r\nHost: LOCALHOST:80\r\n\r\n"
-                         "GET http://localhost/b HTTP/1.1\r\nHost: evil.example\r\n\r\n"
-                         "GET http://pypi.org/simple/ HTTP/1.1\r\nHost: pypi.org\r\n\r\n";
-        ask(path, r3, strlen(r3), out, sizeof(out));
+        ask_str(path,
+                "GET http://localhost/a HTTP/1.1\r\nHost: LOCALHOST:80\r\n\r\n"
+                "GET http://localhost/b HTTP/1.1\r\nHost: evil.example\r\n\r\n"
+                "GET http://pypi.org/simple/ HTTP/1.1\r\nHost: pypi.org\r\n\r\n",
+                out, sizeof(out));
         CHECK_STREQ(got80, "GET /a HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
         CHECK(strstr(notes, "pipelined on one connection, for localhost (Host evil.example)") !=
               NULL);
@@ -252,14 +254,16 @@ static void test_mirror(void)
 
         /* a body by its Content-Length, and nothing after it */
         got80[0] = 0;
-        const char *r4 = "POST http://localhost/p HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello"
-                         "GET http://localhost/z HTTP/1.1\r\n\r\n";
-        ask(path, r4, strlen(r4), out, sizeof(out));
+        ask_str(path,
+                "POST http://localhost/p HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello"
+                "GET http://localhost/z HTTP/1.1\r\n\r\n",
+                out, sizeof(out));
         CHECK_STREQ(got80, "POST /p HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n"
                            "Connection: close\r\n\r\nhello");
-        const char *r5 = "POST http://localhost/p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-                         "5\r\nhello\r\n0\r\n\r\n";
-        ask(path, r5, strlen(r5), out, sizeof(out));
+        ask_str(path,
+                "POST http://localhost/p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                "5\r\nhello\r\n0\r\n\r\n",
+                out, sizeof(out));
         CHECK(strncmp(out, "HTTP/1.1 501 ", 13) == 0);
 
         /* CONNECT: the tunnel only for TLS that asks for the mirror's name */

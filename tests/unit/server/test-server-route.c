@@ -100,18 +100,21 @@ static void test_proxy_rules(void)
 static void test_query(void)
 {
         char *q = NULL;
-        CHECK_EQ_INT(query_from_target("/files?path=%2Fhome%2Fuser%2Fa.txt&username=user", &q), 0);
-        CHECK_STREQ(q, "path=%2Fhome%2Fuser%2Fa.txt&username=user");
-        free(q);
-        CHECK_EQ_INT(query_from_target("/health", &q), 0);
-        CHECK_STREQ(q, "");
-        free(q);
-        CHECK_EQ_INT(query_from_target("/x?a=1#frag", &q), 0);
-        CHECK_STREQ(q, "a=1");
-        free(q);
-        CHECK_EQ_INT(query_from_target("/x?", &q), 0);
-        CHECK_STREQ(q, "");
-        free(q);
+        /* a request target → its query */
+        static const char *const targets[][2] = {
+            {"/files?path=%2Fhome%2Fuser%2Fa.txt&username=user",
+             "path=%2Fhome%2Fuser%2Fa.txt&username=user"},
+            {"/health", ""},
+            {"/x?a=1#frag", "a=1"},
+            {"/x?", ""},
+        };
+        for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) {
+                unit_case = targets[i][0];
+                CHECK_EQ_INT(query_from_target(targets[i][0], &q), 0);
+                CHECK_STREQ(q, targets[i][1]);
+                free(q);
+        }
+        unit_case = NULL;
 
         q = NULL;
         CHECK_EQ_INT(url_query_append(&q, "path", "/home/user/a.txt"), 0);
