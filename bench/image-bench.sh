@@ -14,6 +14,7 @@ n=${2:-10}
 work=$(mktemp -d /tmp/sbx-image-bench.XXXXXX)
 trap 'kill -TERM "$sbxd_pid" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 sbxd_pid=
+. "$top/bench/bench-lib.sh"
 
 if [ "${SKIP_COLD:-0}" != 1 ]; then
         t0=$(date +%s.%N)
@@ -26,15 +27,9 @@ t0=$(date +%s.%N)
 bash "$top/templates/build-all.sh" "$work/state/templates" 2>/dev/null
 echo "base build, cached (fresh state): $(echo "$(date +%s.%N) - $t0" | bc) s"
 
-"$build/server/sbxd" --listen 127.0.0.1:0 --state-dir "$work/state" --port-file "$work/port" \
-        --pool-size 0 >/dev/null 2>"$work/sbxd.log" &
-sbxd_pid=$!
-for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.05; done
-url=http://127.0.0.1:$(cat "$work/port")
-key=$(head -n 1 "$work/state/keys")
+start_sbxd
 
-python3 "$top/tests/integration/fixtures/mkimage.py" "$work/img.tar" --filler-mb 96 \
-        --agent "$build/guest-agent/sbx-agent"
+python3 "$top/tests/integration/fixtures/mkimage.py" "$work/img.tar" --filler-mb 96
 size=$(stat -c %s "$work/img.tar")
 for pass in first again; do
         t=$(curl -s -o /dev/null -w '%{time_total}' -X POST -H "Authorization: Bearer $key" \
@@ -42,14 +37,6 @@ for pass in first again; do
         echo "import of a $((size >> 20)) MiB OCI archive ($pass): $t s"
 done
 
-p50() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 for tpl in base bench-img; do
-        for _ in $(seq "$n"); do
-                out=$(curl -s -w ' %{time_total}' -X POST -H "X-API-KEY: $key" \
-                        -H 'Content-Type: application/json' -d "{\"templateID\":\"$tpl\"}" \
-                        "$url/sandboxes")
-                id=$(echo "$out" | python3 -c 'import json,sys; print(json.loads(sys.stdin.read().rsplit(" ",1)[0])["sandboxID"])')
-                echo "${out##* }"
-                curl -s -o /dev/null -X DELETE -H "X-API-KEY: $key" "$url/sandboxes/$id"
-        done | p50 | awk -v t="$tpl" -v n="$n" '{printf "create p50, %s (%d cold creates): %.0f ms\n", t, n, $1 * 1000}'
+        create_p50 "$tpl" "$n"
 done

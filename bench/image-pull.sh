@@ -18,6 +18,7 @@ n=${2:-10}
 work=$(mktemp -d /tmp/sbx-pull-bench.XXXXXX)
 sbxd_pid= reg_pid=
 trap 'for p in $sbxd_pid $reg_pid; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+. "$top/bench/bench-lib.sh"
 
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"
 bash "$top/tests/lib/images/build.sh" "$work/images"
@@ -64,12 +65,7 @@ echo "tar -xzf of its layer (unpacking alone): $(printf '%.2f' "$t") s"
 rm -rf "$work/untar" "$work/skopeo-dir" "$work/skopeo-oci"
 
 bash "$top/templates/build-all.sh" "$work/state/templates" 2>/dev/null
-"$build/server/sbxd" --listen 127.0.0.1:0 --state-dir "$work/state" --port-file "$work/port" \
-        --pool-size 0 >/dev/null 2>"$work/sbxd.log" &
-sbxd_pid=$!
-for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.05; done
-url=http://127.0.0.1:$(cat "$work/port")
-key=$(head -n 1 "$work/state/keys")
+start_sbxd
 
 pull() { # IMAGE → seconds (and the answer in $work/pull.json)
         curl -s -o "$work/pull.json" -w '%{time_total}' -X POST -H "Authorization: Bearer $key" \
@@ -84,26 +80,7 @@ t=$(pull "$reg/bench/minbase-app:v1")
 echo "sbxd pull, the app on that base:  $(printf '%.2f' "$t") s; $(reused)"
 app=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["template"])' "$work/pull.json")
 
-p50() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 for tpl in base "$app"; do
-        times=$work/times
-        : >"$times"
-        for _ in $(seq "$n"); do
-                out=$(curl -s -w ' %{time_total} %{http_code}' -X POST -H "X-API-KEY: $key" \
-                        -H 'Content-Type: application/json' -d "{\"templateID\":\"$tpl\"}" \
-                        "$url/sandboxes")
-                code=${out##* }
-                rest=${out% *}
-                if [ "$code" != 201 ]; then
-                        echo "create of $tpl: not measured, it fails: ${rest% *}"
-                        : >"$times"
-                        break
-                fi
-                id=$(echo "${rest% *}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["sandboxID"])')
-                echo "${rest##* }" >>"$times"
-                curl -s -o /dev/null -X DELETE -H "X-API-KEY: $key" "$url/sandboxes/$id"
-        done
-        [ -s "$times" ] && p50 <"$times" |
-                awk -v t="$tpl" -v n="$n" '{printf "create p50, %s (%d cold creates): %.0f ms\n", t, n, $1 * 1000}'
+        create_p50 "$tpl" "$n"
 done
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
