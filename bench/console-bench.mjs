@@ -2,15 +2,21 @@
 // user sees the sandbox list, how long a keystroke takes to come back through the terminal,
 // and how long a lost terminal connection takes to get its shell back. Prints figures only.
 //   E2B_API_URL=http://127.0.0.1:3000 E2B_API_KEY=e2b_… node bench/console-bench.mjs [N]
-// (run from tests/, whose node_modules hold playwright-core and e2b)
-import { Sandbox } from 'e2b'
+// (after `npm ci` in tests/, whose node_modules hold playwright-core and e2b)
 import { launch, newPage, signIn, terminalText, blipRelay } from '../tests/console/browser.mjs'
+const { Sandbox } = await import('../tests/node_modules/e2b/dist/index.mjs')
 
 const BASE = process.env.E2B_API_URL
 const KEY = process.env.E2B_API_KEY
 const N = Number(process.argv[2] || 20)
 const pct = (a, p) => a.slice().sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor(a.length * p))].toFixed(1)
-const waitText = async (page, re) => { while (!re.test(await terminalText(page))) await new Promise((r) => setTimeout(r, 2)) }
+const waitText = async (page, re, ms = 30_000) => {
+  const end = Date.now() + ms
+  while (!re.test(await terminalText(page))) {
+    if (Date.now() > end) throw new Error(`${re} not on the terminal after ${ms} ms`)
+    await new Promise((r) => setTimeout(r, 2))
+  }
+}
 
 const sbx = await Sandbox.create('base', { timeoutMs: 600_000 })
 const browser = await launch()
@@ -56,6 +62,8 @@ try {
   for (let i = 0; i < Math.min(N, 5); i++) {
     relay.cut()
     const t0 = performance.now()
+    // the cut seen first: the status still says "Reconnected" from the round before
+    await p2.waitForSelector('.term-status:text("reconnecting")')
     await p2.waitForSelector('.term-status:text-is("Reconnected to the same shell.")')
     back.push(performance.now() - t0)
     await p2.click('.term-wrap')
