@@ -81,6 +81,29 @@ int brec_write(struct build_service *b, const char *kind, const char *id, const 
         return write_file_atomic(path, text, strlen(text), 0600);
 }
 
+bool brec_file_id(const char *name, char id[static BUILD_TEMPLATE_ID_MAX])
+{
+        size_t l = strlen(name);
+        if (l < 6 || l - 5 >= BUILD_TEMPLATE_ID_MAX || strcmp(name + l - 5, ".json") != 0)
+                return false;
+        memcpy(id, name, l - 5);
+        id[l - 5] = 0;
+        return true;
+}
+
+void brec_remove_build(struct build_service *b, const char *bid)
+{
+        char dir[4096], path[4300];
+        if (brec_dir(b, REC_BUILDS, dir, sizeof(dir)) >= 0) {
+                snprintf(path, sizeof(path), "%s/%s.json", dir, bid);
+                (void)unlink(path);
+        }
+        if (brec_dir(b, "logs", dir, sizeof(dir)) >= 0) {
+                snprintf(path, sizeof(path), "%s/%s.log", dir, bid);
+                (void)unlink(path);
+        }
+}
+
 static bool has_string(const cJSON *a, const char *s)
 {
         const cJSON *x;
@@ -114,17 +137,13 @@ int brec_resolve(struct build_service *b, const char *ref, char ret_tid[BUILD_TE
         if (r < 0 && brec_dir(b, REC_TEMPLATES, dir, sizeof(dir)) >= 0) {
                 DIR *d = opendir(dir);
                 struct dirent *de;
+                char id[BUILD_TEMPLATE_ID_MAX];
                 while (d && r < 0 && (de = readdir(d))) {
-                        size_t l = strlen(de->d_name);
-                        if (l < 6 || l - 5 >= BUILD_TEMPLATE_ID_MAX ||
-                            strcmp(de->d_name + l - 5, ".json") != 0)
+                        if (!brec_file_id(de->d_name, id))
                                 continue;
-                        char id[BUILD_TEMPLATE_ID_MAX];
-                        memcpy(id, de->d_name, l - 5);
-                        id[l - 5] = 0;
                         _cleanup_json_ cJSON *t = brec_read(b, REC_TEMPLATES, id);
                         if (has_string(cJSON_GetObjectItemCaseSensitive(t, "names"), name)) {
-                                memcpy(ret_tid, id, l - 4);
+                                memcpy(ret_tid, id, strlen(id) + 1);
                                 r = 0;
                         }
                 }
