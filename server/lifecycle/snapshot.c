@@ -13,6 +13,7 @@
 
 #include "cgroup-freeze.h"
 #include "fd-util.h"
+#include "storage/json-record.h"
 #include "storage/layer-store.h"
 #include "lifecycle/lifecycle.h"
 #include "lifecycle/upper.h"
@@ -26,23 +27,11 @@
 
 #define FREEZE_TIMEOUT_MS 2000
 
-static cJSON *read_json(const char *path)
-{
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return NULL;
-        _cleanup_free_ char *text = NULL;
-        size_t len;
-        if (read_all(fd, 1024 * 1024, &text, &len) < 0)
-                return NULL;
-        return cJSON_ParseWithLength(text, len);
-}
-
 static cJSON *read_template(struct server *srv, const char *name)
 {
         char path[4096];
         snprintf(path, sizeof(path), "%s/templates/%s/template.json", srv->config->state_dir, name);
-        return read_json(path);
+        return json_file_read(path, 1024 * 1024);
 }
 
 /* The sandbox's upper, frozen meanwhile unless already paused: a read-only snapshot of its

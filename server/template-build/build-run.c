@@ -23,6 +23,7 @@
 #include "json-util.h"
 #include "log.h"
 #include "sha256.h"
+#include "storage/json-record.h"
 #include "storage/layer-store.h"
 #include "time-util.h"
 
@@ -191,12 +192,7 @@ static int cache_get(struct run *x, const char *key, char *ret_hex)
 {
         char path[4300], layer[4300];
         cache_path(x, key, path, sizeof(path));
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        _cleanup_free_ char *text = NULL;
-        size_t len;
-        if (fd < 0 || read_all(fd, 4096, &text, &len) < 0)
-                return 0;
-        _cleanup_json_ cJSON *j = cJSON_ParseWithLength(text, len);
+        _cleanup_json_ cJSON *j = json_file_read(path, 4096);
         const cJSON *l = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "layers"), 0);
         if (!cJSON_IsString(l) || strlen(l->valuestring) != strlen(LAYER_PREFIX) + 64)
                 return 0;

@@ -20,6 +20,7 @@
 #include "fd-util.h"
 #include "json-util.h"
 #include "log.h"
+#include "storage/json-record.h"
 #include "storage/layer-store.h"
 
 #define RECORD_MAX (4 * 1024 * 1024)
@@ -47,25 +48,13 @@ int brec_dir(struct build_service *b, const char *sub, char *buf, size_t size)
         return 0;
 }
 
-static cJSON *read_json_file(const char *path)
-{
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return NULL;
-        _cleanup_free_ char *text = NULL;
-        size_t len;
-        if (read_all(fd, RECORD_MAX, &text, &len) < 0)
-                return NULL;
-        return cJSON_ParseWithLength(text, len);
-}
-
 cJSON *brec_read(struct build_service *b, const char *kind, const char *id)
 {
         char dir[4096], path[4200];
         if (brec_dir(b, kind, dir, sizeof(dir)) < 0)
                 return NULL;
         snprintf(path, sizeof(path), "%s/%s.json", dir, id);
-        return read_json_file(path);
+        return json_file_read(path, RECORD_MAX);
 }
 
 int brec_write(struct build_service *b, const char *kind, const char *id, const cJSON *j)
