@@ -66,29 +66,14 @@ static int capture_upper(struct server *srv, struct sandbox *s, const char *id, 
 /* s's layers as "sha256:<hex>" refs (template layers imported), plus top when set. */
 static int layer_refs(struct server *srv, const struct sandbox *s, const char *top, cJSON **ret)
 {
-        const char *state = srv->config->state_dir;
-        cJSON *out = cJSON_CreateArray(), *l;
-        char hex[LAYER_ID_MAX], ref[LAYER_ID_MAX + 8];
-        if (!out)
-                return -ENOMEM;
-        cJSON_ArrayForEach(l, s->layers)
-        {
-                int r = 0;
-                if (!cJSON_IsString(l))
-                        r = -EINVAL;
-                else if (!layer_store_is_layer(state, l->valuestring, hex))
-                        r = layer_store_import_dir(state, l->valuestring, hex);
-                if (r < 0) {
-                        cJSON_Delete(out);
-                        return r;
-                }
-                snprintf(ref, sizeof(ref), LAYER_PREFIX "%s", hex);
-                cJSON_AddItemToArray(out, cJSON_CreateString(ref));
+        cJSON *out = cJSON_CreateArray();
+        int r = out ? layer_store_refs(srv->config->state_dir, s->layers, out) : -ENOMEM;
+        if (r < 0) {
+                cJSON_Delete(out);
+                return r;
         }
-        if (top && *top) {
-                snprintf(ref, sizeof(ref), LAYER_PREFIX "%s", top);
-                cJSON_AddItemToArray(out, cJSON_CreateString(ref));
-        }
+        if (top && *top)
+                layer_store_ref_add(out, top);
         *ret = out;
         return 0;
 }

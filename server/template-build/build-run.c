@@ -219,13 +219,6 @@ void build_cache_put(struct run *x, const char *key, const cJSON *refs)
                 (void)write_file_atomic(path, text, strlen(text), 0644);
 }
 
-static void push_layer(struct run *x, const char *hex)
-{
-        char ref[LAYER_ID_MAX + 8];
-        snprintf(ref, sizeof(ref), LAYER_PREFIX "%s", hex);
-        cJSON_AddItemToArray(x->layers, cJSON_CreateString(ref));
-}
-
 /* The environment a step's commands get: the image's, plus the egress proxy. */
 static cJSON *step_env(const struct run *x)
 {
@@ -250,7 +243,7 @@ static int exec_step(struct run *x, const cJSON *s, const char *what, char *err)
         if (!force && cache_get(x, key, hex)) {
                 run_log(x, "info", "CACHED %s", what);
                 x->cached++;
-                push_layer(x, hex);
+                layer_store_ref_add(x->layers, hex);
                 cJSON_Delete(x->pending_dirs);
                 x->pending_dirs = cJSON_CreateArray();
                 return 0;
@@ -315,7 +308,7 @@ static int exec_step(struct run *x, const cJSON *s, const char *what, char *err)
         int r = build_step_sandbox(x, cmds, n, key, hex, err);
         if (r < 0)
                 return r;
-        push_layer(x, hex);
+        layer_store_ref_add(x->layers, hex);
         cJSON_Delete(x->pending_dirs);
         x->pending_dirs = cJSON_CreateArray();
         x->built++;
