@@ -95,25 +95,17 @@ static void test_rm_rf_depth(void)
         CHECK(mkdir(p, 0700) == 0);
         _cleanup_close_ int dfd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         CHECK(dfd >= 0);
-        snprintf(p, sizeof(p), "%s/deep/t", tmp);
-        CHECK(mkdir(p, 0700) == 0);
-        snprintf(p, sizeof(p), "%s/deep/t/file", tmp);
-        CHECK(write_file_atomic(p, "f", 1, 0600) == 0);
-        snprintf(p, sizeof(p), "%s/deep/t/a", tmp);
-        CHECK(mkdir(p, 0700) == 0);
-        snprintf(p, sizeof(p), "%s/deep/t/a/b", tmp);
-        CHECK(mkdir(p, 0700) == 0);
-        snprintf(p, sizeof(p), "%s/deep/t/a/b/c", tmp);
-        CHECK(mkdir(p, 0700) == 0);
+        static const char *const dirs[] = {"t", "t/a", "t/a/b", "t/a/b/c"};
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
+                CHECK(mkdirat(dfd, dirs[i], 0700) == 0);
+        _cleanup_close_ int f = openat(dfd, "t/file", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        CHECK(f >= 0);
         CHECK_EQ_INT(rm_rf_at_depth(dfd, "t", 1), -ELOOP); /* a is entered, b is not */
-        snprintf(p, sizeof(p), "%s/deep/t/file", tmp);
-        CHECK(access(p, F_OK) < 0);
-        snprintf(p, sizeof(p), "%s/deep/t/a/b/c", tmp);
-        CHECK(access(p, F_OK) == 0);
+        CHECK(faccessat(dfd, "t/file", F_OK, 0) < 0);
+        CHECK(faccessat(dfd, "t/a/b/c", F_OK, 0) == 0);
         CHECK_EQ_INT(rm_rf_at_depth(dfd, "t", 2), -ELOOP); /* c is three levels below t */
         CHECK_EQ_INT(rm_rf_at_depth(dfd, "t", 3), 0);
-        snprintf(p, sizeof(p), "%s/deep/t", tmp);
-        CHECK(access(p, F_OK) < 0);
+        CHECK(faccessat(dfd, "t", F_OK, 0) < 0);
         CHECK_EQ_INT(rm_rf_at_depth(dfd, "t", 3), -ENOENT);
 }
 
