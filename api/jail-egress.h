@@ -25,7 +25,7 @@ struct sbx_jail_egress {
         uint8_t addr6[16], gw6[16];
         unsigned prefix6; /* 64..126 */
         /* "ca": the egress proxy's CA (PEM), appended to the sandbox's SBX_JAIL_CA_BUNDLE
-         * (server/README.md "Credentials"); empty: none */
+         * (server/egress/README.md "Credentials"); empty: none */
         char ca_pem[SBX_JAIL_CA_MAX];
 };
 

@@ -1,4 +1,4 @@
-// Egress figures (server/README.md "Egress"). Starts its own sbxd (SBX_BUILD, default build/)
+// Egress figures (server/egress/README.md "Egress"). Starts its own sbxd (SBX_BUILD, default build/)
 // and the egress tests' outside namespace (tests/integration/egress-net.mjs), then prints:
 //   - create latency, loopback-only against allowInternetAccess (a veth pair, its rules),
 //     alternating, N of each, one sandbox with a link kept running meanwhile: sbxd's own

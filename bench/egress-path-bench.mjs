@@ -1,4 +1,4 @@
-// Requests through the egress services, one figure each (server/README.md "Egress",
+// Requests through the egress services, one figure each (server/egress/README.md "Egress",
 // server/template-build/README.md "Egress"; the HTTPS proxy's are transform-bench.mjs'). Starts its own
 // sbxd (SBX_BUILD, default build/) and the egress tests' outside namespace
 // (tests/integration/egress-net.mjs), then prints:

@@ -1,4 +1,4 @@
-// Network transform figures (server/README.md "Credentials"). Starts its own sbxd (SBX_BUILD,
+// Network transform figures (server/egress/README.md "Credentials"). Starts its own sbxd (SBX_BUILD,
 // default build/) and the egress tests' outside namespace (tests/integration/egress-net.mjs),
 // then prints, for N HTTPS requests made one after another by curl inside one sandbox
 // (curl's time_total, a new connection each):

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The egress proxy's CA in a sandbox (server/README.md "Credentials"): appended to the
+ * The egress proxy's CA in a sandbox (server/egress/README.md "Credentials"): appended to the
  * sandbox's SBX_JAIL_CA_BUNDLE (Debian's bundle, which curl, OpenSSL, Python's ssl and
  * requests' certifi-less setups read; Node reads its own store unless NODE_EXTRA_CA_CERTS or
  * --use-openssl-ca says otherwise), written as a new file of the upper layer owned by sandbox

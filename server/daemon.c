@@ -70,7 +70,7 @@ static bool public_url_domain(const char *url, char *buf, size_t size)
         return true;
 }
 
-/* The egress policy in force, said once at start (server/README.md "Egress"). */
+/* The egress policy in force, said once at start (server/egress/README.md "Egress"). */
 static void log_egress_policy(const struct sbxd_config *cfg)
 {
         static const char *const cap[] = {

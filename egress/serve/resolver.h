@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The sandboxes' DNS resolver (server/README.md "Egress"): one UDP socket on an ephemeral
+ * The sandboxes' DNS resolver (server/egress/README.md "Egress"): one UDP socket on an ephemeral
  * port of the host (bound by sbxd, which keeps it across restarts of sbx-egress), where
  * nftables sends every DNS query (udp 53) a sandbox with a link makes.
  * It knows the sandbox by its source address (the lookup hook) and answers by its policy:

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * TLS of the egress proxy (tls-proxy.h; server/README.md "Credentials"), with OpenSSL: leaf
+ * TLS of the egress proxy (tls-proxy.h; server/egress/README.md "Credentials"), with OpenSSL: leaf
  * certificates signed by the sandboxes' CA for the names the proxy intercepts, and the client
  * side towards the real server.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The egress proxy (server/README.md "Credentials"): where nftables sends the new HTTPS
+ * The egress proxy (server/egress/README.md "Credentials"): where nftables sends the new HTTPS
  * connections (TCP 443) that a sandbox with network.rules transforms makes and its policy
  * allows (server/egress/egress.c, chain sN_nat). It knows the sandbox by its source address and the
  * destination by conntrack (SO_ORIGINAL_DST), reads the TLS ClientHello's server name without

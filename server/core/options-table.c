@@ -323,7 +323,7 @@ const struct sbxd_option sbxd_options[] = {
      .def = "deny",
      .help = "egress of a sandbox that asks for nothing: deny or allow (allow implies "
              "--egress-max any)",
-     .doc = "`deny`: loopback only; `allow`: the internet, as on E2B (server/README.md, "
+     .doc = "`deny`: loopback only; `allow`: the internet, as on E2B (server/egress/README.md, "
             "\"Egress\")."},
     {.name = "egress-max",
      .arg = "LIMIT",
@@ -349,7 +349,7 @@ const struct sbxd_option sbxd_options[] = {
      PATH(egress_upstream_ca),
      .check = check_readable,
      .help = "a PEM bundle the egress proxy trusts, besides the host's CA bundle",
-     .doc = "For the servers the proxy connects to (server/README.md, \"Credentials\")."},
+     .doc = "For the servers the proxy connects to (server/egress/README.md, \"Credentials\")."},
 
     SECTION("Cluster"),
     {.name = "cluster",

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The sandboxes' CA (server/README.md "Credentials"): <state>/EGRESS_CA_DIRNAME/ca.key (EC
+ * The sandboxes' CA (server/egress/README.md "Credentials"): <state>/EGRESS_CA_DIRNAME/ca.key (EC
  * P-256, 0600) and EGRESS_CA_CERT (0644), made by the first sbxd that needs them
  * (egress/cert/egress-cert.h) and loaded by every later one. sbxd hands both to sbx-egress,
  * which signs its leaves with them, and the certificate to every sandbox with a link.

@@ -22,10 +22,14 @@
 #define READ_CHUNK   (16u * 1024)
 #define RESUME_BYTES (4u * 1024) /* a throttled FIFO is read again once this much is allowed */
 
+/* Descriptors are what a host of thousands of sandboxes runs out of first (sbxd's RLIMIT_NOFILE),
+ * so a sandbox's log holds one while it is idle: the FIFO's read end. The log file is opened by
+ * path for each batch that drains into it and closed again. */
 struct agent_log {
-        int fifo; /* read end, O_NONBLOCK */
-        int dir;  /* the sandbox dir, O_PATH */
-        int out;  /* SANDBOX_LOG_NAME, O_APPEND; -EBADF until first written */
+        int fifo;  /* read end, O_NONBLOCK */
+        char *log; /* <dir>/SANDBOX_LOG_NAME */
+        char *old; /* <dir>/AGENT_LOG_OLD_NAME */
+        int out;   /* the log, O_APPEND, open during one drain() only; else -EBADF */
         uint64_t size;
         uint64_t slot_gen; /* epoll's key: (slot << 32) | generation */
         int64_t tokens;    /* bytes allowed now */
@@ -44,8 +48,7 @@ static uint32_t generation;
 
 static int open_out(struct agent_log *l)
 {
-        l->out = openat(l->dir, SANDBOX_LOG_NAME,
-                        O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+        l->out = open(l->log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (l->out < 0)
                 return -errno;
         struct stat st;
@@ -59,7 +62,7 @@ static void out_write(struct agent_log *l, const char *p, size_t n)
         if (l->out < 0 && open_out(l) < 0)
                 return;
         if (l->size > 0 && l->size + n > AGENT_LOG_MAX_BYTES) {
-                (void)renameat(l->dir, SANDBOX_LOG_NAME, l->dir, AGENT_LOG_OLD_NAME);
+                (void)rename(l->log, l->old);
                 l->out = safe_close(l->out);
                 l->noted = false;
                 if (open_out(l) < 0)
@@ -85,8 +88,8 @@ static void refill(struct agent_log *l, int64_t now)
         l->last_ms = now;
 }
 
-/* Under lock: copy what the FIFO holds, within the budget. */
-static void drain(struct agent_log *l, int64_t now)
+/* Under lock: copy what the FIFO holds, within the budget (the log is open meanwhile). */
+static void drain_open(struct agent_log *l, int64_t now)
 {
         char buf[READ_CHUNK];
         if (l->eof || l->resume_ms)
@@ -119,6 +122,12 @@ static void drain(struct agent_log *l, int64_t now)
                          "writes until it slows down is lost\n",
                          AGENT_LOG_RATE);
         out_write(l, note, (size_t)k);
+}
+
+static void drain(struct agent_log *l, int64_t now)
+{
+        drain_open(l, now);
+        l->out = safe_close(l->out);
 }
 
 static struct agent_log *lookup(uint64_t key)
@@ -198,8 +207,9 @@ static int slot_take(struct agent_log *l)
 static void free_log(struct agent_log *l)
 {
         safe_close(l->fifo);
-        safe_close(l->dir);
         safe_close(l->out);
+        free(l->log);
+        free(l->old);
         free(l);
 }
 
@@ -208,19 +218,23 @@ int agent_log_open(const char *dir, struct agent_log **ret, char *fifo_path, siz
         struct agent_log *l = calloc(1, sizeof(*l));
         if (!l)
                 return -ENOMEM;
-        *l = (struct agent_log){.fifo = -EBADF,
-                                .dir = -EBADF,
-                                .out = -EBADF,
-                                .tokens = AGENT_LOG_BURST,
-                                .last_ms = now_ms()};
+        *l = (struct agent_log){
+            .fifo = -EBADF, .out = -EBADF, .tokens = AGENT_LOG_BURST, .last_ms = now_ms()};
         snprintf(fifo_path, size, "%s/%s", dir, AGENT_LOG_FIFO_NAME);
         int r = 0;
-        l->dir = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (l->dir < 0 || (mkfifoat(l->dir, AGENT_LOG_FIFO_NAME, 0600) < 0 && errno != EEXIST))
+        if (asprintf(&l->log, "%s/%s", dir, SANDBOX_LOG_NAME) < 0)
+                l->log = NULL; /* asprintf leaves it undefined on failure */
+        if (asprintf(&l->old, "%s/%s", dir, AGENT_LOG_OLD_NAME) < 0)
+                l->old = NULL;
+        if (!l->log || !l->old) {
+                free_log(l);
+                return -ENOMEM;
+        }
+        if (mkfifo(fifo_path, 0600) < 0 && errno != EEXIST)
                 r = -errno;
         /* O_NONBLOCK: opening the read end does not wait for a writer, reading never blocks */
-        if (r >= 0 && (l->fifo = openat(l->dir, AGENT_LOG_FIFO_NAME,
-                                        O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        if (r >= 0 &&
+            (l->fifo = open(fifo_path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)) < 0)
                 r = -errno;
         struct stat st;
         if (r >= 0 && (fstat(l->fifo, &st) < 0 || !S_ISFIFO(st.st_mode)))

@@ -44,7 +44,7 @@ int lifecycle_net_for_create(struct server *srv, const struct net_policy *asked,
         return 1;
 }
 
-/* The sandboxes' CA into a link (its bundle gets it: server/README.md "Credentials"). */
+/* The sandboxes' CA into a link (its bundle gets it: server/egress/README.md "Credentials"). */
 static int link_ca(struct server *srv, struct sbx_jail_egress *l)
 {
         _cleanup_free_ char *pem = NULL;

@@ -122,7 +122,7 @@ int sandbox_metadata_matches(const struct sandbox *s, const cJSON *filter);
 
 /* Replace s's effective egress policy (NULL: none); the old one is freed. */
 void sandbox_set_net(struct sandbox *s, struct net_policy *net);
-/* Whether s has an egress policy, and so a network link (server/README.md "Egress"). */
+/* Whether s has an egress policy, and so a network link (server/egress/README.md "Egress"). */
 bool sandbox_has_link(const struct sandbox *s);
 /* A copy of s's policy in *ret; 0 when it has none (no link), 1 when copied, -ENOMEM. */
 int sandbox_get_net(struct sandbox *s, struct net_policy *ret);

@@ -2,7 +2,7 @@
 /*
  * Secrets: named values the egress proxy puts into a sandbox's outbound requests
  * (${e2b.secrets.<name>} in a network transform header) and that nothing ever reads back
- * (E2B's /secrets, docs/e2b-wire.md "Secrets"; server/README.md "Credentials").
+ * (E2B's /secrets, docs/e2b-wire.md "Secrets"; server/egress/README.md "Credentials").
  *
  * One record per secret, <state>/secrets/<secretID>.json, mode 0600 in a 0700 directory, written
  * atomically; the value is in the record and in sbxd's memory only. Reads through this header

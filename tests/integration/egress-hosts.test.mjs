@@ -1,4 +1,4 @@
-// Several sbxd on one host (server/README.md "Several sbxd on one host"): two and three sbxd
+// Several sbxd on one host (server/egress/README.md "Several sbxd on one host"): two and three sbxd
 // with linked sandboxes, created and killed in every order, restarted, and `nft flush ruleset`
 // while sandboxes run. No sandbox ever reaches what its policy refuses (the host's private
 // 10.99.0.10 in particular), none loses what it allows for longer than a restore takes, every

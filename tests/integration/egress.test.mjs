@@ -226,7 +226,7 @@ test('nothing left behind after kill, and the rules survive an sbxd restart', { 
 })
 
 test('--egress allow and --egress-max: the operator\'s default and cap', { skip }, async () => {
-  // one sbxd with egress at a time (server/README.md "Egress", gaps)
+  // one sbxd with egress at a time (server/egress/README.md "Egress", gaps)
   await stopSbxd()
   d = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
     args: ['--egress-dns', OUT.dns, '--egress', 'allow'] })

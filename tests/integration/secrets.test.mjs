@@ -1,4 +1,4 @@
-// Credentials the code never sees (docs/e2b-wire.md "Secrets", server/README.md
+// Credentials the code never sees (docs/e2b-wire.md "Secrets", server/egress/README.md
 // "Credentials"): E2B's /secrets through the unmodified SDK, values never readable back; and
 // network transform rules whose headers the egress proxy adds to a sandbox's HTTP(S) requests,
 // seen by an outside server while nothing inside the sandbox holds the secret.

@@ -93,7 +93,7 @@ static void test_defaults(void)
         CHECK_EQ_INT(c.create_wait_s, SBXD_DEFAULT_CREATE_WAIT_S);
         CHECK_EQ_INT(c.max_connections, SBXD_DEFAULT_MAX_CONNECTIONS);
         CHECK(c.disk_overcommit == 1.0);
-        /* a default install lets nothing out (server/README.md "Egress") */
+        /* a default install lets nothing out (server/egress/README.md "Egress") */
         CHECK_EQ_INT(c.egress_max, EGRESS_MAX_LISTED);
         CHECK(!c.egress_allow && !c.tmpfs_disks);
         CHECK_EQ_INT(c.disk_mode, SBXD_DISK_AUTO);

@@ -83,7 +83,7 @@ int main(void)
         /* secrets made back to back (many in one millisecond) list in the order they were made,
          * in this store and in a store that loads them again */
         for (int i = 0; i < 20; i++) {
-                char name[16];
+                char name[32];
                 snprintf(name, sizeof(name), "burst-%02d", i);
                 CHECK_EQ_INT(secret_create(s, name, "v", NULL, &g), 0);
                 secret_info_done(&g);
@@ -96,7 +96,7 @@ int main(void)
                 CHECK_EQ_INT(secret_list(s, &all, &n), 0);
                 CHECK_EQ_INT(n, 21);
                 for (size_t i = 1; i < n; i++) {
-                        char want[16];
+                        char want[32];
                         snprintf(want, sizeof(want), "burst-%02zu", i - 1);
                         CHECK_STREQ(all[i].name, want);
                 }
