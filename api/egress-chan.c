@@ -12,6 +12,7 @@
 
 #include "fd-util.h"
 #include "macros.h"
+#include "time-util.h"
 
 /* A caller waiting for its answer. */
 struct waiter {
@@ -106,14 +107,7 @@ int egress_chan_call(struct egress_chan *c, struct egress_msg *req, struct egres
                 pthread_mutex_unlock(&c->lock);
         }
         if (r >= 0) {
-                struct timespec until;
-                clock_gettime(CLOCK_MONOTONIC, &until);
-                until.tv_sec += EGRESS_CHAN_CALL_MS / 1000;
-                until.tv_nsec += (long)(EGRESS_CHAN_CALL_MS % 1000) * 1000000L;
-                if (until.tv_nsec >= 1000000000L) {
-                        until.tv_sec++;
-                        until.tv_nsec -= 1000000000L;
-                }
+                struct timespec until = timespec_in_ms(CLOCK_MONOTONIC, EGRESS_CHAN_CALL_MS);
                 pthread_mutex_lock(&c->lock);
                 while (!w->done && !c->closed && r >= 0)
                         if (pthread_cond_timedwait(&w->cond, &c->lock, &until) == ETIMEDOUT)

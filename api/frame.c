@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "buf.h"
 #include "fd-util.h"
 #include "macros.h"
 
@@ -49,9 +50,9 @@ int sbx_frame_header_parse(const uint8_t in[SBX_FRAME_HEADER_SIZE], uint8_t *ret
 
 /* ---- head encoding ---- */
 
+/* A head being encoded: its bytes, and the first error (later puts do nothing). */
 struct wbuf {
-        uint8_t *p;
-        size_t len, cap;
+        struct buf b;
         int err;
 };
 
@@ -59,22 +60,10 @@ static void wb_put(struct wbuf *w, const void *d, size_t n)
 {
         if (w->err)
                 return;
-        if (w->len + n > SBX_FRAME_MAX_HEAD) {
+        if (w->b.len + n > SBX_FRAME_MAX_HEAD)
                 w->err = -EMSGSIZE;
-                return;
-        }
-        if (w->len + n > w->cap) {
-                size_t cap = MAX(w->cap * 2, w->len + n + 256);
-                uint8_t *np = realloc(w->p, cap);
-                if (!np) {
-                        w->err = -ENOMEM;
-                        return;
-                }
-                w->p = np;
-                w->cap = cap;
-        }
-        memcpy(w->p + w->len, d, n);
-        w->len += n;
+        else if (buf_add(&w->b, d, n) < 0)
+                w->err = -ENOMEM;
 }
 
 static void wb_u16(struct wbuf *w, uint16_t v)
@@ -112,11 +101,11 @@ static void wb_headers(struct wbuf *w, const struct sbx_header *h, size_t n)
 static int wb_finish(struct wbuf *w, uint8_t **ret_buf, size_t *ret_len)
 {
         if (w->err) {
-                free(w->p);
+                buf_done(&w->b);
                 return w->err;
         }
-        *ret_buf = w->p;
-        *ret_len = w->len;
+        *ret_len = w->b.len;
+        *ret_buf = (uint8_t *)buf_steal(&w->b);
         return 0;
 }
 

@@ -91,3 +91,12 @@ char *buf_steal(struct buf *b)
         *b = (struct buf){0};
         return p;
 }
+
+size_t buf_capped_write(char *data, size_t size, size_t nmemb, void *ud)
+{
+        struct buf_capped *c = ud;
+        size_t n = size * nmemb;
+        if (c->b.len + n > c->max || buf_add(&c->b, data, n) < 0)
+                return 0;
+        return n;
+}

@@ -27,3 +27,13 @@ void buf_consume(struct buf *b, size_t n);
 const char *buf_str(const struct buf *b);
 /* Hand the contents out (the caller frees them; NULL while empty) and reset the buffer. */
 char *buf_steal(struct buf *b);
+
+/* A buf that takes at most max bytes in all: what a write callback of fwrite's shape (libcurl's
+ * CURLOPT_WRITEFUNCTION) gathers a whole answer into. */
+struct buf_capped {
+        struct buf b;
+        size_t max;
+};
+/* Append size * nmemb bytes of data to ud, a struct buf_capped: returns how many it took, all
+ * of them, or 0 (nothing taken, which ends a transfer) past max or out of memory. */
+size_t buf_capped_write(char *data, size_t size, size_t nmemb, void *ud);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,7 +238,8 @@ int dir_names_sorted(int dfd, size_t max, bool (*keep)(const char *name), char *
         return 0;
 }
 
-static int rm_rf_children(int dfd, dev_t dev)
+/* Everything in directory dfd; a directory more than depth levels down is left (-ELOOP). */
+static int rm_rf_children(int dfd, dev_t dev, unsigned depth)
 {
         DIR *d = opendir_fd(dfd);
         if (!d)
@@ -256,10 +258,14 @@ static int rm_rf_children(int dfd, dev_t dev)
                                 ret = ret ? ret : -EBUSY;
                                 continue;
                         }
+                        if (depth == 0) { /* too deep: left in place (reported) */
+                                ret = ret ? ret : -ELOOP;
+                                continue;
+                        }
                         _cleanup_close_ int sub = openat(
                             dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                         if (sub >= 0) {
-                                int r = rm_rf_children(sub, dev);
+                                int r = rm_rf_children(sub, dev, depth - 1);
                                 if (r < 0 && !ret)
                                         ret = r;
                         }
@@ -275,6 +281,11 @@ static int rm_rf_children(int dfd, dev_t dev)
 
 int rm_rf_at(int dfd, const char *name)
 {
+        return rm_rf_at_depth(dfd, name, UINT_MAX);
+}
+
+int rm_rf_at_depth(int dfd, const char *name, unsigned max_depth)
+{
         struct stat st;
         if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return -errno;
@@ -284,7 +295,7 @@ int rm_rf_at(int dfd, const char *name)
             openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sub < 0)
                 return -errno;
-        int r = rm_rf_children(sub, st.st_dev);
+        int r = rm_rf_children(sub, st.st_dev, max_depth);
         if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && r == 0)
                 r = -errno;
         return r;
@@ -303,7 +314,7 @@ int rm_rf(const char *path)
         struct stat st;
         if (fstat(fd, &st) < 0)
                 return -errno;
-        int r = rm_rf_children(fd, st.st_dev);
+        int r = rm_rf_children(fd, st.st_dev, UINT_MAX);
         if (rmdir(path) < 0 && r == 0)
                 r = -errno;
         return r;

@@ -36,6 +36,9 @@ int rm_rf(const char *path);
 /* The same for the entry name of directory dfd (a symlink is removed, never followed). -ENOENT
  * when it does not exist. */
 int rm_rf_at(int dfd, const char *name);
+/* The same, for a tree of untrusted shape: a directory more than max_depth levels below name
+ * is left in place, and the directories holding it (-ELOOP); everything else goes. */
+int rm_rf_at_depth(int dfd, const char *name, unsigned max_depth);
 
 /* A DIR stream over a duplicate of dfd (dfd stays the caller's), rewound to the start: for
  * walking a directory opened with openat(). NULL with errno on failure; closedir() it. */

@@ -96,15 +96,7 @@ ssize_t mcp_sse_read(struct mcp_sse *c, char *buf, size_t max)
                 /* Wait for the answer until the next progress tick. */
                 int64_t elapsed = now_ms() - c->t0_ms;
                 int64_t tick = (elapsed / MCP_PROGRESS_INTERVAL_MS + 1) * MCP_PROGRESS_INTERVAL_MS;
-                struct timespec until;
-                clock_gettime(CLOCK_REALTIME, &until);
-                int64_t wait_ms = tick - elapsed;
-                until.tv_sec += wait_ms / 1000;
-                until.tv_nsec += (wait_ms % 1000) * 1000000;
-                if (until.tv_nsec >= 1000000000) {
-                        until.tv_sec++;
-                        until.tv_nsec -= 1000000000;
-                }
+                struct timespec until = timespec_in_ms(CLOCK_REALTIME, tick - elapsed);
                 pthread_mutex_lock(&c->lock);
                 while (!c->done && pthread_cond_timedwait(&c->cond, &c->lock, &until) != ETIMEDOUT)
                         ;

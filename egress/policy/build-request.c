@@ -159,31 +159,25 @@ int build_request_parse(const char *head, size_t head_len, struct build_request 
         return 0;
 }
 
-/* Dropped on the way to a mirror: the connection's own headers, the proxy's, and Host (the
- * mirror's own name is sent instead: a CDN routes by it). */
-static bool dropped(const char *line, size_t len)
+/* Whether header line line (len bytes) is one of names' (lowercase, each with its colon). */
+static bool named(const char *line, size_t len, const char *const *names, size_t n)
 {
-        static const char *const drop[] = {
-            "connection:", "proxy-connection:", "keep-alive:", "proxy-authorization:", "host:"};
-        for (size_t i = 0; i < ELEMENTSOF(drop); i++)
-                if (len >= strlen(drop[i]) && strncasecmp(line, drop[i], strlen(drop[i])) == 0)
+        for (size_t i = 0; i < n; i++)
+                if (len >= strlen(names[i]) && strncasecmp(line, names[i], strlen(names[i])) == 0)
                         return true;
         return false;
 }
 
-int build_request_rewrite(const char *head, const struct build_request *rq, char *out, size_t size)
+/* The header lines from line to end (the blank line's CRLF) into out after its first o bytes,
+ * but those named in drop, then "Connection: close" and the blank line: the head's length, or
+ * -ENOBUFS. */
+static int copy_headers(const char *line, const char *end, const char *const *drop, size_t n_drop,
+                        char *out, size_t o, size_t size)
 {
-        int n = snprintf(out, size, "%s %s %s\r\nHost: %s\r\n", rq->method, rq->path, rq->version,
-                         rq->host);
-        if (n < 0 || (size_t)n >= size)
-                return -ENOBUFS;
-        size_t o = (size_t)n;
-        const char *end = head + rq->head_len - 2; /* the blank line's CRLF */
-        const char *line = memchr(head, '\n', rq->head_len);
-        for (line = line ? line + 1 : end; line < end;) {
+        while (line < end) {
                 const char *eol = memchr(line, '\n', (size_t)(end - line));
                 size_t l = eol ? (size_t)(eol - line) + 1 : (size_t)(end - line);
-                if (!dropped(line, l)) {
+                if (!named(line, l, drop, n_drop)) {
                         if (o + l >= size)
                                 return -ENOBUFS;
                         memcpy(out + o, line, l);
@@ -198,8 +192,25 @@ int build_request_rewrite(const char *head, const struct build_request *rq, char
         return (int)(o + sizeof(close_) - 1);
 }
 
+int build_request_rewrite(const char *head, const struct build_request *rq, char *out, size_t size)
+{
+        /* Dropped on the way to a mirror: the connection's own headers, the proxy's, and Host
+         * (the mirror's own name is sent instead: a CDN routes by it). */
+        static const char *const drop[] = {
+            "connection:", "proxy-connection:", "keep-alive:", "proxy-authorization:", "host:"};
+        int n = snprintf(out, size, "%s %s %s\r\nHost: %s\r\n", rq->method, rq->path, rq->version,
+                         rq->host);
+        if (n < 0 || (size_t)n >= size)
+                return -ENOBUFS;
+        const char *end = head + rq->head_len - 2; /* the blank line's CRLF */
+        const char *line = memchr(head, '\n', rq->head_len);
+        return copy_headers(line ? line + 1 : end, end, drop, ELEMENTSOF(drop), out, (size_t)n,
+                            size);
+}
+
 int build_response_rewrite(const char *head, size_t head_len, char *out, size_t size)
 {
+        static const char *const drop[] = {"connection:", "keep-alive:", "proxy-connection:"};
         if (head_len < 4 || !unambiguous(head, head_len) || strncmp(head, "HTTP/1.", 7) != 0)
                 return -EINVAL;
         const char *end = head + head_len - 2,
@@ -208,26 +219,5 @@ int build_response_rewrite(const char *head, size_t head_len, char *out, size_t 
         if (o >= size)
                 return -ENOBUFS;
         memcpy(out, head, o);
-        while (line < end) {
-                const char *eol = memchr(line, '\n', (size_t)(end - line));
-                size_t l = (size_t)(eol - line) + 1;
-                static const char *const drop[] = {
-                    "connection:", "keep-alive:", "proxy-connection:"};
-                bool skip = false;
-                for (size_t i = 0; i < ELEMENTSOF(drop); i++)
-                        skip |=
-                            l >= strlen(drop[i]) && !strncasecmp(line, drop[i], strlen(drop[i]));
-                if (!skip) {
-                        if (o + l >= size)
-                                return -ENOBUFS;
-                        memcpy(out + o, line, l);
-                        o += l;
-                }
-                line += l;
-        }
-        static const char close_[] = "Connection: close\r\n\r\n";
-        if (o + sizeof(close_) > size)
-                return -ENOBUFS;
-        memcpy(out + o, close_, sizeof(close_));
-        return (int)(o + sizeof(close_) - 1);
+        return copy_headers(line, end, drop, ELEMENTSOF(drop), out, o, size);
 }

@@ -449,6 +449,17 @@ static void *accept_main(void *arg)
         return NULL;
 }
 
+/* p's sockets, lock and memory, once its thread is gone (or never started). */
+static void proxy_free(struct egress_proxy *p)
+{
+        safe_close(p->sock4);
+        safe_close(p->sock6);
+        safe_close(p->wake);
+        pthread_mutex_destroy(&p->lock);
+        pthread_cond_destroy(&p->idle);
+        free(p);
+}
+
 int egress_proxy_start(const struct egress_proxy_hooks *hooks, struct egress_tls *tls, int sock4,
                        int sock6, struct egress_proxy **ret)
 {
@@ -474,12 +485,7 @@ int egress_proxy_start(const struct egress_proxy_hooks *hooks, struct egress_tls
         if (r >= 0)
                 r = -pthread_create(&p->thread, NULL, accept_main, p);
         if (r < 0) {
-                safe_close(p->sock4);
-                safe_close(p->sock6);
-                safe_close(p->wake);
-                pthread_mutex_destroy(&p->lock);
-                pthread_cond_destroy(&p->idle);
-                free(p);
+                proxy_free(p);
                 return r;
         }
         *ret = p;
@@ -501,10 +507,5 @@ void egress_proxy_stop(struct egress_proxy *p)
         while (p->active > 0)
                 pthread_cond_wait(&p->idle, &p->lock);
         pthread_mutex_unlock(&p->lock);
-        safe_close(p->sock4);
-        safe_close(p->sock6);
-        safe_close(p->wake);
-        pthread_mutex_destroy(&p->lock);
-        pthread_cond_destroy(&p->idle);
-        free(p);
+        proxy_free(p);
 }

@@ -28,6 +28,16 @@ static void tag_node(cJSON *item, const char *node)
                 cJSON_AddStringToObject(item, "node", node);
 }
 
+/* The items of node's page (an array; anything else gives none) moved to all, each tagged. */
+static void take_items(cJSON *all, cJSON *items, const char *node)
+{
+        cJSON *it;
+        while (cJSON_IsArray(items) && (it = cJSON_DetachItemFromArray(items, 0))) {
+                tag_node(it, node);
+                cJSON_AddItemToArray(all, it);
+        }
+}
+
 /* One item of a node's page, with its sort key. */
 struct item {
         cJSON *json;
@@ -84,11 +94,7 @@ static int aggregate_list(struct request *req)
                         have_total = true;
                         total += strtoull(a.total_running, NULL, 10);
                 }
-                cJSON *it;
-                while (page && (it = cJSON_DetachItemFromArray(page, 0))) {
-                        tag_node(it, nodes[i].name);
-                        cJSON_AddItemToArray(all, it);
-                }
+                take_items(all, page, nodes[i].name);
                 cJSON_Delete(page);
                 forward_answer_done(&a);
         }
@@ -187,11 +193,7 @@ static int aggregate_native_list(struct request *req)
                 if (!cJSON_IsArray(items))
                         log_warning("cluster: listing on node %s: %s", nodes[i].name,
                                     a.status ? "error answer" : "no answer");
-                cJSON *it;
-                while (cJSON_IsArray(items) && (it = cJSON_DetachItemFromArray(items, 0))) {
-                        tag_node(it, nodes[i].name);
-                        cJSON_AddItemToArray(all, it);
-                }
+                take_items(all, items, nodes[i].name);
                 cJSON_Delete(page);
                 forward_answer_done(&a);
         }

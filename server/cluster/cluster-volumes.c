@@ -60,14 +60,20 @@ size_t cluster_volume_mount_names(const cJSON *body, const char *names[], size_t
         return n;
 }
 
+/* etcd's value of key prefix + name into *ret: 0, -ENOENT, or etcd's error. */
+static int get_under(struct etcd *e, const char *prefix, const char *name, char **ret)
+{
+        char key[KEY_MAX];
+        snprintf(key, sizeof(key), "%s%s", prefix, name);
+        return etcd_get(e, key, ret);
+}
+
 /* The node holding the volume named name (and its id): 0, -ENOENT, or etcd's error. */
 static int name_node(struct etcd *e, const char *name, char id[static VOLUME_ID_LEN + 1],
                      char node[static CLUSTER_NAME_MAX + 1])
 {
-        char key[KEY_MAX];
-        snprintf(key, sizeof(key), CLUSTER_VOLUME_NAMES_KEY "%s", name);
         _cleanup_free_ char *v = NULL;
-        int r = etcd_get(e, key, &v);
+        int r = get_under(e, CLUSTER_VOLUME_NAMES_KEY, name, &v);
         if (r < 0)
                 return r;
         return cluster_volume_name_parse(v, id, node) < 0 ? -ENOENT : 0;
@@ -109,10 +115,8 @@ static int id_node(struct etcd *e, const char *id, char node[static CLUSTER_NAME
 {
         if (cache_get(id, node))
                 return 0;
-        char key[KEY_MAX];
-        snprintf(key, sizeof(key), CLUSTER_VOLUMES_KEY "%s", id);
         _cleanup_free_ char *v = NULL;
-        int r = etcd_get(e, key, &v);
+        int r = get_under(e, CLUSTER_VOLUMES_KEY, id, &v);
         if (r < 0)
                 return r;
         snprintf(node, CLUSTER_NAME_MAX + 1, "%s", v);

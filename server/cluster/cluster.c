@@ -129,14 +129,7 @@ static bool stopping(struct cluster *c)
 
 static void nap(struct cluster *c, int ms)
 {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += ms / 1000;
-        ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = timespec_in_ms(CLOCK_REALTIME, ms);
         pthread_mutex_lock(&c->stop_lock);
         if (!stopping(c))
                 pthread_cond_timedwait(&c->stop_cond, &c->stop_lock, &ts);

@@ -112,15 +112,6 @@ static char *prefix_end(const char *prefix)
         return e;
 }
 
-static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
-{
-        struct buf *b = ud;
-        size_t n = size * nmemb;
-        if (b->len + n > ETCD_MAX_ANSWER || buf_add(b, data, n) < 0)
-                return 0;
-        return n;
-}
-
 static int post_one(const char *url, const char *body, long timeout_ms, struct buf *out,
                     long *ret_status)
 {
@@ -134,9 +125,11 @@ static int post_one(const char *url, const char *body, long timeout_ms, struct b
         curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
         curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
         curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-        curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
+        struct buf_capped answer = {.max = ETCD_MAX_ANSWER};
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, buf_capped_write);
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, &answer);
         CURLcode c = curl_easy_perform(h);
+        *out = answer.b;
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, ret_status);
         curl_easy_cleanup(h);
         curl_slist_free_all(hd);

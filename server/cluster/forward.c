@@ -383,15 +383,6 @@ static void base_options(CURL *h, struct request *req, const char *addr, const c
                 curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
 }
 
-static size_t on_buffered(char *data, size_t size, size_t nmemb, void *ud)
-{
-        struct buf *b = ud;
-        size_t n = size * nmemb;
-        if (b->len + n > FORWARD_BUFFERED_MAX || buf_add(b, data, n) < 0)
-                return 0;
-        return n;
-}
-
 static void take_header(CURL *h, const char *name, char **out)
 {
         struct curl_header *hd = NULL;
@@ -416,9 +407,9 @@ int forward_buffered(struct request *req, const char *addr, const char *method, 
                 curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
                 curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
         }
-        struct buf b = {};
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_buffered);
-        curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+        struct buf_capped answer = {.max = FORWARD_BUFFERED_MAX};
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, buf_capped_write);
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, &answer);
         CURLcode c = curl_easy_perform(h);
         if (c == CURLE_OK) {
                 curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &ret->status);
@@ -426,12 +417,12 @@ int forward_buffered(struct request *req, const char *addr, const char *method, 
                 take_header(h, "X-Next-Token", &ret->next_token);
                 take_header(h, "Retry-After", &ret->retry_after);
                 take_header(h, "X-Total-Running", &ret->total_running);
-                ret->len = b.len;
-                ret->body = buf_steal(&b);
+                ret->len = answer.b.len;
+                ret->body = buf_steal(&answer.b);
         } else {
                 log_debug("forward %s %s to %s: %s", method, target, addr, curl_easy_strerror(c));
         }
-        buf_done(&b);
+        buf_done(&answer.b);
         if (c == CURLE_OK)
                 handle_give(addr, h);
         else

@@ -238,37 +238,20 @@ static bool pick_target(struct cluster_node *nodes, size_t n, const char *self, 
  * store, as a snapshot does). Under the store's read lock and s's op_lock. */
 static int move_record(struct server *srv, const struct sandbox *s, cJSON **ret)
 {
-        const char *state = srv->config->state_dir;
         _cleanup_json_ cJSON *rec = sandbox_to_json(s, SHAPE_RECORD);
-        cJSON *refs = cJSON_CreateArray(), *l;
-        if (!rec || !refs) {
-                cJSON_Delete(refs);
-                return -ENOMEM;
-        }
-        cJSON_ArrayForEach(l, s->layers)
-        {
-                char hex[LAYER_ID_MAX], ref[LAYER_ID_MAX + 8];
-                int r = cJSON_IsString(l) ? 0 : -EINVAL;
-                if (r >= 0 && !layer_store_is_layer(state, l->valuestring, hex))
-                        r = layer_store_import_dir(state, l->valuestring, hex);
-                if (r < 0) {
-                        cJSON_Delete(refs);
-                        return r;
-                }
-                snprintf(ref, sizeof(ref), LAYER_PREFIX "%s", hex);
-                cJSON_AddItemToArray(refs, cJSON_CreateString(ref));
-        }
+        cJSON *refs = cJSON_CreateArray();
+        int r = rec && refs ? layer_store_refs(srv->config->state_dir, s->layers, refs) : -ENOMEM;
         /* A persisted sandbox on the storage pool keeps its files in its subvolume, not in its
          * layers: they leave the node as one more layer, hashed (and copied) now. */
-        if (lifecycle_upper_in_pool(srv, s)) {
-                char hex[LAYER_ID_MAX], ref[LAYER_ID_MAX + 8];
-                int r = lifecycle_upper_ingest(srv, s, hex);
-                if (r < 0) {
-                        cJSON_Delete(refs);
-                        return r;
-                }
-                snprintf(ref, sizeof(ref), LAYER_PREFIX "%s", hex);
-                cJSON_AddItemToArray(refs, cJSON_CreateString(ref));
+        if (r >= 0 && lifecycle_upper_in_pool(srv, s)) {
+                char hex[LAYER_ID_MAX];
+                r = lifecycle_upper_ingest(srv, s, hex);
+                if (r >= 0)
+                        layer_store_ref_add(refs, hex);
+        }
+        if (r < 0) {
+                cJSON_Delete(refs);
+                return r;
         }
         cJSON_DeleteItemFromObjectCaseSensitive(rec, "layers");
         cJSON_AddItemToObject(rec, "layers", refs);

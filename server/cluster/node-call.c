@@ -52,15 +52,6 @@ static CURL *handle(const char *addr, const char *method, const char *target)
         return h;
 }
 
-static size_t on_buffered(char *data, size_t size, size_t nmemb, void *ud)
-{
-        struct buf *b = ud;
-        size_t n = size * nmemb;
-        if (b->len + n > NODE_CALL_MAX_ANSWER || buf_add(b, data, n) < 0)
-                return 0;
-        return n;
-}
-
 int node_call(struct server *srv, const char *addr, const char *method, const char *target,
               const char *body, size_t len, long timeout_ms, struct node_answer *ret)
 {
@@ -72,24 +63,24 @@ int node_call(struct server *srv, const char *addr, const char *method, const ch
                 curl_slist_free_all(hd);
                 return -ENOMEM;
         }
-        struct buf b = {};
+        struct buf_capped answer = {.max = NODE_CALL_MAX_ANSWER};
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
         curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
         if (body) {
                 curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
                 curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
         }
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_buffered);
-        curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, buf_capped_write);
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, &answer);
         CURLcode c = curl_easy_perform(h);
         if (c == CURLE_OK) {
                 curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &ret->status);
-                ret->len = b.len;
-                ret->body = buf_steal(&b);
+                ret->len = answer.b.len;
+                ret->body = buf_steal(&answer.b);
         } else {
                 snprintf(ret->error, sizeof(ret->error), "%s", curl_easy_strerror(c));
         }
-        buf_done(&b);
+        buf_done(&answer.b);
         curl_easy_cleanup(h);
         curl_slist_free_all(hd);
         return 0;

@@ -69,16 +69,25 @@ int config_parse_listen(const char *s, struct sockaddr_storage *ret_addr, sockle
         return 0;
 }
 
-int config_resolve_helper(const char *rel, char **ret)
+/* The directory this binary is in, into exe (PATH_MAX bytes): 0 or -errno. */
+static int exe_dir(char exe[static PATH_MAX])
 {
-        char exe[PATH_MAX];
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
         if (n < 0)
                 return -errno;
         exe[n] = 0;
         char *slash = strrchr(exe, '/');
         if (slash)
                 *slash = 0;
+        return 0;
+}
+
+int config_resolve_helper(const char *rel, char **ret)
+{
+        char exe[PATH_MAX];
+        int e = exe_dir(exe);
+        if (e < 0)
+                return e;
         const char *base = strrchr(rel, '/');
         base = base ? base + 1 : rel;
 
@@ -114,13 +123,9 @@ int config_resolve_helper(const char *rel, char **ret)
 int config_resolve_console(char **ret)
 {
         char exe[PATH_MAX];
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        if (n < 0)
-                return -errno;
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash)
-                *slash = 0;
+        int e = exe_dir(exe);
+        if (e < 0)
+                return e;
         /* the build tree (build/server/sbxd → build/console), a --prefix install, /usr */
         for (int i = 0; i < 3; i++) {
                 _cleanup_free_ char *cand = NULL, *index = NULL;

@@ -12,6 +12,7 @@
 #include "fd-util.h"
 #include "json-util.h"
 #include "macros.h"
+#include "storage/json-record.h"
 #include "url-util.h"
 
 /* E2B checks these parameters against its OpenAPI spec before its handler runs; its error
@@ -288,12 +289,7 @@ static cJSON *read_template_json(const char *state_dir, const char *name)
         if ((size_t)snprintf(path, sizeof(path), "%s/templates/%s/template.json", state_dir,
                              name) >= sizeof(path))
                 return NULL;
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        _cleanup_free_ char *text = NULL;
-        size_t len;
-        if (fd < 0 || read_all(fd, TEMPLATE_JSON_MAX, &text, &len) < 0)
-                return NULL;
-        return cJSON_ParseWithLength(text, len);
+        return json_file_read(path, TEMPLATE_JSON_MAX);
 }
 
 static const char *json_str(const cJSON *o, const char *k)

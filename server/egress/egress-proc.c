@@ -427,11 +427,7 @@ static void *supervise(void *arg)
                             ? EGRESS_PROC_RESTART_MIN_MS
                             : MIN(MAX(delay * 2, EGRESS_PROC_RESTART_MIN_MS),
                                   EGRESS_PROC_RESTART_MAX_MS);
-                struct timespec until;
-                clock_gettime(CLOCK_MONOTONIC, &until);
-                until.tv_nsec += (long)delay * 1000000L;
-                until.tv_sec += until.tv_nsec / 1000000000L;
-                until.tv_nsec %= 1000000000L;
+                struct timespec until = timespec_in_ms(CLOCK_MONOTONIC, delay);
                 pthread_mutex_lock(&p->lock);
                 while (!p->stopping &&
                        pthread_cond_timedwait(&p->wake, &p->lock, &until) != ETIMEDOUT)

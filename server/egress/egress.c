@@ -19,6 +19,7 @@
 #include "macros.h"
 #include "core/stats.h"
 #include "rtnl.h"
+#include "time-util.h"
 #include <time.h>
 
 int egress_new(struct server *srv, const char *instance, struct egress **ret)
@@ -491,11 +492,7 @@ static void *watch_main(void *arg)
         struct egress *e = arg;
         pthread_mutex_lock(&e->lock);
         while (!e->watch_stop) {
-                struct timespec until;
-                clock_gettime(CLOCK_MONOTONIC, &until);
-                until.tv_nsec += (long)EGRESS_WATCH_MS * 1000000L;
-                until.tv_sec += until.tv_nsec / 1000000000L;
-                until.tv_nsec %= 1000000000L;
+                struct timespec until = timespec_in_ms(CLOCK_MONOTONIC, EGRESS_WATCH_MS);
                 (void)pthread_cond_timedwait(&e->watch_cond, &e->lock, &until);
                 if (e->watch_stop || !e->table || whole(e))
                         continue;

@@ -42,6 +42,19 @@ static int fill_identity(struct sandbox *s, const struct create_params *p,
         return lifecycle_apply_params(s, p);
 }
 
+/* field's value v (asked: in the request, else the template's) against the operator's max:
+ * 0, or -EINVAL with the message naming the limit. */
+static int check_max(const char *field, bool asked, uint64_t v, uint64_t max, const char *unit,
+                     char *errmsg, size_t errlen)
+{
+        if (v <= max)
+                return 0;
+        snprintf(errmsg, errlen, "%s%s %llu is above this server's limit of %llu %s per sandbox",
+                 asked ? "" : "the template's ", field, (unsigned long long)v,
+                 (unsigned long long)max, unit);
+        return -EINVAL;
+}
+
 /* The sizes asked for (or the template's) against the operator's per-sandbox maxima: -EINVAL
  * (400) naming the limit. */
 static int within_maxima(struct server *srv, const struct create_params *p,
@@ -51,28 +64,14 @@ static int within_maxima(struct server *srv, const struct create_params *p,
         unsigned cpus = p->cpu_count ? p->cpu_count : t->cpu_count;
         uint64_t mem = p->memory_mb ? p->memory_mb : t->memory_mb;
         uint64_t disk = p->disk_mb ? p->disk_mb : t->disk_mb;
-        const char *who = p->cpu_count ? "cpuCount" : "the template's cpuCount";
-        if (cpus > c->max_cpus) {
-                snprintf(errmsg, errlen,
-                         "%s %u is above this server's limit of %u CPUs per sandbox", who, cpus,
-                         c->max_cpus);
-                return -EINVAL;
-        }
-        who = p->memory_mb ? "memoryMB" : "the template's memoryMB";
-        if (mem > c->max_memory_mb) {
-                snprintf(errmsg, errlen,
-                         "%s %llu is above this server's limit of %llu MiB per sandbox", who,
-                         (unsigned long long)mem, (unsigned long long)c->max_memory_mb);
-                return -EINVAL;
-        }
-        who = p->disk_mb ? "diskSizeMB" : "the template's diskSizeMB";
-        if (disk > c->max_disk_mb) {
-                snprintf(errmsg, errlen,
-                         "%s %llu is above this server's limit of %llu MiB per sandbox", who,
-                         (unsigned long long)disk, (unsigned long long)c->max_disk_mb);
-                return -EINVAL;
-        }
-        return 0;
+        int r = check_max("cpuCount", p->cpu_count != 0, cpus, c->max_cpus, "CPUs", errmsg, errlen);
+        if (r == 0)
+                r = check_max("memoryMB", p->memory_mb != 0, mem, c->max_memory_mb, "MiB", errmsg,
+                              errlen);
+        if (r == 0)
+                r = check_max("diskSizeMB", p->disk_mb != 0, disk, c->max_disk_mb, "MiB", errmsg,
+                              errlen);
+        return r;
 }
 
 /* Past --max-sandboxes (running + paused + being created): -EDQUOT (429). */

@@ -141,15 +141,8 @@ static void *pool_main(void *arg)
                 int64_t wake;
                 struct pool_tpl *t = neediest(p, &wake);
                 if (!t && wake) {
-                        struct timespec ts;
-                        clock_gettime(CLOCK_REALTIME, &ts); /* the cond's clock */
-                        int64_t ms = wake - now_ms();
-                        ts.tv_sec += ms / 1000;
-                        ts.tv_nsec += (ms % 1000) * 1000000;
-                        if (ts.tv_nsec >= 1000000000) {
-                                ts.tv_sec++;
-                                ts.tv_nsec -= 1000000000;
-                        }
+                        /* on the cond's clock */
+                        struct timespec ts = timespec_in_ms(CLOCK_REALTIME, wake - now_ms());
                         pthread_cond_timedwait(&p->cond, &p->lock, &ts);
                         continue;
                 }

@@ -13,6 +13,7 @@
 
 #include "cgroup-freeze.h"
 #include "fd-util.h"
+#include "storage/json-record.h"
 #include "storage/layer-store.h"
 #include "lifecycle/lifecycle.h"
 #include "lifecycle/upper.h"
@@ -26,23 +27,11 @@
 
 #define FREEZE_TIMEOUT_MS 2000
 
-static cJSON *read_json(const char *path)
-{
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return NULL;
-        _cleanup_free_ char *text = NULL;
-        size_t len;
-        if (read_all(fd, 1024 * 1024, &text, &len) < 0)
-                return NULL;
-        return cJSON_ParseWithLength(text, len);
-}
-
 static cJSON *read_template(struct server *srv, const char *name)
 {
         char path[4096];
         snprintf(path, sizeof(path), "%s/templates/%s/template.json", srv->config->state_dir, name);
-        return read_json(path);
+        return json_file_read(path, 1024 * 1024);
 }
 
 /* The sandbox's upper, frozen meanwhile unless already paused: a read-only snapshot of its
@@ -77,29 +66,14 @@ static int capture_upper(struct server *srv, struct sandbox *s, const char *id, 
 /* s's layers as "sha256:<hex>" refs (template layers imported), plus top when set. */
 static int layer_refs(struct server *srv, const struct sandbox *s, const char *top, cJSON **ret)
 {
-        const char *state = srv->config->state_dir;
-        cJSON *out = cJSON_CreateArray(), *l;
-        char hex[LAYER_ID_MAX], ref[LAYER_ID_MAX + 8];
-        if (!out)
-                return -ENOMEM;
-        cJSON_ArrayForEach(l, s->layers)
-        {
-                int r = 0;
-                if (!cJSON_IsString(l))
-                        r = -EINVAL;
-                else if (!layer_store_is_layer(state, l->valuestring, hex))
-                        r = layer_store_import_dir(state, l->valuestring, hex);
-                if (r < 0) {
-                        cJSON_Delete(out);
-                        return r;
-                }
-                snprintf(ref, sizeof(ref), LAYER_PREFIX "%s", hex);
-                cJSON_AddItemToArray(out, cJSON_CreateString(ref));
+        cJSON *out = cJSON_CreateArray();
+        int r = out ? layer_store_refs(srv->config->state_dir, s->layers, out) : -ENOMEM;
+        if (r < 0) {
+                cJSON_Delete(out);
+                return r;
         }
-        if (top && *top) {
-                snprintf(ref, sizeof(ref), LAYER_PREFIX "%s", top);
-                cJSON_AddItemToArray(out, cJSON_CreateString(ref));
-        }
+        if (top && *top)
+                layer_store_ref_add(out, top);
         *ret = out;
         return 0;
 }

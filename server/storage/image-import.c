@@ -23,6 +23,7 @@
 #include "sha256.h"
 #include "storage/image-admit.h"
 #include "storage/image-layer.h"
+#include "storage/json-record.h"
 #include "storage/layer-store.h"
 
 #define READ_CHUNK    (64 * 1024)
@@ -570,12 +571,7 @@ static cJSON *read_json(const char *state, const char *id)
 {
         char path[4096];
         snprintf(path, sizeof(path), "%s/templates/%s/template.json", state, id);
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        _cleanup_free_ char *text = NULL;
-        size_t len;
-        if (fd < 0 || read_all(fd, 1024 * 1024, &text, &len) < 0)
-                return NULL;
-        return cJSON_ParseWithLength(text, len);
+        return json_file_read(path, 1024 * 1024);
 }
 
 int image_template_check(const char *state, const char *name, const char *tag,

@@ -130,54 +130,15 @@ static int open_dir(struct ctx *c, const char *raw, const struct path *p, size_t
         return 0;
 }
 
-static int clear_dir(int dfd, int depth)
-{
-        DIR *d = opendir_fd(dfd);
-        if (!d)
-                return -errno;
-        int r = 0;
-        struct dirent *de;
-        while (r >= 0 && (de = readdir(d))) {
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
-                struct stat st;
-                if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                        continue;
-                if (S_ISDIR(st.st_mode)) {
-                        _cleanup_close_ int sub = openat(
-                            dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        if (sub < 0 || depth > (int)IMAGE_LAYER_MAX_DEPTH)
-                                r = sub < 0 ? -errno : -ELOOP;
-                        else
-                                r = clear_dir(sub, depth + 1);
-                        if (r >= 0 && unlinkat(dfd, de->d_name, AT_REMOVEDIR) < 0)
-                                r = -errno;
-                } else if (unlinkat(dfd, de->d_name, 0) < 0) {
-                        r = -errno;
-                }
-        }
-        closedir(d);
-        return r;
-}
-
 /* Whatever the layer has at dir/name goes (a later entry of the same path replaces it). */
 static int remove_at(int dir, const char *name, bool keep_dir)
 {
         struct stat st;
         if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return errno == ENOENT ? 0 : -errno;
-        if (!S_ISDIR(st.st_mode))
-                return unlinkat(dir, name, 0) < 0 ? -errno : 0;
-        if (keep_dir)
+        if (keep_dir && S_ISDIR(st.st_mode))
                 return 0;
-        _cleanup_close_ int sub =
-            openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub < 0)
-                return -errno;
-        int r = clear_dir(sub, 0);
-        if (r < 0)
-                return r;
-        return unlinkat(dir, name, AT_REMOVEDIR) < 0 ? -errno : 0;
+        return rm_rf_at_depth(dir, name, IMAGE_LAYER_MAX_DEPTH);
 }
 
 static unsigned map_id(int64_t id)

@@ -40,3 +40,15 @@ int json_record_read(const char *path, cJSON **ret)
         *ret = o;
         return 0;
 }
+
+cJSON *json_file_read(const char *path, size_t max)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return NULL;
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        if (read_all(fd, max, &text, &len) < 0)
+                return NULL;
+        return cJSON_ParseWithLength(text, len);
+}

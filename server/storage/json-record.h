@@ -4,7 +4,8 @@
  * secret): written whole and atomically (write_file_atomic(): after a crash the file holds the
  * old or the new record, never a mix), read back bounded and without following a symlink.
  * The printed text is wiped from memory before it is freed either way, as a record may hold a
- * secret's value.
+ * secret's value. json_file_read() reads any other JSON file sbxd keeps whole (a template.json,
+ * a build record) the same bounded way, without the wipe.
  */
 #pragma once
 
@@ -21,3 +22,6 @@ int json_record_write(const char *path, const cJSON *o, mode_t mode);
  * open (-ENOENT, -ELOOP for a symlink, ...), -EFBIG past JSON_RECORD_MAX, -EBADMSG when it is
  * not a JSON object. */
 int json_record_read(const char *path, cJSON **ret);
+/* Any JSON file at path (opened O_NOFOLLOW, at most max bytes) parsed: NULL when it is missing,
+ * a symlink, larger, unreadable or not JSON. Its text is not wiped: not for a secret. */
+cJSON *json_file_read(const char *path, size_t max);

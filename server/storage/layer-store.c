@@ -188,6 +188,29 @@ int layer_store_import_dir(const char *state, const char *dir, char *ret_hex)
         return r;
 }
 
+int layer_store_refs(const char *state, const cJSON *layers, cJSON *refs)
+{
+        const cJSON *l;
+        cJSON_ArrayForEach(l, layers)
+        {
+                char hex[LAYER_ID_MAX];
+                int r = cJSON_IsString(l) ? 0 : -EINVAL;
+                if (r >= 0 && !layer_store_is_layer(state, l->valuestring, hex))
+                        r = layer_store_import_dir(state, l->valuestring, hex);
+                if (r < 0)
+                        return r;
+                layer_store_ref_add(refs, hex);
+        }
+        return 0;
+}
+
+void layer_store_ref_add(cJSON *refs, const char *hex)
+{
+        char ref[LAYER_ID_MAX + 8];
+        snprintf(ref, sizeof(ref), LAYER_PREFIX "%s", hex);
+        cJSON_AddItemToArray(refs, cJSON_CreateString(ref));
+}
+
 struct refs {
         char (*hex)[LAYER_ID_MAX];
         size_t n, cap;

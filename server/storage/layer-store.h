@@ -30,6 +30,7 @@
  */
 #pragma once
 
+#include <cjson/cJSON.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -54,6 +55,13 @@ int layer_store_is_layer(const char *state, const char *path, char *ret_hex);
 int layer_store_ingest_upper(const char *state, const char *upper, uid_t uid_base, uid_t uid_count,
                              char *ret_hex);
 int layer_store_import_dir(const char *state, const char *dir, char *ret_hex);
+/* layers (a JSON array of absolute paths, bottom first: store layers, or a template's own layer
+ * dirs, which are put in the store as import_dir does) appended to refs as "sha256:<hex>"
+ * refs. -EINVAL for an entry that is not a string, or layer_store_import_dir()'s error. Call
+ * with the read lock held. */
+int layer_store_refs(const char *state, const cJSON *layers, cJSON *refs);
+/* "sha256:<hex>" appended to refs. */
+void layer_store_ref_add(cJSON *refs, const char *hex);
 
 /* A fresh, empty <state>/layers/.tmp-<random> (0700) to build a layer in place (image
  * import); its path in ret_path. gc at start-up removes those left by a crash. */

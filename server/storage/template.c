@@ -202,28 +202,15 @@ int template_load(const char *state_dir, const char *name, struct template_info 
 
 int template_store_refs(const char *state_dir, const struct template_info *t, cJSON **ret)
 {
-        char hex[LAYER_ID_MAX], ref[LAYER_ID_MAX + 8], upper[4096 + 8];
+        char hex[LAYER_ID_MAX], upper[4096 + 8];
         cJSON *refs = cJSON_CreateArray();
-        const cJSON *l;
-        int r = refs ? 0 : -ENOMEM;
-        cJSON_ArrayForEach(l, (r >= 0 ? t->layers : NULL))
-        {
-                if (!cJSON_IsString(l))
-                        r = -EINVAL;
-                else if (!layer_store_is_layer(state_dir, l->valuestring, hex))
-                        r = layer_store_import_dir(state_dir, l->valuestring, hex);
-                if (r < 0)
-                        break;
-                snprintf(ref, sizeof(ref), LAYER_PREFIX "%s", hex);
-                cJSON_AddItemToArray(refs, cJSON_CreateString(ref));
-        }
+        int r = refs ? layer_store_refs(state_dir, t->layers, refs) : -ENOMEM;
         if (r >= 0 && t->upper_seed) {
                 /* its files hold the sandbox's own ids (storage/disk-pool.h): no shift */
                 snprintf(upper, sizeof(upper), "%s/upper", t->upper_seed);
                 r = layer_store_ingest_upper(state_dir, upper, 0, 65536, hex);
-                snprintf(ref, sizeof(ref), LAYER_PREFIX "%s", hex);
                 if (r >= 0) {
-                        cJSON_AddItemToArray(refs, cJSON_CreateString(ref));
+                        layer_store_ref_add(refs, hex);
                         layer_store_hold(hex); /* named by no record here */
                 }
         }

@@ -164,7 +164,6 @@ static void trim_builds(struct build_service *b, cJSON *t)
         cJSON *builds = cJSON_GetObjectItemCaseSensitive(t, "builds");
         const cJSON *tags = cJSON_GetObjectItemCaseSensitive(t, "tags");
         int i = 0;
-        char dir[4096], path[4300];
         while (cJSON_GetArraySize(builds) > BUILD_KEEP_BUILDS && i < cJSON_GetArraySize(builds)) {
                 const cJSON *x = cJSON_GetArrayItem(builds, i), *e;
                 bool tagged = false;
@@ -181,14 +180,7 @@ static void trim_builds(struct build_service *b, cJSON *t)
                         i++;
                         continue;
                 }
-                if (brec_dir(b, REC_BUILDS, dir, sizeof(dir)) >= 0) {
-                        snprintf(path, sizeof(path), "%s/%s.json", dir, x->valuestring);
-                        (void)unlink(path);
-                }
-                if (brec_dir(b, "logs", dir, sizeof(dir)) >= 0) {
-                        snprintf(path, sizeof(path), "%s/%s.log", dir, x->valuestring);
-                        (void)unlink(path);
-                }
+                brec_remove_build(b, x->valuestring);
                 cJSON_DeleteItemFromArray(builds, i);
         }
 }

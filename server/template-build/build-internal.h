@@ -45,6 +45,10 @@ cJSON *brec_read(struct build_service *b, const char *kind, const char *id);
 int brec_write(struct build_service *b, const char *kind, const char *id, const cJSON *j);
 /* <state>/build/<sub> (created when missing) into buf. */
 int brec_dir(struct build_service *b, const char *sub, char *buf, size_t size);
+/* The id of a record file's name ("<id>.json") into id: false for any other name. */
+bool brec_file_id(const char *name, char id[static BUILD_TEMPLATE_ID_MAX]);
+/* Remove build bid's record and its log. Under b->lock. */
+void brec_remove_build(struct build_service *b, const char *bid);
 
 /* The template record id for ref: a template id, an alias, either with ":tag" (cut off into
  * ret_tag, "" when none). Under b->lock. -ENOENT. */

@@ -111,14 +111,10 @@ int build_list(struct build_service *b, cJSON **ret, char *err)
         pthread_mutex_lock(&b->lock);
         DIR *d = brec_dir(b, REC_TEMPLATES, dir, sizeof(dir)) >= 0 ? opendir(dir) : NULL;
         struct dirent *de;
+        char id[BUILD_TEMPLATE_ID_MAX];
         while (d && (de = readdir(d))) {
-                size_t l = strlen(de->d_name);
-                if (l < 6 || l - 5 >= BUILD_TEMPLATE_ID_MAX || de->d_name[0] == '.' ||
-                    strcmp(de->d_name + l - 5, ".json") != 0)
+                if (de->d_name[0] == '.' || !brec_file_id(de->d_name, id))
                         continue;
-                char id[BUILD_TEMPLATE_ID_MAX];
-                memcpy(id, de->d_name, l - 5);
-                id[l - 5] = 0;
                 _cleanup_json_ cJSON *t = brec_read(b, REC_TEMPLATES, id);
                 if (t)
                         cJSON_AddItemToArray(out, template_json(b, t));
@@ -186,16 +182,8 @@ int build_delete(struct build_service *b, const char *ref, char *err)
                 }
                 cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(t, "builds"))
                 {
-                        if (!cJSON_IsString(x))
-                                continue;
-                        if (brec_dir(b, REC_BUILDS, dir, sizeof(dir)) >= 0) {
-                                snprintf(path, sizeof(path), "%s/%s.json", dir, x->valuestring);
-                                (void)unlink(path);
-                        }
-                        if (brec_dir(b, "logs", dir, sizeof(dir)) >= 0) {
-                                snprintf(path, sizeof(path), "%s/%s.log", dir, x->valuestring);
-                                (void)unlink(path);
-                        }
+                        if (cJSON_IsString(x))
+                                brec_remove_build(b, x->valuestring);
                 }
                 if (brec_dir(b, "files", dir, sizeof(dir)) >= 0) {
                         snprintf(path, sizeof(path), "%s/%s", dir, tid);

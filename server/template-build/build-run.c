@@ -23,6 +23,7 @@
 #include "json-util.h"
 #include "log.h"
 #include "sha256.h"
+#include "storage/json-record.h"
 #include "storage/layer-store.h"
 #include "time-util.h"
 
@@ -191,12 +192,7 @@ static int cache_get(struct run *x, const char *key, char *ret_hex)
 {
         char path[4300], layer[4300];
         cache_path(x, key, path, sizeof(path));
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        _cleanup_free_ char *text = NULL;
-        size_t len;
-        if (fd < 0 || read_all(fd, 4096, &text, &len) < 0)
-                return 0;
-        _cleanup_json_ cJSON *j = cJSON_ParseWithLength(text, len);
+        _cleanup_json_ cJSON *j = json_file_read(path, 4096);
         const cJSON *l = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "layers"), 0);
         if (!cJSON_IsString(l) || strlen(l->valuestring) != strlen(LAYER_PREFIX) + 64)
                 return 0;
@@ -223,13 +219,6 @@ void build_cache_put(struct run *x, const char *key, const cJSON *refs)
                 (void)write_file_atomic(path, text, strlen(text), 0644);
 }
 
-static void push_layer(struct run *x, const char *hex)
-{
-        char ref[LAYER_ID_MAX + 8];
-        snprintf(ref, sizeof(ref), LAYER_PREFIX "%s", hex);
-        cJSON_AddItemToArray(x->layers, cJSON_CreateString(ref));
-}
-
 /* The environment a step's commands get: the image's, plus the egress proxy. */
 static cJSON *step_env(const struct run *x)
 {
@@ -254,7 +243,7 @@ static int exec_step(struct run *x, const cJSON *s, const char *what, char *err)
         if (!force && cache_get(x, key, hex)) {
                 run_log(x, "info", "CACHED %s", what);
                 x->cached++;
-                push_layer(x, hex);
+                layer_store_ref_add(x->layers, hex);
                 cJSON_Delete(x->pending_dirs);
                 x->pending_dirs = cJSON_CreateArray();
                 return 0;
@@ -319,7 +308,7 @@ static int exec_step(struct run *x, const cJSON *s, const char *what, char *err)
         int r = build_step_sandbox(x, cmds, n, key, hex, err);
         if (r < 0)
                 return r;
-        push_layer(x, hex);
+        layer_store_ref_add(x->layers, hex);
         cJSON_Delete(x->pending_dirs);
         x->pending_dirs = cJSON_CreateArray();
         x->built++;

@@ -256,10 +256,8 @@ int build_step_sandbox(struct run *x, const struct step_cmd *cmds, size_t n, con
                 layer_store_read_lock();
                 r = lifecycle_upper_ingest(x->b->srv, s, ret_hex);
                 if (r >= 0) {
-                        char ref[LAYER_ID_MAX + 8];
-                        snprintf(ref, sizeof(ref), LAYER_PREFIX "%s", ret_hex);
                         _cleanup_json_ cJSON *refs = cJSON_CreateArray();
-                        cJSON_AddItemToArray(refs, cJSON_CreateString(ref));
+                        layer_store_ref_add(refs, ret_hex);
                         build_cache_put(x, key, refs);
                 }
                 layer_store_unlock();

@@ -20,6 +20,7 @@
 #include "fd-util.h"
 #include "json-util.h"
 #include "log.h"
+#include "storage/json-record.h"
 #include "storage/layer-store.h"
 
 #define RECORD_MAX (4 * 1024 * 1024)
@@ -47,25 +48,13 @@ int brec_dir(struct build_service *b, const char *sub, char *buf, size_t size)
         return 0;
 }
 
-static cJSON *read_json_file(const char *path)
-{
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return NULL;
-        _cleanup_free_ char *text = NULL;
-        size_t len;
-        if (read_all(fd, RECORD_MAX, &text, &len) < 0)
-                return NULL;
-        return cJSON_ParseWithLength(text, len);
-}
-
 cJSON *brec_read(struct build_service *b, const char *kind, const char *id)
 {
         char dir[4096], path[4200];
         if (brec_dir(b, kind, dir, sizeof(dir)) < 0)
                 return NULL;
         snprintf(path, sizeof(path), "%s/%s.json", dir, id);
-        return read_json_file(path);
+        return json_file_read(path, RECORD_MAX);
 }
 
 int brec_write(struct build_service *b, const char *kind, const char *id, const cJSON *j)
@@ -79,6 +68,29 @@ int brec_write(struct build_service *b, const char *kind, const char *id, const 
         if (!text)
                 return -ENOMEM;
         return write_file_atomic(path, text, strlen(text), 0600);
+}
+
+bool brec_file_id(const char *name, char id[static BUILD_TEMPLATE_ID_MAX])
+{
+        size_t l = strlen(name);
+        if (l < 6 || l - 5 >= BUILD_TEMPLATE_ID_MAX || strcmp(name + l - 5, ".json") != 0)
+                return false;
+        memcpy(id, name, l - 5);
+        id[l - 5] = 0;
+        return true;
+}
+
+void brec_remove_build(struct build_service *b, const char *bid)
+{
+        char dir[4096], path[4300];
+        if (brec_dir(b, REC_BUILDS, dir, sizeof(dir)) >= 0) {
+                snprintf(path, sizeof(path), "%s/%s.json", dir, bid);
+                (void)unlink(path);
+        }
+        if (brec_dir(b, "logs", dir, sizeof(dir)) >= 0) {
+                snprintf(path, sizeof(path), "%s/%s.log", dir, bid);
+                (void)unlink(path);
+        }
 }
 
 static bool has_string(const cJSON *a, const char *s)
@@ -114,17 +126,13 @@ int brec_resolve(struct build_service *b, const char *ref, char ret_tid[BUILD_TE
         if (r < 0 && brec_dir(b, REC_TEMPLATES, dir, sizeof(dir)) >= 0) {
                 DIR *d = opendir(dir);
                 struct dirent *de;
+                char id[BUILD_TEMPLATE_ID_MAX];
                 while (d && r < 0 && (de = readdir(d))) {
-                        size_t l = strlen(de->d_name);
-                        if (l < 6 || l - 5 >= BUILD_TEMPLATE_ID_MAX ||
-                            strcmp(de->d_name + l - 5, ".json") != 0)
+                        if (!brec_file_id(de->d_name, id))
                                 continue;
-                        char id[BUILD_TEMPLATE_ID_MAX];
-                        memcpy(id, de->d_name, l - 5);
-                        id[l - 5] = 0;
                         _cleanup_json_ cJSON *t = brec_read(b, REC_TEMPLATES, id);
                         if (has_string(cJSON_GetObjectItemCaseSensitive(t, "names"), name)) {
-                                memcpy(ret_tid, id, l - 4);
+                                memcpy(ret_tid, id, strlen(id) + 1);
                                 r = 0;
                         }
                 }

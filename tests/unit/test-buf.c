@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The growable buffer every component shares: appends keep a NUL, consume and steal. */
+/* The growable buffer every component shares: appends keep a NUL, consume and steal; the capped
+ * one a write callback fills. */
 #include <stdint.h>
 
 #include "buf.h"
@@ -46,5 +47,16 @@ int main(void)
         CHECK(b.p == NULL);
         free(p);
         buf_done(&b);
+
+        /* a capped buf takes pieces whole up to its max, then refuses (a transfer's end) and
+         * keeps what it took */
+        struct buf_capped c = {.max = 10};
+        char piece[6] = "abcdef";
+        CHECK_EQ_INT(buf_capped_write(piece, 1, 4, &c), 4);
+        CHECK_EQ_INT(buf_capped_write(piece, 2, 3, &c), 6); /* size * nmemb bytes: exactly 10 */
+        CHECK_EQ_INT(buf_capped_write(piece, 1, 1, &c), 0);
+        CHECK_EQ_INT(c.b.len, 10);
+        CHECK_STREQ(buf_str(&c.b), "abcdabcdef");
+        buf_done(&c.b);
         return unit_finish("test-buf");
 }

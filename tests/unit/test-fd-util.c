@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* write_file_atomic: replaces a file whole, leaves no temporary file behind, and on failure
- * leaves the old contents in place; rm_rf removes a tree without following symlinks;
+ * leaves the old contents in place; rm_rf removes a tree without following symlinks, and
+ * rm_rf_at_depth no deeper than asked;
  * dir_names_sorted lists a directory in name order, within its bound. */
 #include <dirent.h>
 #include <errno.h>
@@ -83,6 +84,29 @@ static void test_rm_rf(void)
         snprintf(p, sizeof(p), "%s/outside/keep", tmp);
         CHECK(access(p, F_OK) == 0); /* the symlink's target was not followed */
         CHECK_EQ_INT(rm_rf("/nonexistent/sbx-test"), 0);
+}
+
+/* rm_rf_at_depth: a tree deeper than its bound is -ELOOP, what is within the bound goes all the
+ * same; with room enough, all of it goes. */
+static void test_rm_rf_depth(void)
+{
+        char p[256];
+        snprintf(p, sizeof(p), "%s/deep", tmp);
+        CHECK(mkdir(p, 0700) == 0);
+        _cleanup_close_ int dfd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        CHECK(dfd >= 0);
+        static const char *const dirs[] = {"t", "t/a", "t/a/b", "t/a/b/c"};
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
+                CHECK(mkdirat(dfd, dirs[i], 0700) == 0);
+        _cleanup_close_ int f = openat(dfd, "t/file", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        CHECK(f >= 0);
+        CHECK_EQ_INT(rm_rf_at_depth(dfd, "t", 1), -ELOOP); /* a is entered, b is not */
+        CHECK(faccessat(dfd, "t/file", F_OK, 0) < 0);
+        CHECK(faccessat(dfd, "t/a/b/c", F_OK, 0) == 0);
+        CHECK_EQ_INT(rm_rf_at_depth(dfd, "t", 2), -ELOOP); /* c is three levels below t */
+        CHECK_EQ_INT(rm_rf_at_depth(dfd, "t", 3), 0);
+        CHECK(faccessat(dfd, "t", F_OK, 0) < 0);
+        CHECK_EQ_INT(rm_rf_at_depth(dfd, "t", 3), -ENOENT);
 }
 
 /* send_all_wait(): everything arrives, even past the socket buffer while the peer reads; a peer
@@ -179,6 +203,7 @@ int main(void)
                 return 1;
         test_atomic();
         test_rm_rf();
+        test_rm_rf_depth();
         test_dir_names();
         test_send_all_wait();
         rm_rf(tmp);
