@@ -238,8 +238,37 @@ int dir_names_sorted(int dfd, size_t max, bool (*keep)(const char *name), char *
         return 0;
 }
 
-/* Everything in directory dfd; a directory more than depth levels down is left (-ELOOP). */
-static int rm_rf_children(int dfd, dev_t dev, unsigned depth)
+/* One removal: the directory it empties (root), its file system, and the subtrees it moved
+ * up to root's own level because they were deeper than it holds open at once. */
+struct rm_rf {
+        int root;
+        dev_t dev;
+        unsigned hold;  /* levels below root held open at once, deeper ones are moved up */
+        unsigned names; /* the next name a moved subtree gets */
+        unsigned moved; /* subtrees moved up so far */
+};
+
+/* Move dir name of dfd, too deep to enter now, into the root under a name of its own: the root
+ * loop takes it from there. 0, or -errno (left in place). */
+static int rm_rf_move_up(struct rm_rf *x, int dfd, const char *name)
+{
+        for (unsigned tries = 0; tries < 64; tries++) {
+                char tmp[32];
+                snprintf(tmp, sizeof(tmp), ".sbx-rm.%u", x->names++);
+                if (renameat2(dfd, name, x->root, tmp, RENAME_NOREPLACE) == 0) {
+                        x->moved++;
+                        return 0;
+                }
+                if (errno != EEXIST)
+                        return -errno;
+        }
+        return -EEXIST;
+}
+
+/* Everything in directory dfd, depth levels below the root; a directory more than max levels
+ * down is left (-ELOOP). Never more than x->hold levels open: a tree of any depth (a sandbox
+ * can make one a million levels deep) costs a bounded number of descriptors and stack. */
+static int rm_rf_children(struct rm_rf *x, int dfd, unsigned depth, unsigned max)
 {
         DIR *d = opendir_fd(dfd);
         if (!d)
@@ -253,30 +282,49 @@ static int rm_rf_children(int dfd, dev_t dev, unsigned depth)
                 if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                         continue;
                 if (S_ISDIR(st.st_mode)) {
-                        if (st.st_dev != dev) {
-                                /* a mount point: never descend, leave it (reported) */
-                                ret = ret ? ret : -EBUSY;
-                                continue;
+                        int r = 0;
+                        if (st.st_dev != x->dev) /* a mount point: never descend, leave it */
+                                r = -EBUSY;
+                        else if (depth >= max) /* too deep: left in place (reported) */
+                                r = -ELOOP;
+                        else if (depth >= x->hold) { /* taken from the root's level later */
+                                r = rm_rf_move_up(x, dfd, de->d_name);
+                                if (r == 0)
+                                        continue;
+                        } else {
+                                _cleanup_close_ int sub =
+                                    openat(dfd, de->d_name,
+                                           O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                                r = sub < 0 ? -errno : rm_rf_children(x, sub, depth + 1, max);
+                                if (unlinkat(dfd, de->d_name, AT_REMOVEDIR) < 0 && r == 0)
+                                        r = -errno;
                         }
-                        if (depth == 0) { /* too deep: left in place (reported) */
-                                ret = ret ? ret : -ELOOP;
-                                continue;
-                        }
-                        _cleanup_close_ int sub = openat(
-                            dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        if (sub >= 0) {
-                                int r = rm_rf_children(sub, dev, depth - 1);
-                                if (r < 0 && !ret)
-                                        ret = r;
-                        }
-                        if (unlinkat(dfd, de->d_name, AT_REMOVEDIR) < 0 && !ret)
-                                ret = -errno;
+                        if (r < 0 && !ret)
+                                ret = r;
                 } else if (unlinkat(dfd, de->d_name, 0) < 0 && errno != ENOENT && !ret) {
                         ret = -errno;
                 }
         }
         closedir(d);
         return ret;
+}
+
+/* Everything in the open directory root (on dev), in passes until no pass moved a subtree up:
+ * a bounded depth is held open whole (its bound keeps it small); an unbounded one holds
+ * RM_RF_HOLD levels and moves what lies deeper up to root. The first error, or 0. */
+static int rm_rf_tree(int root, dev_t dev, unsigned max_depth)
+{
+        struct rm_rf x = {
+            .root = root, .dev = dev, .hold = max_depth == UINT_MAX ? RM_RF_HOLD : UINT_MAX};
+        int r = 0;
+        unsigned before;
+        do {
+                before = x.moved;
+                int k = rm_rf_children(&x, root, 0, max_depth);
+                if (k < 0 && r == 0)
+                        r = k;
+        } while (x.moved != before);
+        return r;
 }
 
 int rm_rf_at(int dfd, const char *name)
@@ -295,7 +343,7 @@ int rm_rf_at_depth(int dfd, const char *name, unsigned max_depth)
             openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sub < 0)
                 return -errno;
-        int r = rm_rf_children(sub, st.st_dev, max_depth);
+        int r = rm_rf_tree(sub, st.st_dev, max_depth);
         if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && r == 0)
                 r = -errno;
         return r;
@@ -314,7 +362,7 @@ int rm_rf(const char *path)
         struct stat st;
         if (fstat(fd, &st) < 0)
                 return -errno;
-        int r = rm_rf_children(fd, st.st_dev, UINT_MAX);
+        int r = rm_rf_tree(fd, st.st_dev, UINT_MAX);
         if (rmdir(path) < 0 && r == 0)
                 r = -errno;
         return r;

@@ -30,6 +30,11 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
 /* Set or clear O_NONBLOCK. */
 int fd_set_nonblock(int fd, int on);
 
+/* Levels of a tree rm_rf() holds open at once (two descriptors each): deeper directories are
+ * moved up to the top of the tree being removed (as .sbx-rm.N) and removed from there, so a
+ * tree of any depth costs at most this many levels of descriptors and stack. */
+#define RM_RF_HOLD 32u
+
 /* rm -rf path: never follows symlinks, never leaves the file system path is on. 0 when path
  * does not exist; -EBUSY when a mount point below it was left in place. */
 int rm_rf(const char *path);

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -109,6 +110,42 @@ static void test_rm_rf_depth(void)
         CHECK_EQ_INT(rm_rf_at_depth(dfd, "t", 3), -ENOENT);
 }
 
+/* A tree as deep as a sandbox can make one (in a volume, say), a file on every level and a
+ * directory already named like rm_rf's own moved subtrees: rm_rf takes all of it in a child
+ * whose RLIMIT_NOFILE leaves room for RM_RF_HOLD levels (two descriptors each) and no more. */
+static void test_rm_rf_unbounded(void)
+{
+        enum { LEVELS = 3000 };
+        char p[256];
+        snprintf(p, sizeof(p), "%s/abyss", tmp);
+        CHECK(mkdir(p, 0700) == 0);
+        int fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        CHECK(fd >= 0);
+        CHECK(mkdirat(fd, ".sbx-rm.0", 0700) == 0);
+        CHECK(mkdirat(fd, ".sbx-rm.0/x", 0700) == 0);
+        bool made = fd >= 0;
+        for (int i = 0; i < LEVELS && made; i++) {
+                int f = openat(fd, "f", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+                made = f >= 0 && mkdirat(fd, "d", 0700) == 0;
+                safe_close(f);
+                int sub = made ? openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+                safe_close(fd);
+                fd = sub;
+                made = fd >= 0;
+        }
+        safe_close(fd);
+        CHECK(made);
+        pid_t pid = fork();
+        if (pid == 0) {
+                struct rlimit rl = {2 * RM_RF_HOLD + 16, 2 * RM_RF_HOLD + 16};
+                _exit(setrlimit(RLIMIT_NOFILE, &rl) == 0 && rm_rf(p) == 0 ? 0 : 1);
+        }
+        int status = -1;
+        CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        CHECK(access(p, F_OK) < 0 && errno == ENOENT);
+}
+
 /* send_all_wait(): everything arrives, even past the socket buffer while the peer reads; a peer
  * that never reads is -ETIMEDOUT, one that left is -EPIPE, and neither blocks in send(). */
 static bool not_a(const char *name)
@@ -204,6 +241,7 @@ int main(void)
         test_atomic();
         test_rm_rf();
         test_rm_rf_depth();
+        test_rm_rf_unbounded();
         test_dir_names();
         test_send_all_wait();
         rm_rf(tmp);
