@@ -150,58 +150,63 @@ static void test_missing(void)
 
 static void test_bad_values(void)
 {
-        /* ids */
-        CHECK_EQ_INT(parse_edit("\"abc123\"", "\"../x\""), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"abc123\"", "\"ABC\""), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"abc123\"", "\"\""), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"abc123\"", "\"a-b\""), -EINVAL);
-        CHECK_EQ_INT(
-            parse_edit("\"abc123\"",
-                       "\"0123456789012345678901234567890123456789012345678901234567890123\""),
-            -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"abc123\"", "42"), -EINVAL);
-        /* paths */
-        CHECK_EQ_INT(parse_edit("\"/var/lib/sbx/sandboxes/abc123/rootfs\"", "\"rootfs\""), -EINVAL);
-        CHECK_EQ_INT(
-            parse_edit("\"/var/lib/sbx/sandboxes/abc123/rootfs\"", "\"/var/lib/sbx/../../etc\""),
-            -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"/var/lib/sbx/sandboxes/abc123/rootfs\"", "\"/var//x\""),
-                     -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"/var/lib/sbx/sandboxes/abc123/rootfs\"", "\"/x/\""), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"/var/lib/sbx/sandboxes/abc123/rootfs\"", "\"/\""), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"/usr/libexec/sbx/sbx-agent\"", "\"./sbx-agent\""), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"/var/lib/sbx/layers/x\"", "\"layers/x\""), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"layers\":[", "\"layers\":[1,"), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"/var/lib/sbx/sandboxes/abc123/agent.sock\"",
-                                "\"/a/very-long-socket-file-name-that-is-longer-than-sixty-four-"
-                                "bytes-in-total.sock\""),
-                     -EINVAL);
-        /* a long directory is fine: bound through /proc/self/fd */
-        CHECK_EQ_INT(parse_edit("\"/var/lib/sbx/sandboxes/abc123/agent.sock\"",
-                                "\"/very/long/socket/path/that/does/not/fit/in/sun_path/at/all/"
-                                "because/it/is/longer/than/one/hundred/and/eight/bytes/a.sock\""),
-                     0);
-        /* binds */
-        CHECK_EQ_INT(parse_edit("\"target\":\"/usr\"", "\"target\":\"usr\""), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"target\":\"/usr\"", "\"target\":\"/\""), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"target\":\"/usr\"", "\"target\":\"/proc/sys\""), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"target\":\"/usr\"", "\"target\":\"/dev\""), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"target\":\"/usr\"", "\"target\":\"/.sbx/sbx-agent\""), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"target\":\"/usr\"", "\"target\":\"/usr/../etc\""), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"target\":\"/usr\"", "\"target\":\"/devices\""), 0);
-        CHECK_EQ_INT(parse_edit("\"readonly\":true", "\"readonly\":1"), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"source\":\"/usr\"", "\"source\":\"usr\""), -EINVAL);
-        /* cgroup */
-        CHECK_EQ_INT(parse_edit("\"sbx/abc123\"", "\"/sbx/abc123\""), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"sbx/abc123\"", "\"sbx/../x\""), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"sbx/abc123\"", "\"sbx/cgroup.procs\""), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"sbx/abc123\"", "\"sbx//x\""), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"sbx/abc123\"", "\"abc123\""), 0);
-        /* env */
-        CHECK_EQ_INT(parse_edit("\"LANG\":\"C.UTF-8\"", "\"LA=NG\":\"x\""), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"LANG\":\"C.UTF-8\"", "\"1X\":\"x\""), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"LANG\":\"C.UTF-8\"", "\"LANG\":3"), -EINVAL);
-        CHECK_EQ_INT(parse_edit("\"env\":{", "\"env\":[{"), -EINVAL);
+        static const struct {
+                const char *from, *to;
+                int want;
+        } cases[] = {
+            /* ids */
+            {"\"abc123\"", "\"../x\"", -EINVAL},
+            {"\"abc123\"", "\"ABC\"", -EINVAL},
+            {"\"abc123\"", "\"\"", -EINVAL},
+            {"\"abc123\"", "\"a-b\"", -EINVAL},
+            {"\"abc123\"", "\"0123456789012345678901234567890123456789012345678901234567890123\"",
+             -EINVAL},
+            {"\"abc123\"", "42", -EINVAL},
+            /* paths */
+            {"\"/var/lib/sbx/sandboxes/abc123/rootfs\"", "\"rootfs\"", -EINVAL},
+            {"\"/var/lib/sbx/sandboxes/abc123/rootfs\"", "\"/var/lib/sbx/../../etc\"", -EINVAL},
+            {"\"/var/lib/sbx/sandboxes/abc123/rootfs\"", "\"/var//x\"", -EINVAL},
+            {"\"/var/lib/sbx/sandboxes/abc123/rootfs\"", "\"/x/\"", -EINVAL},
+            {"\"/var/lib/sbx/sandboxes/abc123/rootfs\"", "\"/\"", -EINVAL},
+            {"\"/usr/libexec/sbx/sbx-agent\"", "\"./sbx-agent\"", -EINVAL},
+            {"\"/var/lib/sbx/layers/x\"", "\"layers/x\"", -EINVAL},
+            {"\"layers\":[", "\"layers\":[1,", -EINVAL},
+            {"\"/var/lib/sbx/sandboxes/abc123/agent.sock\"",
+             "\"/a/very-long-socket-file-name-that-is-longer-than-sixty-four-"
+             "bytes-in-total.sock\"",
+             -EINVAL},
+            /* a long directory is fine: bound through /proc/self/fd */
+            {"\"/var/lib/sbx/sandboxes/abc123/agent.sock\"",
+             "\"/very/long/socket/path/that/does/not/fit/in/sun_path/at/all/"
+             "because/it/is/longer/than/one/hundred/and/eight/bytes/a.sock\"",
+             0},
+            /* binds */
+            {"\"target\":\"/usr\"", "\"target\":\"usr\"", -EINVAL},
+            {"\"target\":\"/usr\"", "\"target\":\"/\"", -EINVAL},
+            {"\"target\":\"/usr\"", "\"target\":\"/proc/sys\"", -EINVAL},
+            {"\"target\":\"/usr\"", "\"target\":\"/dev\"", -EINVAL},
+            {"\"target\":\"/usr\"", "\"target\":\"/.sbx/sbx-agent\"", -EINVAL},
+            {"\"target\":\"/usr\"", "\"target\":\"/usr/../etc\"", -EINVAL},
+            {"\"target\":\"/usr\"", "\"target\":\"/devices\"", 0},
+            {"\"readonly\":true", "\"readonly\":1", -EINVAL},
+            {"\"source\":\"/usr\"", "\"source\":\"usr\"", -EINVAL},
+            /* cgroup */
+            {"\"sbx/abc123\"", "\"/sbx/abc123\"", -EINVAL},
+            {"\"sbx/abc123\"", "\"sbx/../x\"", -EINVAL},
+            {"\"sbx/abc123\"", "\"sbx/cgroup.procs\"", -EINVAL},
+            {"\"sbx/abc123\"", "\"sbx//x\"", -EINVAL},
+            {"\"sbx/abc123\"", "\"abc123\"", 0},
+            /* env */
+            {"\"LANG\":\"C.UTF-8\"", "\"LA=NG\":\"x\"", -EINVAL},
+            {"\"LANG\":\"C.UTF-8\"", "\"1X\":\"x\"", -EINVAL},
+            {"\"LANG\":\"C.UTF-8\"", "\"LANG\":3", -EINVAL},
+            {"\"env\":{", "\"env\":[{", -EINVAL},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                unit_case = cases[i].to;
+                CHECK_EQ_INT(parse_edit(cases[i].from, cases[i].to), cases[i].want);
+        }
+        unit_case = NULL;
 }
 
 static void test_limits(void)
