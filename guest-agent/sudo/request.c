@@ -225,8 +225,7 @@ static int command(const struct agent_sudo_request *r, const struct agent_user *
         return 0;
 }
 
-/* NAME=value, as sudo takes them before the command. */
-static bool is_assignment(const char *a)
+bool agent_sudo_is_assignment(const char *a)
 {
         const char *eq = strchr(a, '=');
         if (!eq || eq == a || (*a >= '0' && *a <= '9'))
@@ -243,7 +242,7 @@ int agent_sudo_command(const struct agent_sudo_request *r, const struct agent_us
 {
         size_t first = 0;
         *ret_argv = *ret_env = NULL;
-        while (first < r->n_argv && is_assignment(r->argv[first]))
+        while (first < r->n_argv && agent_sudo_is_assignment(r->argv[first]))
                 first++;
         if (first == r->n_argv && first > 0 && !r->login && !r->shell)
                 return -EINVAL;

@@ -65,6 +65,10 @@ void agent_sudo_request_done(struct agent_sudo_request *r);
 int agent_sudo_command(const struct agent_sudo_request *r, const struct agent_user *target,
                        const struct agent_user *caller, char ***ret_argv, char ***ret_env);
 
+/* Whether word is one of those NAME=value words: a name of [A-Za-z0-9_] that does not start with
+ * a digit, then '='. */
+bool agent_sudo_is_assignment(const char *word);
+
 /* Start the listener thread, once. Only as PID 1 of a pid namespace: outside a sandbox the
  * abstract name would be the host network namespace's, so nothing is started (returns 0). */
 int agent_sudo_start(void);

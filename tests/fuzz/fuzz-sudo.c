@@ -60,19 +60,6 @@ static char *unescape(const char *s)
         return out;
 }
 
-/* sudo's NAME=value word: a name of [A-Za-z0-9_] not starting with a digit, then '='. */
-static bool assignment(const char *a)
-{
-        const char *eq = strchr(a, '=');
-        if (!eq || eq == a || (a[0] >= '0' && a[0] <= '9'))
-                return false;
-        for (const char *c = a; c < eq; c++)
-                if (!(*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-                      (*c >= '0' && *c <= '9')))
-                        return false;
-        return true;
-}
-
 static void check_command(const struct agent_sudo_request *r)
 {
         char name[] = "root", home[] = "/root", shell[] = "/bin/bash";
@@ -87,7 +74,7 @@ static void check_command(const struct agent_sudo_request *r)
                 return;
         /* the words before the command that are NAME=value */
         size_t first = 0;
-        while (first < r->n_argv && assignment(r->argv[first]))
+        while (first < r->n_argv && agent_sudo_is_assignment(r->argv[first]))
                 first++;
         if (e < 0) {
                 FUZZ_CHECK(e == -EINVAL);
