@@ -506,8 +506,10 @@ static int handle_stdin(struct agent_request *r, int pid)
                         return stdin_fail(r, pid, e);
         }
         if (close_after) {
+                /* -ESRCH: it exited once it had read what was written (it was running when the
+                 * request came), and its stdin went with it: everything asked is done */
                 int e = agent_proc_close_stdin(&sel);
-                if (e < 0)
+                if (e < 0 && e != -ESRCH)
                         return stdin_fail(r, pid, e);
         }
         return agent_respond(r, 204, NULL, NULL, 0);

@@ -3,7 +3,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
-import { v1, assertError, createSandbox, killSandbox } from './v1-lib.mjs'
+import { v1, assertError, createSandbox, killSandbox, URL_, KEY } from './v1-lib.mjs'
 
 const exec = async (id, cmd) => (await v1('POST', `/v1/sandboxes/${id}/exec`, { body: { cmd } })).json.result
 
@@ -89,6 +89,26 @@ test('processes: stdin pipe, EOF, wait for the exit', async () => {
     r = await v1('GET', sb(`/processes/${big}?wait_ms=10000`))
     assert.equal(r.json.exit_code, 0)
     assert.equal((await v1('GET', sb(`/processes/${big}/logs`))).text.trim(), String(1 << 20))
+    // a process that exits as soon as it has read what it was sent, before the request's body
+    // has ended (a client that sends its body in parts): the write with close=true succeeded,
+    // the EOF it no longer needs is not an error
+    for (let i = 0; i < 3; i++) {
+      r = await v1('POST', sb('/processes'), { body: { cmd: 'head -c 2', stdin: true } })
+      const h = r.json.pid
+      const parts = new ReadableStream({
+        async start(c) {
+          c.enqueue(new TextEncoder().encode('ab'))
+          await new Promise((res) => setTimeout(res, 300)) // head reads, writes and exits meanwhile
+          c.close()
+        },
+      })
+      const res = await fetch(`${URL_}${sb(`/processes/${h}/stdin?close=true`)}`, {
+        method: 'POST', headers: { Authorization: `Bearer ${KEY}` }, body: parts, duplex: 'half' })
+      assert.equal(res.status, 204, `round ${i}: ${await res.text()}`)
+      r = await v1('GET', sb(`/processes/${h}?wait_ms=10000`))
+      assert.equal(r.json.exit_code, 0)
+      assert.equal((await v1('GET', sb(`/processes/${h}/logs`))).text, 'ab')
+    }
     // without stdin: true there is no pipe to write
     r = await v1('POST', sb('/processes'), { body: { cmd: 'sleep 30' } })
     assert.equal(r.json.stdin, false)
