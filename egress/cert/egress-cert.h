@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The certificates of the sandboxes' CA (server/egress/README.md "Credentials"), with OpenSSL: the CA
- * itself (sbxd makes it once, server/egress/egress-ca.h) and the leaves it signs for the names
+ * The certificates of the sandboxes' CA (server/egress/README.md "Credentials"), with OpenSSL: the
+ * CA itself (sbxd makes it once, server/egress/egress-ca.h) and the leaves it signs for the names
  * the TLS proxy intercepts (sbx-egress, egress/serve/tls-leaf.h). No I/O: keys and certificates
  * in memory.
  */

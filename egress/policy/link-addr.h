@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The addressing plan of sandboxes' egress links (server/egress/README.md "Egress"): a sandbox that may
- * reach the network gets one veth pair named after its uid slot, host end
- * EGRESS_IF_PREFIX "<slot>", and a /30 of EGRESS_NET4 and a /64 of EGRESS_NET6 by slot: .1 and
+ * The addressing plan of sandboxes' egress links (server/egress/README.md "Egress"): a sandbox that
+ * may reach the network gets one veth pair named after its uid slot, host end EGRESS_IF_PREFIX
+ * "<slot>", and a /30 of EGRESS_NET4 and a /64 of EGRESS_NET6 by slot: .1 and
  * ::1 the host end, .2 and ::2 the sandbox. Both directions are here, so that whoever knows a
  * sandbox by its source address (the resolver, the proxy) and whoever makes its link (sbxd, for
  * the jail spec) read one plan. Pure.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What every sbxd on a host shares, allocated host-wide (server/egress/README.md "Several sbxd on one
- * host"): the instance's name (its nftables tables are named after it) and the uid slots (a
+ * What every sbxd on a host shares, allocated host-wide (server/egress/README.md "Several sbxd on
+ * one host"): the instance's name (its nftables tables are named after it) and the uid slots (a
  * slot is a sandbox's host uid range, its egress link's name and its address blocks), claimed
  * under HOST_CLAIM_DIR, a tmpfs every sbxd of the host honours whatever its state dir:
  *

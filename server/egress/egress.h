@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Egress of sandboxes that may reach the network (server/egress/README.md "Egress", docs/e2b-wire.md
- * "Egress"). Such a sandbox gets a veth pair from the jailer (api/jail-egress.h): host end
- * "sbxe<slot>", addresses by uid slot (egress/policy/link-addr.h). Everything else is
+ * Egress of sandboxes that may reach the network (server/egress/README.md "Egress",
+ * docs/e2b-wire.md "Egress"). Such a sandbox gets a veth pair from the jailer (api/jail-egress.h):
+ * host end "sbxe<slot>", addresses by uid slot (egress/policy/link-addr.h). Everything else is
  * here, in the nftables table `inet sbx` (libnftables, one transaction per change):
  *
  *   - forward: replies to what a sandbox opened pass (conntrack); anything new towards a

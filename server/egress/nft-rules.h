@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The text of sbxd's nftables commands for sandboxes' egress (server/egress/README.md "Egress"), one
- * function per part, appended to a buffer that egress.c runs as one libnftables transaction.
+ * The text of sbxd's nftables commands for sandboxes' egress (server/egress/README.md "Egress"),
+ * one function per part, appended to a buffer that egress.c runs as one libnftables transaction.
  * Pure: no I/O. Each sbxd has two tables of its own, named after its instance
  * (core/host-claim.h), and touches no other:
  *

@@ -219,9 +219,9 @@ static const char *log_tail(const char *path, char *buf, size_t size)
 }
 
 /* The variables that point common clients at the CA bundle of a sandbox with a link, which
- * the jailer appends the sandboxes' CA to (server/egress/README.md "Credentials"): Node.js, Python's
- * requests and pip, OpenSSL-based clients that honour SSL_CERT_FILE (httpx, certifi users),
- * curl. Under the template's and the sandbox's own variables: a value set there wins. */
+ * the jailer appends the sandboxes' CA to (server/egress/README.md "Credentials"): Node.js,
+ * Python's requests and pip, OpenSSL-based clients that honour SSL_CERT_FILE (httpx, certifi
+ * users), curl. Under the template's and the sandbox's own variables: a value set there wins. */
 static const char *const CA_ENV_VARS[] = {"NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE",
                                           "SSL_CERT_FILE", "PIP_CERT", "CURL_CA_BUNDLE"};
 
