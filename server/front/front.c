@@ -21,6 +21,7 @@
 #include "front/gate.h"
 #include "http/framing.h"
 #include "http/http.h"
+#include "http/upgrade.h"
 #include "log.h"
 #include "macros.h"
 #include "native/v1.h"
@@ -80,6 +81,16 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
         free(req->path);
         free(req);
         *req_cls = NULL;
+}
+
+/* MHD_OPTION_NOTIFY_CONNECTION (cls: the gate). A closed connection is freed once this
+ * returns: not while its upgraded exchange still calls libmicrohttpd (http/upgrade.h). */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+        if (toe == MHD_CONNECTION_NOTIFY_CLOSED)
+                http_upgrade_closing(conn);
+        gate_notify_connection(cls, conn, socket_context, toe);
 }
 
 /* A handler's status (http/http.h) as libmicrohttpd's answer. */
@@ -382,7 +393,7 @@ int front_start(struct server *srv, struct front **ret, uint16_t *ret_port)
             {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, srv},
             {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)on_uri, srv},
             {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, srv},
-            {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)gate_notify_connection, f->gate},
+            {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, f->gate},
             {MHD_OPTION_CONNECTION_LIMIT, gate_mhd_connection_limit(f->gate), NULL},
             {MHD_OPTION_CONNECTION_TIMEOUT, HTTP_STALL_TIMEOUT_S, NULL},
             {MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONN_MEMORY, NULL},
@@ -422,8 +433,10 @@ void front_stop(struct front *f)
         if (!f)
                 return;
         gate_quiesce(f->gate); /* no new connection while MHD closes the others */
-        if (f->mhd)
+        if (f->mhd) {
+                http_upgrade_stop(); /* MHD frees the handles of upgraded connections */
                 MHD_stop_daemon(f->mhd);
+        }
         gate_free(f->gate);
         free(f);
 }
