@@ -9,6 +9,7 @@
 #  - egress links (sbxe<slot>) and every sbxd's nftables tables (inet sbx_<instance> and
 #    inet sbxk_<instance>), which go with its last sandbox that had a link
 #    (server/egress/nft-rules.h); and uid slot claims of the state dir (/run/sbx)
+#  - state dirs of the integration tests' own sbxd (/tmp/sbxd-it-*), which their stop() removes
 # Host-wide things (cgroups, loop devices, links, nft tables) that were already there when
 # the run began are not this run's: `check-clean.sh --before FILE` records them at the start,
 # `check-clean.sh STATE FILE` at the end names them apart and fails only on new ones.
@@ -24,6 +25,9 @@ hostwide() { # one line per host-wide leftover, any state dir
         if command -v nft >/dev/null; then
                 nft list tables 2>/dev/null | awk '$3 ~ /^sbxk?_[0-9a-f]+$/ {print "nft table inet " $3}'
         fi
+        for d in "${TMPDIR:-/tmp}"/sbxd-it-*; do # a test's own sbxd state (tests/integration/sbxd.mjs)
+                [ -d "$d" ] && echo "test state dir $d"
+        done
 }
 
 if [ "${1:-}" = --before ]; then

@@ -37,55 +37,83 @@ void agent_user_done(struct agent_user *u)
 #define MAX_ENTRIES   100000 /* bound the scan of a hostile, huge file */
 #define ENTRY_BUF_MAX (1024u * 1024u)
 
-static void fclosep(FILE **f)
+/* A passwd or group file read an entry at a time. */
+struct ent_reader {
+        FILE *f;
+        char *buf;
+        size_t bufsz;
+        unsigned n; /* lines read, bounded by MAX_ENTRIES */
+};
+
+static void ent_reader_done(struct ent_reader *rd)
 {
-        if (*f)
-                fclose(*f);
+        if (rd->f)
+                fclose(rd->f);
+        free(rd->buf);
+}
+
+/* 0, or -errno of fopen(), with nothing held. */
+static int ent_reader_open(struct ent_reader *rd, const char *path, size_t bufsz)
+{
+        rd->f = fopen(path, "re");
+        if (!rd->f)
+                return negative_errno();
+        rd->buf = malloc(bufsz);
+        if (!rd->buf)
+                return -ENOMEM;
+        rd->bufsz = bufsz;
+        return 0;
 }
 
 /* After ERANGE: a bigger buffer, or past ENTRY_BUF_MAX skip the line (it is left unread). */
-static int grow_or_skip(FILE *f, char **buf, size_t *bufsz)
+static int grow_or_skip(struct ent_reader *rd)
 {
         int c;
 
-        if (*bufsz < ENTRY_BUF_MAX) {
-                char *nb = realloc(*buf, *bufsz * 4);
+        if (rd->bufsz < ENTRY_BUF_MAX) {
+                char *nb = realloc(rd->buf, rd->bufsz * 4);
                 if (!nb)
                         return -ENOMEM;
-                *buf = nb;
-                *bufsz *= 4;
+                rd->buf = nb;
+                rd->bufsz *= 4;
                 return 0;
         }
-        while ((c = getc(f)) != EOF && c != '\n')
+        while ((c = getc(rd->f)) != EOF && c != '\n')
                 ;
+        return 0;
+}
+
+/* The next entry into *pw or *gr (the other NULL): 1, 0 at the end of the file (or past
+ * MAX_ENTRIES lines), or -errno. */
+static int next_entry(struct ent_reader *rd, struct passwd *pw, struct group *gr)
+{
+        while (rd->n++ < MAX_ENTRIES) {
+                struct passwd *pw_res = NULL;
+                struct group *gr_res = NULL;
+                int r = pw ? fgetpwent_r(rd->f, pw, rd->buf, rd->bufsz, &pw_res)
+                           : fgetgrent_r(rd->f, gr, rd->buf, rd->bufsz, &gr_res);
+                if (r == ERANGE) {
+                        /* glibc left the stream at the start of the long line. */
+                        r = grow_or_skip(rd);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (r == ENOENT || (r == 0 && !pw_res && !gr_res))
+                        return 0;
+                return r != 0 ? -r : 1;
+        }
         return 0;
 }
 
 static int find_passwd(const char *name, struct agent_user *u)
 {
-        _cleanup_(fclosep) FILE *f = fopen(PASSWD_FILE, "re");
-        size_t bufsz = 4096;
-        struct passwd pw, *res;
-        int r;
-
-        if (!f)
-                return errno == ENOENT ? -ENOENT : negative_errno();
-        _cleanup_free_ char *buf = malloc(bufsz);
-        if (!buf)
-                return -ENOMEM;
-        for (unsigned n = 0; n < MAX_ENTRIES; n++) {
-                r = fgetpwent_r(f, &pw, buf, bufsz, &res);
-                if (r == ERANGE) {
-                        /* glibc left the stream at the start of the long line. */
-                        r = grow_or_skip(f, &buf, &bufsz);
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
-                if (r == ENOENT || (r == 0 && !res))
-                        return -ENOENT;
-                if (r != 0)
-                        return -r;
+        _cleanup_(ent_reader_done) struct ent_reader rd = {0};
+        struct passwd pw;
+        int r = ent_reader_open(&rd, PASSWD_FILE, 4096);
+        if (r < 0)
+                return r;
+        while ((r = next_entry(&rd, &pw, NULL)) > 0) {
                 if (strcmp(pw.pw_name, name) != 0)
                         continue;
                 u->uid = pw.pw_uid;
@@ -95,7 +123,7 @@ static int find_passwd(const char *name, struct agent_user *u)
                 u->shell = strdup(pw.pw_shell && *pw.pw_shell ? pw.pw_shell : "/bin/sh");
                 return u->name && u->home && u->shell ? 0 : -ENOMEM;
         }
-        return -ENOENT;
+        return r < 0 ? r : -ENOENT;
 }
 
 static bool has_group(const struct agent_user *u, gid_t g)
@@ -109,39 +137,25 @@ static bool has_group(const struct agent_user *u, gid_t g)
 /* Primary group first, then every group listing the user as a member (like getgrouplist). */
 static int find_groups(struct agent_user *u)
 {
-        _cleanup_(fclosep) FILE *f = NULL;
-        size_t bufsz = 16384;
-        struct group gr, *res;
+        _cleanup_(ent_reader_done) struct ent_reader rd = {0};
+        struct group gr;
 
         u->groups = calloc(MAX_GROUPS, sizeof(gid_t));
         if (!u->groups)
                 return -ENOMEM;
         u->groups[u->n_groups++] = u->gid;
-        f = fopen(GROUP_FILE, "re");
-        if (!f)
+        int r = ent_reader_open(&rd, GROUP_FILE, 16384);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
                 return 0; /* no /etc/group: primary group only */
-        _cleanup_free_ char *buf = malloc(bufsz);
-        if (!buf)
-                return -ENOMEM;
-        for (unsigned n = 0; n < MAX_ENTRIES && u->n_groups < MAX_GROUPS; n++) {
-                int r = fgetgrent_r(f, &gr, buf, bufsz, &res);
-                if (r == ERANGE) {
-                        r = grow_or_skip(f, &buf, &bufsz);
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
-                if (r == ENOENT || (r == 0 && !res))
-                        break;
-                if (r != 0)
-                        return -r;
+        while (u->n_groups < MAX_GROUPS && (r = next_entry(&rd, NULL, &gr)) > 0)
                 for (char **m = gr.gr_mem; m && *m; m++)
                         if (strcmp(*m, u->name) == 0 && !has_group(u, gr.gr_gid)) {
                                 u->groups[u->n_groups++] = gr.gr_gid;
                                 break;
                         }
-        }
-        return 0;
+        return r < 0 ? r : 0;
 }
 
 int agent_user_lookup(const char *name, struct agent_user *ret)

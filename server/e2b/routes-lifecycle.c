@@ -54,6 +54,13 @@ struct sandbox *route_sandbox_get(struct request *req, const char *id, int *ret_
         return s;
 }
 
+int route_timeout(struct request *req, const cJSON *body, int64_t def, int64_t *ret)
+{
+        const char *msg = NULL;
+        int r = validate_timeout(body, def, ret, &msg);
+        return r < 0 ? http_reply_error(req, r, NULL, "%s", msg) : 0;
+}
+
 static int64_t arg_unix(struct request *req, const char *name)
 {
         const char *v = http_arg(req, name);
@@ -63,10 +70,9 @@ static int64_t arg_unix(struct request *req, const char *name)
 static int handle_resume(struct request *req, struct sandbox *s, const cJSON *body)
 {
         int64_t timeout;
-        const char *msg = NULL;
-        int r = validate_timeout(body, TIMEOUT_DEFAULT_S, &timeout, &msg);
-        if (r < 0)
-                return http_reply_error(req, r, NULL, "%s", msg);
+        int r = route_timeout(req, body, TIMEOUT_DEFAULT_S, &timeout);
+        if (r != 0)
+                return r;
         if (!sandbox_is_paused(s))
                 return http_reply_error(req, -EBUSY, NULL, "sandbox \"%s\" is not paused", s->id);
         char err[512] = "";
@@ -127,10 +133,9 @@ static int handle_snapshot(struct request *req, struct sandbox *s, const cJSON *
 static int handle_fork(struct request *req, struct sandbox *s, const cJSON *body)
 {
         int64_t timeout;
-        const char *msg = NULL;
-        int r = validate_timeout(body, TIMEOUT_DEFAULT_S, &timeout, &msg);
-        if (r < 0)
-                return http_reply_error(req, r, NULL, "%s", msg);
+        int r = route_timeout(req, body, TIMEOUT_DEFAULT_S, &timeout);
+        if (r != 0)
+                return r;
         const cJSON *c = body ? cJSON_GetObjectItemCaseSensitive(body, "count") : NULL;
         double count = cJSON_IsNumber(c) ? c->valuedouble : (c && !cJSON_IsNull(c)) ? -1 : 1;
         if (count < 1 || count > FORK_MAX_COUNT || count != (double)(int)count)
@@ -253,32 +258,16 @@ static int handle_pause(struct request *req, struct sandbox *s, const cJSON *bod
                      : http_reply_204(req);
 }
 
-int e2b_pause(struct request *req)
-{
-        return with_sandbox(req, handle_pause);
-}
+/* The E2B routes on one sandbox: each an op above, behind the sandbox lookup. */
+#define SANDBOX_ROUTE(name, op)                                                                    \
+        int name(struct request *req)                                                              \
+        {                                                                                          \
+                return with_sandbox(req, op);                                                      \
+        }
 
-int e2b_resume(struct request *req)
-{
-        return with_sandbox(req, handle_resume);
-}
-
-int e2b_refresh(struct request *req)
-{
-        return with_sandbox(req, handle_refresh);
-}
-
-int e2b_metrics(struct request *req)
-{
-        return with_sandbox(req, handle_metrics);
-}
-
-int e2b_snapshot_create(struct request *req)
-{
-        return with_sandbox(req, handle_snapshot);
-}
-
-int e2b_fork(struct request *req)
-{
-        return with_sandbox(req, handle_fork);
-}
+SANDBOX_ROUTE(e2b_pause, handle_pause)
+SANDBOX_ROUTE(e2b_resume, handle_resume)
+SANDBOX_ROUTE(e2b_refresh, handle_refresh)
+SANDBOX_ROUTE(e2b_metrics, handle_metrics)
+SANDBOX_ROUTE(e2b_snapshot_create, handle_snapshot)
+SANDBOX_ROUTE(e2b_fork, handle_fork)

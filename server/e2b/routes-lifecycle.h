@@ -39,3 +39,7 @@ int route_reply_not_found(struct request *req, const char *id);
 /* The registered sandbox id names: a reference the caller unrefs. NULL when id is malformed
  * or unknown; the route_reply_not_found 404 is then queued and *ret_status holds its status. */
 struct sandbox *route_sandbox_get(struct request *req, const char *id, int *ret_status);
+
+/* The body's "timeout" (seconds; `def` when absent, as validate_timeout) into *ret: 0, or the
+ * status of the 400 queued for a bad one. */
+int route_timeout(struct request *req, const cJSON *body, int64_t def, int64_t *ret);

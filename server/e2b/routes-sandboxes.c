@@ -46,22 +46,37 @@ int e2b_create(struct request *req)
         return reply_sandbox(req, 201, s, SHAPE_SANDBOX);
 }
 
-int e2b_connect(struct request *req)
+/* The checks of a route that sets a sandbox's timeout, in the order E2B answers them: an id
+ * that cannot be one (404), the timeout (400), then the sandbox (404). 0 when *ret is held;
+ * else the status already answered. `def` as validate_timeout's; `zero_ok`: 0 is "expire now". */
+static int timeout_and_sandbox(struct request *req, int64_t def, bool zero_ok, int64_t *timeout,
+                               struct sandbox **ret)
 {
         const char *id = req->args.v[0];
         const cJSON *body = req->body->json;
         if (!sandbox_id_valid(id))
                 return route_reply_not_found(req, id);
-        int64_t timeout;
-        const char *msg = NULL;
-        /* v1 requires timeout (spec); v2 defaults to 300 s. Lenient: v1 defaults too. */
-        int r = validate_timeout(body, TIMEOUT_DEFAULT_S, &timeout, &msg);
-        if (r < 0)
-                return http_reply_error(req, r, NULL, "%s", msg);
+        const cJSON *t = body ? cJSON_GetObjectItemCaseSensitive(body, "timeout") : NULL;
+        *timeout = 0;
+        int r = zero_ok && cJSON_IsNumber(t) && t->valuedouble == 0
+                    ? 0
+                    : route_timeout(req, body, def, timeout);
+        if (r != 0)
+                return r;
         int status;
-        _cleanup_sandbox_ struct sandbox *s = route_sandbox_get(req, id, &status);
-        if (!s)
-                return status;
+        *ret = route_sandbox_get(req, id, &status);
+        return *ret ? 0 : status;
+}
+
+int e2b_connect(struct request *req)
+{
+        const cJSON *body = req->body->json;
+        int64_t timeout;
+        _cleanup_sandbox_ struct sandbox *s = NULL;
+        /* v1 requires timeout (spec); v2 defaults to 300 s. Lenient: v1 defaults too. */
+        int r = timeout_and_sandbox(req, TIMEOUT_DEFAULT_S, false, &timeout, &s);
+        if (r != 0)
+                return r;
         /* {"memory": false} (the SDK's onResume "reboot"): start fresh on the sandbox's files */
         const cJSON *m = body ? cJSON_GetObjectItemCaseSensitive(body, "memory") : NULL;
         if (m && !cJSON_IsNull(m) && !cJSON_IsBool(m))
@@ -80,23 +95,12 @@ int e2b_connect(struct request *req)
 
 int e2b_timeout(struct request *req)
 {
-        const char *id = req->args.v[0];
-        const cJSON *body = req->body->json;
-        if (!sandbox_id_valid(id))
-                return route_reply_not_found(req, id);
-        int64_t timeout = 0;
-        const char *msg = NULL;
+        int64_t timeout;
+        _cleanup_sandbox_ struct sandbox *s = NULL;
         /* 0 is "expire now", as on E2B: the timer kills (or, with autoPause, pauses) it */
-        const cJSON *t = body ? cJSON_GetObjectItemCaseSensitive(body, "timeout") : NULL;
-        int r = cJSON_IsNumber(t) && t->valuedouble == 0
-                    ? 0
-                    : validate_timeout(body, -1, &timeout, &msg);
-        if (r < 0)
-                return http_reply_error(req, r, NULL, "%s", msg);
-        int status;
-        _cleanup_sandbox_ struct sandbox *s = route_sandbox_get(req, id, &status);
-        if (!s)
-                return status;
+        int r = timeout_and_sandbox(req, -1, true, &timeout, &s);
+        if (r != 0)
+                return r;
         r = lifecycle_set_end_at(req->srv, s, (int64_t)time(NULL) + timeout, false);
         if (r < 0)
                 return http_reply_error(req, r, NULL,

@@ -75,7 +75,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                 cJSON_Delete(req->body->json);
                 free(req->body);
         }
-        free(req->deferred_body);
+        http_deferred_free(req);
         free(req->target);
         free(req->method);
         free(req->path);
@@ -327,8 +327,7 @@ static enum MHD_Result handle(struct request *req, const char *method, const cha
                 }
                 if (!req->deferred_body)
                         return MHD_YES;
-                _cleanup_free_ char *body = TAKE_PTR(req->deferred_body);
-                return result(http_reply_json(req, req->status, body));
+                return result(http_reply_deferred(req));
         }
         if (*upload_data_size > 0) {
                 size_t n = *upload_data_size;

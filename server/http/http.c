@@ -80,9 +80,14 @@ int http_queue(struct request *req, unsigned status, struct MHD_Response *resp)
         return (int)status;
 }
 
-/* Whether a refusal decided before the body should wait for the body: a client still sending
- * when the server closes gets a reset instead of the answer. Not with Expect: 100-continue
- * (the client then sends nothing) nor past HTTP_MAX_DISCARD. */
+/* Whether a refusal decided on the first call (before the body) is sent on a later one.
+ * libmicrohttpd 0.9.75 closes the connection after any answer queued on the first call (with
+ * "Connection: close"): a keep-alive client would pay a new connection (a TLS handshake) for
+ * every 401 or 404, and one still sending its body would get a reset instead of the answer.
+ * So the answer waits: for the body, read and dropped (HTTP_MAX_DISCARD at most), or, with no
+ * body, for the call libmicrohttpd makes right after the first. Not with Expect: 100-continue
+ * (the client sends nothing until told: the answer goes now, and the connection with it) nor
+ * past HTTP_MAX_DISCARD. */
 static bool defer_refusal(struct request *req)
 {
         const char *cl = http_header(req, MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -92,8 +97,7 @@ static bool defer_refusal(struct request *req)
                 return false;
         if (te)
                 return true;
-        unsigned long long l = cl ? strtoull(cl, NULL, 10) : 0;
-        return l > 0 && l <= HTTP_MAX_DISCARD;
+        return (cl ? strtoull(cl, NULL, 10) : 0) <= HTTP_MAX_DISCARD;
 }
 
 int http_reply_bytes(struct request *req, unsigned status, const char *content_type,
@@ -116,14 +120,34 @@ int http_reply_json_hdr(struct request *req, unsigned status, const char *body, 
                         const char *value)
 {
         if (defer_refusal(req)) {
-                free(req->deferred_body);
+                http_deferred_free(req);
                 req->deferred_body = strdup(body);
-                if (!req->deferred_body)
+                req->deferred_hname = name ? strdup(name) : NULL;
+                req->deferred_hvalue = name ? strdup(value) : NULL;
+                if (!req->deferred_body ||
+                    (name && (!req->deferred_hname || !req->deferred_hvalue)))
                         return -ENOMEM;
                 req->status = status;
                 return (int)status;
         }
         return http_reply_bytes(req, status, "application/json", body, strlen(body), name, value);
+}
+
+int http_reply_deferred(struct request *req)
+{
+        int r =
+            http_reply_bytes(req, req->status, "application/json", req->deferred_body,
+                             strlen(req->deferred_body), req->deferred_hname, req->deferred_hvalue);
+        http_deferred_free(req);
+        return r;
+}
+
+void http_deferred_free(struct request *req)
+{
+        free(req->deferred_body);
+        free(req->deferred_hname);
+        free(req->deferred_hvalue);
+        req->deferred_body = req->deferred_hname = req->deferred_hvalue = NULL;
 }
 
 int http_reply_json(struct request *req, unsigned status, const char *body)

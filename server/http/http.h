@@ -53,12 +53,13 @@ struct request {
         char *method, *path; /* copies of what MHD gave the access handler */
         bool started, in_first_call;
         int64_t t0_ms;
-        unsigned status;     /* the answer's status once one is queued or decided */
-        char *deferred_body; /* a first-call refusal, sent once the body is read */
-        size_t discarded;    /* body bytes dropped (refused, too large, not wanted) */
-        bool proxied;        /* a sandbox's traffic (e2b/proxy.h), not a table route */
-        bool forwarded;      /* --cluster: relayed to the sandbox's node (cluster/forward.h) */
-        bool from_node;      /* --cluster: carried a verified hop header (cluster/hop-auth.h) */
+        unsigned status; /* the answer's status once one is queued or decided */
+        /* a first-call refusal (status above), sent on a later call: http_reply_deferred() */
+        char *deferred_body, *deferred_hname, *deferred_hvalue;
+        size_t discarded; /* body bytes dropped (refused, too large, not wanted) */
+        bool proxied;     /* a sandbox's traffic (e2b/proxy.h), not a table route */
+        bool forwarded;   /* --cluster: relayed to the sandbox's node (cluster/forward.h) */
+        bool from_node;   /* --cluster: carried a verified hop header (cluster/hop-auth.h) */
         char sandbox_id[ROUTE_ID_MAX]; /* a proxied request's sandbox, for the access log */
         /* a request of the route table (front/routes.c) */
         const struct route *route;
@@ -87,6 +88,10 @@ int http_reply_bytes(struct request *req, unsigned status, const char *content_t
 int http_reply_error(struct request *req, int r, const char *sandbox_id, const char *fmt, ...)
     _printf_(4, 5);
 int http_reply_204(struct request *req);
+/* Send the refusal a reply helper decided on the first call (deferred_body, with its extra
+ * header) and free it; http_deferred_free() frees it unsent. */
+int http_reply_deferred(struct request *req);
+void http_deferred_free(struct request *req);
 /* Queue resp (not destroyed) with status: status, or -EIO when MHD refuses it. */
 int http_queue(struct request *req, unsigned status, struct MHD_Response *resp);
 

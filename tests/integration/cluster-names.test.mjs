@@ -51,6 +51,7 @@ test('a second node with a live node\'s name refuses to start, naming the holder
   await exited(nodes[1])
   assert.notEqual(nodes[1].proc.exitCode, 0, 'the second node must not keep running')
   assert.match(nodes[1].stderr(), /node name clone is held by another live node \(at 127\.0\.0\.21:\d+\)/)
+  await nodes[1].stop() // its state dir (templates, storage pool) goes with it
   nodes[1] = null
   // the holder was not disturbed: its record, its sandboxes, commands through it
   const list = await fetch(`${opts.apiUrl}/v1/nodes`, { headers: { Authorization: `Bearer ${key}` } }).then((r) => r.json())

@@ -71,6 +71,66 @@ test('refusals decided before the body still reach a client that is sending one'
   assert.equal(chunked.status, 401)
 })
 
+// Every refusal sbxd decides before a request's body (bad key, unknown sandbox or route, a
+// sandbox's traffic for a sandbox that is gone) on one kept-alive connection, as the SDKs and
+// the Python client send them: with no body, a sized one, a chunked one. Each is answered and
+// the connection stays open: a client reusing it must never meet a connection closed under it,
+// nor pay a new one (a TLS handshake) per 401 or 404.
+test('refusals keep a kept-alive connection: with or without a body, E2B, /v1 and envd', async () => {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+  let sockets = 0
+  const createConnection = agent.createConnection.bind(agent)
+  agent.createConnection = (...a) => { sockets++; return createConnection(...a) }
+  const gone = 'nosuchsandbox0000000'
+  const json = Buffer.from(JSON.stringify({ cmd: ['sh', '-c', 'echo hi'], env: { A: 'x'.repeat(3000) } }))
+  const bearer = { Authorization: `Bearer ${d.key}` }
+  const envd = { Host: `49983-${gone}.sbx.localhost:${d.port}`, 'X-Access-Token': 't' }
+  const cases = [
+    ['GET', `/v1/sandboxes/${gone}/processes`, bearer, 404],
+    ['DELETE', `/v1/sandboxes/${gone}/processes/7`, bearer, 404],
+    ['POST', `/v1/sandboxes/${gone}/processes`, bearer, 404, json],
+    ['POST', `/v1/sandboxes/${gone}/processes/7/stdin?close=true`, bearer, 404, Buffer.alloc(0)],
+    ['GET', '/v1/sandboxes', { Authorization: 'Bearer wrong' }, 401],
+    ['POST', `/v1/sandboxes/${gone}/processes`, { Authorization: 'Bearer wrong' }, 401, json],
+    ['GET', '/v1/nope', bearer, 404],
+    ['GET', '/v2/sandboxes', { 'X-API-KEY': 'wrong' }, 401],
+    ['DELETE', `/sandboxes/${gone}`, {}, 401],
+    ['POST', '/sandboxes', { 'X-API-KEY': 'wrong' }, 401, json],
+    ['GET', '/nope', { 'X-API-KEY': d.key }, 404],
+    ['GET', '/envs/vars', envd, 502],
+    ['POST', '/process.Process/Start', envd, 502, json],
+  ]
+  const send = (method, path, headers, body, chunked) => new Promise((resolve, reject) => {
+    const h = { ...headers }
+    if (body && !chunked) h['Content-Length'] = body.length
+    const req = http.request({ host: '127.0.0.1', port: d.port, method, path, headers: h, agent }, (res) => {
+      let text = ''
+      res.on('data', (c) => { text += c })
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, text }))
+    })
+    req.on('error', reject)
+    if (body && chunked) for (let i = 0; i < body.length; i += 1000) req.write(body.subarray(i, i + 1000))
+    req.end(body && !chunked ? body : undefined)
+  })
+  try {
+    for (let round = 0; round < 2; round++) {
+      for (const [m, p, h, status, body] of cases) {
+        for (const chunked of body?.length ? [false, true] : [false]) {
+          const what = `${m} ${p}${body ? (chunked ? ' chunked' : ` ${body.length} B`) : ''}`
+          const r = await send(m, p, h, body, chunked)
+          assert.equal(r.status, status, `${what}: ${r.text}`)
+          assert.match(r.headers['content-type'], /^application\/json/, what)
+          JSON.parse(r.text)
+          assert.notEqual(r.headers.connection, 'close', `${what} closed the connection`)
+        }
+      }
+    }
+    assert.equal(sockets, 1, 'every refusal on one connection')
+  } finally {
+    agent.destroy()
+  }
+})
+
 test('list is an empty array with the right key, no X-Next-Token', async () => {
   for (const p of ['/v2/sandboxes', '/sandboxes', '/v2/sandboxes?limit=5&state=running,paused']) {
     const r = await d.api('GET', p)

@@ -38,7 +38,7 @@ const total = (kinds) => Object.values(kinds).reduce((a, b) => a + b, 0)
 test('a running sandbox costs sbxd two descriptors; none stay after it is gone', { skip, timeout: 300_000 }, async () => {
   const N = 16
   d2 = await startSbxd({ jailer: REAL.jailer, agent: REAL.agent, prepare: realTemplates,
-    args: ['--cgroup-parent', `${PARENT}-budget`, '--pool-size', '0'] })
+    args: ['--cgroup-parent', `${PARENT}-budget`] })
   const made = []
   // warm up: one sandbox made and killed, so lazily opened daemon-wide descriptors are in the base
   const w = await d2.api('POST', '/v2/sandboxes', { body: { templateID: 'base', timeout: 600 } })

@@ -183,12 +183,22 @@ reload_applies() {
                 fail_with "no word of the restart it takes"
 }
 check "systemctl reload sbxd: max-creates applied, log-format waits for a restart" reload_applies
-reload_refuses() {
-        echo 'create-wait = soon' >>"$conf"
-        local line
+# conf_mistake LINE COMMAND...: with LINE appended to sbxd.conf, COMMAND must fail; the line
+# is taken out again either way. Prints LINE's number in the file; fails if COMMAND succeeded.
+conf_mistake() {
+        echo "$1" >>"$conf"
+        local line failed=0
         line=$(wc -l <"$conf")
-        ! in_root systemctl reload sbxd 2>/dev/null || fail_with "systemctl reload succeeded"
+        shift
+        "$@" >/dev/null 2>&1 || failed=1
         sed -i '$d' "$conf"
+        echo "$line"
+        [ "$failed" = 1 ]
+}
+reload_refuses() {
+        local line
+        line=$(conf_mistake 'create-wait = soon' in_root systemctl reload sbxd) ||
+                fail_with "systemctl reload succeeded"
         has "$(journal sbxd)" "sbxd.conf:$line: create-wait: 'soon'" ||
                 fail_with "the mistake is not named: $(journal sbxd | tail -n 5)"
         [ "$(main_pid)" = "$main" ] && health >/dev/null || fail_with "sbxd did not keep running"
@@ -196,11 +206,9 @@ reload_refuses() {
 check "systemctl reload of a file with a mistake fails and names its line; sbxd keeps running" \
         reload_refuses
 bad_start() {
-        echo 'bogus = 1' >>"$conf"
         local line
-        line=$(wc -l <"$conf")
-        ! in_root systemctl restart sbxd 2>/dev/null || fail_with "sbxd started with a bad file"
-        sed -i '$d' "$conf"
+        line=$(conf_mistake 'bogus = 1' in_root systemctl restart sbxd) ||
+                fail_with "sbxd started with a bad file"
         sleep 3 # RestartSec=2s: a retry would have come by now
         [ "$(unit_prop sbxd NRestarts)" = 0 ] || fail_with "restarted $(unit_prop sbxd NRestarts) times"
         has "$(journal sbxd)" "sbxd.conf:$line: unknown option 'bogus'" ||
