@@ -49,10 +49,10 @@ static void live_del(struct http_upgrade *u)
 static void finish(struct http_upgrade *u)
 {
         pthread_mutex_lock(&lock);
-        bool close = !u->abandoned;
-        u->closing = close;
+        bool mark_closed = !u->abandoned;
+        u->closing = mark_closed;
         pthread_mutex_unlock(&lock);
-        if (close)
+        if (mark_closed)
                 MHD_upgrade_action(u->urh, MHD_UPGRADE_ACTION_CLOSE);
         pthread_mutex_lock(&lock);
         live_del(u);
