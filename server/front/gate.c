@@ -2,6 +2,7 @@
 #include "front/gate.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -29,7 +30,8 @@
  * shared with libmicrohttpd's threads (under g->lock; the fields they write are atomics). */
 enum {
         C_PENDING = 100, /* waiting for its head, in the pending FIFO */
-        C_LINGER,        /* answered by the gate: draining input before the close */
+        C_LINGER,        /* answered by the gate, or an upgraded connection libmicrohttpd
+                            closed: draining input before the close */
         C_HANDED,        /* given to MHD_add_connection, not yet started */
         C_DEAD,          /* closed by the gate; freed after the epoll batch that may name it */
 };
@@ -61,6 +63,7 @@ struct gate {
         int listen_fd[GATE_MAX_LISTEN];
         size_t n_listen;
         int epfd, stop_fd;
+        int back_fd; /* eventfd: connections on `back` for the gate's thread */
         pthread_t thread;
         bool started, accepting, quiesced;
         bool opaque;           /* TLS: connections handed over unread (gate_set_opaque()) */
@@ -72,6 +75,10 @@ struct gate {
         unsigned n_fds;
         struct list active;
         unsigned n_cut; /* active ones the gate shut down, their threads not yet gone */
+        /* upgraded connections libmicrohttpd closed, each on a socket of its own (a dup), for
+         * the gate's thread to close lingering; taken while `take_back` (the thread runs) */
+        struct list back;
+        bool take_back;
 };
 
 static void list_add(struct list *l, struct gate_conn *c)
@@ -495,6 +502,30 @@ static void on_linger_input(struct gate *g, struct gate_conn *c)
                 drop(g, c);
 }
 
+/* The upgraded connections libmicrohttpd closed go lingering (gate thread). */
+static void take_back(struct gate *g)
+{
+        uint64_t v;
+        (void)!read(g->back_fd, &v, sizeof(v));
+        pthread_mutex_lock(&g->lock);
+        struct list l = g->back;
+        g->back = (struct list){0};
+        pthread_mutex_unlock(&g->lock);
+        int64_t now = now_ms();
+        while (l.head) {
+                struct gate_conn *c = l.head;
+                list_del(&l, c);
+                while (g->pending.n + g->linger.n >= g->max_pending && evict_oldest(g))
+                        ;
+                c->state = C_LINGER;
+                c->t_state = now;
+                list_add(&g->linger, c);
+                struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLET, .data.ptr = c};
+                if (epoll_ctl(g->epfd, EPOLL_CTL_ADD, c->fd, &ev) < 0)
+                        drop(g, c);
+        }
+}
+
 static void *gate_thread(void *arg)
 {
         struct gate *g = arg;
@@ -506,6 +537,10 @@ static void *gate_thread(void *arg)
                         void *p = evs[i].data.ptr;
                         if (p == &g->stop_fd)
                                 return NULL;
+                        if (p == &g->back_fd) {
+                                take_back(g);
+                                continue;
+                        }
                         if ((int *)p >= g->listen_fd && (int *)p < g->listen_fd + g->n_listen) {
                                 on_accept(g, *(int *)p);
                                 continue;
@@ -558,7 +593,7 @@ int gate_new(const struct sockaddr_storage *addrs, const socklen_t *addr_lens, s
         struct gate *g = calloc(1, sizeof(*g));
         if (!g)
                 return -ENOMEM;
-        g->epfd = g->stop_fd = -EBADF;
+        g->epfd = g->stop_fd = g->back_fd = -EBADF;
         for (size_t i = 0; i < GATE_MAX_LISTEN; i++)
                 g->listen_fd[i] = -EBADF;
         pthread_mutex_init(&g->lock, NULL);
@@ -594,16 +629,23 @@ int gate_start(struct gate *g, struct MHD_Daemon *d)
         g->mhd = d;
         g->epfd = epoll_create1(EPOLL_CLOEXEC);
         g->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (g->epfd < 0 || g->stop_fd < 0)
+        g->back_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (g->epfd < 0 || g->stop_fd < 0 || g->back_fd < 0)
                 return -errno;
         struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &g->stop_fd};
         if (epoll_ctl(g->epfd, EPOLL_CTL_ADD, g->stop_fd, &ev) < 0)
+                return -errno;
+        ev.data.ptr = &g->back_fd;
+        if (epoll_ctl(g->epfd, EPOLL_CTL_ADD, g->back_fd, &ev) < 0)
                 return -errno;
         set_accepting(g, true);
         int r = pthread_create(&g->thread, NULL, gate_thread, g);
         if (r != 0)
                 return -r;
         g->started = true;
+        pthread_mutex_lock(&g->lock);
+        g->take_back = true;
+        pthread_mutex_unlock(&g->lock);
         log_info("gate: heads within %d ms, at most %u waiting, %d in progress; idle %d ms; "
                  "bodies %d B/s after %d ms",
                  GATE_HEAD_MS, g->max_pending, g->max_active, GATE_IDLE_MS, GATE_BODY_MIN_RATE,
@@ -627,6 +669,18 @@ void gate_quiesce(struct gate *g)
                 return;
         g->quiesced = true;
         stop_thread(g);
+        /* upgraded connections closed from now on just close */
+        pthread_mutex_lock(&g->lock);
+        g->take_back = false;
+        struct list back = g->back;
+        g->back = (struct list){0};
+        pthread_mutex_unlock(&g->lock);
+        while (back.head) {
+                struct gate_conn *c = back.head;
+                list_del(&back, c);
+                close(c->fd);
+                free(c);
+        }
         for (size_t i = 0; i < g->n_listen; i++)
                 g->listen_fd[i] = safe_close(g->listen_fd[i]);
         g->n_listen = 0;
@@ -656,12 +710,32 @@ void gate_free(struct gate *g)
         }
         safe_close(g->epfd);
         safe_close(g->stop_fd);
+        safe_close(g->back_fd);
         free(g->by_fd);
         pthread_mutex_destroy(&g->lock);
         free(g);
 }
 
 /* ---- libmicrohttpd's side ---- */
+
+/* An upgraded connection libmicrohttpd is about to close: c takes a socket of its own (a dup,
+ * so libmicrohttpd's close() of its descriptor no longer ends the connection) and shuts its
+ * write side, which sends what is still queued (under TLS, the close_notify MHD has just
+ * written), then FIN. libmicrohttpd stops reading a client once the relay has ended: what the
+ * client sent since (its last frames, its TLS close_notify) would still be unread in the
+ * socket, and a close() with unread input makes the kernel reset the connection instead of
+ * ending it, dropping sbxd's queued bytes with it; the client then reads ECONNRESET (and may
+ * lose the last frames). The gate's thread drains it and closes it once the client has
+ * ended its side, or after GATE_LINGER_MS (take_back()). false: no descriptor left. */
+static bool keep_open(struct gate_conn *c)
+{
+        int fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
+        if (fd < 0)
+                return false;
+        (void)shutdown(fd, SHUT_WR);
+        c->fd = fd;
+        return true;
+}
 
 void gate_notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                             enum MHD_ConnectionNotificationCode toe)
@@ -671,15 +745,26 @@ void gate_notify_connection(void *cls, struct MHD_Connection *conn, void **socke
                 struct gate_conn *c = *socket_context;
                 if (!c)
                         return;
+                *socket_context = NULL;
                 pthread_mutex_lock(&g->lock);
                 if ((unsigned)c->fd < g->n_fds && g->by_fd[c->fd] == c)
                         g->by_fd[c->fd] = NULL;
                 list_del(&g->active, c);
                 if (c->cut)
                         g->n_cut--;
+                c->cut = false;
+                bool back = g->take_back &&
+                            __atomic_load_n(&c->state, __ATOMIC_RELAXED) == GATE_UPGRADED &&
+                            keep_open(c);
+                if (back)
+                        list_add(&g->back, c);
                 pthread_mutex_unlock(&g->lock);
-                free(c);
-                *socket_context = NULL;
+                if (back) {
+                        uint64_t one = 1;
+                        (void)!write(g->back_fd, &one, sizeof(one));
+                } else {
+                        free(c);
+                }
                 return;
         }
         const union MHD_ConnectionInfo *ci =

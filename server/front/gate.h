@@ -24,7 +24,12 @@
  *     GATE_HEAD_MS, or a request body below GATE_BODY_MIN_RATE bytes/s after
  *     GATE_BODY_GRACE_MS (time spent in sbxd's own handlers not counted) or with no byte for
  *     GATE_BODY_STALL_MS: the connection is cut (408 for a head or a body). A response in
- *     progress is never cut by the gate, however long it is silent.
+ *     progress is never cut by the gate, however long it is silent;
+ *   - an upgraded connection (GATE_UPGRADED) libmicrohttpd closes gets a lingering close, as
+ *     the gate's own answers do: at the CLOSED notification the gate takes a descriptor of
+ *     its own, shuts the write side (what is queued, TLS's close_notify included, then FIN)
+ *     and drains the client's input until its end or GATE_LINGER_MS, so input libmicrohttpd
+ *     left unread does not turn the close into a reset.
  */
 #pragma once
 
@@ -43,10 +48,12 @@
 #define GATE_BODY_GRACE_MS 5000  /* a body's first seconds, free */
 #define GATE_BODY_MIN_RATE 1024  /* then at least this many bytes/s on average */
 #define GATE_BODY_STALL_MS 10000 /* and never this long without a byte */
-#define GATE_LINGER_MS     2000  /* after the gate's own answer: input drained, then closed */
-#define GATE_MIN_PENDING   256   /* max_pending: RLIMIT_NOFILE / 4 within these bounds */
-#define GATE_MAX_PENDING   16384
-#define GATE_MAX_LISTEN    8
+#define GATE_LINGER_MS                                                                             \
+        2000                 /* after the gate's own answer or an upgraded connection's end:       \
+                                input drained, then closed */
+#define GATE_MIN_PENDING 256 /* max_pending: RLIMIT_NOFILE / 4 within these bounds */
+#define GATE_MAX_PENDING 16384
+#define GATE_MAX_LISTEN  8
 
 struct gate;
 struct gate_conn;
