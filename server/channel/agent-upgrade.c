@@ -16,8 +16,9 @@
 
 /* The relay: both sockets blocking, polled (a write to the client waits AGENT_UPGRADE_SEND_MS
  * at most for room); every AGENT_WAIT_TICK_MS the stop flag is looked at
- * (agent_req_stopping()). Once the client stopped writing, the agent's END is waited for
- * AGENT_UPGRADE_LINGER_MS at most (a server that never closes would hold the relay). */
+ * (agent_req_stopping()). Once the client stopped writing, or the agent stopped taking what
+ * it writes, the agent's END is waited for AGENT_UPGRADE_LINGER_MS at most (a server that
+ * never closes would hold the relay); what the agent sent until then goes to the client. */
 static void relay(struct agent_req *q, int sock, const char *extra, size_t extra_len)
 {
         _cleanup_free_ uint8_t *buf = malloc(AGENT_UPGRADE_CHUNK);
@@ -41,9 +42,13 @@ static void relay(struct agent_req *q, int sock, const char *extra, size_t extra
                         ssize_t k = recv(sock, buf, AGENT_UPGRADE_CHUNK, 0);
                         if (k < 0 && errno == EINTR)
                                 continue;
-                        if (k > 0 && agent_req_send(q, buf, (size_t)k) < 0)
-                                return;
-                        if (k <= 0) {
+                        if (k > 0 && agent_req_send(q, buf, (size_t)k) < 0) {
+                                /* the agent took no more (the server in the sandbox closed
+                                 * and the agent went): what it sent before still goes to the
+                                 * client, up to its END */
+                                client_open = false;
+                                linger_end = now_ms() + AGENT_UPGRADE_LINGER_MS;
+                        } else if (k <= 0) {
                                 client_open = false; /* the agent still may answer */
                                 linger_end = now_ms() + AGENT_UPGRADE_LINGER_MS;
                                 if (agent_req_end(q) < 0)
