@@ -63,7 +63,10 @@ function decodeFrame(buf) {
   return { opcode: buf[0] & 15, payload: buf.subarray(off, off + n), len: off + n }
 }
 
-// Open a WebSocket to url (http/https); resolves { send(opcode, data), next(), close(), res }.
+// Open a WebSocket to url (http/https); resolves { send(opcode, data), next(), close(), res, sock }.
+// send() returns false when the socket's buffer is full (wait for sock's 'drain'). close() sends
+// a close frame, ends the socket and resolves once it is closed; it rejects on a socket error
+// (a reset instead of the server's orderly end).
 export function websocket(url, { headers = {}, ca } = {}) {
   const u = new URL(url)
   const mod = u.protocol === 'https:' ? https : http
@@ -93,18 +96,51 @@ export function websocket(url, { headers = {}, ca } = {}) {
         res,
         send: (opcode, data) => sock.write(encodeFrame(opcode, Buffer.from(data))),
         next: () => new Promise((r) => { waiting.push(r); pump() }),
-        close: () => new Promise((r) => { sock.on('close', r); sock.end(encodeFrame(8, Buffer.alloc(0))) }),
+        close: () => new Promise((r, j) => { sock.on('error', j); sock.on('close', r); sock.end(encodeFrame(8, Buffer.alloc(0))) }),
+        sock,
       })
     })
     req.end()
   })
 }
 
+// The exchange on the server's /bye: the client streams binary frames from its first one on
+// (max bytes at most) and reads until the connection ends. Resolves { bye: the first frame's text, how: 'end' (the
+// server's orderly end, FIN after TLS's close_notify) or what ended it instead, errors: the
+// socket's errors until it closed }. A reset (ECONNRESET) is what a client must never see here.
+export async function byeWhileSending(url, { ca, max = 16 << 20 } = {}) {
+  const ws = await websocket(url, { ca })
+  const errors = []
+  const closed = new Promise((r) => ws.sock.on('close', r))
+  const how = await new Promise((resolve) => {
+    let sent = 0
+    let done = false
+    const finish = (h) => { if (!done) { done = true; resolve(h) } }
+    ws.sock.on('end', () => finish('end'))
+    ws.sock.on('error', (e) => { errors.push(e.code || e.message); finish(e.code || e.message) })
+    const blob = Buffer.alloc(60000, 7)
+    const pump = () => {
+      while (!done && sent < max) {
+        sent += blob.length
+        if (!ws.send(2, blob)) return ws.sock.once('drain', pump)
+      }
+      if (!done) setTimeout(() => finish(`still open 10 s after ${sent} bytes sent`), 10000)
+    }
+    pump()
+  })
+  if (how === 'end') await Promise.race([closed, new Promise((r) => setTimeout(r, 10000))])
+  else ws.sock.destroy()
+  const frame = await Promise.race([ws.next(), new Promise((r) => setTimeout(r, 1000, null))])
+  return { bye: frame?.payload.toString() ?? null, how, errors }
+}
+
 // ---- the server the tests start inside the sandbox (node, CommonJS) ----
 // /stream: "part0\n" at once, the rest only after GET /release (so the test sees the first
 // piece arrive while the answer is still open); /echo: reads the body, answers its length and
 // sha256, and /progress tells how much of it the running /echo has read; /host: the Host and
-// X-Forwarded-Host it got; Upgrade: a WebSocket echo (text and binary).
+// X-Forwarded-Host it got; Upgrade: a WebSocket echo (text and binary), or on /bye a server
+// that answers the client's first frame with a text frame "bye" and ends the connection at
+// once, while the client may still be sending (what it sends next is read and dropped).
 export const SERVER = String.raw`
 const http = require('http'), crypto = require('crypto')
 let release = null, received = 0
@@ -130,6 +166,11 @@ const s = http.createServer((req, res) => {
 s.on('upgrade', (req, sock, head) => {
   const acc = crypto.createHash('sha1').update(req.headers['sec-websocket-key'] + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11').digest('base64')
   sock.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ' + acc + '\r\n\r\n')
+  if (req.url === '/bye') {
+    let said = false
+    sock.on('data', () => { if (!said) { said = true; sock.end(Buffer.from([0x81, 3, 0x62, 0x79, 0x65])) } })
+    return
+  }
   let buf = head
   sock.on('data', (d) => {
     buf = Buffer.concat([buf, d])

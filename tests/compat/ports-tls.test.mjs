@@ -43,7 +43,29 @@ after(async () => {
   }
 })
 
-// The SDK side, in a child with the CA trusted: prints one JSON line of what it saw.
+// Runs source (an ES module) in a child node with the test CA trusted and the SDK pointed at
+// sbxd over https (NODE_EXTRA_CA_CERTS is read at start-up); returns its last stdout line,
+// parsed: what it saw.
+async function runChild(name, source, timeout = 120000) {
+  const script = join(HERE, `.tls-${name}-${process.pid}.mjs`)
+  writeFileSync(script, source)
+  try {
+    const out = await new Promise((resolve, reject) => {
+      execFile(process.execPath, [script], {
+        cwd: HERE, timeout,
+        env: {
+          ...process.env, NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem'), E2B_API_KEY: d.key,
+          E2B_API_URL: `https://127.0.0.1:${d.port}`, E2B_SANDBOX_URL: `https://127.0.0.1:${d.port}`,
+        },
+      }, (err, stdout, stderr) => err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))
+    })
+    return JSON.parse(out.trim().split('\n').pop())
+  } finally {
+    rmSync(script, { force: true })
+  }
+}
+
+// The SDK side: prints one JSON line of what it saw.
 const CHILD = String.raw`
 import { Sandbox } from 'e2b'
 import { request, json, websocket, startServer } from './ports-lib.mjs'
@@ -64,27 +86,47 @@ try {
 
 test('https:// + getHost(port) reaches the sandbox with a test CA (SDK over TLS too)', async () => {
   assert.match(d.stdout(), /^export E2B_API_URL=https:\/\/127\.0\.0\.1:\d+$/m, 'sbxd announces https')
-  const script = join(HERE, `.tls-child-${process.pid}.mjs`)
-  writeFileSync(script, CHILD)
-  try {
-    const out = await new Promise((resolve, reject) => {
-      execFile(process.execPath, [script], {
-        cwd: HERE, timeout: 120000,
-        env: {
-          ...process.env, NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem'), E2B_API_KEY: d.key,
-          E2B_API_URL: `https://127.0.0.1:${d.port}`, E2B_SANDBOX_URL: `https://127.0.0.1:${d.port}`,
-        },
-      }, (err, stdout, stderr) => err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))
-    })
-    const o = JSON.parse(out.trim().split('\n').pop())
-    assert.equal(o.host.endsWith(`.sbx.localhost:${d.port}`), true, o.host)
-    assert.equal(o.status, 200)
-    assert.equal(o.seen.host, o.host)
-    assert.equal(o.ws, 'over tls')
-    assert.equal(o.closed, 502)
-  } finally {
-    rmSync(script, { force: true })
+  const o = await runChild('child', CHILD)
+  assert.equal(o.host.endsWith(`.sbx.localhost:${d.port}`), true, o.host)
+  assert.equal(o.status, 200)
+  assert.equal(o.seen.host, o.host)
+  assert.equal(o.ws, 'over tls')
+  assert.equal(o.closed, 502)
+})
+
+// The ends of upgraded connections over TLS, as a client sees them (in a child, the SDK
+// trusting the CA): a server in the sandbox that says its last word and closes while the
+// client is still sending, and WebSocket closes started by the client. sbxd stops reading the
+// client when the sandbox side ends: what the client sent since (frames, its TLS
+// close_notify) must not make the kernel reset the connection, which would reach the client as
+// ECONNRESET and could drop sbxd's last bytes. The close races the client's close_notify, so
+// the closes are repeated.
+const CLOSE_CHILD = String.raw`
+import { Sandbox } from 'e2b'
+import { websocket, startServer, byeWhileSending } from './ports-lib.mjs'
+const sbx = await Sandbox.create()
+try {
+  await startServer(sbx, 8000, { scheme: 'https' })
+  const base = 'https://' + sbx.getHost(8000)
+  const bye = await byeWhileSending(base + '/bye')
+  const closes = []
+  for (let i = 0; i < CLOSES; i++) {
+    const ws = await websocket(base + '/ws')
+    ws.send(1, 'n' + i)
+    const m = await ws.next()
+    closes.push(await ws.close().then(() => m.payload.toString(), (e) => e.code || e.message))
   }
+  console.log(JSON.stringify({ bye, closes }))
+} finally {
+  await sbx.kill()
+}
+`
+const CLOSES = 30
+
+test('upgraded connections over https end cleanly: no reset when the client is still sending', async () => {
+  const o = await runChild('close', CLOSE_CHILD.replace('CLOSES', String(CLOSES)))
+  assert.deepEqual(o.bye, { bye: 'bye', how: 'end', errors: [] }, 'the last frame, then an orderly end')
+  assert.deepEqual(o.closes, Array.from({ length: CLOSES }, (_, i) => `n${i}`), 'every close clean')
 })
 
 test('the /v1 terminal WebSocket works over https too', async () => {
@@ -150,22 +192,7 @@ test('every URL sbxd hands out over https is https: upload links, and a copy() b
   assert.equal(JSON.parse(c.body).domain, `sbx.localhost:${d.port}`)
   await request(`${base}/sandboxes/${JSON.parse(c.body).sandboxID}`, { method: 'DELETE', ca, headers: { 'X-API-KEY': d.key } })
 
-  const script = join(HERE, `.tls-build-child-${process.pid}.mjs`)
-  writeFileSync(script, BUILD_CHILD)
-  try {
-    const out = await new Promise((resolve, reject) => {
-      execFile(process.execPath, [script], {
-        cwd: HERE, timeout: 300000,
-        env: {
-          ...process.env, NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem'), E2B_API_KEY: d.key,
-          E2B_API_URL: base, E2B_SANDBOX_URL: base,
-        },
-      }, (err, stdout, stderr) => err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))
-    })
-    assert.equal(JSON.parse(out.trim().split('\n').pop()).text, 'copied over tls\n')
-  } finally {
-    rmSync(script, { force: true })
-  }
+  assert.equal((await runChild('build', BUILD_CHILD, 300000)).text, 'copied over tls\n')
 })
 
 test('--public-url: sbxd behind a proxy hands out the proxy\'s URLs', async () => {

@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
 import { Sandbox } from 'e2b'
-import { request, json, websocket, startServer } from './ports-lib.mjs'
+import { request, json, websocket, startServer, byeWhileSending } from './ports-lib.mjs'
 
 let sbx
 const PORT = 8000
@@ -108,6 +108,12 @@ test('a WebSocket upgrade works end to end (text, and a 200 KiB binary message)'
   assert.equal(m2.opcode, 2)
   assert.ok(m2.payload.equals(big))
   await ws.close()
+})
+
+test('a server that says its last word and closes while the client is still sending: the client gets it, then an orderly end', async () => {
+  // sbxd stops reading the client once the sandbox side has ended: the bytes the client sent
+  // since must not make the close a reset (ECONNRESET), and the last frame must not be lost
+  for (let i = 0; i < 3; i++) assert.deepEqual(await byeWhileSending(url('/bye')), { bye: 'bye', how: 'end', errors: [] })
 })
 
 test('an idle WebSocket and a silent stream outlive the front door\'s idle cut (6 s)', async () => {
