@@ -520,7 +520,9 @@ static void take_back(struct gate *g)
                 c->state = C_LINGER;
                 c->t_state = now;
                 list_add(&g->linger, c);
-                struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLET, .data.ptr = c};
+                /* level-triggered: a client's input past DRAIN_MAX (what it had queued
+                 * before it saw the end) keeps being read after its last segment came */
+                struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = c};
                 if (epoll_ctl(g->epfd, EPOLL_CTL_ADD, c->fd, &ev) < 0)
                         drop(g, c);
         }
