@@ -1,14 +1,16 @@
-// A client that hangs up while sbxd is about to answer its WebSocket upgrade with the sandbox's
-// 101 (a browser tab closed during the handshake, a proxy's timeout) must give back everything
-// the upgrade held: its place under the per-sandbox WebSocket cap (PROXY_MAX_UPGRADES, 192), its
+// A client that hangs up while sbxd is about to answer its WebSocket upgrade with a 101 (a
+// browser tab closed during the handshake, a proxy's timeout) must give back everything the
+// upgrade held: its place under the per-sandbox WebSocket cap (PROXY_MAX_UPGRADES, 192), its
 // connection to the sandbox's agent, and its reference to the sandbox. libmicrohttpd never hands
 // over a connection whose 101 was not sent; only the request's end says so.
 //
-// The hang-up lands in that window every time: the upgrade request announces a 4-byte body and
-// sends none, so the sandbox's server answers 101 (it does not wait for a body) while sbxd still
-// waits for the body; then the body and a reset (SO_LINGER 0) go out back to back. sbxd reads
-// the body (received data comes before the reset), finds the 101 already there, queues it, and
-// the write meets the reset.
+// To land hang-ups in that window (a race, tens of microseconds), each upgrade request
+// announces a 4-byte body and holds it back, so the sandbox's server answers 101 (it does not
+// wait for a body) while sbxd still waits; then the body and a reset (SO_LINGER 0) go out a few
+// microseconds apart, spread over half a millisecond. sbxd reads the body, finds the 101 already
+// there and queues it: some resets come before, some after its write (here about a fifth of the
+// 250 hang-ups fall in between; one kept would fail the checks), and the rest are WebSockets cut
+// by a reset, which must not hold their place either.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import net from 'node:net'
@@ -121,4 +123,29 @@ test(`${HANGUPS} clients hanging up as their 101 is sent: the sandbox still take
   const fds = await fdsSettle(pid, fds0 + 16)
   assert.ok(fds <= fds0 + 16, `sbxd has ${fds} descriptors open, ${fds0} before the hang-ups`)
   console.log(`# ${HANGUPS} hang-ups in ${hangupMs} ms; sbxd descriptors ${fds0} before, ${fds} after`)
+})
+
+// The native terminal (/v1/sandboxes/{id}/terminal) answers its 101 once the sandbox's agent
+// opened the shell: a client resetting its connection meanwhile leaves nothing behind either.
+test('clients resetting the terminal\'s WebSocket before its 101 leave no connection behind in sbxd', async () => {
+  const pid = sbxdPid()
+  assert.ok(pid, 'sbxd runs on this machine (scripts/test-node.sh)')
+  await sleep(200)
+  const fds0 = fdCount(pid)
+  const head = `GET /v1/sandboxes/${sbx.sandboxId}/terminal HTTP/1.1\r\nHost: ${api.host}\r\n` +
+    `Authorization: Bearer ${process.env.E2B_API_KEY}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+    'Sec-WebSocket-Version: 13\r\n'
+  for (let done = 0; done < HANGUPS; done += BATCH) {
+    await Promise.all(Array.from({ length: BATCH }, (_, i) => new Promise((resolve) => {
+      const sock = net.connect(+api.port, '127.0.0.1', () => {
+        sock.write(`${head}Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\n\r\n`)
+        // 0..4.8 ms: the reset lands before, during or after the shell is opened
+        setTimeout(() => { sock.resetAndDestroy(); resolve() }, (i % 25) * 0.2)
+      })
+      sock.on('error', () => resolve())
+    })))
+    await sleep(50)
+  }
+  const fds = await fdsSettle(pid, fds0 + 16)
+  assert.ok(fds <= fds0 + 16, `sbxd has ${fds} descriptors open, ${fds0} before the resets`)
 })
