@@ -44,7 +44,9 @@ struct http_upgrade {
         const char *extra; /* bytes the client sent past its head: valid until done() */
         size_t extra_len;
         struct MHD_UpgradeResponseHandle *urh;
-        /* http/upgrade.c's own: the connection, on its list of running exchanges */
+        /* http/upgrade.c's own: the request that queued the 101 until it is handed over
+         * (http_upgrade_queue()), then the connection, on its list of running exchanges */
+        struct request *req;
         struct MHD_Connection *conn;
         struct http_upgrade *live_prev, *live_next;
         bool closing;   /* in MHD_upgrade_action(): http_upgrade_stop() waits for it */
