@@ -18,7 +18,8 @@
  * at most for room); every AGENT_WAIT_TICK_MS the stop flag is looked at
  * (agent_req_stopping()). Once the client stopped writing, or the agent stopped taking what
  * it writes, the agent's END is waited for AGENT_UPGRADE_LINGER_MS at most (a server that
- * never closes would hold the relay); what the agent sent until then goes to the client. */
+ * never closes would hold the relay); what the agent sent until then goes to the client. A
+ * client whose connection was reset ends it at once. */
 static void relay(struct agent_req *q, int sock, const char *extra, size_t extra_len)
 {
         _cleanup_free_ uint8_t *buf = malloc(AGENT_UPGRADE_CHUNK);
@@ -42,13 +43,15 @@ static void relay(struct agent_req *q, int sock, const char *extra, size_t extra
                         ssize_t k = recv(sock, buf, AGENT_UPGRADE_CHUNK, 0);
                         if (k < 0 && errno == EINTR)
                                 continue;
+                        if (k < 0)
+                                return; /* a reset: nothing reaches the client any more */
                         if (k > 0 && agent_req_send(q, buf, (size_t)k) < 0) {
                                 /* the agent took no more (the server in the sandbox closed
                                  * and the agent went): what it sent before still goes to the
                                  * client, up to its END */
                                 client_open = false;
                                 linger_end = now_ms() + AGENT_UPGRADE_LINGER_MS;
-                        } else if (k <= 0) {
+                        } else if (k == 0) {
                                 client_open = false; /* the agent still may answer */
                                 linger_end = now_ms() + AGENT_UPGRADE_LINGER_MS;
                                 if (agent_req_end(q) < 0)
@@ -129,8 +132,16 @@ int agent_mhd_upgrade(struct request *req, struct agent_req **q, const struct sb
         u->q = TAKE_PTR(own);
         u->done = done;
         u->done_arg = done_arg;
-        int r = http_queue(req, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
+        return agent_upgrade_queue(req, u, resp);
+}
+
+int agent_upgrade_queue(struct request *req, struct agent_upgraded *u, struct MHD_Response *resp)
+{
+        int r = http_upgrade_queue(req, &u->up, resp);
         MHD_destroy_response(resp);
-        /* the 101 not sent: see agent_upgrade_response() */
+        if (r < 0) { /* nothing queued: what done() would release stays the caller's */
+                agent_req_free(u->q);
+                free(u);
+        }
         return r;
 }

@@ -7,7 +7,8 @@
  *
  * The exchange ends when the agent sends END (or its connection breaks: the client's socket
  * is closed), or when sbxd stops. A client that stops writing gets END sent to the agent and
- * still receives until the agent ends, for AGENT_UPGRADE_LINGER_MS at most.
+ * still receives until the agent ends, for AGENT_UPGRADE_LINGER_MS at most; one whose connection
+ * is reset ends the exchange at once (the agent's connection is closed).
  */
 #pragma once
 
@@ -29,18 +30,24 @@ struct agent_upgraded {
         void *done_arg;
 };
 
-/* A 101 response (the caller adds its headers and queues it) whose upgrade runs run(u) in a
- * detached thread of its own, AGENT_UPGRADE_STACK deep (http/upgrade.h); then the client's
- * connection is closed, u->q freed and u freed. *ret_u is u: the caller hands it the agent
- * request (u->q). NULL when out of memory. When the 101 never goes out MHD never calls back: u
- * and its agent connection stay until the sandbox goes. */
+/* A 101 response (the caller adds its headers and queues it with agent_upgrade_queue()) whose
+ * upgrade runs run(u) in a detached thread of its own, AGENT_UPGRADE_STACK deep
+ * (http/upgrade.h); then the client's connection is closed, u->q freed, u->done called and u
+ * freed. *ret_u is u: the caller hands it the agent request (u->q). NULL when out of memory. */
 struct MHD_Response *agent_upgrade_response(void (*run)(struct agent_upgraded *u), const char *name,
                                             struct agent_upgraded **ret_u);
+
+/* Queue resp (agent_upgrade_response()'s, destroyed here) for req. 101: u is released once,
+ * after the exchange or when the request ends with the 101 never sent (the client left first:
+ * u->q freed, u->done called). -EIO when nothing was queued: u->q and u are freed, u->done not
+ * called. */
+int agent_upgrade_queue(struct request *req, struct agent_upgraded *u, struct MHD_Response *resp);
 
 /* Queue the 101 whose head is h (already read from *q) for req, with h's headers minus
  * Content-Length and Date and hop-by-hop ones but Upgrade; MHD adds `Connection: Upgrade`.
  * Takes *q (sets it NULL) whatever happens. done(done_arg) (done may be NULL) is called once
- * the upgraded exchange is over; when nothing was queued it is not called and this returns
- * -errno (the caller still owns what done would release). Returns 101. */
+ * the upgraded exchange is over, or once the request ends with the 101 never sent; when
+ * nothing was queued it is not called and this returns -errno (the caller still owns what done
+ * would release). Returns 101. */
 int agent_mhd_upgrade(struct request *req, struct agent_req **q, const struct sbx_resp_head *h,
                       void (*done)(void *arg), void *done_arg);

@@ -68,6 +68,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                  toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
         log_context_set(NULL, NULL); /* the connection's thread may serve another request */
         __atomic_sub_fetch(&req->srv->requests_inflight, 1, __ATOMIC_RELAXED);
+        http_upgrade_request_end(req); /* a 101 the client left before it was sent */
         if (req->state_free)
                 req->state_free(req->state);
         if (req->body) {

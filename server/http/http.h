@@ -37,6 +37,8 @@
  * cut. */
 #define HTTP_MAX_DISCARD (16 * 1024 * 1024)
 
+struct http_upgrade; /* http/upgrade.h */
+
 /* The body of a BODY_JSON / BODY_BUFFERED route, collected by front/ (at most the route's
  * max_body) before its handler runs. */
 struct http_body {
@@ -69,6 +71,9 @@ struct request {
          * by its first call, freed with the request */
         void *state;
         void (*state_free)(void *state);
+        /* a 101 queued and not yet handed over (http/upgrade.h): released when the request
+         * ends without its upgrade */
+        struct http_upgrade *upgrade;
 };
 
 /* Queue a response with body (copied) and Content-Type application/json. Returns status. */

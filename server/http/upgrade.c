@@ -73,6 +73,10 @@ static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls, co
                        size_t extra_len, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
 {
         struct http_upgrade *u = cls;
+        if (u->req) { /* the exchange's from here, whatever happens */
+                u->req->upgrade = NULL;
+                u->req = NULL;
+        }
         u->started = true;
         u->sock = sock;
         u->extra = extra;
@@ -89,6 +93,27 @@ static void on_upgrade(void *cls, struct MHD_Connection *conn, void *req_cls, co
 struct MHD_Response *http_upgrade_response(struct http_upgrade *u)
 {
         return MHD_create_response_for_upgrade(on_upgrade, u);
+}
+
+int http_upgrade_queue(struct request *req, struct http_upgrade *u, struct MHD_Response *resp)
+{
+        int r = http_queue(req, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
+        if (r >= 0) {
+                req->upgrade = u;
+                u->req = req;
+        }
+        return r;
+}
+
+void http_upgrade_request_end(struct request *req)
+{
+        struct http_upgrade *u = req->upgrade;
+        if (!u)
+                return;
+        req->upgrade = NULL;
+        u->req = NULL;
+        log_debug("%s: the client left before the 101 was sent: the upgrade is dropped", u->name);
+        u->done(u);
 }
 
 int http_upgrade_relay_header(struct MHD_Response *resp, const char *name, const char *value)

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "http/http.h"
 #include "http/route.h"
 
 /* http_upgrade_stop(): how long exchanges still running get to end once their sockets are shut
@@ -32,7 +33,8 @@ struct http_upgrade {
         void *userdata;
         void (*run)(struct http_upgrade *u);  /* the exchange, in the thread */
         void (*done)(struct http_upgrade *u); /* last, the connection closed (also when no
-                                                 thread could start): frees userdata's state */
+                                                 thread could start, or the 101 was queued
+                                                 and never sent): frees userdata's state */
         size_t stack;                         /* the thread's stack */
         char name[ROUTE_ID_MAX];              /* for log lines: "req=<id>", a sandbox id */
         /* Set when libmicrohttpd hands the connection over (on the request's connection
@@ -42,17 +44,31 @@ struct http_upgrade {
         const char *extra; /* bytes the client sent past its head: valid until done() */
         size_t extra_len;
         struct MHD_UpgradeResponseHandle *urh;
-        /* http/upgrade.c's own: the connection, on its list of running exchanges */
+        /* http/upgrade.c's own: the request that queued the 101 until it is handed over
+         * (http_upgrade_queue()), then the connection, on its list of running exchanges */
+        struct request *req;
         struct MHD_Connection *conn;
         struct http_upgrade *live_prev, *live_next;
         bool closing;   /* in MHD_upgrade_action(): http_upgrade_stop() waits for it */
         bool abandoned; /* http_upgrade_stop() gave up on it: MHD closes it on its own */
 };
 
-/* A 101 response (the caller adds its headers and queues it) running u once sent. NULL when out
- * of memory. When the 101 never goes out MHD never calls back: u stays the caller's (started
- * stays false). */
+/* A 101 response (the caller adds its headers, then queues it with http_upgrade_queue()) running
+ * u once sent. NULL when out of memory. */
 struct MHD_Response *http_upgrade_response(struct http_upgrade *u);
+
+/* Queue resp (http_upgrade_response(u)) for req: 101, or -EIO when MHD refuses it (u stays the
+ * caller's, done() not called). Once queued, u->done(u) is called exactly once: after the
+ * exchange, or when the request ends with the 101 never handed over (the client hung up before
+ * it was written: libmicrohttpd 0.9.75 then never calls the upgrade back, and only ends the
+ * request), from http_upgrade_request_end(). */
+int http_upgrade_queue(struct request *req, struct http_upgrade *u, struct MHD_Response *resp);
+
+/* From the daemon's MHD_OPTION_NOTIFY_COMPLETED callback, on the request's connection thread:
+ * a 101 queued for req and never handed over is released (its done()). One handed over is the
+ * exchange's: untouched (libmicrohttpd calls the upgrade back before it ends the request, on
+ * the same thread). */
+void http_upgrade_request_end(struct request *req);
 
 /* Add a header of the 101 being relayed (name: value) to resp, unless a 101 must not pass it on:
  * Content-Length, Date, and hop-by-hop ones but Upgrade (MHD adds `Connection: Upgrade`).

@@ -289,8 +289,5 @@ int ws_terminal_upgrade(struct request *req)
         accept_key(key, accept);
         MHD_add_response_header(resp, MHD_HTTP_HEADER_UPGRADE, "websocket");
         MHD_add_response_header(resp, "Sec-WebSocket-Accept", accept);
-        r = http_queue(req, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
-        MHD_destroy_response(resp);
-        /* the 101 not sent: see agent_upgrade_response() */
-        return r;
+        return agent_upgrade_queue(req, u, resp);
 }

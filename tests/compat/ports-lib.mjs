@@ -138,12 +138,14 @@ export async function byeWhileSending(url, { ca, max = 16 << 20 } = {}) {
 // /stream: "part0\n" at once, the rest only after GET /release (so the test sees the first
 // piece arrive while the answer is still open); /echo: reads the body, answers its length and
 // sha256, and /progress tells how much of it the running /echo has read; /host: the Host and
-// X-Forwarded-Host it got; Upgrade: a WebSocket echo (text and binary), or on /bye a server
-// that answers the client's first frame with a text frame "bye" and ends the connection at
-// once, while the client may still be sending (what it sends next is read and dropped).
+// X-Forwarded-Host it got; Upgrade: a WebSocket echo (text and binary), answered at once
+// (before any body the request announced), and /upgrades tells how many it answered; or on
+// /bye a server that answers the client's first frame with a text frame "bye" and ends the
+// connection at once, while the client may still be sending (what it sends next is read and
+// dropped).
 export const SERVER = String.raw`
 const http = require('http'), crypto = require('crypto')
-let release = null, received = 0
+let release = null, received = 0, upgrades = 0
 const s = http.createServer((req, res) => {
   const send = (o) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify(o)) }
   if (req.url === '/stream') {
@@ -154,6 +156,7 @@ const s = http.createServer((req, res) => {
   }
   if (req.url === '/release') { if (release) release(); release = null; return send({ ok: true }) }
   if (req.url === '/progress') return send({ received })
+  if (req.url === '/upgrades') return send({ upgrades })
   if (req.url === '/echo') {
     const h = crypto.createHash('sha256'); received = 0
     req.on('data', (c) => { h.update(c); received += c.length })
@@ -164,6 +167,8 @@ const s = http.createServer((req, res) => {
   res.writeHead(404, { 'content-type': 'text/plain' }); res.end('no such page')
 })
 s.on('upgrade', (req, sock, head) => {
+  upgrades++
+  sock.on('error', () => {}) // a client gone mid-way: the relay resets it
   const acc = crypto.createHash('sha1').update(req.headers['sec-websocket-key'] + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11').digest('base64')
   sock.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ' + acc + '\r\n\r\n')
   if (req.url === '/bye') {

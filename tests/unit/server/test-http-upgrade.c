@@ -13,6 +13,11 @@
  * The checks: the daemon never closes (then frees) a connection while a thread is still inside
  * MHD_upgrade_action() for it, and no thread calls it for a connection already closed
  * (http_upgrade_stop() before MHD_stop_daemon(), one exchange ending late included).
+ *
+ * And a 101 queued with http_upgrade_queue() for a client that already reset its connection
+ * (its handler holds the answer until the reset is in): libmicrohttpd never calls the upgrade
+ * back; the request's end (MHD_OPTION_NOTIFY_COMPLETED calling http_upgrade_request_end(), as
+ * front/front.c's does) releases it, exactly once, and its exchange never runs.
  */
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -175,14 +180,84 @@ static void exchange_done(struct http_upgrade *up)
         free(up->userdata);
 }
 
+/* ---- a 101 whose client is gone before it is written (/late) ---- */
+
+static struct request *late_req;
+static bool late_waiting, late_client_gone;
+static size_t late_released, late_ran;
+static int late_toe = -1; /* how libmicrohttpd said the request ended */
+
+static void late_run(struct http_upgrade *up)
+{
+        real_lock(&mu);
+        late_ran++;
+        pthread_mutex_unlock(&mu);
+}
+
+static void late_done(struct http_upgrade *up)
+{
+        real_lock(&mu);
+        late_released++;
+        pthread_cond_broadcast(&changed);
+        pthread_mutex_unlock(&mu);
+        free(up);
+}
+
+/* Once the client has reset its connection: a 101 queued as sbxd's relays queue theirs. */
+static enum MHD_Result late_answer(struct request *req)
+{
+        __atomic_store_n(&late_waiting, true, __ATOMIC_RELEASE);
+        while (!__atomic_load_n(&late_client_gone, __ATOMIC_ACQUIRE))
+                sleep_ms(5);
+        sleep_ms(50); /* the reset is in the socket */
+        struct http_upgrade *up = calloc(1, sizeof(*up));
+        if (!up)
+                return MHD_NO;
+        *up = (struct http_upgrade){
+            .run = late_run, .done = late_done, .stack = 256 * 1024, .name = "late"};
+        struct MHD_Response *resp = http_upgrade_response(up);
+        if (!resp) {
+                free(up);
+                return MHD_NO;
+        }
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_UPGRADE, "test");
+        int r = http_upgrade_queue(req, up, resp);
+        MHD_destroy_response(resp);
+        if (r < 0)
+                free(up);
+        return r < 0 ? MHD_NO : MHD_YES;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+        if (*req_cls != late_req || !late_req)
+                return;
+        late_toe = (int)toe;
+        http_upgrade_request_end(late_req);
+        free(late_req);
+        late_req = NULL;
+        *req_cls = NULL;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *data,
                                   size_t *data_size, void **req_cls)
 {
+        if (!*req_cls && strcmp(url, "/late") == 0) {
+                late_req = calloc(1, sizeof(*late_req));
+                if (!late_req)
+                        return MHD_NO;
+                late_req->conn = conn;
+                *req_cls = late_req;
+                return MHD_YES;
+        }
         if (!*req_cls) {
                 *req_cls = conn;
                 return MHD_YES;
         }
+        if (*req_cls == late_req)
+                return late_answer(late_req);
         struct exchange *x = calloc(1, sizeof(*x));
         if (!x)
                 return MHD_NO;
@@ -274,11 +349,11 @@ int main(void)
                 return 1;
         }
         struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        struct MHD_Daemon *d =
-            MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                                 MHD_USE_ITC | MHD_USE_POLL | MHD_ALLOW_UPGRADE,
-                             0, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, &a,
-                             MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_END);
+        struct MHD_Daemon *d = MHD_start_daemon(
+            MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
+                MHD_USE_POLL | MHD_ALLOW_UPGRADE,
+            0, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, &a, MHD_OPTION_NOTIFY_CONNECTION,
+            on_connection, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
         CHECK(d != NULL);
         if (!d)
                 return unit_finish("test-http-upgrade");
@@ -307,12 +382,40 @@ int main(void)
         pthread_mutex_unlock(&mu);
         CHECK_EQ_INT(freed_while_in_action, 0);
 
+        /* a client resetting its connection before its 101 is written: the upgrade is
+         * released once the request ends, its exchange never runs */
+        int late_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in la = {.sin_family = AF_INET,
+                                 .sin_port = htons(port),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        static const char late_head[] = "GET /late HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n"
+                                        "Upgrade: test\r\n\r\n";
+        CHECK(late_fd >= 0 && connect(late_fd, (struct sockaddr *)&la, sizeof(la)) == 0);
+        CHECK(send(late_fd, late_head, strlen(late_head), MSG_NOSIGNAL) ==
+              (ssize_t)strlen(late_head));
+        for (int64_t end = now_ms() + WAIT_MS;
+             !__atomic_load_n(&late_waiting, __ATOMIC_ACQUIRE) && now_ms() < end;)
+                sleep_ms(5);
+        CHECK(__atomic_load_n(&late_waiting, __ATOMIC_ACQUIRE));
+        struct linger lg = {.l_onoff = 1, .l_linger = 0};
+        CHECK(setsockopt(late_fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) == 0);
+        close(late_fd); /* a reset */
+        __atomic_store_n(&late_client_gone, true, __ATOMIC_RELEASE);
+        CHECK(wait_for(&late_released, 1));
+        sleep_ms(200);
+        real_lock(&mu);
+        CHECK_EQ_INT(late_released, 1);
+        CHECK_EQ_INT(late_ran, 0);
+        CHECK(late_toe != (int)MHD_REQUEST_TERMINATED_COMPLETED_OK);
+        pthread_mutex_unlock(&mu);
+        CHECK(wait_for(&n_closed, 2)); /* A's, and this one's */
+
         /* the daemon stops with B's exchange running (its client still connected) and C's
          * ignoring its socket: B's ends at once, C's is given up on and ends later */
         int c_fd = open_upgraded("/held");
         CHECK(c_fd >= 0);
         close(wake);
-        CHECK(wait_for(&n_closed, 2));
+        CHECK(wait_for(&n_closed, 3));
         CHECK(wait_for(&n_handles, 4));
         int64_t t0 = now_ms();
         http_upgrade_stop();
@@ -327,7 +430,7 @@ int main(void)
         pthread_join(t, NULL);
         real_lock(&mu);
         CHECK_EQ_INT(exchanges_done, 4);
-        CHECK_EQ_INT(n_closed, 4);
+        CHECK_EQ_INT(n_closed, 5);
         CHECK_EQ_INT(freed_while_in_action, 0);
         CHECK_EQ_INT(action_after_close, 0);
         pthread_mutex_unlock(&mu);
