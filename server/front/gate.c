@@ -515,8 +515,14 @@ static void take_back(struct gate *g)
         while (l.head) {
                 struct gate_conn *c = l.head;
                 list_del(&l, c);
-                while (g->pending.n + g->linger.n >= g->max_pending && evict_oldest(g))
-                        ;
+                /* at the bound, the oldest lingering one goes; never a waiting client */
+                if (g->pending.n + g->linger.n >= g->max_pending && g->linger.head)
+                        drop(g, g->linger.head);
+                if (g->pending.n + g->linger.n >= g->max_pending) {
+                        close(c->fd);
+                        free(c);
+                        continue;
+                }
                 c->state = C_LINGER;
                 c->t_state = now;
                 list_add(&g->linger, c);

@@ -105,9 +105,10 @@ export function websocket(url, { headers = {}, ca } = {}) {
 }
 
 // The exchange on the server's /bye: the client streams binary frames from its first one on
-// (max bytes at most) and reads until the connection ends. Resolves { bye: the first frame's text, how: 'end' (the
-// server's orderly end, FIN after TLS's close_notify) or what ended it instead, errors: the
-// socket's errors until it closed }. A reset (ECONNRESET) is what a client must never see here.
+// (max bytes at most) and reads until the connection ends. Resolves { bye: the first frame's
+// text, how: 'end' (the server's orderly end, FIN after TLS's close_notify) or what ended it
+// instead, errors: the socket's errors until it closed }. A reset (ECONNRESET) is what a client
+// must never see here.
 export async function byeWhileSending(url, { ca, max = 16 << 20 } = {}) {
   const ws = await websocket(url, { ca })
   const errors = []
