@@ -48,9 +48,8 @@
 #define GATE_BODY_GRACE_MS 5000  /* a body's first seconds, free */
 #define GATE_BODY_MIN_RATE 1024  /* then at least this many bytes/s on average */
 #define GATE_BODY_STALL_MS 10000 /* and never this long without a byte */
-#define GATE_LINGER_MS                                                                             \
-        2000                 /* after the gate's own answer or an upgraded connection's end:       \
-                                input drained, then closed */
+/* after the gate's own answer or an upgraded connection's end: input drained, then closed */
+#define GATE_LINGER_MS   2000
 #define GATE_MIN_PENDING 256 /* max_pending: RLIMIT_NOFILE / 4 within these bounds */
 #define GATE_MAX_PENDING 16384
 #define GATE_MAX_LISTEN  8

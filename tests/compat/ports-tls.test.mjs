@@ -159,18 +159,22 @@ test('the /v1 terminal WebSocket works over https too', async () => {
 // sbxd hands out, which must be https:// like the URL the client used.
 const BUILD_CHILD = String.raw`
 import { Template, Sandbox } from 'e2b'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 const ctx = mkdtempSync(join(tmpdir(), 'sbx-tls-build-'))
-writeFileSync(join(ctx, 'hello.txt'), 'copied over tls\n')
-const tpl = Template({ fileContextPath: ctx }).fromTemplate('base').copy('hello.txt', '/home/user/hello.txt')
-await Template.build(tpl, 'tls-copy')
-const sbx = await Sandbox.create('tls-copy')
 try {
-  console.log(JSON.stringify({ text: await sbx.files.read('/home/user/hello.txt') }))
+  writeFileSync(join(ctx, 'hello.txt'), 'copied over tls\n')
+  const tpl = Template({ fileContextPath: ctx }).fromTemplate('base').copy('hello.txt', '/home/user/hello.txt')
+  await Template.build(tpl, 'tls-copy')
+  const sbx = await Sandbox.create('tls-copy')
+  try {
+    console.log(JSON.stringify({ text: await sbx.files.read('/home/user/hello.txt') }))
+  } finally {
+    await sbx.kill()
+  }
 } finally {
-  await sbx.kill()
+  rmSync(ctx, { recursive: true, force: true })
 }
 `
 
