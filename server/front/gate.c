@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "front/gate.h"
+#include "front/gate-int.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -25,87 +25,6 @@
 #define CUT_MARGIN      64           /* connections cut, not yet closed, beyond max_active */
 #define SLOW_MIN_MS     1000         /* a body is judged slow for eviction after this long */
 #define DRAIN_MAX       (256 * 1024) /* input dropped per call after the gate's answer */
-
-/* Where a connection is. PENDING and LINGER are the gate thread's own; HANDED onwards are
- * shared with libmicrohttpd's threads (under g->lock; the fields they write are atomics). */
-enum {
-        C_PENDING = 100, /* waiting for its head, in the pending FIFO */
-        C_LINGER,        /* answered by the gate, or an upgraded connection libmicrohttpd
-                            closed: draining input before the close */
-        C_HANDED,        /* given to MHD_add_connection, not yet started */
-        C_DEAD,          /* closed by the gate; freed after the epoll batch that may name it */
-};
-
-struct gate_conn {
-        struct gate *g;
-        int fd;
-        int state; /* C_* or enum gate_state; __atomic */
-        struct gate_conn *prev, *next;
-        int64_t t_state; /* __atomic: when state was entered (pending: the accept) */
-        bool got_bytes;
-        bool cut; /* the gate shut it down; under g->lock */
-        /* a request body (front.c's thread writes, the gate reads; __atomic) */
-        bool in_handler;
-        int64_t t_mark;  /* the end of the last handler call */
-        int64_t wait_ms; /* time spent waiting for the client before t_mark */
-        uint64_t body_bytes;
-        struct sockaddr_storage addr;
-        socklen_t addr_len;
-};
-
-struct list {
-        struct gate_conn *head, *tail;
-        unsigned n;
-};
-
-struct gate {
-        struct MHD_Daemon *mhd;
-        int listen_fd[GATE_MAX_LISTEN];
-        size_t n_listen;
-        int epfd, stop_fd;
-        int back_fd; /* eventfd: connections on `back` for the gate's thread */
-        pthread_t thread;
-        bool started, accepting, quiesced;
-        bool opaque;           /* TLS: connections handed over unread (gate_set_opaque()) */
-        int64_t accept_resume; /* out of fds: accept again at this time */
-        unsigned max_pending, max_active;
-        struct list pending, linger, dead; /* gate thread only */
-        pthread_mutex_t lock;              /* by_fd, active, n_cut */
-        struct gate_conn **by_fd;
-        unsigned n_fds;
-        struct list active;
-        unsigned n_cut; /* active ones the gate shut down, their threads not yet gone */
-        /* upgraded connections libmicrohttpd closed, each on a socket of its own (a dup), for
-         * the gate's thread to close lingering; taken while `take_back` (the thread runs) */
-        struct list back;
-        bool take_back;
-};
-
-static void list_add(struct list *l, struct gate_conn *c)
-{
-        c->prev = l->tail;
-        c->next = NULL;
-        if (l->tail)
-                l->tail->next = c;
-        else
-                l->head = c;
-        l->tail = c;
-        l->n++;
-}
-
-static void list_del(struct list *l, struct gate_conn *c)
-{
-        if (c->prev)
-                c->prev->next = c->next;
-        else
-                l->head = c->next;
-        if (c->next)
-                c->next->prev = c->prev;
-        else
-                l->tail = c->prev;
-        c->prev = c->next = NULL;
-        l->n--;
-}
 
 unsigned gate_raise_nofile(void)
 {
@@ -162,7 +81,7 @@ static void send_answer(int fd, unsigned status, const char *message, bool retry
                 (void)send(fd, out, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-static void by_fd_set(struct gate *g, int fd, struct gate_conn *c)
+void gate_by_fd_set(struct gate *g, int fd, struct gate_conn *c)
 {
         if (fd >= 0 && (unsigned)fd < g->n_fds)
                 g->by_fd[fd] = c;
@@ -722,123 +641,4 @@ void gate_free(struct gate *g)
         free(g->by_fd);
         pthread_mutex_destroy(&g->lock);
         free(g);
-}
-
-/* ---- libmicrohttpd's side ---- */
-
-/* An upgraded connection libmicrohttpd is about to close: c takes a socket of its own (a dup,
- * so libmicrohttpd's close() of its descriptor no longer ends the connection) and shuts its
- * write side, which sends what is still queued (under TLS, the close_notify MHD has just
- * written), then FIN. libmicrohttpd stops reading a client once the relay has ended: what the
- * client sent since (its last frames, its TLS close_notify) would still be unread in the
- * socket, and a close() with unread input makes the kernel reset the connection instead of
- * ending it, dropping sbxd's queued bytes with it; the client then reads ECONNRESET (and may
- * lose the last frames). The gate's thread drains it and closes it once the client has
- * ended its side, or after GATE_LINGER_MS (take_back()). false: no descriptor left. */
-static bool keep_open(struct gate_conn *c)
-{
-        int fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
-        if (fd < 0)
-                return false;
-        (void)shutdown(fd, SHUT_WR);
-        c->fd = fd;
-        return true;
-}
-
-void gate_notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
-                            enum MHD_ConnectionNotificationCode toe)
-{
-        struct gate *g = cls;
-        if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
-                struct gate_conn *c = *socket_context;
-                if (!c)
-                        return;
-                *socket_context = NULL;
-                pthread_mutex_lock(&g->lock);
-                if ((unsigned)c->fd < g->n_fds && g->by_fd[c->fd] == c)
-                        g->by_fd[c->fd] = NULL;
-                list_del(&g->active, c);
-                if (c->cut)
-                        g->n_cut--;
-                c->cut = false;
-                bool back = g->take_back &&
-                            __atomic_load_n(&c->state, __ATOMIC_RELAXED) == GATE_UPGRADED &&
-                            keep_open(c);
-                if (back)
-                        list_add(&g->back, c);
-                pthread_mutex_unlock(&g->lock);
-                if (back) {
-                        uint64_t one = 1;
-                        (void)!write(g->back_fd, &one, sizeof(one));
-                } else {
-                        free(c);
-                }
-                return;
-        }
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        int fd = ci ? ci->connect_fd : -1;
-        int64_t now = now_ms();
-        pthread_mutex_lock(&g->lock);
-        struct gate_conn *c = fd >= 0 && (unsigned)fd < g->n_fds ? g->by_fd[fd] : NULL;
-        if (!c || __atomic_load_n(&c->state, __ATOMIC_RELAXED) != C_HANDED) {
-                /* the gate dropped it as stale: track it afresh */
-                c = calloc(1, sizeof(*c));
-                if (c) {
-                        c->g = g;
-                        c->fd = fd;
-                        list_add(&g->active, c);
-                        by_fd_set(g, fd, c);
-                }
-        }
-        if (c) {
-                __atomic_store_n(&c->t_state, now, __ATOMIC_RELAXED);
-                __atomic_store_n(&c->state, GATE_HEAD, __ATOMIC_RELAXED);
-        }
-        pthread_mutex_unlock(&g->lock);
-        *socket_context = c;
-}
-
-struct gate_conn *gate_conn_of(struct MHD_Connection *conn)
-{
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-        return ci ? ci->socket_context : NULL;
-}
-
-void gate_conn_set(struct gate_conn *gc, enum gate_state st)
-{
-        if (!gc)
-                return;
-        __atomic_store_n(&gc->t_state, now_ms(), __ATOMIC_RELAXED);
-        __atomic_store_n(&gc->state, (int)st, __ATOMIC_RELAXED);
-}
-
-void gate_conn_enter(struct gate_conn *gc)
-{
-        if (!gc)
-                return;
-        if (__atomic_load_n(&gc->state, __ATOMIC_RELAXED) == GATE_BODY)
-                __atomic_add_fetch(&gc->wait_ms,
-                                   now_ms() - __atomic_load_n(&gc->t_mark, __ATOMIC_RELAXED),
-                                   __ATOMIC_RELAXED);
-        __atomic_store_n(&gc->in_handler, true, __ATOMIC_RELAXED);
-}
-
-void gate_conn_leave(struct gate_conn *gc, size_t body_bytes, enum gate_state next)
-{
-        if (!gc)
-                return;
-        int64_t now = now_ms();
-        int prev = __atomic_load_n(&gc->state, __ATOMIC_RELAXED);
-        if (next == GATE_BODY && prev != (int)GATE_BODY) {
-                /* the body starts now */
-                __atomic_store_n(&gc->wait_ms, 0, __ATOMIC_RELAXED);
-                __atomic_store_n(&gc->body_bytes, 0, __ATOMIC_RELAXED);
-        }
-        __atomic_add_fetch(&gc->body_bytes, body_bytes, __ATOMIC_RELAXED);
-        __atomic_store_n(&gc->t_mark, now, __ATOMIC_RELAXED);
-        if ((int)next != prev)
-                gate_conn_set(gc, next);
-        __atomic_store_n(&gc->in_handler, false, __ATOMIC_RELAXED);
 }
